@@ -1,0 +1,107 @@
+// Typed errors of the partner API client, in undici's style: a stable machine `code`, plus what the
+// caller needs to act (status, the server's message, how long to wait). No error ever carries the token
+// or a request header: messages are built from the method, the path and the server's `message` only.
+
+export type PartnerErrorCode =
+  | 'ERR_PARTNER_AUTH'
+  | 'ERR_PARTNER_CURSOR_EXPIRED'
+  | 'ERR_PARTNER_NOT_FOUND'
+  | 'ERR_PARTNER_BAD_REQUEST'
+  | 'ERR_PARTNER_RETRY_LATER'
+  | 'ERR_PARTNER_RESPONSE_FORMAT'
+  | 'ERR_PARTNER_HTTP'
+  | 'ERR_PARTNER_INVALID_ARGUMENT';
+
+export class PartnerApiError extends Error {
+  readonly code: PartnerErrorCode;
+  readonly statusCode: number | undefined;
+
+  constructor(code: PartnerErrorCode, message: string, options?: { statusCode?: number; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.statusCode = options?.statusCode;
+  }
+}
+
+/** 401: the token is missing, expired or revoked. Never retried; there is no re-authentication flow. */
+export class AuthenticationError extends PartnerApiError {
+  constructor(message = 'partner API rejected the token (401 Unauthorized)') {
+    super('ERR_PARTNER_AUTH', message, { statusCode: 401 });
+  }
+}
+
+/** 404 `pageId not found`: the cursor was purged by retention (spec pagination rule 4). */
+export class CursorExpiredError extends PartnerApiError {
+  constructor(message = 'pageId not found: the stored cursor has expired') {
+    super('ERR_PARTNER_CURSOR_EXPIRED', message, { statusCode: 404 });
+  }
+}
+
+/** 404 on GET /v1/orders/{id}. */
+export class OrderNotFoundError extends PartnerApiError {
+  readonly orderId: number;
+  constructor(orderId: number, serverMessage?: string) {
+    super('ERR_PARTNER_NOT_FOUND', `order ${orderId} not found${serverMessage ? `: ${serverMessage}` : ''}`, {
+      statusCode: 404,
+    });
+    this.orderId = orderId;
+  }
+}
+
+/** 400: the server refused the input; carries the server's message. */
+export class BadRequestError extends PartnerApiError {
+  readonly serverMessage: string | undefined;
+  constructor(serverMessage: string | undefined) {
+    super('ERR_PARTNER_BAD_REQUEST', `partner API rejected the request (400): ${serverMessage ?? 'no message'}`, {
+      statusCode: 400,
+    });
+    this.serverMessage = serverMessage;
+  }
+}
+
+/**
+ * The request could not succeed before the caller's deadline: a 429 whose Retry-After does not fit,
+ * or 5xx / network failures that outlasted the retry budget. The caller ends its run and repeats the
+ * same request later. `retryAfterMs` is the server's (or the backoff's) suggested wait, when known.
+ */
+export class RetryLaterError extends PartnerApiError {
+  readonly retryAfterMs: number | undefined;
+  readonly reason: 'rate-limited' | 'server-error' | 'network';
+  constructor(
+    reason: 'rate-limited' | 'server-error' | 'network',
+    message: string,
+    options?: { statusCode?: number; retryAfterMs?: number; cause?: unknown },
+  ) {
+    super('ERR_PARTNER_RETRY_LATER', message, options);
+    this.reason = reason;
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
+
+/** The body was not JSON, was too large, or was not the documented shape. */
+export class ResponseFormatError extends PartnerApiError {
+  constructor(message: string, options?: { statusCode?: number; cause?: unknown }) {
+    super('ERR_PARTNER_RESPONSE_FORMAT', message, options);
+  }
+}
+
+/** Any other non-2xx status that is not retryable (e.g. 403, 405, 404 on the feed that is not a cursor). */
+export class UnexpectedStatusError extends PartnerApiError {
+  constructor(statusCode: number, serverMessage: string | undefined) {
+    super('ERR_PARTNER_HTTP', `partner API answered ${statusCode}${serverMessage ? `: ${serverMessage}` : ''}`, {
+      statusCode,
+    });
+  }
+}
+
+/** A caller passed a value the API would refuse (pageSize 0, a non-int64 id, an http:// non-loopback URL). */
+export class InvalidArgumentError extends PartnerApiError {
+  constructor(message: string) {
+    super('ERR_PARTNER_INVALID_ARGUMENT', message);
+  }
+}
+
+export function isPartnerApiError(err: unknown): err is PartnerApiError {
+  return err instanceof PartnerApiError;
+}

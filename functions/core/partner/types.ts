@@ -1,0 +1,42 @@
+// The partner API's wire shapes that the client deals in, and the client's port.
+
+export interface OrderUpdatesQuery {
+  /** Opaque cursor from a previous page; sent unmodified (only URL-encoded). Omitted: earliest page. */
+  pageId?: string;
+  /** 1..100 (spec default 10). */
+  pageSize?: number;
+  vendorIds?: string[];
+  /** int64 ids (safe integers). */
+  orderIds?: number[];
+  /** Only results after this instant; sent as an ISO 8601 UTC string. */
+  fromTimestamp?: Date | string;
+  /** 1..1440. */
+  minAgeMinutes?: number;
+}
+
+/** A page as served. Records stay raw (`unknown`): each one is validated on its own by parseOrder. */
+export interface RawPage {
+  hasMore: boolean;
+  data: unknown[];
+  nextPageId?: string;
+}
+
+export interface CallOptions {
+  /** Epoch ms by which the call must have settled, retries and waits included. */
+  deadline: number;
+  signal?: AbortSignal;
+}
+
+export interface RetryEvent {
+  /** `rate-limited` (429), `server-error` (5xx), `network` (reset, timeout, refused). */
+  kind: 'rate-limited' | 'server-error' | 'network';
+  attempt: number;
+  waitMs: number;
+  status?: number;
+}
+
+export interface PartnerApi {
+  getOrderUpdates(query: OrderUpdatesQuery, options: CallOptions): Promise<RawPage>;
+  /** The current state of one order, raw (validate with parseOrder). */
+  getOrder(id: number, options: CallOptions): Promise<unknown>;
+}
