@@ -1,0 +1,197 @@
+/**
+ * Consistency rules of spec section 2, checked on an accepted (normalised) order.
+ * Flow: index items by id -> money (rules 1, 2) -> substitutions (rule 3) -> price adjustments (rule 4).
+ * Every violation is a Finding, never a rejection: the data is the partner's record of what happened,
+ * and the ledger still needs it; findings make the inconsistency visible.
+ *
+ * Codes:
+ * - `mixed-currency`: a money field's currency differs from `total.currency` (payments, fees, items).
+ * - `payments-sum-mismatch`: sum of `customerPayments[].payment.amount` differs from `total.amount`
+ *   (rule 1). Not checked when a payment's currency differs from the total's: that sum means nothing.
+ * - `duplicate-item-id`: two items share an id, so references to it are ambiguous.
+ * - `dangling-item-reference`: a substitution or adjustment detail names an item id not in the order.
+ * - `substitution-quantity`: an original with `substitutedBy` has `quantityFulfilled` > 0, or a
+ *   substitute (`substitutedFor`) has `quantityOrdered` != 0 or `quantityFulfilled` 0 (rule 3).
+ * - `substitution-link-missing`: one side of a substitution does not reference the other back (rule 3).
+ * - `adjustment-shape`: an `adjustment` item without quantityOrdered 0, quantityFulfilled 1, a negative
+ *   price and a non-empty `itemsAdjusted` (rule 4).
+ * - `adjustment-link-missing`: an adjustment and an adjusted item do not reference each other (rule 4).
+ *
+ * Rule 2 (vouchers) needs no check of its own: a voucher item's negative line total is already part of
+ * `total`, and a platform-collected voucher payment is money received toward `total`, so it is one of
+ * the payments rule 1 sums. Both are covered by rule 1; the spec gives no rule tying item lines to
+ * `total`, so line totals are not summed.
+ */
+import type { CustomerPayment, Finding, Order, OrderItem } from './types.js';
+
+function label(item: OrderItem, index: number): string {
+  return `items[${index}] (id ${JSON.stringify(item.id)})`;
+}
+
+/** Rules 1 and 2: payments sum to the total, in the total's currency. */
+function checkMoney(order: Order, findings: Finding[]): void {
+  const currency = order.total.currency;
+  const foreign: string[] = [];
+  if (order.serviceFee.currency !== currency) foreign.push(`serviceFee (${order.serviceFee.currency})`);
+  if (order.deliveryFee !== undefined && order.deliveryFee.currency !== currency) {
+    foreign.push(`deliveryFee (${order.deliveryFee.currency})`);
+  }
+  let paymentsInOtherCurrency = false;
+  let sum = 0;
+  const payments = order.customerPayments;
+  for (let p = 0; p < payments.length; p++) {
+    const money = (payments[p] as CustomerPayment).payment;
+    if (money.currency !== currency) {
+      paymentsInOtherCurrency = true;
+      foreign.push(`customerPayments[${p}].payment (${money.currency})`);
+    }
+    sum += money.amount;
+  }
+  const items = order.items;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as OrderItem;
+    if (item.price.currency !== currency) foreign.push(`items[${i}].price (${item.price.currency})`);
+    if (item.total.currency !== currency) foreign.push(`items[${i}].total (${item.total.currency})`);
+  }
+  if (foreign.length > 0) {
+    findings.push({ code: 'mixed-currency', detail: `total is ${currency}; differs: ${foreign.join(', ')}` });
+  }
+  if (!paymentsInOtherCurrency && sum !== order.total.amount) {
+    findings.push({
+      code: 'payments-sum-mismatch',
+      detail: `customerPayments sum to ${sum}, total.amount is ${order.total.amount} (${currency})`,
+    });
+  }
+}
+
+/** Rule 3: originals and substitutes reference each other; quantities show the swap. */
+function checkSubstitutions(order: Order, byId: ReadonlyMap<string, OrderItem>, findings: Finding[]): void {
+  const items = order.items;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as OrderItem;
+    const substitutedBy = item.substitutionDetails?.substitutedBy;
+    if (substitutedBy !== undefined && substitutedBy.length > 0) {
+      if (item.quantityFulfilled !== 0) {
+        findings.push({
+          code: 'substitution-quantity',
+          detail: `${label(item, i)} is substituted but has quantityFulfilled ${item.quantityFulfilled}, expected 0`,
+        });
+      }
+      for (const id of substitutedBy) {
+        const substitute = byId.get(id);
+        if (substitute === undefined) {
+          findings.push({
+            code: 'dangling-item-reference',
+            detail: `${label(item, i)} substitutionDetails.substitutedBy names unknown item ${JSON.stringify(id)}`,
+          });
+        } else if (!substitute.substitutionDetails?.substitutedFor?.includes(item.id)) {
+          findings.push({
+            code: 'substitution-link-missing',
+            detail: `${label(item, i)} is substitutedBy ${JSON.stringify(id)}, which does not list it in substitutedFor`,
+          });
+        }
+      }
+    }
+    const substitutedFor = item.substitutionDetails?.substitutedFor;
+    if (substitutedFor !== undefined && substitutedFor.length > 0) {
+      if (item.quantityOrdered !== 0 || item.quantityFulfilled <= 0) {
+        findings.push({
+          code: 'substitution-quantity',
+          detail: `${label(item, i)} is a substitute with quantityOrdered ${item.quantityOrdered} and quantityFulfilled ${item.quantityFulfilled}, expected 0 and above 0`,
+        });
+      }
+      for (const id of substitutedFor) {
+        const original = byId.get(id);
+        if (original === undefined) {
+          findings.push({
+            code: 'dangling-item-reference',
+            detail: `${label(item, i)} substitutionDetails.substitutedFor names unknown item ${JSON.stringify(id)}`,
+          });
+        } else if (!original.substitutionDetails?.substitutedBy?.includes(item.id)) {
+          findings.push({
+            code: 'substitution-link-missing',
+            detail: `${label(item, i)} is substitutedFor ${JSON.stringify(id)}, which does not list it in substitutedBy`,
+          });
+        }
+      }
+    }
+  }
+}
+
+/** Rule 4: an adjustment line's shape, and the links between it and the items it adjusts. */
+function checkAdjustments(order: Order, byId: ReadonlyMap<string, OrderItem>, findings: Finding[]): void {
+  const items = order.items;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as OrderItem;
+    const itemsAdjusted = item.priceAdjustmentDetails?.itemsAdjusted;
+    if (item.type === 'adjustment') {
+      const problems: string[] = [];
+      if (item.quantityOrdered !== 0) problems.push(`quantityOrdered ${item.quantityOrdered}, expected 0`);
+      if (item.quantityFulfilled !== 1)
+        problems.push(`quantityFulfilled ${item.quantityFulfilled}, expected 1`);
+      if (item.price.amount >= 0) problems.push(`price.amount ${item.price.amount}, expected negative`);
+      if (itemsAdjusted === undefined || itemsAdjusted.length === 0) problems.push('no itemsAdjusted');
+      if (problems.length > 0) {
+        findings.push({ code: 'adjustment-shape', detail: `${label(item, i)}: ${problems.join('; ')}` });
+      }
+    } else if (itemsAdjusted !== undefined && itemsAdjusted.length > 0) {
+      findings.push({
+        code: 'adjustment-shape',
+        detail: `${label(item, i)} lists itemsAdjusted but is of type ${JSON.stringify(item.type)}, not adjustment`,
+      });
+    }
+    for (const id of itemsAdjusted ?? []) {
+      const adjusted = byId.get(id);
+      if (adjusted === undefined) {
+        findings.push({
+          code: 'dangling-item-reference',
+          detail: `${label(item, i)} priceAdjustmentDetails.itemsAdjusted names unknown item ${JSON.stringify(id)}`,
+        });
+      } else if (adjusted.priceAdjustmentDetails?.relatedPriceAdjustment !== item.id) {
+        findings.push({
+          code: 'adjustment-link-missing',
+          detail: `${label(item, i)} adjusts ${JSON.stringify(id)}, whose relatedPriceAdjustment does not name it`,
+        });
+      }
+    }
+    const related = item.priceAdjustmentDetails?.relatedPriceAdjustment;
+    if (related !== undefined) {
+      const adjustment = byId.get(related);
+      if (adjustment === undefined) {
+        findings.push({
+          code: 'dangling-item-reference',
+          detail: `${label(item, i)} priceAdjustmentDetails.relatedPriceAdjustment names unknown item ${JSON.stringify(related)}`,
+        });
+      } else if (!adjustment.priceAdjustmentDetails?.itemsAdjusted?.includes(item.id)) {
+        findings.push({
+          code: 'adjustment-link-missing',
+          detail: `${label(item, i)} names relatedPriceAdjustment ${JSON.stringify(related)}, which does not list it in itemsAdjusted`,
+        });
+      }
+    }
+  }
+}
+
+/** Checks the spec's consistency rules on a normalised order; an empty array when all hold. */
+export function checkConsistency(order: Order): Finding[] {
+  const findings: Finding[] = [];
+  checkMoney(order, findings);
+  const byId = new Map<string, OrderItem>();
+  let linked = false;
+  const items = order.items;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as OrderItem;
+    if (byId.has(item.id)) {
+      findings.push({ code: 'duplicate-item-id', detail: `${label(item, i)} repeats an earlier item's id` });
+    } else {
+      byId.set(item.id, item);
+    }
+    if (item.substitutionDetails !== undefined || item.priceAdjustmentDetails !== undefined) linked = true;
+    if (item.type === 'adjustment') linked = true;
+  }
+  if (linked) {
+    checkSubstitutions(order, byId, findings);
+    checkAdjustments(order, byId, findings);
+  }
+  return findings;
+}
