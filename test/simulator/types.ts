@@ -62,11 +62,18 @@ export interface SimulatorOptions {
   host?: string;
   /** The bearer token the simulator accepts. */
   token: string;
+  /** Further accepted tokens (e.g. to show that stateful scenarios keep their progress per token). */
+  additionalTokens?: string[];
   /** Production-like feed served under /v1 (no scenario prefix). Absent: /v1 serves an empty stream. */
   feed?: GeneratedFeedOptions & {
     /** Versions duplicated / swapped out of order within the stream (fractions 0..1, seeded). */
     duplicateVersions?: number;
     outOfOrderVersions?: number;
+    /**
+     * Event time (epoch ms) of the last stream entry. Default: 3 hours before start, so minAgeMinutes up
+     * to 180 hides nothing; set it closer to now to see minAgeMinutes hide the newest entries.
+     */
+    endsAt?: number;
   };
   faults?: FaultOptions;
   /** Inactivity after which a stateful scenario forgets its fault progress (default 3 minutes). */
@@ -106,8 +113,9 @@ export interface RequestLogEntry {
   url: string;
   /** Value of the Authorization header, if any (tests check the token travelled only there). */
   authorization: string | undefined;
+  /** HTTP status answered; 0 for a connection reset (no response). */
   status: number;
-  /** The fault injected, if any. */
+  /** The fault injected, if any (scenario faults included: test-rate-limit, test-transient-error, test-expired-page-id). */
   fault?: 'rate-limit' | 'server-error' | 'connection-reset' | 'slow' | 'repeat-page' | 'expire-cursor';
 }
 

@@ -1,0 +1,449 @@
+// The partner API simulator: a node:http server answering the two read endpoints of the spec (section 4)
+// for the generated feed under /v1 and for the canned scenarios under /{scenario_id}/v1.
+//
+// Flow of a request: 1. bearer check (401) 2. route (404, 405) 3. for /v1, injected transport faults
+// (reset, 429, 5xx, slow) 4. query validation (400) 5. cursor decoding (400 garbled, 404 expired/purged)
+// 6. scenario state faults (test-rate-limit, test-transient-error) 7. the page or the order.
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type CursorState, decodeCursor, encodeCursor } from './cursor.js';
+import { type FeedFilter, GeneratedFeed } from './generated-feed.js';
+import { type SimOrder, toWire } from './model.js';
+import { parseOrderId, parseUpdatesQuery, type UpdatesQuery } from './query.js';
+import { Random } from './random.js';
+import { SCENARIOS, type ScenarioDefinition } from './scenarios/index.js';
+import {
+  type ExpectedState,
+  type FaultOptions,
+  type RequestLogEntry,
+  type RunningSimulator,
+  SCENARIO_IDS,
+  type ScenarioId,
+  type SimulatorOptions,
+} from './types.js';
+
+type Fault = NonNullable<RequestLogEntry['fault']>;
+
+type Reply =
+  | { kind: 'response'; status: number; body: string; headers?: Record<string, string>; fault?: Fault }
+  | { kind: 'reset' };
+
+const HOUR = 3_600_000;
+const ROUTE = /^(?:\/([^/]+))?\/v1\/(?:(orderUpdates)|orders\/([^/]+))$/;
+const BEARER = /^Bearer +(\S+)$/i;
+
+const message = (status: number, text: string, fault?: Fault, headers?: Record<string, string>): Reply => ({
+  kind: 'response',
+  status,
+  body: JSON.stringify({ message: text }),
+  ...(fault === undefined ? {} : { fault }),
+  ...(headers === undefined ? {} : { headers }),
+});
+
+const EMPTY_STREAM = '{"data":[],"hasMore":false}';
+
+function pageBody(entries: readonly string[], hasMore: boolean, nextPageId: string): string {
+  return `{"data":[${entries.join(',')}],"hasMore":${hasMore},"nextPageId":${JSON.stringify(nextPageId)}}`;
+}
+
+const PAGE_ID_NOT_FOUND = 'pageId not found';
+
+function isScenarioId(value: string): value is ScenarioId {
+  return (SCENARIO_IDS as readonly string[]).includes(value);
+}
+
+/** A scenario with its wire JSON computed once, timestamps relative to the simulator's start. */
+interface ServedScenario {
+  definition: ScenarioDefinition;
+  key: string;
+  entries: string[];
+  /** End position (exclusive) of each poll, ascending. */
+  pollEnds: number[];
+  latestOrder: Map<number, string>;
+}
+
+function serveScenario(definition: ScenarioDefinition, anchor: number): ServedScenario {
+  const entries: string[] = [];
+  const pollEnds: number[] = [];
+  const latest = new Map<number, SimOrder>();
+  for (const poll of definition.polls) {
+    for (const { order, latestVersion } of poll) {
+      entries.push(JSON.stringify(toWire(order, latestVersion, { kind: 'epoch' }, anchor)));
+      const known = latest.get(order.id);
+      if (!known || order.version > known.version) latest.set(order.id, order);
+    }
+    pollEnds.push(entries.length);
+  }
+  const latestOrder = new Map(
+    [...latest].map(([id, order]) => [id, JSON.stringify(toWire(order, true, { kind: 'epoch' }, anchor))]),
+  );
+  return { definition, key: `scenario:${definition.id}`, entries, pollEnds, latestOrder };
+}
+
+type TransportFault =
+  | { kind: 'connection-reset' }
+  | { kind: 'rate-limit'; retryAfter: string }
+  | { kind: 'server-error'; status: number }
+  | { kind: 'slow'; ms: number };
+
+/** Seeded fault dice for the generated feed: each kind is an independent roll, the first hit wins. */
+class FaultDice {
+  private readonly rng: Random;
+  private burstLeft = 0;
+  private rateLimits = 0;
+
+  constructor(private readonly options: FaultOptions) {
+    this.rng = new Random(options.seed);
+  }
+
+  transport(now: number): TransportFault | undefined {
+    const o = this.options;
+    if (this.burstLeft > 0) {
+      this.burstLeft -= 1;
+      return { kind: 'server-error', status: this.rng.pick([500, 502, 503]) };
+    }
+    if (this.rng.chance(o.connectionReset ?? 0)) return { kind: 'connection-reset' };
+    if (this.rng.chance(o.rateLimit ?? 0)) {
+      const seconds = o.retryAfterSeconds ?? 1;
+      // Alternates the two forms of RFC 9110: delta-seconds, then an HTTP-date (rounded up to a second).
+      const retryAfter =
+        this.rateLimits++ % 2 === 0
+          ? String(seconds)
+          : new Date(Math.ceil((now + seconds * 1000) / 1000) * 1000).toUTCString();
+      return { kind: 'rate-limit', retryAfter };
+    }
+    if (this.rng.chance(o.serverError ?? 0)) {
+      this.burstLeft = Math.max(0, (o.serverErrorBurst ?? 1) - 1);
+      return { kind: 'server-error', status: this.rng.pick([500, 502, 503]) };
+    }
+    if (this.rng.chance(o.slow ?? 0)) return { kind: 'slow', ms: o.slowMs ?? 200 };
+    return undefined;
+  }
+
+  cursor(): 'expire-cursor' | 'repeat-page' | undefined {
+    if (this.rng.chance(this.options.expireCursor ?? 0)) return 'expire-cursor';
+    if (this.rng.chance(this.options.repeatPage ?? 0)) return 'repeat-page';
+    return undefined;
+  }
+}
+
+const SERVER_ERROR_TEXT: Record<number, string> = {
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+/** Fault progress of a stateful scenario for one token (one "run" since the last no-pageId request). */
+interface RunState {
+  pageRequests: number;
+  fired: boolean;
+  retryAt: number;
+  lastSeen: number;
+}
+
+class Simulator {
+  readonly requests: RequestLogEntry[] = [];
+  private readonly feed: GeneratedFeed;
+  private readonly scenarios: Map<ScenarioId, ServedScenario>;
+  private readonly runs = new Map<string, RunState>();
+  private readonly dice: FaultDice | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly stateTtlMs: number;
+  private readonly scenarioRetryAfterSeconds: number;
+  private readonly tokens: ReadonlySet<string>;
+
+  constructor(options: SimulatorOptions) {
+    const now = Date.now();
+    this.feed = new GeneratedFeed(options.feed, options.feed?.endsAt ?? now - 3 * HOUR);
+    const anchor = Math.floor(now / 1000) * 1000;
+    this.scenarios = new Map(SCENARIO_IDS.map((id) => [id, serveScenario(SCENARIOS[id], anchor)]));
+    this.dice = options.faults ? new FaultDice(options.faults) : undefined;
+    this.stateTtlMs = options.scenarioStateTtlMs ?? 3 * 60_000;
+    this.scenarioRetryAfterSeconds = options.scenarioRetryAfterSeconds ?? 1;
+    this.tokens = new Set([options.token, ...(options.additionalTokens ?? [])]);
+  }
+
+  expected(): ExpectedState {
+    return this.feed.expected();
+  }
+
+  purgeBefore(fraction: number): void {
+    this.feed.purgeBefore(fraction);
+  }
+
+  faultCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const entry of this.requests) {
+      if (entry.fault) counts[entry.fault] = (counts[entry.fault] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  cancelTimers(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const entry: RequestLogEntry = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      authorization: req.headers.authorization,
+      status: 0,
+    };
+    let reply: Reply;
+    try {
+      reply = await this.route(req);
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      reply = message(500, `simulator error: ${detail}`);
+    }
+    if (reply.kind === 'reset') {
+      entry.fault = 'connection-reset';
+      this.requests.push(entry);
+      req.socket.resetAndDestroy();
+      return;
+    }
+    entry.status = reply.status;
+    if (reply.fault) entry.fault = reply.fault;
+    this.requests.push(entry);
+    res.writeHead(reply.status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(reply.body),
+      ...reply.headers,
+    });
+    res.end(reply.body);
+  }
+
+  private async route(req: IncomingMessage): Promise<Reply> {
+    const url = new URL(req.url ?? '/', 'http://simulator.invalid');
+    const bearer = BEARER.exec(req.headers.authorization ?? '');
+    if (bearer?.[1] === undefined || !this.tokens.has(bearer[1])) {
+      return message(401, 'Unauthorized', undefined, { 'www-authenticate': 'Bearer' });
+    }
+    const match = ROUTE.exec(url.pathname);
+    const prefix = match?.[1];
+    if (!match || (prefix !== undefined && !isScenarioId(prefix))) return message(404, 'not found');
+    if (req.method !== 'GET') return message(405, 'method not allowed', undefined, { allow: 'GET' });
+    const orderId = match[3];
+    if (prefix === undefined) return this.feedRequest(orderId, url.searchParams);
+    if (prefix === 'test-invalid-token') {
+      return message(401, 'Unauthorized', undefined, { 'www-authenticate': 'Bearer' });
+    }
+    const scenario = this.scenarios.get(prefix);
+    if (!scenario) return message(404, 'not found');
+    return this.scenarioRequest(scenario, orderId, url.searchParams, req.headers.authorization ?? '');
+  }
+
+  // ---- generated feed (/v1) ----
+
+  private async feedRequest(orderId: string | undefined, params: URLSearchParams): Promise<Reply> {
+    const fault = this.dice?.transport(Date.now());
+    let slow = false;
+    if (fault?.kind === 'connection-reset') return { kind: 'reset' };
+    if (fault?.kind === 'rate-limit') {
+      return message(429, 'Too Many Requests', 'rate-limit', { 'retry-after': fault.retryAfter });
+    }
+    if (fault?.kind === 'server-error') {
+      return message(fault.status, SERVER_ERROR_TEXT[fault.status] ?? 'Server Error', 'server-error');
+    }
+    if (fault?.kind === 'slow') {
+      await this.delay(fault.ms);
+      slow = true;
+    }
+    const reply = orderId === undefined ? this.feedUpdates(params, !slow) : this.feedOrder(orderId);
+    return slow && reply.kind === 'response' && reply.fault === undefined
+      ? { ...reply, fault: 'slow' }
+      : reply;
+  }
+
+  private feedOrder(rawId: string): Reply {
+    const id = parseOrderId(rawId);
+    if (id === undefined) return message(400, 'order id must be an integer');
+    const order = this.feed.latestOrderJson(id);
+    return order === undefined
+      ? message(404, 'order not found')
+      : { kind: 'response', status: 200, body: order };
+  }
+
+  private feedUpdates(params: URLSearchParams, cursorFaults: boolean): Reply {
+    const parsed = parseUpdatesQuery(params);
+    if (!parsed.ok) return message(400, parsed.message);
+    const query = parsed.value;
+    const feed = this.feed;
+    let from = feed.firstRetained;
+    let fault: Fault | undefined;
+    if (query.pageId !== undefined) {
+      const cursor = decodeCursor(query.pageId);
+      if (!cursor) return message(400, 'invalid pageId');
+      if (cursor.k !== feed.key || cursor.x || cursor.p > feed.length || feed.isPurged(cursor.p)) {
+        return message(404, PAGE_ID_NOT_FOUND);
+      }
+      from = cursor.p;
+      const roll = cursorFaults ? this.dice?.cursor() : undefined;
+      if (roll === 'expire-cursor') return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
+      if (roll === 'repeat-page' && cursor.b < cursor.p && !feed.isPurged(cursor.b)) {
+        from = cursor.b;
+        fault = 'repeat-page';
+      }
+    }
+    const page = feed.page(from, query.pageSize, filterOf(query), Date.now());
+    if (page.positions.length === 0) {
+      if (query.pageId === undefined) return { kind: 'response', status: 200, body: EMPTY_STREAM };
+      return {
+        kind: 'response',
+        status: 200,
+        body: `{"data":[],"hasMore":false,"nextPageId":${JSON.stringify(query.pageId)}}`,
+      };
+    }
+    const next = encodeCursor({ k: feed.key, p: page.next, b: page.start });
+    const body = pageBody(
+      page.positions.map((position) => feed.entryJson(position)),
+      page.hasMore,
+      next,
+    );
+    return { kind: 'response', status: 200, body, ...(fault === undefined ? {} : { fault }) };
+  }
+
+  // ---- canned scenarios (/{scenario_id}/v1) ----
+
+  private scenarioRequest(
+    scenario: ServedScenario,
+    orderId: string | undefined,
+    params: URLSearchParams,
+    authorization: string,
+  ): Reply {
+    if (orderId !== undefined) {
+      const id = parseOrderId(orderId);
+      if (id === undefined) return message(400, 'order id must be an integer');
+      const order = scenario.latestOrder.get(id);
+      return order === undefined
+        ? message(404, 'order not found')
+        : { kind: 'response', status: 200, body: order };
+    }
+    const parsed = parseUpdatesQuery(params);
+    if (!parsed.ok) return message(400, parsed.message);
+    const query = parsed.value;
+    let cursor: CursorState | undefined;
+    if (query.pageId !== undefined) {
+      cursor = decodeCursor(query.pageId);
+      if (!cursor) return message(400, 'invalid pageId');
+      if (cursor.k !== scenario.key || cursor.p > scenario.entries.length)
+        return message(404, PAGE_ID_NOT_FOUND);
+      if (cursor.x) return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
+    }
+    const stateFault = this.scenarioFault(scenario.definition.id, authorization, query);
+    if (stateFault) return stateFault;
+    return { kind: 'response', status: 200, body: this.scenarioPage(scenario, query, cursor) };
+  }
+
+  private scenarioPage(
+    scenario: ServedScenario,
+    query: UpdatesQuery,
+    cursor: CursorState | undefined,
+  ): string {
+    const position = cursor?.p ?? 0;
+    const total = scenario.entries.length;
+    if (query.pageId === undefined && total === 0) return EMPTY_STREAM;
+    if (position >= total) {
+      return `{"data":[],"hasMore":false,"nextPageId":${JSON.stringify(query.pageId ?? '')}}`;
+    }
+    const pollEnd = scenario.pollEnds.find((end) => end > position) ?? total;
+    const next = Math.min(position + query.pageSize, pollEnd);
+    const expired = scenario.definition.id === 'test-expired-page-id';
+    const nextPageId = encodeCursor({
+      k: scenario.key,
+      p: next,
+      b: position,
+      ...(expired ? { x: 1 as const } : {}),
+    });
+    return pageBody(scenario.entries.slice(position, next), next < pollEnd, nextPageId);
+  }
+
+  /** test-rate-limit / test-transient-error: the second page request of a run fails once. */
+  private scenarioFault(id: ScenarioId, authorization: string, query: UpdatesQuery): Reply | undefined {
+    if (id !== 'test-rate-limit' && id !== 'test-transient-error') return undefined;
+    const now = Date.now();
+    for (const [key, run] of this.runs) if (now - run.lastSeen > this.stateTtlMs) this.runs.delete(key);
+    const key = `${id}\u0000${authorization}`;
+    let run = this.runs.get(key);
+    if (query.pageId === undefined || !run) {
+      run = { pageRequests: 0, fired: false, retryAt: 0, lastSeen: now };
+      this.runs.set(key, run);
+    }
+    run.lastSeen = now;
+    run.pageRequests += 1;
+    if (run.pageRequests < 2) return undefined;
+    if (id === 'test-transient-error') {
+      if (run.fired) return undefined;
+      run.fired = true;
+      return message(503, 'Service Unavailable', 'server-error');
+    }
+    if (!run.fired) {
+      run.fired = true;
+      run.retryAt = now + this.scenarioRetryAfterSeconds * 1000;
+      return message(429, 'Too Many Requests', 'rate-limit', {
+        'retry-after': String(this.scenarioRetryAfterSeconds),
+      });
+    }
+    if (now < run.retryAt) {
+      const seconds = Math.max(1, Math.ceil((run.retryAt - now) / 1000));
+      return message(429, 'Too Many Requests', 'rate-limit', { 'retry-after': String(seconds) });
+    }
+    return undefined;
+  }
+
+  private delay(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, ms);
+      this.timers.add(timer);
+    });
+  }
+}
+
+function filterOf(query: UpdatesQuery): FeedFilter {
+  return {
+    ...(query.vendorIds ? { vendorIds: query.vendorIds } : {}),
+    ...(query.orderIds ? { orderIds: query.orderIds } : {}),
+    ...(query.fromTimestamp === undefined ? {} : { fromTimestamp: query.fromTimestamp }),
+    ...(query.minAgeMinutes === undefined ? {} : { minAgeMinutes: query.minAgeMinutes }),
+  };
+}
+
+/** Starts the simulator; resolves once it listens. See ./types.ts and ./README.md. */
+export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
+  const simulator = new Simulator(options);
+  const server = createServer((req, res) => {
+    void simulator.handle(req, res);
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${port}`,
+    requests: simulator.requests,
+    expected: () => simulator.expected(),
+    purgeBefore: (fraction) => simulator.purgeBefore(fraction),
+    faultCounts: () => simulator.faultCounts(),
+    close: () => {
+      closed ??= new Promise<void>((resolve, reject) => {
+        simulator.cancelTimers();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}

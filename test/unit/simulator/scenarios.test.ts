@@ -1,0 +1,327 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type RunningSimulator,
+  SCENARIO_EXPECTATIONS,
+  SCENARIO_IDS,
+  type ScenarioId,
+  startSimulator,
+} from '../../simulator/index.js';
+import {
+  drainPoll,
+  finalState,
+  get,
+  orderProblems,
+  sleep,
+  TOKEN,
+  updatesPath,
+  type WireOrder,
+  type WirePage,
+} from './support.js';
+
+const OTHER_TOKEN = 'second-unit-test-token';
+let sim: RunningSimulator;
+
+beforeAll(async () => {
+  sim = await startSimulator({ token: TOKEN, additionalTokens: [OTHER_TOKEN], scenarioRetryAfterSeconds: 1 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+/** Drains every poll of a scenario, following the cursor chain; returns the orders of each poll. */
+async function drainScenario(
+  id: ScenarioId,
+  pageSize = 10,
+): Promise<{ polls: WireOrder[][]; lastPageId?: string }> {
+  const polls: WireOrder[][] = [];
+  let pageId: string | undefined;
+  for (let n = 0; n < SCENARIO_EXPECTATIONS[id].polls; n++) {
+    const poll = await drainPoll(sim.url, `/${id}`, { pageId, pageSize });
+    polls.push(poll.orders);
+    pageId = poll.nextPageId;
+  }
+  return { polls, ...(pageId === undefined ? {} : { lastPageId: pageId }) };
+}
+
+const DRAINABLE = SCENARIO_IDS.filter(
+  (id) =>
+    !['test-invalid-token', 'test-rate-limit', 'test-transient-error', 'test-expired-page-id'].includes(id),
+);
+
+describe('every scenario', () => {
+  it.each(DRAINABLE)('%s serves its expectation over its polls, then answers rule 3', async (id) => {
+    const { polls, lastPageId } = await drainScenario(id);
+    const served = polls.flat();
+    const expectation = SCENARIO_EXPECTATIONS[id];
+
+    expect(served).toHaveLength(expectation.versions);
+    expect(finalState(served)).toEqual({ orders: expectation.orders, sales: expectation.sales });
+    for (const order of served) {
+      expect(orderProblems(order), `order ${order.id} v${order.version}`).toEqual([]);
+      expect(typeof order.placedAt).toBe('number');
+      expect(Math.abs(Date.now() - Number(order.placedAt))).toBeLessThan(3 * 24 * 3_600_000);
+    }
+    if (expectation.versions === 0) {
+      expect(lastPageId).toBeUndefined();
+      return;
+    }
+    const after = await get<WirePage>(sim.url, updatesPath(`/${id}`, { pageId: lastPageId }));
+    expect(after.status).toBe(200);
+    expect(after.body).toEqual({ data: [], hasMore: false, nextPageId: lastPageId });
+  });
+
+  it.each(SCENARIO_IDS.filter((id) => id !== 'test-invalid-token'))(
+    '%s: GET /orders/{id} returns the latest known version of each order',
+    async (id) => {
+      for (const expected of SCENARIO_EXPECTATIONS[id].orders) {
+        const res = await get<WireOrder>(sim.url, `/${id}/v1/orders/${expected.id}`);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ ...expected, latestVersion: true });
+      }
+      const missing = await get(sim.url, `/${id}/v1/orders/42`);
+      expect(missing).toMatchObject({ status: 404, body: { message: 'order not found' } });
+    },
+  );
+
+  it('ignores minAgeMinutes and fromTimestamp (each scenario serves its full stream)', async () => {
+    const res = await get<WirePage>(
+      sim.url,
+      updatesPath('/test-multi-location', { minAgeMinutes: 1440, fromTimestamp: new Date().toISOString() }),
+    );
+    expect(res.body.data).toHaveLength(2);
+  });
+
+  it('rejects the same invalid query parameters as production', async () => {
+    const res = await get(sim.url, updatesPath('/test-pagination', { pageSize: 0 }));
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('test-authentication / test-invalid-token / test-empty-stream', () => {
+  it('test-authentication needs the token in the Authorization header', async () => {
+    expect((await get(sim.url, updatesPath('/test-authentication'), null)).status).toBe(401);
+    const ok = await get<WirePage>(sim.url, updatesPath('/test-authentication'));
+    expect(ok.status).toBe(200);
+    expect(ok.body.hasMore).toBe(true);
+    expect(typeof ok.body.nextPageId).toBe('string');
+  });
+
+  it('test-invalid-token answers 401 Unauthorized to every request, even with the right token', async () => {
+    for (const path of ['/test-invalid-token/v1/orderUpdates', '/test-invalid-token/v1/orders/1']) {
+      const res = await get(sim.url, path);
+      expect(res).toMatchObject({ status: 401, body: { message: 'Unauthorized' } });
+    }
+  });
+
+  it('test-empty-stream answers exactly the empty-stream body', async () => {
+    const res = await get(sim.url, updatesPath('/test-empty-stream'));
+    expect(res.text).toBe('{"data":[],"hasMore":false}');
+  });
+});
+
+describe('test-pagination', () => {
+  it('serves a 230-version backlog in pages that honour pageSize, with opaque cursors', async () => {
+    const poll = await drainPoll(sim.url, '/test-pagination', { pageSize: 7 });
+    expect(poll.pages).toHaveLength(Math.ceil(230 / 7));
+    expect(poll.pages.slice(0, -1).every((page) => page.data.length === 7 && page.hasMore)).toBe(true);
+    expect(poll.orders).toHaveLength(230);
+    expect(poll.nextPageId).not.toMatch(/^\d+$/);
+    const defaults = await drainPoll(sim.url, '/test-pagination');
+    expect(defaults.pages).toHaveLength(23);
+    expect(defaults.orders).toEqual(poll.orders);
+  });
+});
+
+describe('multi-poll scenarios', () => {
+  it('test-order-lifecycle: placed, accepted, cancelled over three polls; poll 3 adds rejected/accepted/placed', async () => {
+    const { polls } = await drainScenario('test-order-lifecycle');
+    const [first, second, third] = polls;
+    const main = (orders: WireOrder[] | undefined) => orders?.find((o) => o.id === 3_008_000_001);
+    expect(main(first)).toMatchObject({ version: 1, status: 'placed', latestVersion: true });
+    expect(main(second)).toMatchObject({ version: 2, status: 'accepted', latestVersion: true });
+    expect(main(third)).toMatchObject({ version: 3, status: 'cancelled', latestVersion: true });
+    expect(first).toHaveLength(1);
+    expect(second).toHaveLength(1);
+    const finals = finalState(third ?? []).orders.map((o) => o.status);
+    expect(finals).toEqual(['cancelled', 'rejected', 'accepted', 'placed']);
+  });
+
+  it('test-versioning: v1 | v2 (latestVersion false) + v3 | v4 delivered, with money changing', async () => {
+    const { polls } = await drainScenario('test-versioning');
+    const shape = polls.map((poll) => poll.map((o) => [o.version, o.status, o.latestVersion]));
+    expect(shape).toEqual([
+      [[1, 'placed', true]],
+      [
+        [2, 'accepted', false],
+        [3, 'accepted', true],
+      ],
+      [[4, 'accepted', true]],
+    ]);
+    const totals = polls.flat().map((o) => o.total.amount);
+    expect(new Set(totals).size).toBe(4);
+    const v4 = polls[2]?.[0];
+    expect(v4?.deliveredAt).toBeTypeOf('number');
+  });
+
+  it('test-out-of-order-versions: accepted v2 comes before placed v1', async () => {
+    const { polls } = await drainScenario('test-out-of-order-versions');
+    expect(polls[0]?.map((o) => [o.version, o.status, o.latestVersion])).toEqual([
+      [2, 'accepted', true],
+      [1, 'placed', false],
+    ]);
+  });
+});
+
+describe('content scenarios', () => {
+  const latest = async (id: ScenarioId): Promise<WireOrder[]> => {
+    const { polls } = await drainScenario(id);
+    return polls.flat();
+  };
+
+  it('test-items-and-options: surcharge options, an offer, barcodes; v2 has an item short', async () => {
+    const [v1, v2] = await latest('test-items-and-options');
+    const burger = v1?.items[0];
+    expect(burger?.barcode).toBeUndefined();
+    expect(burger?.optionCategories?.flatMap((c) => c.selectedOptions).some((o) => o.optionPrice)).toBe(true);
+    expect(v1?.items.some((i) => i.type === 'offer' && i.price.amount < 0)).toBe(true);
+    expect(v1?.items.filter((i) => i.barcode).length).toBeGreaterThanOrEqual(2);
+    expect(v2?.items.some((i) => i.quantityFulfilled < i.quantityOrdered)).toBe(true);
+    expect(v2?.total.amount).toBeLessThan(v1?.total.amount ?? 0);
+  });
+
+  it('test-substitutions: one-to-one and many-to-one substitutes, cross-linked', async () => {
+    const [v1, v2] = await latest('test-substitutions');
+    expect(v1?.items.some((i) => i.substitutionDetails)).toBe(false);
+    const substitutes = v2?.items.filter((i) => i.substitutionDetails?.substitutedFor) ?? [];
+    expect(substitutes.map((i) => i.substitutionDetails?.substitutedFor?.length).sort()).toEqual([1, 2]);
+    const originals = v2?.items.filter((i) => i.substitutionDetails?.substitutedBy) ?? [];
+    expect(originals.every((i) => i.quantityFulfilled === 0)).toBe(true);
+    expect(originals).toHaveLength(3);
+  });
+
+  it('test-price-adjustments: a dearer substitute plus a linked adjustment keeps the total', async () => {
+    const [v1, v2] = await latest('test-price-adjustments');
+    const adjustment = v2?.items.find((i) => i.type === 'adjustment');
+    expect(adjustment).toMatchObject({ quantityOrdered: 0, quantityFulfilled: 1 });
+    expect(adjustment?.price.amount).toBeLessThan(0);
+    expect(v1?.items.some((i) => i.type === 'adjustment')).toBe(false);
+    expect(v2?.total).toEqual(v1?.total);
+  });
+
+  it('test-vouchers: a negative voucher item and a platform voucher payment next to vendor cash', async () => {
+    const [order] = await latest('test-vouchers');
+    expect(order?.items.some((i) => i.type === 'voucher' && i.price.amount < 0)).toBe(true);
+    expect(order?.customerPayments.map((p) => `${p.type}/${p.collectedBy}`).sort()).toEqual([
+      'cash/vendor',
+      'voucher/platform',
+    ]);
+  });
+
+  it('test-payments: two split-payment orders with delivery and service fees', async () => {
+    const orders = await latest('test-payments');
+    expect(orders.map((o) => o.customerPayments.map((p) => `${p.type}/${p.collectedBy}`).sort())).toEqual([
+      ['cash/vendor', 'voucher/platform'],
+      ['online/platform', 'voucher/platform'],
+    ]);
+    expect(orders.every((o) => o.deliveryFee && o.serviceFee)).toBe(true);
+  });
+
+  it('test-delivery: collection, courier_partner delivered, vendor delivery not tracked', async () => {
+    const orders = finalState(await latest('test-delivery')).orders.map((o) => o.id);
+    const served = await Promise.all(
+      orders.map(async (id) => (await get<WireOrder>(sim.url, `/test-delivery/v1/orders/${id}`)).body),
+    );
+    expect(served.map((o) => [o.type, o.deliveryProvider, o.deliveredAt !== undefined])).toEqual([
+      ['collection', undefined, false],
+      ['delivery', 'courier_partner', true],
+      ['delivery', 'vendor', false],
+    ]);
+  });
+
+  it('test-multi-location: two orders from two vendor locations', async () => {
+    const orders = await latest('test-multi-location');
+    expect(new Set(orders.map((o) => o.vendorId)).size).toBe(2);
+  });
+});
+
+describe('stateful scenarios', () => {
+  it('test-rate-limit: the 2nd page request answers 429 until Retry-After has passed, once per run', async () => {
+    const first = await get<WirePage>(sim.url, updatesPath('/test-rate-limit'));
+    expect(first.status).toBe(200);
+    const second = updatesPath('/test-rate-limit', { pageId: first.body.nextPageId });
+    const limited = await get(sim.url, second);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    expect((await get(sim.url, second)).status).toBe(429);
+
+    await sleep(1_050);
+    const retried = await get<WirePage>(sim.url, second);
+    expect(retried.status).toBe(200);
+    const rest = await drainPoll(sim.url, '/test-rate-limit', { pageId: retried.body.nextPageId });
+    const served = [...first.body.data, ...retried.body.data, ...rest.orders];
+    expect(finalState(served).orders).toEqual(SCENARIO_EXPECTATIONS['test-rate-limit'].orders);
+
+    // A restart (no pageId) starts a new run, which fires the fault again.
+    const restart = await get<WirePage>(sim.url, updatesPath('/test-rate-limit'));
+    expect(
+      (await get(sim.url, updatesPath('/test-rate-limit', { pageId: restart.body.nextPageId }))).status,
+    ).toBe(429);
+  });
+
+  it('test-rate-limit keeps its progress per token', async () => {
+    const mine = await get<WirePage>(sim.url, updatesPath('/test-rate-limit'));
+    const theirs = await get<WirePage>(sim.url, updatesPath('/test-rate-limit'), OTHER_TOKEN);
+    const next = (page: WirePage) => updatesPath('/test-rate-limit', { pageId: page.nextPageId });
+    expect((await get(sim.url, next(mine.body))).status).toBe(429);
+    expect((await get(sim.url, next(theirs.body), OTHER_TOKEN)).status).toBe(429);
+  });
+
+  it('test-rate-limit forgets a run after scenarioStateTtlMs of inactivity', async () => {
+    const quick = await startSimulator({ token: TOKEN, scenarioStateTtlMs: 100 });
+    try {
+      const first = await get<WirePage>(quick.url, updatesPath('/test-rate-limit'));
+      await sleep(150);
+      // The run was forgotten: this request is the first of a new run, so it succeeds...
+      const second = await get<WirePage>(
+        quick.url,
+        updatesPath('/test-rate-limit', { pageId: first.body.nextPageId }),
+      );
+      expect(second.status).toBe(200);
+      // ...and the one after it is the run's second page request.
+      const third = await get(quick.url, updatesPath('/test-rate-limit', { pageId: second.body.nextPageId }));
+      expect(third.status).toBe(429);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('test-transient-error: the 2nd page request answers 503 once; the same request then succeeds', async () => {
+    const first = await get<WirePage>(sim.url, updatesPath('/test-transient-error'));
+    const second = updatesPath('/test-transient-error', { pageId: first.body.nextPageId });
+    expect((await get(sim.url, second)).status).toBe(503);
+    const retried = await get<WirePage>(sim.url, second);
+    expect(retried.status).toBe(200);
+    const rest = await drainPoll(sim.url, '/test-transient-error', { pageId: retried.body.nextPageId });
+    expect([...first.body.data, ...retried.body.data, ...rest.orders]).toHaveLength(25);
+    expect(
+      sim.requests.filter((r) => r.url.startsWith('/test-transient-error') && r.status === 503),
+    ).toHaveLength(1);
+  });
+
+  it('test-expired-page-id: the first page carries an expired cursor, re-expired on every restart', async () => {
+    for (let run = 0; run < 2; run++) {
+      const first = await get<WirePage>(sim.url, updatesPath('/test-expired-page-id'));
+      expect(first.status).toBe(200);
+      expect(first.body.data).toHaveLength(5);
+      expect(first.body.hasMore).toBe(false);
+      const next = await get(
+        sim.url,
+        updatesPath('/test-expired-page-id', { pageId: first.body.nextPageId }),
+      );
+      expect(next).toMatchObject({ status: 404, body: { message: 'pageId not found' } });
+      expect(finalState(first.body.data).orders).toEqual(
+        SCENARIO_EXPECTATIONS['test-expired-page-id'].orders,
+      );
+    }
+  });
+});
