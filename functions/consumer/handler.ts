@@ -1,0 +1,54 @@
+// Consumer Lambda: SQS batch → applyOrderVersion per record, with partial batch responses so one bad
+// message fails only itself (and reaches the DLQ after the queue's maxReceiveCount). Wiring only.
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createDynamoDbClient } from '../core/adapters/aws-clients.js';
+import { DynamoOrderStore } from '../core/adapters/dynamo-order-store.js';
+import { type ApplyResult, applyOrderVersion } from '../core/apply/apply-order-version.js';
+import { countOn, createObservability } from '../core/observability/powertools.js';
+import { loadConsumerConfig } from './config.js';
+
+const config = loadConsumerConfig(process.env);
+const { logger, metrics } = createObservability('order-feed-consumer');
+const count = countOn(metrics);
+const store = new DynamoOrderStore(createDynamoDbClient(), config.ordersTableName);
+const processor = new BatchProcessor(EventType.SQS);
+
+const SALES_METRICS = {
+  counted: ['SalesCounted'],
+  reversed: ['SalesReversed'],
+  'amount-changed': ['SalesAmountChanged'],
+  moved: ['SalesReversed', 'SalesCounted'],
+  none: [],
+} as const;
+
+async function applyRecord(record: SQSRecord): Promise<ApplyResult> {
+  try {
+    const result = await applyOrderVersion(store, record.body);
+    if (result.outcome === 'stale') {
+      count('VersionsStale');
+    } else {
+      count('VersionsApplied');
+      for (const name of SALES_METRICS[result.salesChange]) count(name);
+    }
+    return result;
+  } catch (error) {
+    count('MessagesFailed');
+    // The message id and receive count locate the message; its body (customer data) is not logged.
+    logger.error('order version message failed; it will be retried, then dead-lettered', {
+      messageId: record.messageId,
+      receiveCount: record.attributes.ApproximateReceiveCount,
+      error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+    });
+    throw error;
+  }
+}
+
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  logger.addContext(context);
+  try {
+    return await processPartialResponse(event, applyRecord, processor, { context });
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+};

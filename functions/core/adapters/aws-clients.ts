@@ -1,0 +1,22 @@
+// AWS SDK clients, created once per Lambda container (module scope in the handlers) and injected
+// into the adapters. The SDK honours AWS_ENDPOINT_URL on its own; SQS additionally must not follow
+// queue URLs to their host, because queue URLs created through CloudFormation in an emulator point at
+// the real AWS host (LOCAL-AWS.md).
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { SSMClient } from '@aws-sdk/client-ssm';
+
+const endpointOverridden = (service: string): boolean =>
+  Boolean(process.env.AWS_ENDPOINT_URL || process.env[`AWS_ENDPOINT_URL_${service}`]);
+
+export const createDynamoDbClient = (): DynamoDBClient => new DynamoDBClient({ maxAttempts: 5 });
+
+export const createSqsClient = (): SQSClient =>
+  new SQSClient({ maxAttempts: 5, useQueueUrlAsEndpoint: !endpointOverridden('SQS') });
+
+// Path-style addressing keeps bucket names out of the host name, which emulators need.
+export const createS3Client = (): S3Client =>
+  new S3Client({ maxAttempts: 5, forcePathStyle: endpointOverridden('S3') });
+
+export const createSsmClient = (): SSMClient => new SSMClient({ maxAttempts: 3 });

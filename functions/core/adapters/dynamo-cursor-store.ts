@@ -1,0 +1,141 @@
+// Cursor and lease for one feed, in one DynamoDB item (partition key `feedId`). Every write is
+// conditional on the caller still owning the lease AND on the revision it last read (a fencing token),
+// so an invocation that lost its lease, or overlaps another, can never move the cursor backwards.
+import {
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { LeaseLostError } from '../ingest/errors.js';
+import type { CursorCommit, CursorState, CursorStore, Lease } from '../ingest/ports.js';
+
+export class DynamoCursorStore implements CursorStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async acquire(feedId: string, owner: string, nowMs: number, leaseMs: number): Promise<Lease | undefined> {
+    try {
+      const output = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall({ feedId }),
+          UpdateExpression:
+            'SET leaseOwner = :owner, leaseExpiresAt = :expires, #revision = if_not_exists(#revision, :zero) + :one, createdAt = if_not_exists(createdAt, :nowIso)',
+          ConditionExpression: 'attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now',
+          ExpressionAttributeNames: { '#revision': 'revision' },
+          ExpressionAttributeValues: marshall({
+            ':owner': owner,
+            ':expires': nowMs + leaseMs,
+            ':zero': 0,
+            ':one': 1,
+            ':now': nowMs,
+            ':nowIso': new Date(nowMs).toISOString(),
+          }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { feedId, owner, state: toState(output.Attributes) };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  async commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease> {
+    const set = ['#revision = #revision + :one', 'leaseExpiresAt = :expires'];
+    const remove: string[] = [];
+    const values: Record<string, unknown> = { ':one': 1, ':expires': nowMs + leaseMs };
+    if (commit.pageId === undefined) remove.push('pageId');
+    else {
+      set.push('pageId = :pageId');
+      values[':pageId'] = commit.pageId;
+    }
+    if (commit.highWaterMark !== undefined) {
+      set.push('highWaterMark = :highWaterMark');
+      values[':highWaterMark'] = commit.highWaterMark;
+    }
+    if (commit.lastCaughtUpAt !== undefined) {
+      set.push('lastCaughtUpAt = :caughtUp');
+      values[':caughtUp'] = commit.lastCaughtUpAt;
+    }
+    if (commit.clearAuthFailures) remove.push('authFailures', 'authRetryNotBefore');
+    return this.fencedUpdate(lease, set, remove, values);
+  }
+
+  async recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease> {
+    return this.fencedUpdate(
+      lease,
+      [
+        '#revision = #revision + :one',
+        'authFailures = if_not_exists(authFailures, :zero) + :one',
+        'authRetryNotBefore = :notBefore',
+      ],
+      [],
+      { ':one': 1, ':zero': 0, ':notBefore': retryNotBefore },
+    );
+  }
+
+  async release(lease: Lease): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: marshall({ feedId: lease.feedId }),
+          UpdateExpression: 'REMOVE leaseOwner, leaseExpiresAt',
+          ConditionExpression: 'leaseOwner = :owner AND #revision = :revision',
+          ExpressionAttributeNames: { '#revision': 'revision' },
+          ExpressionAttributeValues: marshall({ ':owner': lease.owner, ':revision': lease.state.revision }),
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  private async fencedUpdate(
+    lease: Lease,
+    set: string[],
+    remove: string[],
+    values: Record<string, unknown>,
+  ): Promise<Lease> {
+    const input: UpdateItemCommandInput = {
+      TableName: this.tableName,
+      Key: marshall({ feedId: lease.feedId }),
+      UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+      ConditionExpression: 'leaseOwner = :owner AND #revision = :revision',
+      ExpressionAttributeNames: { '#revision': 'revision' },
+      ExpressionAttributeValues: marshall({
+        ...values,
+        ':owner': lease.owner,
+        ':revision': lease.state.revision,
+      }),
+      ReturnValues: 'ALL_NEW',
+    };
+    try {
+      const output = await this.client.send(new UpdateItemCommand(input));
+      return { ...lease, state: toState(output.Attributes) };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException)
+        throw new LeaseLostError(lease.feedId, { cause: error });
+      throw error;
+    }
+  }
+}
+
+/** Reads the cursor item without taking the lease (for operators and local mode). */
+export function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']): CursorState {
+  const item = attributes ? unmarshall(attributes) : {};
+  return {
+    pageId: typeof item.pageId === 'string' ? item.pageId : undefined,
+    revision: typeof item.revision === 'number' ? item.revision : 0,
+    highWaterMark: typeof item.highWaterMark === 'string' ? item.highWaterMark : undefined,
+    lastCaughtUpAt: typeof item.lastCaughtUpAt === 'string' ? item.lastCaughtUpAt : undefined,
+    createdAt: typeof item.createdAt === 'string' ? item.createdAt : new Date(0).toISOString(),
+    authFailures: typeof item.authFailures === 'number' ? item.authFailures : 0,
+    authRetryNotBefore: typeof item.authRetryNotBefore === 'number' ? item.authRetryNotBefore : undefined,
+  };
+}

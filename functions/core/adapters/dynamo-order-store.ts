@@ -1,0 +1,70 @@
+// The orders table: one item per order (partition key `orderId`), holding its latest applied version
+// and, while that version is accepted, its sales-ledger entry (`saleKey`, `saleAmount`, indexed by the
+// sparse `salesByVendor` GSI). One conditional PutItem writes both, so the ledger is exact under
+// duplicates, reordering and concurrent consumers without transactions or a hot aggregate item.
+import {
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { OrderStore, PutResult } from '../apply/ports.js';
+import type { SaleEntry } from '../apply/sale.js';
+import type { Order } from '../model/types.js';
+import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
+
+export const SALES_INDEX_NAME = ORDERS_TABLE_SCHEMA.salesIndex.name;
+
+export class DynamoOrderStore implements OrderStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async putIfNewer(order: Order, sale: SaleEntry | undefined): Promise<PutResult> {
+    const item = {
+      orderId: order.id,
+      ...order,
+      ...(sale ? { saleKey: sale.saleKey, saleAmount: sale.amount } : {}),
+    };
+    try {
+      const output = await this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: marshall(item, { removeUndefinedValues: true }),
+          ConditionExpression: 'attribute_not_exists(orderId) OR #version < :version',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: marshall({ ':version': order.version }),
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      const previous = output.Attributes ? unmarshall(output.Attributes) : undefined;
+      return {
+        applied: true,
+        previousVersion: typeof previous?.version === 'number' ? previous.version : undefined,
+        previousSale: previous ? saleFromItem(previous) : undefined,
+      };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        const stored = error.Item ? unmarshall(error.Item) : {};
+        return {
+          applied: false,
+          storedVersion: typeof stored.version === 'number' ? stored.version : order.version,
+        };
+      }
+      throw error;
+    }
+  }
+}
+
+function saleFromItem(item: Record<string, unknown>): SaleEntry | undefined {
+  if (typeof item.saleKey !== 'string' || typeof item.saleAmount !== 'number') return undefined;
+  const vendorId = typeof item.vendorId === 'string' ? item.vendorId : '';
+  return {
+    saleKey: item.saleKey,
+    vendorId,
+    currency: item.saleKey.slice(vendorId.length + 1),
+    amount: item.saleAmount,
+  };
+}

@@ -1,0 +1,46 @@
+// Quarantine for records the poller cannot publish (invalid, or too large for SQS): one S3 object per
+// record, holding the reason, the raw record and the page it came from. S3 takes records of any size,
+// and the key is derived from the record's content, so replaying a page overwrites instead of doubling.
+import { createHash } from 'node:crypto';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { QuarantineError } from '../ingest/errors.js';
+import type { Quarantine, QuarantinedRecord } from '../ingest/ports.js';
+
+export const QUARANTINE_PREFIX = 'quarantine/';
+
+export class S3Quarantine implements Quarantine {
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucketName: string,
+  ) {}
+
+  async put(record: QuarantinedRecord): Promise<string> {
+    const key = quarantineKey(record);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucketName,
+          Key: key,
+          Body: JSON.stringify(record),
+          ContentType: 'application/json',
+        }),
+      );
+      return key;
+    } catch (error) {
+      throw new QuarantineError(`could not store quarantined record at ${key}`, { cause: error });
+    }
+  }
+}
+
+/** `quarantine/<feedId>/<orderId|unidentified>/<version|unknown>-<content hash>.json` */
+export function quarantineKey(
+  record: Pick<QuarantinedRecord, 'feedId' | 'orderId' | 'version' | 'raw'>,
+): string {
+  const hash = createHash('sha256')
+    .update(JSON.stringify(record.raw) ?? 'undefined')
+    .digest('hex')
+    .slice(0, 16);
+  const order = record.orderId === undefined ? 'unidentified' : String(record.orderId);
+  const version = record.version === undefined ? 'unknown' : String(record.version);
+  return `${QUARANTINE_PREFIX}${encodeURIComponent(record.feedId)}/${order}/${version}-${hash}.json`;
+}

@@ -1,0 +1,105 @@
+// Publishes every order version to every subscribed queue (our consumer's and one per downstream
+// service) with SendMessageBatch: at most 10 entries and 256 KiB per call, resending only the entries
+// SQS reports as failed. It resolves only when every queue accepted every message; otherwise it throws
+// and the poller leaves the page uncommitted, so the next run sends it again (duplicates, never loss).
+import {
+  SendMessageBatchCommand,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { OutgoingMessage } from '../contract/order-version-message.js';
+import { PublishError } from '../ingest/errors.js';
+import type { OrderVersionPublisher } from '../ingest/ports.js';
+
+const MAX_ENTRIES_PER_BATCH = 10;
+const MAX_BATCH_BYTES = 262_144;
+
+export interface FanoutOptions {
+  /** Attempts per batch for entries SQS reports as failed (SDK-level retries come on top). */
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class SqsFanoutPublisher implements OrderVersionPublisher {
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly client: SQSClient,
+    /** Every queue that must receive every version; the consumer's queue first. */
+    private readonly queueUrls: readonly string[],
+    options: FanoutOptions = {},
+  ) {
+    this.maxAttempts = options.maxAttempts ?? 4;
+    this.baseDelayMs = options.baseDelayMs ?? 100;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  async publish(messages: OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const batches = toBatches(messages);
+    const results = await Promise.allSettled(
+      this.queueUrls.flatMap((queueUrl) => batches.map((batch) => this.sendBatch(queueUrl, batch))),
+    );
+    const failures = results.filter(
+      (result): result is PromiseRejectedResult => result.status === 'rejected',
+    );
+    if (failures.length > 0) {
+      const failedEntries = failures.reduce(
+        (sum, failure) => sum + (failure.reason instanceof PublishError ? failure.reason.failedEntries : 0),
+        0,
+      );
+      throw new PublishError(
+        `could not publish to every queue (${failures.length} batch(es) failed)`,
+        failedEntries,
+        { cause: failures[0]?.reason },
+      );
+    }
+  }
+
+  private async sendBatch(queueUrl: string, batch: OutgoingMessage[]): Promise<void> {
+    let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
+      Id: String(index),
+      MessageBody: message.body,
+      MessageAttributes: message.attributes,
+    }));
+    let lastReason = '';
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      const output = await this.client.send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: pending }),
+      );
+      const failed = new Set((output.Failed ?? []).map((entry) => entry.Id));
+      if (failed.size === 0) return;
+      lastReason = (output.Failed ?? []).map((entry) => `${entry.Code}: ${entry.Message ?? ''}`).join('; ');
+      pending = pending.filter((entry) => failed.has(entry.Id));
+      if (attempt < this.maxAttempts) await this.sleep(this.baseDelayMs * 2 ** (attempt - 1) * Math.random());
+    }
+    throw new PublishError(
+      `${pending.length} message(s) were not accepted by a queue after ${this.maxAttempts} attempts: ${lastReason}`,
+      pending.length,
+    );
+  }
+}
+
+/** Splits messages into batches SQS accepts: at most 10 entries and 256 KiB of payload per call. */
+export function toBatches(messages: readonly OutgoingMessage[]): OutgoingMessage[][] {
+  const batches: OutgoingMessage[][] = [];
+  let current: OutgoingMessage[] = [];
+  let currentBytes = 0;
+  for (const message of messages) {
+    if (
+      current.length === MAX_ENTRIES_PER_BATCH ||
+      (current.length > 0 && currentBytes + message.sizeBytes > MAX_BATCH_BYTES)
+    ) {
+      batches.push(current);
+      current = [];
+      currentBytes = 0;
+    }
+    current.push(message);
+    currentBytes += message.sizeBytes;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}

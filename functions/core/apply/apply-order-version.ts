@@ -1,0 +1,33 @@
+// Use case: apply one order version to the orders table and its sales ledger.
+//   1. validate the message against the contract
+//   2. derive the version's sale entry (a sale iff status is accepted)
+//   3. one conditional put: order + sale entry, only if newer than what is stored
+//   4. report applied (with the ledger change) or stale (an equal or lower version: a counted no-op)
+
+import { parseOrderVersionMessage } from './order-version-message.js';
+import type { OrderStore } from './ports.js';
+import { type SalesChange, saleOf, salesChange } from './sale.js';
+
+export type ApplyResult =
+  | { outcome: 'applied'; orderId: number; version: number; salesChange: SalesChange }
+  | { outcome: 'stale'; orderId: number; version: number; storedVersion: number };
+
+export async function applyOrderVersion(store: OrderStore, body: string): Promise<ApplyResult> {
+  const { order } = parseOrderVersionMessage(body);
+  const sale = saleOf(order);
+  const result = await store.putIfNewer(order, sale);
+  if (!result.applied) {
+    return {
+      outcome: 'stale',
+      orderId: order.id,
+      version: order.version,
+      storedVersion: result.storedVersion,
+    };
+  }
+  return {
+    outcome: 'applied',
+    orderId: order.id,
+    version: order.version,
+    salesChange: salesChange(result.previousSale, sale),
+  };
+}

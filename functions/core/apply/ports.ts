@@ -1,0 +1,15 @@
+// Port of the apply use case. Flow: SQS → consumer handler → applyOrderVersion → OrderStore.
+import type { Order } from '../model/types.js';
+import type { SaleEntry } from './sale.js';
+
+export type PutResult =
+  | { applied: true; previousVersion: number | undefined; previousSale: SaleEntry | undefined }
+  | { applied: false; storedVersion: number };
+
+export interface OrderStore {
+  /**
+   * Writes the order (and its sale entry, if any) only when no version of it is stored or the stored
+   * version is lower, in one conditional write. An equal or higher stored version: `applied: false`.
+   */
+  putIfNewer(order: Order, sale: SaleEntry | undefined): Promise<PutResult>;
+}

@@ -1,0 +1,38 @@
+// The sales ledger rule (spec section 3): an order is a sale while its latest applied version is
+// `accepted`; cancelling reverses it, and rejected or placed-only orders are never sales. The ledger
+// entry lives on the order item itself and is written by the same version-guarded put, so it can
+// never disagree with the order: duplicates, reordering, replays and crashes cannot double-count it.
+import type { Order } from '../model/types.js';
+
+export interface SaleEntry {
+  /** `<vendorId>#<currency>`: the ledger's grouping key (a sparse index over accepted orders). */
+  saleKey: string;
+  vendorId: string;
+  currency: string;
+  amount: number;
+}
+
+export function saleOf(order: Pick<Order, 'status' | 'vendorId' | 'total'>): SaleEntry | undefined {
+  if (order.status !== 'accepted') return undefined;
+  return {
+    saleKey: saleKeyOf(order.vendorId, order.total.currency),
+    vendorId: order.vendorId,
+    currency: order.total.currency,
+    amount: order.total.amount,
+  };
+}
+
+export function saleKeyOf(vendorId: string, currency: string): string {
+  return `${vendorId}#${currency}`;
+}
+
+export type SalesChange = 'counted' | 'reversed' | 'amount-changed' | 'moved' | 'none';
+
+/** How applying a version changed the ledger, for metrics and logs. */
+export function salesChange(before: SaleEntry | undefined, after: SaleEntry | undefined): SalesChange {
+  if (!before && !after) return 'none';
+  if (!before) return 'counted';
+  if (!after) return 'reversed';
+  if (before.saleKey !== after.saleKey) return 'moved';
+  return before.amount === after.amount ? 'none' : 'amount-changed';
+}

@@ -1,0 +1,84 @@
+// The public message contract: one SQS message per order version, read by our consumer and by every
+// downstream service. Changing a field here is a breaking change for them: bump SCHEMA_VERSION and
+// update order-version-message.schema.json (a test checks the two agree).
+import type { Finding, Order } from '../model/types.js';
+
+export const SCHEMA_VERSION = 1;
+
+/** SQS's per-message limit (body plus attributes), used unless configured lower. */
+export const SQS_MAX_MESSAGE_BYTES = 262_144;
+
+export interface OrderVersionMessage {
+  schemaVersion: typeof SCHEMA_VERSION;
+  /** The normalised order version (UTC ISO timestamps, integer minor-unit money, optional fields only when sent). */
+  order: Order;
+  source: {
+    /** Which configured feed produced it (several feeds can share one deployment's tables). */
+    feedId: string;
+    /** The cursor the page was requested with; null for the stream's first page. Replaying from it re-serves this version. */
+    pageId: string | null;
+    /** When the poller received the page (UTC ISO). */
+    fetchedAt: string;
+    /** Consistency-rule violations and schema drift noticed on the record (never a reason to drop it). */
+    findings: Finding[];
+  };
+}
+
+export interface MessageAttribute {
+  DataType: 'String' | 'Number';
+  StringValue: string;
+}
+
+/** A message ready to send: body, attributes, and its size as SQS counts it. */
+export interface OutgoingMessage {
+  orderId: number;
+  version: number;
+  body: string;
+  attributes: Record<string, MessageAttribute>;
+  sizeBytes: number;
+}
+
+export function buildOrderVersionMessage(
+  order: Order,
+  source: OrderVersionMessage['source'],
+): OutgoingMessage {
+  const message: OrderVersionMessage = { schemaVersion: SCHEMA_VERSION, order, source };
+  const body = escapeForSqs(JSON.stringify(message));
+  // Attributes let subscribers filter and route without parsing the body.
+  const attributes: Record<string, MessageAttribute> = {
+    orderId: { DataType: 'Number', StringValue: String(order.id) },
+    version: { DataType: 'Number', StringValue: String(order.version) },
+    vendorId: { DataType: 'String', StringValue: order.vendorId.replace(SQS_FORBIDDEN, '\uFFFD') },
+    status: { DataType: 'String', StringValue: order.status },
+    schemaVersion: { DataType: 'Number', StringValue: String(SCHEMA_VERSION) },
+  };
+  return {
+    orderId: order.id,
+    version: order.version,
+    body,
+    attributes,
+    sizeBytes: sqsSize(body, attributes),
+  };
+}
+
+// SQS refuses characters outside #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
+// JSON.stringify already escapes control characters and lone surrogates; U+FFFE and U+FFFF it leaves
+// raw, and a single one from the partner would make every send of its page fail forever.
+const SQS_FORBIDDEN = /[\uFFFE\uFFFF]/g;
+
+/** Escapes the characters SQS refuses as JSON \u sequences: the parsed value is unchanged. */
+function escapeForSqs(json: string): string {
+  return json.replace(SQS_FORBIDDEN, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
+}
+
+/** SQS counts the body plus each attribute's name, data type and value toward the size limit. */
+function sqsSize(body: string, attributes: Record<string, MessageAttribute>): number {
+  let size = Buffer.byteLength(body, 'utf8');
+  for (const [name, attribute] of Object.entries(attributes)) {
+    size +=
+      Buffer.byteLength(name, 'utf8') +
+      Buffer.byteLength(attribute.DataType, 'utf8') +
+      Buffer.byteLength(attribute.StringValue, 'utf8');
+  }
+  return size;
+}

@@ -1,0 +1,282 @@
+// Use case: one scheduled poll of the partner's order-update stream.
+//   1. take the feed's lease (cursor item, fenced by revision); skip while a 401 backoff is running
+//   2. fetch pages from the stored cursor (the next page is fetched while the current one is published)
+//   3. per page: normalise, publish every version to every queue, quarantine what cannot be published
+//   4. only then commit that page's nextPageId; stop on hasMore false, the page limit or the time budget
+// Crash anywhere and the next run repeats from the last committed cursor: versions may be published
+// twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
+import { SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
+import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
+import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
+import { LeaseLostError } from './errors.js';
+import type { CursorStore, Lease, Log, OrderVersionPublisher, PollMetrics, Quarantine } from './ports.js';
+import { type PreparedPage, preparePage } from './prepare-page.js';
+
+export interface PollSettings {
+  feedId: string;
+  pageSize: number;
+  maxPagesPerRun: number;
+  minAgeMinutes?: number;
+  vendorIds?: string[];
+  orderIds?: number[];
+  /**
+   * After an expired cursor, restart from (high-water mark − this many minutes) instead of the stream's
+   * start. Undefined: replay from the earliest entry (nothing can be skipped, but the replay can be long).
+   */
+  recoveryLookbackMinutes?: number;
+  maxMessageBytes?: number;
+  /** Backoff across runs after a 401: first wait, doubled per consecutive failure, capped. */
+  authBackoff: { initialMs: number; maxMs: number };
+}
+
+export interface PollRun {
+  /** Unique per invocation (the Lambda request id). */
+  owner: string;
+  /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
+  deadline: number;
+  /** How long the lease lasts; longer than the invocation can live, so only a crash lets it lapse. */
+  leaseMs: number;
+}
+
+export type PollOutcomeKind =
+  | 'caught-up'
+  | 'page-limit'
+  | 'out-of-time'
+  | 'retry-later'
+  | 'cursor-expired-again'
+  | 'lease-held'
+  | 'auth-backoff'
+  | 'auth-failed'
+  | 'lease-lost';
+
+export interface PollOutcome {
+  kind: PollOutcomeKind;
+  /** True when the run should be reported as a failed invocation. */
+  failed: boolean;
+  pages: number;
+  versionsPublished: number;
+  quarantined: number;
+  cursorRecoveries: number;
+  /** Seconds since the feed was last caught up, measured at the end of the run (lag). */
+  secondsSinceCaughtUp: number | undefined;
+  detail?: string;
+}
+
+export interface PollDeps {
+  cursorStore: CursorStore;
+  partner: PartnerApi;
+  publisher: OrderVersionPublisher;
+  quarantine: Quarantine;
+  metrics: PollMetrics;
+  log: Log;
+  now: () => number;
+}
+
+type FetchResult = { ok: true; page: RawPage; fetchedAt: number } | { ok: false; error: unknown };
+
+export async function pollFeed(deps: PollDeps, settings: PollSettings, run: PollRun): Promise<PollOutcome> {
+  const { cursorStore, log, metrics, now } = deps;
+  const counters = { pages: 0, versionsPublished: 0, quarantined: 0, cursorRecoveries: 0 };
+  const acquired = await cursorStore.acquire(settings.feedId, run.owner, now(), run.leaseMs);
+  if (!acquired) {
+    metrics.count('LeaseContended');
+    log.info('another invocation holds the feed lease; skipping this run', { feedId: settings.feedId });
+    return finish('lease-held', false, undefined);
+  }
+  let lease: Lease = acquired;
+  const notBefore = lease.state.authRetryNotBefore;
+  if (notBefore !== undefined && now() < notBefore) {
+    log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
+      feedId: settings.feedId,
+      authFailures: lease.state.authFailures,
+      nextAttemptAt: new Date(notBefore).toISOString(),
+    });
+    await cursorStore.release(lease);
+    return finish('auth-backoff', false, lease);
+  }
+
+  let request = baseQuery(settings, lease.state.pageId);
+  // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
+  let recoveredThisRun = false;
+  let prefetched: Promise<FetchResult> | undefined;
+  const fetchPage = (query: OrderUpdatesQuery): Promise<FetchResult> =>
+    deps.partner.getOrderUpdates(query, { deadline: run.deadline }).then(
+      (page) => ({ ok: true as const, page, fetchedAt: now() }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+
+  try {
+    for (;;) {
+      if (counters.pages >= settings.maxPagesPerRun) return finish('page-limit', false, lease);
+      if (!prefetched && now() >= run.deadline) return finish('out-of-time', false, lease);
+      const result = await (prefetched ?? fetchPage(request));
+      prefetched = undefined;
+
+      if (!result.ok) {
+        const { error } = result;
+        if (error instanceof CursorExpiredError) {
+          if (recoveredThisRun) {
+            // The spec's expired-cursor scenario re-expires on every restart: a loop here would never end.
+            log.warn('cursor expired again right after recovery; ending the run, a later run retries', {
+              feedId: settings.feedId,
+            });
+            return finish('cursor-expired-again', false, lease);
+          }
+          recoveredThisRun = true;
+          counters.cursorRecoveries += 1;
+          metrics.count('CursorRecoveries');
+          request = recoveryQuery(settings, lease.state.highWaterMark);
+          log.warn(
+            'stored cursor expired (404 pageId not found); restarting the stream per pagination rule 5',
+            {
+              feedId: settings.feedId,
+              fromTimestamp: request.fromTimestamp,
+            },
+          );
+          continue;
+        }
+        if (error instanceof AuthenticationError) {
+          metrics.count('AuthFailures');
+          const failures = lease.state.authFailures;
+          const waitMs = Math.min(settings.authBackoff.maxMs, settings.authBackoff.initialMs * 2 ** failures);
+          lease = await cursorStore.recordAuthFailure(lease, now() + waitMs);
+          log.error('partner API rejected the token (401 Unauthorized); rotate the token in SSM', {
+            feedId: settings.feedId,
+            consecutiveFailures: failures + 1,
+            nextAttemptAt: new Date(now() + waitMs).toISOString(),
+          });
+          return finish('auth-failed', true, lease);
+        }
+        if (error instanceof RetryLaterError) {
+          log.warn('partner API asked us to come back later; the next run repeats the request', {
+            feedId: settings.feedId,
+            reason: error.reason,
+            statusCode: error.statusCode,
+            retryAfterMs: error.retryAfterMs,
+          });
+          return finish('retry-later', false, lease);
+        }
+        throw error;
+      }
+
+      const { page, fetchedAt } = result;
+      counters.pages += 1;
+      metrics.count('PagesFetched');
+      const prepared = preparePage(page.data, {
+        feedId: settings.feedId,
+        pageId: request.pageId ?? null,
+        fetchedAt: new Date(fetchedAt).toISOString(),
+        maxMessageBytes: settings.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
+      });
+
+      const nextRequest =
+        page.nextPageId === undefined ? undefined : { ...baseQuery(settings, page.nextPageId) };
+      if (page.hasMore && nextRequest && counters.pages < settings.maxPagesPerRun && now() < run.deadline) {
+        prefetched = fetchPage(nextRequest);
+      }
+
+      await handOff(deps, prepared, settings.feedId);
+      counters.versionsPublished += prepared.messages.length;
+      counters.quarantined += prepared.quarantined.length;
+
+      const caughtUp = !page.hasMore;
+      lease = await cursorStore.commit(
+        lease,
+        {
+          // An empty stream has no cursor yet: keep starting from the beginning.
+          pageId: page.nextPageId ?? lease.state.pageId,
+          ...maxHighWaterMark(lease.state.highWaterMark, prepared),
+          ...(caughtUp ? { lastCaughtUpAt: new Date(now()).toISOString() } : {}),
+          ...(lease.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
+        },
+        now(),
+        run.leaseMs,
+      );
+      if (caughtUp) return finish('caught-up', false, lease);
+      if (!nextRequest) {
+        // hasMore true without a cursor breaks pagination rule 1; don't guess where to go.
+        log.warn('page says hasMore but carries no nextPageId; ending the run', { feedId: settings.feedId });
+        return finish('caught-up', false, lease);
+      }
+      request = nextRequest;
+    }
+  } catch (error) {
+    if (error instanceof LeaseLostError) {
+      log.error('lost the feed lease mid-run; another invocation continues from the committed cursor', {
+        feedId: settings.feedId,
+      });
+      return finish('lease-lost', true, undefined);
+    }
+    await releaseQuietly(cursorStore, lease, log);
+    throw error;
+  }
+
+  async function finish(
+    kind: PollOutcomeKind,
+    failed: boolean,
+    held: Lease | undefined,
+  ): Promise<PollOutcome> {
+    if (held && kind !== 'auth-backoff') await releaseQuietly(cursorStore, held, log);
+    const reference = held?.state.lastCaughtUpAt ?? held?.state.createdAt;
+    const secondsSinceCaughtUp =
+      reference === undefined ? undefined : Math.max(0, Math.round((now() - Date.parse(reference)) / 1000));
+    return { kind, failed, ...counters, secondsSinceCaughtUp };
+  }
+}
+
+/** Publishing and quarantining must both be durable before the page's cursor may be committed. */
+async function handOff(deps: PollDeps, prepared: PreparedPage, feedId: string): Promise<void> {
+  const quarantining = Promise.all(prepared.quarantined.map((record) => deps.quarantine.put(record)));
+  await Promise.all([deps.publisher.publish(prepared.messages), quarantining]);
+  if (prepared.messages.length > 0) deps.metrics.count('VersionsPublished', prepared.messages.length);
+  if (prepared.quarantined.length > 0) {
+    deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
+    for (const record of prepared.quarantined) {
+      deps.log.warn('record quarantined', {
+        feedId,
+        reason: record.reason,
+        orderId: record.orderId,
+        version: record.version,
+        pageId: record.pageId,
+      });
+    }
+  }
+  if (prepared.oversized > 0) deps.metrics.count('OversizedRecords', prepared.oversized);
+}
+
+function baseQuery(settings: PollSettings, pageId: string | undefined): OrderUpdatesQuery {
+  return {
+    ...(pageId === undefined ? {} : { pageId }),
+    pageSize: settings.pageSize,
+    ...(settings.vendorIds?.length ? { vendorIds: settings.vendorIds } : {}),
+    ...(settings.orderIds?.length ? { orderIds: settings.orderIds } : {}),
+    ...(settings.minAgeMinutes === undefined ? {} : { minAgeMinutes: settings.minAgeMinutes }),
+  };
+}
+
+/** Pagination rule 5: repeat without pageId, optionally bounded by the last progress minus a lookback. */
+function recoveryQuery(settings: PollSettings, highWaterMark: string | undefined): OrderUpdatesQuery {
+  const query = baseQuery(settings, undefined);
+  if (settings.recoveryLookbackMinutes === undefined || highWaterMark === undefined) return query;
+  const from = Date.parse(highWaterMark) - settings.recoveryLookbackMinutes * 60_000;
+  return { ...query, fromTimestamp: new Date(from).toISOString() };
+}
+
+function maxHighWaterMark(current: string | undefined, prepared: PreparedPage): { highWaterMark?: string } {
+  const candidate = prepared.highWaterMark;
+  if (candidate === undefined) return current === undefined ? {} : { highWaterMark: current };
+  if (current === undefined || candidate > current) return { highWaterMark: candidate };
+  return { highWaterMark: current };
+}
+
+async function releaseQuietly(store: CursorStore, lease: Lease, log: Log): Promise<void> {
+  try {
+    await store.release(lease);
+  } catch (error) {
+    // The lease expires on its own; failing to release early only delays the next run.
+    log.warn('could not release the feed lease; it will expire on its own', {
+      feedId: lease.feedId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}

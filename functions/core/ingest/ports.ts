@@ -1,0 +1,92 @@
+// Ports of the poll use case. Flow: schedule → poller handler → pollFeed → (CursorStore, PartnerApi,
+// OrderVersionPublisher, Quarantine). AWS adapters live in ../adapters; tests use in-memory fakes.
+import type { OutgoingMessage } from '../contract/order-version-message.js';
+
+/** The cursor item's state, as read when the lease was taken. */
+export interface CursorState {
+  /** Cursor to resume from; undefined: from the start of the stream. */
+  pageId: string | undefined;
+  /** Fencing revision: bumped by every write; a commit must carry the revision it read. */
+  revision: number;
+  /** Highest order event timestamp seen in committed pages (UTC ISO), used to bound a cursor recovery. */
+  highWaterMark: string | undefined;
+  lastCaughtUpAt: string | undefined;
+  /** When the cursor item was first created (UTC ISO): the lag reference before the first catch-up. */
+  createdAt: string;
+  /** Consecutive runs that ended in 401, and the earliest time the next run may call the API again. */
+  authFailures: number;
+  authRetryNotBefore: number | undefined;
+}
+
+export interface Lease {
+  readonly feedId: string;
+  readonly owner: string;
+  readonly state: CursorState;
+}
+
+export interface CursorCommit {
+  /** The next cursor; undefined keeps the stream's start (an empty stream has no cursor). */
+  pageId: string | undefined;
+  highWaterMark?: string;
+  lastCaughtUpAt?: string;
+  /** A successful page clears any auth backoff. */
+  clearAuthFailures?: boolean;
+}
+
+export interface CursorStore {
+  /** Takes the feed's lease, or returns undefined when another live invocation holds it. */
+  acquire(feedId: string, owner: string, nowMs: number, leaseMs: number): Promise<Lease | undefined>;
+  /** Writes the cursor under the lease and the fencing revision. Throws LeaseLostError if either moved. */
+  commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease>;
+  /** Records a 401 run and when the next run may try again (under the lease). */
+  recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease>;
+  /** Gives the lease up early; losing it meanwhile is not an error. */
+  release(lease: Lease): Promise<void>;
+}
+
+export interface OrderVersionPublisher {
+  /**
+   * Sends every message to every subscribed queue. Resolves only when all are accepted by SQS;
+   * throws PublishError otherwise (the caller then does not commit the page).
+   */
+  publish(messages: OutgoingMessage[]): Promise<void>;
+}
+
+export interface QuarantinedRecord {
+  feedId: string;
+  /** The cursor the page was requested with (null for the first page). */
+  pageId: string | null;
+  reason: string;
+  issues: string[];
+  orderId?: number;
+  version?: number;
+  raw: unknown;
+  quarantinedAt: string;
+}
+
+export interface Quarantine {
+  /** Stores the record durably under a key derived from its content, so a replay overwrites, never doubles. */
+  put(record: QuarantinedRecord): Promise<string>;
+}
+
+/** Counters the use case emits; the handler maps them onto CloudWatch metrics. */
+export interface PollMetrics {
+  count(name: PollMetricName, value?: number): void;
+}
+
+export type PollMetricName =
+  | 'PagesFetched'
+  | 'VersionsPublished'
+  | 'RecordsQuarantined'
+  | 'OversizedRecords'
+  | 'PartnerRetries'
+  | 'RateLimitWaits'
+  | 'CursorRecoveries'
+  | 'AuthFailures'
+  | 'LeaseContended';
+
+export interface Log {
+  info(message: string, attributes?: Record<string, unknown>): void;
+  warn(message: string, attributes?: Record<string, unknown>): void;
+  error(message: string, attributes?: Record<string, unknown>): void;
+}

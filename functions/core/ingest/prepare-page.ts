@@ -1,0 +1,86 @@
+// Turns one raw page into what the poller must durably hand off before it may commit the page:
+// messages to publish, and records to quarantine (invalid or too large for SQS). Pure and synchronous,
+// so it is unit-tested and benchmarked on its own.
+import { buildOrderVersionMessage, type OutgoingMessage } from '../contract/order-version-message.js';
+import { parseOrder } from '../model/parse-order.js';
+import type { Order } from '../model/types.js';
+import type { QuarantinedRecord } from './ports.js';
+
+export interface PreparedPage {
+  messages: OutgoingMessage[];
+  quarantined: QuarantinedRecord[];
+  /** How many of the quarantined records were valid but over the message size limit. */
+  oversized: number;
+  /** Highest event timestamp among the page's valid orders (UTC ISO), if any. */
+  highWaterMark: string | undefined;
+}
+
+export interface PageContext {
+  feedId: string;
+  pageId: string | null;
+  fetchedAt: string;
+  maxMessageBytes: number;
+}
+
+export function preparePage(records: readonly unknown[], context: PageContext): PreparedPage {
+  const messages: OutgoingMessage[] = [];
+  const quarantined: QuarantinedRecord[] = [];
+  let oversized = 0;
+  let highWaterMark: string | undefined;
+  for (const raw of records) {
+    const parsed = parseOrder(raw);
+    if (!parsed.ok) {
+      quarantined.push({
+        feedId: context.feedId,
+        pageId: context.pageId,
+        reason: parsed.reason,
+        issues: parsed.issues,
+        ...(parsed.orderId === undefined ? {} : { orderId: parsed.orderId }),
+        ...(parsed.version === undefined ? {} : { version: parsed.version }),
+        raw,
+        quarantinedAt: context.fetchedAt,
+      });
+      continue;
+    }
+    const { order, findings } = parsed;
+    const message = buildOrderVersionMessage(order, {
+      feedId: context.feedId,
+      pageId: context.pageId,
+      fetchedAt: context.fetchedAt,
+      findings,
+    });
+    if (message.sizeBytes > context.maxMessageBytes) {
+      oversized += 1;
+      quarantined.push({
+        feedId: context.feedId,
+        pageId: context.pageId,
+        reason: `message of ${message.sizeBytes} bytes exceeds the SQS limit of ${context.maxMessageBytes} bytes`,
+        issues: [],
+        orderId: order.id,
+        version: order.version,
+        raw,
+        quarantinedAt: context.fetchedAt,
+      });
+      continue;
+    }
+    messages.push(message);
+    const latest = latestEventTimestamp(order);
+    if (highWaterMark === undefined || latest > highWaterMark) highWaterMark = latest;
+  }
+  return { messages, quarantined, oversized, highWaterMark };
+}
+
+/** Timestamps are normalised toISOString() strings, so string order is time order. */
+export function latestEventTimestamp(order: Order): string {
+  let latest = order.placedAt;
+  for (const value of [
+    order.acceptedAt,
+    order.cancelledAt,
+    order.dispatchedAt,
+    order.deliveredAt,
+    order.returnedAt,
+  ]) {
+    if (value !== undefined && value > latest) latest = value;
+  }
+  return latest;
+}

@@ -1,0 +1,32 @@
+// Logger and Metrics for a function, configured once per container. Service name and namespace come
+// from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE when set (the stack sets them).
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Log } from '../ingest/ports.js';
+
+export function createObservability(defaultServiceName: string): { logger: Logger; metrics: Metrics } {
+  const serviceName = process.env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
+  const logger = new Logger({ serviceName });
+  const metrics = new Metrics({
+    serviceName,
+    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || 'OrderFeedIngester',
+  });
+  return { logger, metrics };
+}
+
+export function countOn(metrics: Metrics) {
+  return (name: string, value = 1): void => {
+    metrics.addMetric(name, MetricUnit.Count, value);
+  };
+}
+
+export { MetricUnit };
+
+/** Adapts the Powertools Logger to the use cases' small Log port. */
+export function logPort(logger: Logger): Log {
+  return {
+    info: (message, attributes = {}) => logger.info(message, attributes),
+    warn: (message, attributes = {}) => logger.warn(message, attributes),
+    error: (message, attributes = {}) => logger.error(message, attributes),
+  };
+}

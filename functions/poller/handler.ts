@@ -1,0 +1,78 @@
+// Poller Lambda: EventBridge schedule → pollFeed. Wiring only; the logic is in core/ingest/poll-feed.ts.
+import type { Context } from 'aws-lambda';
+import {
+  createDynamoDbClient,
+  createS3Client,
+  createSqsClient,
+  createSsmClient,
+} from '../core/adapters/aws-clients.js';
+import { DynamoCursorStore } from '../core/adapters/dynamo-cursor-store.js';
+import { S3Quarantine } from '../core/adapters/s3-quarantine.js';
+import { SqsFanoutPublisher } from '../core/adapters/sqs-fanout-publisher.js';
+import { SsmTokenProvider } from '../core/adapters/ssm-token.js';
+import { type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
+import { countOn, createObservability, logPort, MetricUnit } from '../core/observability/powertools.js';
+import { createPartnerClient } from '../core/partner/client.js';
+import { loadPollerConfig } from './config.js';
+
+const config = loadPollerConfig(process.env);
+const { logger, metrics } = createObservability('order-feed-poller');
+const count = countOn(metrics);
+const tokens = new SsmTokenProvider(createSsmClient(), config.tokenParameterName);
+const partner = createPartnerClient({
+  baseUrl: config.partnerBaseUrl,
+  token: () => tokens.token(),
+  arrayEncoding: config.arrayQueryEncoding,
+  onRetry: (event) => {
+    count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
+    logger.warn('partner API call will be retried', { ...event });
+  },
+});
+const deps = {
+  cursorStore: new DynamoCursorStore(createDynamoDbClient(), config.cursorTableName),
+  partner,
+  publisher: new SqsFanoutPublisher(createSqsClient(), [
+    config.ordersQueueUrl,
+    ...Object.values(config.downstreamQueueUrls),
+  ]),
+  quarantine: new S3Quarantine(createS3Client(), config.quarantineBucketName),
+  metrics: { count },
+  log: logPort(logger),
+  now: Date.now,
+};
+
+/** A lease outlives the invocation by this much, so only a crashed invocation's lease ever lapses. */
+const LEASE_GRACE_MS = 60_000;
+
+export class PollRunFailedError extends Error {
+  readonly outcome: PollOutcome;
+  constructor(outcome: PollOutcome) {
+    super(`poll run failed: ${outcome.kind}`);
+    this.name = 'PollRunFailedError';
+    this.outcome = outcome;
+  }
+}
+
+export const handler = async (_event: unknown, context: Context): Promise<PollOutcome> => {
+  logger.addContext(context);
+  const startedAt = Date.now();
+  const remainingMs = context.getRemainingTimeInMillis();
+  try {
+    const outcome = await pollFeed(deps, config, {
+      owner: context.awsRequestId,
+      deadline: startedAt + remainingMs - config.safetyMarginMs,
+      leaseMs: remainingMs + LEASE_GRACE_MS,
+    });
+    // A 401 may mean the token was rotated: read it from SSM afresh on the next run.
+    if (outcome.kind === 'auth-failed') tokens.invalidate();
+    metrics.addMetric('RunDurationMs', MetricUnit.Milliseconds, Date.now() - startedAt);
+    if (outcome.secondsSinceCaughtUp !== undefined) {
+      metrics.addMetric('SecondsSinceCaughtUp', MetricUnit.Seconds, outcome.secondsSinceCaughtUp);
+    }
+    logger.info('poll run finished', { feedId: config.feedId, ...outcome });
+    if (outcome.failed) throw new PollRunFailedError(outcome);
+    return outcome;
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+};

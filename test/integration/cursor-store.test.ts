@@ -1,0 +1,109 @@
+// The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
+// keeps a stale or overlapping invocation from moving the cursor.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
+import { LeaseLostError } from '../../functions/core/ingest/errors.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+import {
+  type AwsClients,
+  createPipelineResources,
+  type PipelineResources,
+  useEmulator,
+} from '../support/pipeline.js';
+
+let moto: RunningMoto;
+let aws: AwsClients;
+let resources: PipelineResources;
+let store: DynamoCursorStore;
+const NOW = 1_700_000_000_000;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = useEmulator(moto);
+});
+afterAll(async () => moto?.stop());
+beforeEach(async () => {
+  await moto.reset();
+  resources = await createPipelineResources(aws);
+  store = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
+});
+
+describe('DynamoCursorStore', () => {
+  it('grants the lease to exactly one of two invocations that ask at once', async () => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      await moto.reset();
+      await createPipelineResources(aws);
+      const [a, b] = await Promise.all([
+        store.acquire('feed', 'invocation-a', NOW, 60_000),
+        store.acquire('feed', 'invocation-b', NOW, 60_000),
+      ]);
+      expect([a, b].filter(Boolean)).toHaveLength(1);
+    }
+  });
+
+  it('starts a new feed from the beginning of the stream', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    expect(lease?.state).toMatchObject({
+      pageId: undefined,
+      authFailures: 0,
+      createdAt: new Date(NOW).toISOString(),
+    });
+  });
+
+  it('commits under the lease and hands the cursor to the next holder', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    if (!lease) throw new Error('no lease');
+    const committed = await store.commit(
+      lease,
+      { pageId: 'p-1', highWaterMark: '2024-01-01T00:00:00.000Z' },
+      NOW,
+      60_000,
+    );
+    await store.release(committed);
+
+    const next = await store.acquire('feed', 'b', NOW + 1, 60_000);
+
+    expect(next?.state).toMatchObject({ pageId: 'p-1', highWaterMark: '2024-01-01T00:00:00.000Z' });
+    expect(next?.state.revision).toBeGreaterThan(committed.state.revision);
+  });
+
+  it('lets another invocation take an expired lease, after which the old holder cannot commit', async () => {
+    const stale = await store.acquire('feed', 'slow', NOW, 1_000);
+    if (!stale) throw new Error('no lease');
+    const fresh = await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
+    if (!fresh) throw new Error('expired lease was not taken over');
+    const advanced = await store.commit(fresh, { pageId: 'p-9' }, NOW + 2_000, 60_000);
+
+    await expect(store.commit(stale, { pageId: 'p-1' }, NOW + 3_000, 60_000)).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+
+    const after = await store.acquire('feed', 'probe', NOW + 10 * 60_000, 60_000);
+    expect(after?.state.pageId).toBe('p-9');
+    expect(after?.state.revision).toBeGreaterThan(advanced.state.revision);
+  });
+
+  it('refuses a commit carrying an old revision even from the lease owner', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    if (!lease) throw new Error('no lease');
+    await store.commit(lease, { pageId: 'p-2' }, NOW, 60_000);
+    await expect(store.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it('records auth failures with their backoff and clears them on the next good page', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    if (!lease) throw new Error('no lease');
+    const failed = await store.recordAuthFailure(lease, NOW + 300_000);
+    expect(failed.state).toMatchObject({ authFailures: 1, authRetryNotBefore: NOW + 300_000 });
+    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true }, NOW, 60_000);
+    expect(cleared.state).toMatchObject({ authFailures: 0, authRetryNotBefore: undefined });
+  });
+
+  it('does not release a lease it no longer holds', async () => {
+    const stale = await store.acquire('feed', 'slow', NOW, 1_000);
+    if (!stale) throw new Error('no lease');
+    await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
+    await store.release(stale);
+    expect(await store.acquire('feed', 'third', NOW + 3_000, 60_000)).toBeUndefined();
+  });
+});

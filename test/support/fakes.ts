@@ -1,0 +1,178 @@
+// In-memory fakes of the use cases' ports, for unit tests. The cursor store keeps the same fencing
+// rules as the DynamoDB adapter (owner + revision), so lease behaviour is tested here too.
+import type { PutResult } from '../../functions/core/apply/ports.js';
+import type { SaleEntry } from '../../functions/core/apply/sale.js';
+import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
+import { LeaseLostError, PublishError } from '../../functions/core/ingest/errors.js';
+import type {
+  CursorCommit,
+  CursorState,
+  CursorStore,
+  Lease,
+  Log,
+  OrderVersionPublisher,
+  PollMetrics,
+  Quarantine,
+  QuarantinedRecord,
+} from '../../functions/core/ingest/ports.js';
+import type { Order } from '../../functions/core/model/types.js';
+import type {
+  CallOptions,
+  OrderUpdatesQuery,
+  PartnerApi,
+  RawPage,
+} from '../../functions/core/partner/types.js';
+
+interface StoredCursor extends CursorState {
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+}
+
+export class MemoryCursorStore implements CursorStore {
+  readonly items = new Map<string, StoredCursor>();
+  /** Every operation, in order, for asserting that commits follow publishing. */
+  constructor(private readonly journal: string[] = []) {}
+
+  async acquire(feedId: string, owner: string, nowMs: number, leaseMs: number): Promise<Lease | undefined> {
+    const item = this.items.get(feedId) ?? {
+      pageId: undefined,
+      revision: 0,
+      highWaterMark: undefined,
+      lastCaughtUpAt: undefined,
+      createdAt: new Date(nowMs).toISOString(),
+      authFailures: 0,
+      authRetryNotBefore: undefined,
+    };
+    if (item.leaseOwner !== undefined && (item.leaseExpiresAt ?? 0) >= nowMs) return undefined;
+    const next = { ...item, leaseOwner: owner, leaseExpiresAt: nowMs + leaseMs, revision: item.revision + 1 };
+    this.items.set(feedId, next);
+    this.journal.push(`acquire ${owner}`);
+    return { feedId, owner, state: stateOf(next) };
+  }
+
+  async commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease> {
+    const item = this.fenced(lease);
+    const next: StoredCursor = {
+      ...item,
+      pageId: commit.pageId,
+      revision: item.revision + 1,
+      leaseExpiresAt: nowMs + leaseMs,
+      ...(commit.highWaterMark === undefined ? {} : { highWaterMark: commit.highWaterMark }),
+      ...(commit.lastCaughtUpAt === undefined ? {} : { lastCaughtUpAt: commit.lastCaughtUpAt }),
+      ...(commit.clearAuthFailures ? { authFailures: 0, authRetryNotBefore: undefined } : {}),
+    };
+    this.items.set(lease.feedId, next);
+    this.journal.push(`commit ${commit.pageId ?? '<start>'}`);
+    return { ...lease, state: stateOf(next) };
+  }
+
+  async recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease> {
+    const item = this.fenced(lease);
+    const next = {
+      ...item,
+      revision: item.revision + 1,
+      authFailures: item.authFailures + 1,
+      authRetryNotBefore: retryNotBefore,
+    };
+    this.items.set(lease.feedId, next);
+    return { ...lease, state: stateOf(next) };
+  }
+
+  async release(lease: Lease): Promise<void> {
+    const item = this.items.get(lease.feedId);
+    if (!item || item.leaseOwner !== lease.owner || item.revision !== lease.state.revision) return;
+    this.items.set(lease.feedId, { ...item, leaseOwner: undefined, leaseExpiresAt: undefined });
+    this.journal.push('release');
+  }
+
+  /** Simulates another invocation stealing the lease (e.g. after this one overran it). */
+  steal(feedId: string, owner: string): void {
+    const item = this.items.get(feedId);
+    if (item) this.items.set(feedId, { ...item, leaseOwner: owner, revision: item.revision + 1 });
+  }
+
+  private fenced(lease: Lease): StoredCursor {
+    const item = this.items.get(lease.feedId);
+    if (!item || item.leaseOwner !== lease.owner || item.revision !== lease.state.revision) {
+      throw new LeaseLostError(lease.feedId);
+    }
+    return item;
+  }
+}
+
+function stateOf(item: StoredCursor): CursorState {
+  const { leaseOwner: _owner, leaseExpiresAt: _expires, ...state } = item;
+  return state;
+}
+
+/** A partner whose answers are scripted per call: a page, or an error to throw. */
+export class ScriptedPartner implements PartnerApi {
+  readonly calls: OrderUpdatesQuery[] = [];
+  constructor(private readonly answer: (query: OrderUpdatesQuery, call: number) => RawPage | Error) {}
+
+  async getOrderUpdates(query: OrderUpdatesQuery, _options: CallOptions): Promise<RawPage> {
+    this.calls.push(query);
+    const result = this.answer(query, this.calls.length);
+    if (result instanceof Error) throw result;
+    return result;
+  }
+
+  async getOrder(): Promise<unknown> {
+    throw new Error('not scripted');
+  }
+}
+
+export class RecordingPublisher implements OrderVersionPublisher {
+  readonly published: OutgoingMessage[] = [];
+  failNext = 0;
+  constructor(private readonly journal: string[] = []) {}
+
+  async publish(messages: OutgoingMessage[]): Promise<void> {
+    if (this.failNext > 0) {
+      this.failNext -= 1;
+      throw new PublishError('queue unavailable', messages.length);
+    }
+    this.published.push(...messages);
+    this.journal.push(`publish ${messages.length}`);
+  }
+}
+
+export class MemoryQuarantine implements Quarantine {
+  readonly records: QuarantinedRecord[] = [];
+  async put(record: QuarantinedRecord): Promise<string> {
+    this.records.push(record);
+    return `quarantine/${record.feedId}/${record.orderId ?? 'unidentified'}`;
+  }
+}
+
+export class CountingMetrics implements PollMetrics {
+  readonly counts: Record<string, number> = {};
+  count(name: string, value = 1): void {
+    this.counts[name] = (this.counts[name] ?? 0) + value;
+  }
+}
+
+export class MemoryLog implements Log {
+  readonly lines: Array<{ level: string; message: string; attributes?: Record<string, unknown> }> = [];
+  info(message: string, attributes?: Record<string, unknown>) {
+    this.lines.push({ level: 'info', message, ...(attributes ? { attributes } : {}) });
+  }
+  warn(message: string, attributes?: Record<string, unknown>) {
+    this.lines.push({ level: 'warn', message, ...(attributes ? { attributes } : {}) });
+  }
+  error(message: string, attributes?: Record<string, unknown>) {
+    this.lines.push({ level: 'error', message, ...(attributes ? { attributes } : {}) });
+  }
+}
+
+/** The orders table's guard and ledger semantics in memory (the DynamoDB adapter is tested against moto). */
+export class MemoryOrderStore {
+  readonly items = new Map<number, { order: Order; sale: SaleEntry | undefined }>();
+  async putIfNewer(order: Order, sale: SaleEntry | undefined): Promise<PutResult> {
+    const stored = this.items.get(order.id);
+    if (stored && stored.order.version >= order.version)
+      return { applied: false, storedVersion: stored.order.version };
+    this.items.set(order.id, { order, sale });
+    return { applied: true, previousVersion: stored?.order.version, previousSale: stored?.sale };
+  }
+}

@@ -1,0 +1,243 @@
+// Integration harness: the pipeline's AWS resources in a real moto_server, created from the same key
+// schemas the stack uses, and the real handlers invoked as Lambda would invoke them.
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DynamoDBClient,
+  paginateScan,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { vi } from 'vitest';
+import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
+import { CURSOR_TABLE_SCHEMA, ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
+import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
+import { lambdaContext } from '../../infra/local/lambda-context.js';
+import { type EventSourceOptions, pollQueueOnce } from '../../infra/local/sqs-event-source.js';
+import { EMULATOR_ENV, type RunningMoto } from './moto.js';
+
+export interface AwsClients {
+  dynamo: DynamoDBClient;
+  sqs: SQSClient;
+  s3: S3Client;
+  ssm: SSMClient;
+}
+
+/** Points the SDK (ours and the handlers') at the emulator, with dummy credentials. */
+export function useEmulator(moto: RunningMoto): AwsClients {
+  Object.assign(process.env, EMULATOR_ENV, { AWS_ENDPOINT_URL: moto.endpoint });
+  return {
+    dynamo: new DynamoDBClient({}),
+    sqs: new SQSClient({ useQueueUrlAsEndpoint: false }),
+    s3: new S3Client({ forcePathStyle: true }),
+    ssm: new SSMClient({}),
+  };
+}
+
+export interface PipelineResources {
+  ordersTable: string;
+  cursorTable: string;
+  ordersQueueUrl: string;
+  ordersDlqUrl: string;
+  downstreamQueueUrl: string;
+  quarantineBucket: string;
+  tokenParameter: string;
+}
+
+export const TEST_TOKEN = 'sim-token-7f3a9c2e41b84d0f';
+
+export async function createPipelineResources(
+  aws: AwsClients,
+  options: { maxReceiveCount?: number; token?: string } = {},
+): Promise<PipelineResources> {
+  const orders = ORDERS_TABLE_SCHEMA;
+  const ordersTable: CreateTableCommandInput = {
+    TableName: 'orders',
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: orders.partitionKey.name, AttributeType: orders.partitionKey.type },
+      {
+        AttributeName: orders.salesIndex.partitionKey.name,
+        AttributeType: orders.salesIndex.partitionKey.type,
+      },
+    ],
+    KeySchema: [{ AttributeName: orders.partitionKey.name, KeyType: 'HASH' }],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: orders.salesIndex.name,
+        KeySchema: [
+          { AttributeName: orders.salesIndex.partitionKey.name, KeyType: 'HASH' },
+          { AttributeName: orders.salesIndex.sortKey.name, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...orders.salesIndex.nonKeyAttributes] },
+      },
+    ],
+  };
+  await aws.dynamo.send(new CreateTableCommand(ordersTable));
+  await aws.dynamo.send(
+    new CreateTableCommand({
+      TableName: 'cursors',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        {
+          AttributeName: CURSOR_TABLE_SCHEMA.partitionKey.name,
+          AttributeType: CURSOR_TABLE_SCHEMA.partitionKey.type,
+        },
+      ],
+      KeySchema: [{ AttributeName: CURSOR_TABLE_SCHEMA.partitionKey.name, KeyType: 'HASH' }],
+    }),
+  );
+  const dlq = await aws.sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }));
+  const dlqArn = await queueArn(aws.sqs, dlq.QueueUrl ?? '');
+  const queue = await aws.sqs.send(
+    new CreateQueueCommand({
+      QueueName: 'orders',
+      Attributes: {
+        VisibilityTimeout: '30',
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: dlqArn,
+          maxReceiveCount: options.maxReceiveCount ?? 3,
+        }),
+      },
+    }),
+  );
+  const downstream = await aws.sqs.send(new CreateQueueCommand({ QueueName: 'downstream-analytics' }));
+  await aws.s3.send(new CreateBucketCommand({ Bucket: 'quarantine' }));
+  await aws.ssm.send(
+    new PutParameterCommand({
+      Name: '/order-feed/partner-token',
+      Type: 'SecureString',
+      Value: options.token ?? TEST_TOKEN,
+      Overwrite: true,
+    }),
+  );
+  return {
+    ordersTable: 'orders',
+    cursorTable: 'cursors',
+    ordersQueueUrl: queue.QueueUrl ?? '',
+    ordersDlqUrl: dlq.QueueUrl ?? '',
+    downstreamQueueUrl: downstream.QueueUrl ?? '',
+    quarantineBucket: 'quarantine',
+    tokenParameter: '/order-feed/partner-token',
+  };
+}
+
+async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const output = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  return output.Attributes?.QueueArn ?? '';
+}
+
+/** The environment the stack gives both functions, pointed at these resources. */
+export function pipelineEnv(
+  resources: PipelineResources,
+  partnerBaseUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    FEED_ID: 'partner-feed',
+    CURSOR_TABLE_NAME: resources.cursorTable,
+    PARTNER_BASE_URL: partnerBaseUrl,
+    PARTNER_TOKEN_PARAMETER: resources.tokenParameter,
+    ORDERS_QUEUE_URL: resources.ordersQueueUrl,
+    DOWNSTREAM_QUEUE_URLS: JSON.stringify({ analytics: resources.downstreamQueueUrl }),
+    QUARANTINE_BUCKET_NAME: resources.quarantineBucket,
+    PAGE_SIZE: '10',
+    MAX_PAGES_PER_RUN: '50',
+    ORDERS_TABLE_NAME: resources.ordersTable,
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+    ...extra,
+  };
+}
+
+export interface Handlers {
+  poll(): Promise<PollOutcome>;
+  consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
+}
+
+/**
+ * Imports fresh copies of both handler modules with `env` in place, as a Lambda cold start would:
+ * each module reads and checks its configuration at import time.
+ */
+export async function coldStart(env: Record<string, string>, pollerTimeoutMs = 60_000): Promise<Handlers> {
+  Object.assign(process.env, env);
+  vi.resetModules();
+  const poller = await import('../../functions/poller/handler.js');
+  const consumer = await import('../../functions/consumer/handler.js');
+  return {
+    poll: () => poller.handler({}, lambdaContext('poller', pollerTimeoutMs)),
+    consume: (event, context) => consumer.handler(event, context),
+  };
+}
+
+/** Runs the emulated SQS event source until the queue is empty. */
+export async function drainQueue(
+  aws: AwsClients,
+  queueUrl: string,
+  handlers: Handlers,
+  options: Partial<EventSourceOptions> = {},
+): Promise<{ batches: number; succeeded: number; failed: number; crashes: number }> {
+  const totals = { batches: 0, succeeded: 0, failed: 0, crashes: 0 };
+  for (;;) {
+    const stats = await pollQueueOnce(
+      aws.sqs,
+      queueUrl,
+      handlers.consume,
+      () => lambdaContext('consumer', 30_000),
+      {
+        batchSize: 10,
+        retryDelaySeconds: 0,
+        ...options,
+      },
+    );
+    if (stats.received === 0) return totals;
+    totals.batches += 1;
+    totals.succeeded += stats.succeeded;
+    totals.failed += stats.failed;
+    if (stats.crashed) totals.crashes += 1;
+  }
+}
+
+export async function scanOrders(
+  aws: AwsClients,
+  table: string,
+): Promise<Map<number, Record<string, unknown>>> {
+  const orders = new Map<number, Record<string, unknown>>();
+  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
+    for (const raw of page.Items ?? []) {
+      const item = unmarshall(raw);
+      orders.set(Number(item.orderId), item);
+    }
+  }
+  return orders;
+}
+
+export function readLedger(aws: AwsClients, table: string): Promise<SalesTotal[]> {
+  return readSalesLedger(aws.dynamo, table);
+}
+
+export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<string[]> {
+  const bodies: string[] = [];
+  for (;;) {
+    const output = await aws.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+    );
+    if (!output.Messages?.length) return bodies;
+    bodies.push(...output.Messages.map((message) => message.Body ?? ''));
+  }
+}
+
+export async function quarantinedKeys(aws: AwsClients, bucket: string): Promise<string[]> {
+  const output = await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+  return (output.Contents ?? []).map((object) => object.Key ?? '');
+}

@@ -1,0 +1,276 @@
+import { describe, expect, it } from 'vitest';
+import { type PollSettings, pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import {
+  AuthenticationError,
+  CursorExpiredError,
+  RetryLaterError,
+} from '../../../functions/core/partner/errors.js';
+import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
+import { sampleOrder } from '../../fixtures/orders.js';
+import {
+  CountingMetrics,
+  MemoryCursorStore,
+  MemoryLog,
+  MemoryQuarantine,
+  RecordingPublisher,
+  ScriptedPartner,
+} from '../../support/fakes.js';
+
+const FEED = 'feed-a';
+const SETTINGS: PollSettings = {
+  feedId: FEED,
+  pageSize: 10,
+  maxPagesPerRun: 10,
+  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
+};
+
+/** Pages p0 → p1 → p2 (last) with two orders each, chained by cursor `c1`, `c2`, `c3`. */
+function threePages(query: OrderUpdatesQuery): RawPage {
+  const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+  const data = [sampleOrder({ id: index * 10 + 1 }), sampleOrder({ id: index * 10 + 2 })];
+  return { data, hasMore: index < 2, nextPageId: `c${index + 1}` };
+}
+
+function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Error, clockStart = 1_000_000) {
+  const journal: string[] = [];
+  const clock = { now: clockStart };
+  const deps = {
+    cursorStore: new MemoryCursorStore(journal),
+    partner: new ScriptedPartner(answer),
+    publisher: new RecordingPublisher(journal),
+    quarantine: new MemoryQuarantine(),
+    metrics: new CountingMetrics(),
+    log: new MemoryLog(),
+    now: () => clock.now,
+  };
+  const run = (owner = 'run-1', settings: PollSettings = SETTINGS) =>
+    pollFeed(deps, settings, { owner, deadline: clock.now + 60_000, leaseMs: 120_000 });
+  return { deps, journal, clock, run };
+}
+
+describe('pollFeed', () => {
+  it('publishes every page before committing its cursor, and stops caught up when hasMore is false', async () => {
+    const { deps, journal, run } = setup(threePages);
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', failed: false, pages: 3, versionsPublished: 6 });
+    expect(journal).toEqual([
+      'acquire run-1',
+      'publish 2',
+      'commit c1',
+      'publish 2',
+      'commit c2',
+      'publish 2',
+      'commit c3',
+      'release',
+    ]);
+    const stored = deps.cursorStore.items.get(FEED);
+    expect(stored?.pageId).toBe('c3');
+    expect(stored?.lastCaughtUpAt).toBeDefined();
+  });
+
+  it('resumes from the stored cursor on the next run', async () => {
+    const { deps, run } = setup(threePages);
+    await run('run-1', { ...SETTINGS, maxPagesPerRun: 1 });
+
+    const outcome = await run('run-2', { ...SETTINGS, maxPagesPerRun: 1 });
+
+    expect(outcome.kind).toBe('page-limit');
+    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'c1']);
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c2');
+  });
+
+  it('leaves the cursor where it was when publishing fails, so the page is sent again', async () => {
+    const { deps, run } = setup(threePages);
+    deps.publisher.failNext = 1;
+
+    await expect(run()).rejects.toThrow('queue unavailable');
+
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBeUndefined();
+    expect(deps.cursorStore.items.get(FEED)?.leaseOwner).toBeUndefined();
+    const retry = await run('run-2');
+    expect(retry.kind).toBe('caught-up');
+    expect(deps.partner.calls.filter((query) => query.pageId === undefined)).toHaveLength(2);
+  });
+
+  it('quarantines an invalid record with its reason and page, and publishes the rest of the page', async () => {
+    const bad = { ...sampleOrder({ id: 7 }), status: 'refunded' };
+    const { deps, run } = setup(() => ({
+      data: [sampleOrder({ id: 6 }), bad],
+      hasMore: false,
+      nextPageId: 'c1',
+    }));
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 1 });
+    expect(deps.quarantine.records).toHaveLength(1);
+    expect(deps.quarantine.records[0]).toMatchObject({ orderId: 7, pageId: null, raw: bad });
+    expect(deps.quarantine.records[0]?.reason).toContain('refunded');
+    expect(deps.metrics.counts.RecordsQuarantined).toBe(1);
+  });
+
+  it('quarantines a version too large for SQS instead of dropping it', async () => {
+    const { deps, run } = setup(() => ({ data: [sampleOrder({ id: 9 })], hasMore: false, nextPageId: 'c1' }));
+
+    await run('run-1', { ...SETTINGS, maxMessageBytes: 200 });
+
+    expect(deps.publisher.published).toHaveLength(0);
+    expect(deps.quarantine.records[0]?.reason).toMatch(/exceeds the SQS limit of 200 bytes/);
+    expect(deps.metrics.counts.OversizedRecords).toBe(1);
+  });
+
+  it('stops on 401 with the cursor untouched and backs off across runs instead of hammering the API', async () => {
+    let tokenValid = true;
+    const { deps, clock, run } = setup((query) =>
+      tokenValid ? threePages(query) : new AuthenticationError(),
+    );
+    await run('run-0', { ...SETTINGS, maxPagesPerRun: 1 });
+    tokenValid = false;
+
+    const first = await run('run-1');
+    const during = await run('run-2');
+    const callsBeforeBackoffEnded = deps.partner.calls.length;
+    clock.now += 60_001;
+    tokenValid = true;
+    const after = await run('run-3');
+
+    expect(first).toMatchObject({ kind: 'auth-failed', failed: true });
+    expect(during).toMatchObject({ kind: 'auth-backoff', failed: false });
+    // run-0's page and run-1's single 401; the run during the backoff sent nothing
+    expect(callsBeforeBackoffEnded).toBe(2);
+    expect(deps.metrics.counts.AuthFailures).toBe(1);
+    expect(after.kind).toBe('caught-up');
+    expect(deps.partner.calls[2]?.pageId).toBe('c1'); // the cursor stayed where the 401 found it
+    expect(deps.cursorStore.items.get(FEED)?.authFailures).toBe(0);
+  });
+
+  it('doubles the auth backoff per consecutive 401 up to the cap', async () => {
+    const { deps, clock, run } = setup(() => new AuthenticationError());
+    const waits: number[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await run(`run-${attempt}`);
+      const notBefore = deps.cursorStore.items.get(FEED)?.authRetryNotBefore ?? 0;
+      waits.push(notBefore - clock.now);
+      clock.now = notBefore + 1;
+    }
+    expect(waits).toEqual([60_000, 120_000, 240_000, 480_000, 600_000]);
+  });
+
+  it('recovers from an expired cursor by restarting without pageId, losing nothing', async () => {
+    const { deps, run } = setup((_query, call) => {
+      if (call === 1) return new CursorExpiredError();
+      return { data: [sampleOrder({ id: 1 })], hasMore: false, nextPageId: 'fresh' };
+    });
+    deps.cursorStore.items.set(FEED, {
+      pageId: 'purged',
+      revision: 3,
+      highWaterMark: '2024-05-01T10:00:00.000Z',
+      lastCaughtUpAt: undefined,
+      createdAt: '2024-05-01T00:00:00.000Z',
+      authFailures: 0,
+      authRetryNotBefore: undefined,
+    });
+
+    const outcome = await run('run-1', { ...SETTINGS, recoveryLookbackMinutes: 60 });
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', cursorRecoveries: 1, versionsPublished: 1 });
+    expect(deps.partner.calls[1]).toMatchObject({ fromTimestamp: '2024-05-01T09:00:00.000Z' });
+    expect(deps.partner.calls[1]?.pageId).toBeUndefined();
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('fresh');
+  });
+
+  it('replays from the earliest entry after an expired cursor when no lookback is configured', async () => {
+    const { deps, run } = setup((_query, call) =>
+      call === 1 ? new CursorExpiredError() : { data: [], hasMore: false, nextPageId: 'fresh' },
+    );
+
+    await run();
+
+    expect(deps.partner.calls[1]).toEqual({ pageSize: 10 });
+  });
+
+  it('ends the run instead of looping when the cursor expires again right after recovery', async () => {
+    // The spec's test-expired-page-id: every restart serves a page whose cursor is already expired.
+    const { deps, run } = setup((query) =>
+      query.pageId === undefined
+        ? { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'expired' }
+        : new CursorExpiredError(),
+    );
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'cursor-expired-again', failed: false, cursorRecoveries: 1 });
+    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([
+      undefined,
+      'expired',
+      undefined,
+      'expired',
+    ]);
+  });
+
+  it('commits what is done and ends the run when the partner says to come back later', async () => {
+    const { deps, run } = setup((query) =>
+      query.pageId === 'c1'
+        ? new RetryLaterError('rate-limited', 'wait', { retryAfterMs: 120_000 })
+        : threePages(query),
+    );
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'retry-later', failed: false, pages: 1 });
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+  });
+
+  it('skips the run without calling the API while another invocation holds the lease', async () => {
+    const { deps, run } = setup(threePages);
+    await deps.cursorStore.acquire(FEED, 'other', 1_000_000, 120_000);
+
+    const outcome = await run();
+
+    expect(outcome.kind).toBe('lease-held');
+    expect(deps.partner.calls).toHaveLength(0);
+    expect(deps.metrics.counts.LeaseContended).toBe(1);
+  });
+
+  it('stops committing once another invocation has taken the lease, so the cursor never regresses', async () => {
+    const { deps, run } = setup((query, call) => {
+      if (call === 2) deps.cursorStore.steal(FEED, 'intruder');
+      return threePages(query);
+    });
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'lease-lost', failed: true });
+    expect(deps.cursorStore.items.get(FEED)?.leaseOwner).toBe('intruder');
+  });
+
+  it('starts no fetch once the time budget is spent', async () => {
+    const { deps, clock, run } = setup(threePages);
+    const outcome = await pollFeed(deps, SETTINGS, { owner: 'late', deadline: clock.now - 1, leaseMs: 1000 });
+    expect(outcome.kind).toBe('out-of-time');
+    expect(deps.partner.calls).toHaveLength(0);
+    expect((await run('next')).kind).toBe('caught-up');
+  });
+
+  it('passes the configured filters on every request', async () => {
+    const { deps, run } = setup(threePages);
+    await run('run-1', { ...SETTINGS, vendorIds: ['v1', 'v2'], minAgeMinutes: 90, orderIds: [5] });
+    expect(deps.partner.calls[1]).toEqual({
+      pageId: 'c1',
+      pageSize: 10,
+      vendorIds: ['v1', 'v2'],
+      orderIds: [5],
+      minAgeMinutes: 90,
+    });
+  });
+
+  it('keeps the stream start as cursor when the stream is empty (no nextPageId)', async () => {
+    const { deps, run } = setup(() => ({ data: [], hasMore: false }));
+    const outcome = await run();
+    expect(outcome.kind).toBe('caught-up');
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBeUndefined();
+    expect(deps.cursorStore.items.get(FEED)?.lastCaughtUpAt).toBeDefined();
+  });
+});
