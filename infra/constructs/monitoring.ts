@@ -1,0 +1,221 @@
+// Stateless: alarms and the dashboard. Business metrics come from the functions' Powertools EMF output
+// (namespace from config, dimension `service`); queue and function health from AWS's own metrics.
+import { Duration } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  Metric,
+  SingleValueWidget,
+  Stats,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { type OrderFeedConfig, pascalCase } from '../config.js';
+import { CONSUMER_SERVICE_NAME } from './consumer.js';
+import type { OrderQueues } from './order-queues.js';
+import { POLLER_SERVICE_NAME } from './poller.js';
+
+const PERIOD = Duration.minutes(5);
+
+export interface MonitoringProps {
+  readonly config: OrderFeedConfig;
+  readonly poller: IFunction;
+  readonly consumer: IFunction;
+  readonly queues: OrderQueues;
+}
+
+export class Monitoring extends Construct {
+  readonly alarms: Alarm[] = [];
+  readonly dashboard: Dashboard;
+  private readonly namespace: string;
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const { config, queues } = props;
+    this.namespace = config.metricsNamespace;
+    const poller = (name: string, statistic: string = Stats.SUM) =>
+      this.metric(POLLER_SERVICE_NAME, name, statistic);
+    const consumer = (name: string) => this.metric(CONSUMER_SERVICE_NAME, name, Stats.SUM);
+
+    // Something a person must look at: any occurrence alarms.
+    this.anyAlarm(
+      'AuthFailures',
+      poller('AuthFailures'),
+      'The partner API rejected the token (401); the poller stopped.',
+    );
+    this.anyAlarm(
+      'RecordsQuarantined',
+      poller('RecordsQuarantined'),
+      'Partner records failed validation and were quarantined.',
+    );
+    this.anyAlarm(
+      'OversizedRecords',
+      poller('OversizedRecords'),
+      'Partner records exceeded the SQS message size and were quarantined.',
+    );
+    this.anyAlarm(
+      'PollerErrors',
+      props.poller.metricErrors({ period: PERIOD }),
+      'The poller function failed a run.',
+    );
+    this.anyAlarm(
+      'ConsumerErrors',
+      props.consumer.metricErrors({ period: PERIOD }),
+      'The consumer function failed an invocation.',
+    );
+    this.anyAlarm(
+      'OrdersDeadLetterMessages',
+      queues.orders.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: PERIOD,
+        statistic: Stats.MAXIMUM,
+      }),
+      'Order versions the consumer could not apply reached the orders dead-letter queue.',
+    );
+    for (const [name, pair] of queues.subscribers) {
+      this.anyAlarm(
+        `Downstream${pascalCase(name)}DeadLetterMessages`,
+        pair.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: PERIOD,
+          statistic: Stats.MAXIMUM,
+        }),
+        `Messages for downstream subscriber "${name}" reached its dead-letter queue.`,
+      );
+    }
+
+    // Lag: the poller reports how long since the feed was last caught up. Missing data means the poller
+    // is not running at all, which is the same failure: 2 bad periods out of 3 alarm (one late tick does not).
+    const lagPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
+    this.track(
+      new Alarm(this, 'FeedLagAlarm', {
+        alarmDescription: `The order feed has not caught up for more than ${config.alarmLagMinutes} minutes, or the poller stopped reporting.`,
+        metric: this.metric(POLLER_SERVICE_NAME, 'SecondsSinceCaughtUp', Stats.MAXIMUM, lagPeriod),
+        threshold: config.alarmLagMinutes * 60,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.BREACHING,
+      }),
+    );
+    this.track(
+      new Alarm(this, 'OrdersQueueAgeAlarm', {
+        alarmDescription: `The oldest message on the orders queue is older than ${config.alarmQueueAgeMinutes} minutes: the consumer is falling behind.`,
+        metric: queues.orders.queue.metricApproximateAgeOfOldestMessage({
+          period: PERIOD,
+          statistic: Stats.MAXIMUM,
+        }),
+        threshold: config.alarmQueueAgeMinutes * 60,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    if (config.alarmTopicArn !== undefined) {
+      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn));
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+
+    this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });
+    this.dashboard.addWidgets(
+      graph('Pages fetched', [poller('PagesFetched')]),
+      graph('Order versions published', [poller('VersionsPublished')]),
+      graph('Records quarantined / oversized', [poller('RecordsQuarantined'), poller('OversizedRecords')]),
+      graph('Partner retries, rate-limit waits, auth failures', [
+        poller('PartnerRetries'),
+        poller('RateLimitWaits'),
+        poller('AuthFailures'),
+        poller('CursorRecoveries'),
+        poller('LeaseContended'),
+      ]),
+    );
+    this.dashboard.addWidgets(
+      graph('Versions applied / stale / failed', [
+        consumer('VersionsApplied'),
+        consumer('VersionsStale'),
+        consumer('MessagesFailed'),
+      ]),
+      graph('Sales counted / reversed / amount changed', [
+        consumer('SalesCounted'),
+        consumer('SalesReversed'),
+        consumer('SalesAmountChanged'),
+      ]),
+      graph('Orders queue depth', [
+        queues.orders.queue.metricApproximateNumberOfMessagesVisible({
+          period: PERIOD,
+          statistic: Stats.MAXIMUM,
+        }),
+        queues.orders.queue.metricApproximateNumberOfMessagesNotVisible({
+          period: PERIOD,
+          statistic: Stats.MAXIMUM,
+        }),
+        ...queues.deadLetterQueues.map((dlq) =>
+          dlq.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: Stats.MAXIMUM }),
+        ),
+      ]),
+      graph('Orders queue: age of oldest message (s)', [
+        queues.orders.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: Stats.MAXIMUM }),
+      ]),
+    );
+    this.dashboard.addWidgets(
+      graph('Feed lag: seconds since caught up', [
+        this.metric(POLLER_SERVICE_NAME, 'SecondsSinceCaughtUp', Stats.MAXIMUM),
+      ]),
+      graph('Poller run duration (ms)', [
+        poller('RunDurationMs', Stats.MAXIMUM),
+        poller('RunDurationMs', Stats.AVERAGE),
+      ]),
+      graph('Function errors', [
+        props.poller.metricErrors({ period: PERIOD }),
+        props.consumer.metricErrors({ period: PERIOD }),
+      ]),
+      new SingleValueWidget({
+        title: 'Versions published vs applied (whole range)',
+        metrics: [poller('VersionsPublished'), consumer('VersionsApplied')],
+        setPeriodToTimeRange: true,
+        width: 6,
+        height: 6,
+      }),
+    );
+  }
+
+  private metric(service: string, metricName: string, statistic: string, period: Duration = PERIOD): Metric {
+    return new Metric({
+      namespace: this.namespace,
+      metricName,
+      dimensionsMap: { service },
+      statistic,
+      period,
+    });
+  }
+
+  /** Alarms on any non-zero value within one period; no data means nothing happened. */
+  private anyAlarm(name: string, metric: IMetric, description: string): void {
+    this.track(
+      new Alarm(this, `${name}Alarm`, {
+        alarmDescription: description,
+        metric,
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+
+  private track(alarm: Alarm): void {
+    this.alarms.push(alarm);
+  }
+}
+
+function graph(title: string, metrics: IMetric[]): GraphWidget {
+  return new GraphWidget({ title, left: metrics, width: 6, height: 6 });
+}

@@ -1,0 +1,77 @@
+// Stateful: the SQS queues the poller fans order versions onto: the orders queue (read by our consumer)
+// and one queue per downstream subscriber, each with its own dead-letter queue.
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { pascalCase } from '../config.js';
+
+/** Dead-letter queues keep messages for SQS's maximum, giving people two weeks to redrive. */
+export const DEAD_LETTER_RETENTION = Duration.days(14);
+export const QUEUE_RETENTION = Duration.days(4);
+
+export interface QueueWithDlq {
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+}
+
+export interface OrderQueuesProps {
+  /** Downstream subscriber names (validated `[a-z][a-z0-9-]*`, unique). */
+  readonly subscribers: readonly string[];
+  readonly maxReceiveCount: number;
+  /** For the orders queue: at least six times the consumer's timeout plus its batching window. */
+  readonly ordersVisibilityTimeout: Duration;
+  /** For subscriber queues, whose consumers we do not know. */
+  readonly subscriberVisibilityTimeout: Duration;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+export class OrderQueues extends Construct {
+  readonly orders: QueueWithDlq;
+  /** Subscriber name → its queue pair, in configuration order. */
+  readonly subscribers: ReadonlyMap<string, QueueWithDlq>;
+
+  constructor(scope: Construct, id: string, props: OrderQueuesProps) {
+    super(scope, id);
+    this.orders = this.queueWithDlq('Orders', props.ordersVisibilityTimeout, props);
+    const subscribers = new Map<string, QueueWithDlq>();
+    for (const name of props.subscribers) {
+      subscribers.set(
+        name,
+        this.queueWithDlq(`Downstream${pascalCase(name)}`, props.subscriberVisibilityTimeout, props),
+      );
+    }
+    this.subscribers = subscribers;
+  }
+
+  /** Every queue the poller publishes to. */
+  get publishTargets(): Queue[] {
+    return [this.orders.queue, ...[...this.subscribers.values()].map((pair) => pair.queue)];
+  }
+
+  /** Every dead-letter queue (for alarms). */
+  get deadLetterQueues(): Queue[] {
+    return [
+      this.orders.deadLetterQueue,
+      ...[...this.subscribers.values()].map((pair) => pair.deadLetterQueue),
+    ];
+  }
+
+  private queueWithDlq(id: string, visibilityTimeout: Duration, props: OrderQueuesProps): QueueWithDlq {
+    const common = {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy: props.removalPolicy,
+    };
+    const deadLetterQueue = new Queue(this, `${id}DeadLetterQueue`, {
+      ...common,
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    const queue = new Queue(this, `${id}Queue`, {
+      ...common,
+      retentionPeriod: QUEUE_RETENTION,
+      visibilityTimeout,
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    });
+    return { queue, deadLetterQueue };
+  }
+}

@@ -1,0 +1,49 @@
+// Stateful: the orders table, one item per order (latest applied version), which also carries the sales
+// ledger: an accepted order's item has `saleKey` (`<vendorId>#<currency>`) and `saleAmount`, and the
+// sparse `salesByVendor` index holds exactly those items, so summing a vendor's sales is one Query.
+import type { RemovalPolicy } from 'aws-cdk-lib';
+import { ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
+import { attributeType, statefulTableProps } from './table-defaults.js';
+
+// The key names come from the schema the consumer's adapter and the integration tests also use.
+const { partitionKey, salesIndex } = ORDERS_TABLE_SCHEMA;
+export const SALES_BY_VENDOR_INDEX = salesIndex.name;
+
+export interface OrdersTableProps {
+  readonly removalPolicy: RemovalPolicy;
+}
+
+export class OrdersTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: OrdersTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
+      ...statefulTableProps(props.removalPolicy),
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: SALES_BY_VENDOR_INDEX,
+      partitionKey: { name: salesIndex.partitionKey.name, type: attributeType(salesIndex.partitionKey.type) },
+      sortKey: { name: salesIndex.sortKey.name, type: attributeType(salesIndex.sortKey.type) },
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: [...salesIndex.nonKeyAttributes],
+    });
+  }
+
+  /**
+   * What the consumer needs to apply order versions under a version guard: read and conditionally
+   * write single items of the base table. No Query/Scan, no index access (DynamoDB maintains the
+   * index), no deletes: orders are never removed.
+   */
+  grantApplyVersions(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      resourceArns: [this.table.tableArn],
+    });
+  }
+}

@@ -1,0 +1,134 @@
+// Stateless: the poller function. Each scheduled run takes the feed's lease in the cursor table, reads the
+// partner token from SSM, pages the partner API, sends every order version to every queue and
+// quarantines what it cannot publish. Its role can do exactly that and nothing else (notably it cannot
+// touch the orders table).
+import { fileURLToPath } from 'node:url';
+import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { OrderFeedConfig } from '../config.js';
+import type { CursorTable } from './cursor-table.js';
+import { IngesterFunction } from './ingester-function.js';
+import type { OrderQueues } from './order-queues.js';
+import { QUARANTINE_PREFIX, type QuarantineBucket } from './quarantine-bucket.js';
+
+export const POLLER_ENTRY = fileURLToPath(new URL('../../functions/poller/handler.ts', import.meta.url));
+export const POLLER_SERVICE_NAME = 'order-feed-poller';
+/** Long enough for `maxPagesPerRun` pages with retries; the handler budgets its work against it. */
+export const POLLER_TIMEOUT = Duration.minutes(2);
+
+export interface PollerProps {
+  readonly config: OrderFeedConfig;
+  readonly cursorTable: CursorTable;
+  readonly queues: OrderQueues;
+  readonly quarantine: QuarantineBucket;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+export class Poller extends Construct {
+  readonly function: IngesterFunction;
+
+  constructor(scope: Construct, id: string, props: PollerProps) {
+    super(scope, id);
+    const { config, cursorTable, queues, quarantine } = props;
+
+    this.function = new IngesterFunction(this, 'Function', {
+      entry: POLLER_ENTRY,
+      description: 'order-feed-ingester poller: partner Order Feed API to SQS',
+      timeout: POLLER_TIMEOUT,
+      memorySize: 512,
+      // One run at a time; the lease in the cursor table guards against overlap anyway.
+      reservedConcurrentExecutions: 1,
+      environment: pollerEnvironment(Stack.of(this), config, props),
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    const role = this.function.executionRole;
+
+    cursorTable.grantLeaseAndCommit(role);
+    quarantine.grantPutQuarantined(role);
+    // SendMessage also authorises SendMessageBatch.
+    Grant.addToPrincipal({
+      grantee: role,
+      actions: ['sqs:SendMessage'],
+      resourceArns: queues.publishTargets.map((queue) => queue.queueArn),
+    });
+    this.grantTokenRead(config);
+
+    const bucketLogicalId = Stack.of(this).resolve(
+      (quarantine.bucket.node.defaultChild as CfnBucket).logicalId,
+    );
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${QUARANTINE_PREFIX}*]`,
+      reason:
+        'Object keys are generated per quarantined record, so PutObject needs a key wildcard; it is confined to the ' +
+        `${QUARANTINE_PREFIX} prefix of the one quarantine bucket.`,
+    });
+  }
+
+  /**
+   * ssm:GetParameter on the one token parameter. With the default AWS-managed `alias/aws/ssm` key no KMS
+   * grant is needed (its key policy lets any principal of the account decrypt through SSM); with a
+   * customer-managed key, kms:Decrypt on that key, only when called through SSM.
+   */
+  private grantTokenRead(config: OrderFeedConfig): void {
+    const stack = Stack.of(this);
+    const role = this.function.executionRole;
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['ssm:GetParameter'],
+        resources: [
+          stack.formatArn({
+            service: 'ssm',
+            resource: 'parameter',
+            resourceName: config.tokenParameterName.replace(/^\//, ''),
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+    if (config.tokenKmsKeyArn !== undefined) {
+      role.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['kms:Decrypt'],
+          resources: [config.tokenKmsKeyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `ssm.${stack.region}.amazonaws.com` } },
+        }),
+      );
+    }
+  }
+}
+
+function pollerEnvironment(
+  stack: Stack,
+  config: OrderFeedConfig,
+  props: PollerProps,
+): Record<string, string> {
+  const downstream: Record<string, string> = {};
+  for (const [name, pair] of props.queues.subscribers) downstream[name] = pair.queue.queueUrl;
+  const environment: Record<string, string> = {
+    FEED_ID: config.feedId,
+    CURSOR_TABLE_NAME: props.cursorTable.table.tableName,
+    PARTNER_BASE_URL: config.partnerBaseUrl,
+    PARTNER_TOKEN_PARAMETER: config.tokenParameterName,
+    ORDERS_QUEUE_URL: props.queues.orders.queue.queueUrl,
+    // Queue URLs are deploy-time tokens: let CloudFormation render the JSON.
+    DOWNSTREAM_QUEUE_URLS: stack.toJsonString(downstream),
+    QUARANTINE_BUCKET_NAME: props.quarantine.bucket.bucketName,
+    PAGE_SIZE: String(config.pageSize),
+    MAX_PAGES_PER_RUN: String(config.maxPagesPerRun),
+    ARRAY_QUERY_ENCODING: config.arrayQueryEncoding,
+    POWERTOOLS_SERVICE_NAME: POLLER_SERVICE_NAME,
+    POWERTOOLS_METRICS_NAMESPACE: config.metricsNamespace,
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+  };
+  if (config.minAgeMinutes !== undefined) environment.MIN_AGE_MINUTES = String(config.minAgeMinutes);
+  if (config.vendorIds !== undefined) environment.VENDOR_IDS = config.vendorIds.join(',');
+  if (config.cursorRecoveryLookbackMinutes !== undefined) {
+    environment.CURSOR_RECOVERY_LOOKBACK_MINUTES = String(config.cursorRecoveryLookbackMinutes);
+  }
+  return environment;
+}

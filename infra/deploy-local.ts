@@ -1,0 +1,173 @@
+// Deploys the stack into a local AWS emulator (moto_server), the way `cdk deploy` would deploy to AWS.
+//
+//   npx tsx infra/deploy-local.ts --endpoint http://localhost:5000 [--outputs-file .local/stack-outputs.json]
+//        [--partner-base-url http://localhost:4010] [--token-parameter /order-feed-ingester/partner-token]
+//        [--subscribers billing,audit-log]
+//
+// Steps: 1. synth once (bundles the functions) into a private cloud assembly  2. `cdk bootstrap` from it
+// 3. `cdk deploy --method=direct` from it (the change-set method leaves outputs empty in moto)
+// 4. print the stack outputs. Only dummy credentials are ever set. moto cannot update a stack: deploy
+// into a fresh emulator (or reset it first).
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { CONTEXT_KEY } from './config.js';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CDK_BIN = join(REPO_ROOT, 'node_modules', '.bin', 'cdk');
+
+export const LOCAL_DEFAULTS = {
+  partnerBaseUrl: 'http://localhost:4010',
+  tokenParameterName: '/order-feed-ingester/partner-token',
+  outputsFile: join(REPO_ROOT, '.local', 'stack-outputs.json'),
+} as const;
+
+export interface DeployLocalOptions {
+  /** `http://localhost:PORT`: asset upload needs the word `localhost` (see LOCAL-AWS.md). */
+  readonly endpoint: string;
+  readonly outputsFile?: string;
+  readonly partnerBaseUrl?: string;
+  readonly tokenParameterName?: string;
+  readonly subscribers?: readonly string[];
+  /** Cloud assembly directory; default: next to the outputs file. */
+  readonly assemblyDir?: string;
+  /** Where the cdk CLI's output goes; default: this process's stderr. */
+  readonly log?: (chunk: string) => void;
+}
+
+export class DeployLocalError extends Error {
+  override readonly name = 'DeployLocalError';
+}
+
+/** Deploys the stack into the emulator at `endpoint` and returns its outputs (key → value). */
+export async function deployLocal(options: DeployLocalOptions): Promise<Record<string, string>> {
+  const endpoint = checkEndpoint(options.endpoint);
+  const outputsFile = resolve(options.outputsFile ?? LOCAL_DEFAULTS.outputsFile);
+  const assemblyDir = resolve(options.assemblyDir ?? join(dirname(outputsFile), 'cdk.out'));
+  mkdirSync(dirname(outputsFile), { recursive: true });
+  const log = options.log ?? ((chunk: string) => process.stderr.write(chunk));
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AWS_ACCESS_KEY_ID: 'testing',
+    AWS_SECRET_ACCESS_KEY: 'testing',
+    AWS_SESSION_TOKEN: 'testing',
+    AWS_REGION: 'us-east-1',
+    AWS_DEFAULT_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+  };
+  // Never pick a profile or a real credential source up from the environment.
+  delete env.AWS_PROFILE;
+  delete env.AWS_CONFIG_FILE;
+  delete env.AWS_SHARED_CREDENTIALS_FILE;
+  delete env.AWS_WEB_IDENTITY_TOKEN_FILE;
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('AWS_ENDPOINT_URL_')) delete env[key];
+  }
+
+  const context = [
+    `${CONTEXT_KEY}.partnerBaseUrl=${options.partnerBaseUrl ?? LOCAL_DEFAULTS.partnerBaseUrl}`,
+    `${CONTEXT_KEY}.tokenParameterName=${options.tokenParameterName ?? LOCAL_DEFAULTS.tokenParameterName}`,
+    ...(options.subscribers !== undefined
+      ? [`${CONTEXT_KEY}.downstreamSubscribers=${options.subscribers.join(',')}`]
+      : []),
+  ].flatMap((pair) => ['--context', pair]);
+  const common = ['--no-notices', '--no-version-reporting', '--ci'];
+
+  await run([...common, 'synth', '--quiet', '--output', assemblyDir, ...context], env, log);
+  await run([...common, 'bootstrap', '--app', assemblyDir], env, log);
+  await run(
+    [
+      ...common,
+      'deploy',
+      '--app',
+      assemblyDir,
+      '--all',
+      '--method=direct',
+      '--require-approval',
+      'never',
+      '--outputs-file',
+      outputsFile,
+    ],
+    env,
+    log,
+  );
+
+  const byStack = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
+  const stacks = Object.values(byStack);
+  if (stacks.length !== 1 || stacks[0] === undefined) {
+    throw new DeployLocalError(`expected the outputs of one stack in ${outputsFile}, found ${stacks.length}`);
+  }
+  return stacks[0];
+}
+
+function checkEndpoint(endpoint: string): string {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new DeployLocalError(`--endpoint must be a URL like http://localhost:5000 (got "${endpoint}")`);
+  }
+  if (url.hostname !== 'localhost') {
+    throw new DeployLocalError(
+      `--endpoint must use the host name "localhost" (got "${url.hostname}"): cdk's asset upload addresses ` +
+        'the bootstrap bucket by that name',
+    );
+  }
+  return url.origin;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv, log: (chunk: string) => void): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    log(`$ cdk ${args.join(' ')}\n`);
+    const child = spawn(CDK_BIN, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let tail = '';
+    const collect = (chunk: Buffer) => {
+      const text = chunk.toString();
+      tail = (tail + text).slice(-4000);
+      log(text);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolvePromise();
+      else
+        reject(new DeployLocalError(`cdk ${args[3] ?? ''} failed (${signal ?? `exit ${code}`}):\n${tail}`));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      endpoint: { type: 'string' },
+      'outputs-file': { type: 'string' },
+      'partner-base-url': { type: 'string' },
+      'token-parameter': { type: 'string' },
+      subscribers: { type: 'string' },
+    },
+  });
+  if (values.endpoint === undefined)
+    throw new DeployLocalError('--endpoint http://localhost:PORT is required');
+  const outputs = await deployLocal({
+    endpoint: values.endpoint,
+    outputsFile: values['outputs-file'],
+    partnerBaseUrl: values['partner-base-url'],
+    tokenParameterName: values['token-parameter'],
+    subscribers: values.subscribers?.split(',').map((name) => name.trim()),
+  });
+  process.stdout.write(`${JSON.stringify(outputs, null, 2)}\n`);
+}
+
+const entryScript = process.argv[1];
+if (entryScript !== undefined && resolve(entryScript) === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,251 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, KEYS, loadConfig, parseConfig } from '../../infra/config.js';
+import { FULL_CONFIG, REQUIRED_CONFIG } from './synth.js';
+
+/** The issues a configuration raises, as `key: message` lines (empty when valid). */
+function issuesOf(raw: Record<string, unknown>): string[] {
+  try {
+    parseConfig(raw);
+    return [];
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.issues.map((issue) => `${issue.key}: ${issue.message}`);
+  }
+}
+
+function contextOf(values: Record<string, unknown>) {
+  return { tryGetContext: (key: string) => values[key] };
+}
+
+describe('parseConfig', () => {
+  it('applies the documented defaults when only the required keys are given', () => {
+    // Act
+    const config = parseConfig(REQUIRED_CONFIG);
+
+    // Assess
+    expect(config).toMatchObject({
+      partnerBaseUrl: 'https://partner.example.com',
+      tokenParameterName: '/order-feed-ingester/partner-token',
+      tokenKmsKeyArn: undefined,
+      feedId: KEYS.feedId,
+      pageSize: 100,
+      maxPagesPerRun: 50,
+      minAgeMinutes: undefined,
+      vendorIds: undefined,
+      arrayQueryEncoding: 'repeat',
+      downstreamSubscribers: [],
+      maxReceiveCount: 5,
+      consumerBatchSize: 10,
+      consumerMaxBatchingWindowSeconds: 0,
+      consumerMaxConcurrency: 5,
+      alarmLagMinutes: 30,
+      alarmTopicArn: undefined,
+      metricsNamespace: 'OrderFeedIngester',
+      logRetentionDays: 30,
+      removalPolicy: 'retain',
+    });
+    expect(config.scheduleInterval.toMinutes()).toBe(5);
+  });
+
+  it('accepts a full configuration', () => {
+    const config = parseConfig(FULL_CONFIG);
+
+    expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
+    expect(config.vendorIds).toEqual(['vendor-1', 'vendor-2']);
+    expect(config.arrayQueryEncoding).toBe('comma');
+  });
+
+  it('names every missing required key', () => {
+    expect(issuesOf({})).toEqual([
+      expect.stringMatching(/^orderFeed\.partnerBaseUrl: is required/),
+      expect.stringMatching(/^orderFeed\.tokenParameterName: is required/),
+    ]);
+  });
+
+  it.each([
+    ['not a URL', 'partner.example.com', /orderFeed\.partnerBaseUrl: must be an absolute URL/],
+    [
+      'plain http to a public host',
+      'http://partner.example.com',
+      /orderFeed\.partnerBaseUrl: must use https/,
+    ],
+    [
+      'credentials in the URL',
+      'https://user:secret@partner.example.com',
+      /orderFeed\.partnerBaseUrl: must not carry credentials/,
+    ],
+    [
+      'a query string',
+      'https://partner.example.com/?token=x',
+      /orderFeed\.partnerBaseUrl: must not have a query/,
+    ],
+    ['an ftp URL', 'ftp://partner.example.com', /orderFeed\.partnerBaseUrl: must be an https URL/],
+  ])('rejects a partnerBaseUrl with %s', (_case, partnerBaseUrl, expected) => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, partnerBaseUrl })).toEqual([expect.stringMatching(expected)]);
+  });
+
+  it.each(['http://localhost:4010', 'http://127.0.0.1:4010/test-pagination', 'http://[::1]:8080'])(
+    'accepts plain http to the loopback host %s',
+    (partnerBaseUrl) => {
+      expect(parseConfig({ ...REQUIRED_CONFIG, partnerBaseUrl }).partnerBaseUrl).toBe(partnerBaseUrl);
+    },
+  );
+
+  it('drops a trailing slash from partnerBaseUrl', () => {
+    expect(
+      parseConfig({ ...REQUIRED_CONFIG, partnerBaseUrl: 'https://p.example.com/base/' }).partnerBaseUrl,
+    ).toBe('https://p.example.com/base');
+  });
+
+  it.each([
+    ['a path without the leading slash', 'order-feed/token', /must be an SSM parameter name/],
+    ['an ARN', 'arn:aws:ssm:us-east-1:123456789012:parameter/x', /must be the parameter name, not its ARN/],
+    ['what looks like a JWT', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc', /looks like a secret value/],
+    ['a long opaque string', 'a'.repeat(48), /looks like a secret value/],
+    ['the reserved aws prefix', '/aws/reference/x', /.*reserved prefixes/],
+  ])('rejects a tokenParameterName that is %s', (_case, tokenParameterName, expected) => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, tokenParameterName })).toEqual([
+      expect.stringMatching(new RegExp(`^orderFeed\\.tokenParameterName: ${expected.source}`)),
+    ]);
+  });
+
+  it('accepts a plain parameter name', () => {
+    expect(parseConfig({ ...REQUIRED_CONFIG, tokenParameterName: 'partner-token' }).tokenParameterName).toBe(
+      'partner-token',
+    );
+  });
+
+  it.each([
+    [{ pageSize: 0 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 0)'],
+    [{ pageSize: 101 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 101)'],
+    [{ pageSize: 2.5 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 2.5)'],
+    [{ maxPagesPerRun: 0 }, 'orderFeed.maxPagesPerRun: must be an integer from 1 to 1000 (got 0)'],
+    [{ minAgeMinutes: 1441 }, 'orderFeed.minAgeMinutes: must be an integer from 1 to 1440 (got 1441)'],
+    [
+      { consumerMaxConcurrency: 1 },
+      'orderFeed.consumerMaxConcurrency: must be an integer from 2 to 1000 (got 1)',
+    ],
+    [
+      { arrayQueryEncoding: 'csv' },
+      'orderFeed.arrayQueryEncoding: must be one of "repeat", "comma" (got "csv")',
+    ],
+    [
+      { removalPolicy: 'snapshot' },
+      'orderFeed.removalPolicy: must be one of "retain", "destroy" (got "snapshot")',
+    ],
+  ])('names the key of an out-of-range value: %j', (override, expected) => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, ...override })).toEqual([expected]);
+  });
+
+  it.each([
+    ['an upper-case letter', ['Billing'], /invalid subscriber name "Billing"/],
+    ['a leading digit', ['1st'], /invalid subscriber name "1st"/],
+    ['an underscore', ['audit_log'], /invalid subscriber name "audit_log"/],
+    ['a repeated name', ['billing', 'billing'], /must not repeat a subscriber name/],
+    [
+      'names colliding once dashes are dropped',
+      ['audit-log', 'auditlog'],
+      /must not repeat a subscriber name/,
+    ],
+  ])('rejects downstreamSubscribers with %s', (_case, downstreamSubscribers, expected) => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, downstreamSubscribers })).toEqual([
+      expect.stringMatching(new RegExp(`^orderFeed\\.downstreamSubscribers: .*${expected.source}`)),
+    ]);
+  });
+
+  it.each([
+    ['rate(1 minute)', 1],
+    ['rate(10 minutes)', 10],
+    ['rate(1 hour)', 60],
+    [15, 15],
+    ['15', 15],
+  ])('reads the schedule %j as %i minutes', (schedule, minutes) => {
+    expect(
+      parseConfig({ ...REQUIRED_CONFIG, schedule, alarmLagMinutes: 120 }).scheduleInterval.toMinutes(),
+    ).toBe(minutes);
+  });
+
+  it.each([
+    'cron(0/5 * * * ? *)',
+    'rate(5 minute)',
+    'rate(1 minutes)',
+    'rate(0 minutes)',
+    'rate(2 hours)',
+    0,
+  ])('rejects the schedule %j', (schedule) => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, schedule })).toEqual([
+      expect.stringMatching(/^orderFeed\.schedule: /),
+    ]);
+  });
+
+  it('requires a batching window for batches above ten', () => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, consumerBatchSize: 50 })).toEqual([
+      expect.stringMatching(/^orderFeed\.consumerBatchSize: above 10 needs consumerMaxBatchingWindowSeconds/),
+    ]);
+    expect(
+      issuesOf({ ...REQUIRED_CONFIG, consumerBatchSize: 50, consumerMaxBatchingWindowSeconds: 2 }),
+    ).toEqual([]);
+  });
+
+  it('requires the lag threshold to exceed the schedule interval', () => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, schedule: 'rate(30 minutes)', alarmLagMinutes: 30 })).toEqual([
+      expect.stringMatching(/^orderFeed\.alarmLagMinutes: must exceed the schedule interval \(30 minutes\)/),
+    ]);
+  });
+
+  it('rejects unknown keys, naming them', () => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, pagesize: 10 })).toEqual([
+      expect.stringMatching(/^orderFeed\.pagesize: unknown key/),
+    ]);
+  });
+
+  it('reports every problem at once', () => {
+    expect(issuesOf({ partnerBaseUrl: 'http://partner.example.com', pageSize: 0 })).toHaveLength(3);
+  });
+
+  it('puts every key in the error message', () => {
+    expect(() => parseConfig({ ...REQUIRED_CONFIG, pageSize: 0 })).toThrow(/orderFeed\.pageSize/);
+  });
+});
+
+describe('loadConfig', () => {
+  it('reads the orderFeed object from context', () => {
+    const config = loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } }));
+
+    expect(config.pageSize).toBe(25);
+  });
+
+  it('lets -c orderFeed.<key>=<string> override single keys, parsing numbers and lists', () => {
+    // Prepare: what `cdk synth -c orderFeed.pageSize=7 -c orderFeed.downstreamSubscribers=a,b` passes
+    const context = contextOf({
+      orderFeed: REQUIRED_CONFIG,
+      'orderFeed.pageSize': '7',
+      'orderFeed.downstreamSubscribers': 'billing, audit-log',
+      'orderFeed.vendorIds': '["v1","v2"]',
+    });
+
+    // Act
+    const config = loadConfig(context);
+
+    // Assess
+    expect(config.pageSize).toBe(7);
+    expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
+    expect(config.vendorIds).toEqual(['v1', 'v2']);
+  });
+
+  it("accepts the whole object as a JSON string (-c orderFeed='{…}')", () => {
+    const config = loadConfig(contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }));
+
+    expect(config.feedId).toBe('f1');
+  });
+
+  it('rejects an orderFeed value that is not an object', () => {
+    expect(() => loadConfig(contextOf({ orderFeed: '[1,2]' }))).toThrow(/orderFeed: must be an object/);
+  });
+
+  it('fails without any configuration, naming the required keys', () => {
+    expect(() => loadConfig(contextOf({}))).toThrow(
+      /orderFeed\.partnerBaseUrl: is required[\s\S]*orderFeed\.tokenParameterName: is required/,
+    );
+  });
+});

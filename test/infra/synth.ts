@@ -1,0 +1,45 @@
+// Shared by the infrastructure tests: a valid configuration and one way to build the app from it.
+import { Template } from 'aws-cdk-lib/assertions';
+import { buildApp } from '../../infra/app.js';
+
+/** The smallest valid configuration (the two keys without defaults). */
+export const REQUIRED_CONFIG = {
+  partnerBaseUrl: 'https://partner.example.com',
+  tokenParameterName: '/order-feed-ingester/partner-token',
+} as const;
+
+/** A configuration using most keys, with two downstream subscribers. */
+export const FULL_CONFIG = {
+  ...REQUIRED_CONFIG,
+  tokenKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555',
+  feedId: 'partner-orders',
+  schedule: 'rate(5 minutes)',
+  pageSize: 50,
+  maxPagesPerRun: 30,
+  minAgeMinutes: 60,
+  vendorIds: ['vendor-1', 'vendor-2'],
+  arrayQueryEncoding: 'comma',
+  cursorRecoveryLookbackMinutes: 120,
+  downstreamSubscribers: ['billing', 'audit-log'],
+  maxReceiveCount: 4,
+  consumerBatchSize: 10,
+  consumerMaxBatchingWindowSeconds: 5,
+  consumerMaxConcurrency: 3,
+  alarmLagMinutes: 30,
+  alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops-alarms',
+  metricsNamespace: 'OrderFeedTest',
+} as const;
+
+export interface SynthOptions {
+  /** Run esbuild for the functions (slow); by default assets are stubbed, which leaves templates unchanged. */
+  readonly bundle?: boolean;
+  readonly outdir?: string;
+}
+
+export function synthStack(config: Record<string, unknown>, options: SynthOptions = {}) {
+  const context: Record<string, unknown> = { orderFeed: config };
+  // An empty bundling-stacks list makes CDK skip asset bundling (as `cdk synth --exclusively` does).
+  if (!options.bundle) context['aws:cdk:bundling-stacks'] = [];
+  const { app, stack } = buildApp({ context, outdir: options.outdir });
+  return { app, stack, template: Template.fromStack(stack) };
+}
