@@ -1,0 +1,508 @@
+// Operator CLI: reconcile the orders table with the partner, by order id (see ./RECONCILE.md).
+// Flow: parse flags → find the table, queues, API and token (stack outputs + the poller's environment,
+// or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
+// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx infra/cli/reconcile.ts ...`).
+
+import { realpathSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetParameterCommand } from '@aws-sdk/client-ssm';
+import { Agent } from 'undici';
+import {
+  createDynamoDbClient,
+  createSqsClient,
+  createSsmClient,
+} from '../../functions/core/adapters/aws-clients.js';
+import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
+import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
+import { createPartnerClient, DEFAULT_TIMEOUTS } from '../../functions/core/partner/client.js';
+import {
+  RESULT_KINDS,
+  ReconcileAuthError,
+  type ReconcileReport,
+  reconcileOrders,
+} from '../../functions/core/reconcile/reconcile-orders.js';
+
+export const USAGE = `Usage: npm run reconcile -- [--ids 1,2,3 | --sample N] [--repair] [--json]
+         (--stack-name NAME | --orders-table NAME --api-url URL [--queue-url URL]...)
+         [--token-file PATH | --token-parameter NAME] [--feed-id ID] [--aws-endpoint URL]
+         [--concurrency N]
+
+Compares the orders table with the partner's current state of each order (GET /v1/orders/{id})
+and reports, per id: in-sync, behind, ahead, missing, not-found, invalid-id, invalid-record, error.
+
+Which orders (default: --sample 50):
+  --ids 1,2,3             these order ids (comma-separated integers)
+  --sample N              up to N ids read from the orders table (a stretch of the table
+                          starting at a random scan segment; not a uniform random sample)
+What to do:
+  --repair                publish the partner's version of every behind/missing order to the
+                          orders queue and every downstream queue; the consumer applies it
+                          through its version guard (this tool never writes the table)
+  --json                  print the report as JSON (use: npm run --silent reconcile -- --json)
+Where things are:
+  --stack-name NAME       read the table, queues (OrdersQueueUrl, DownstreamQueueUrl*), and the
+                          poller's PARTNER_BASE_URL, PARTNER_TOKEN_PARAMETER and FEED_ID
+  --orders-table NAME     the orders table (overrides the stack's)
+  --queue-url URL         a queue for repairs; repeat it for the orders queue AND every downstream
+                          queue (overrides the stack's list; required with --repair without a stack)
+  --api-url URL           the partner base URL (overrides the stack's)
+  --feed-id ID            source.feedId of repair messages (default: the poller's FEED_ID,
+                          else "reconcile")
+  --aws-endpoint URL      an AWS emulator's endpoint: sets AWS_ENDPOINT_URL, plus dummy
+                          credentials and region when none are set
+Partner token (never printed; the first one found is used):
+  --token-file PATH       read from a file
+  --token-parameter NAME  read from an SSM SecureString (decrypted)
+  PARTNER_API_TOKEN       environment variable
+  with --stack-name       the poller's SSM parameter (PARTNER_TOKEN_PARAMETER)
+Other:
+  --concurrency N         partner calls in flight, 1 to 16 (default 4)
+  -h, --help              show this help
+
+Exit status: 0 nothing behind, missing or invalid and no call failed (with --repair: every repair
+published); 1 otherwise, or the partner rejected the token (401), or AWS failed; 2 usage error.
+`;
+
+export const EXIT_OK = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_USAGE = 2;
+
+const DEFAULT_SAMPLE = 50;
+const MAX_SAMPLE = 10_000;
+const DEFAULT_FEED_ID = 'reconcile';
+/** The same check the partner client applies before sending the header. */
+const TOKEN_SHAPE = /^[\x21-\x7e]+$/;
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A problem with what the operator pointed at (stack, file, parameter): exit 1 with its message. */
+class SetupError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SetupError';
+  }
+}
+
+export interface CliOptions {
+  /** Undefined: sample. */
+  ids: number[] | undefined;
+  sample: number;
+  repair: boolean;
+  json: boolean;
+  help: boolean;
+  stackName: string | undefined;
+  ordersTable: string | undefined;
+  queueUrls: string[];
+  apiUrl: string | undefined;
+  feedId: string | undefined;
+  tokenFile: string | undefined;
+  tokenParameter: string | undefined;
+  awsEndpoint: string | undefined;
+  concurrency: number;
+}
+
+export function parseCli(argv: readonly string[]): CliOptions {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse(argv).values;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const options: CliOptions = {
+    ids: undefined,
+    sample: DEFAULT_SAMPLE,
+    repair: values.repair ?? false,
+    json: values.json ?? false,
+    help: values.help ?? false,
+    stackName: nonEmpty('--stack-name', values['stack-name']),
+    ordersTable: nonEmpty('--orders-table', values['orders-table']),
+    queueUrls: (values['queue-url'] ?? []).map((url) => nonEmpty('--queue-url', url) ?? ''),
+    apiUrl: nonEmpty('--api-url', values['api-url']),
+    feedId: nonEmpty('--feed-id', values['feed-id']),
+    tokenFile: nonEmpty('--token-file', values['token-file']),
+    tokenParameter: nonEmpty('--token-parameter', values['token-parameter']),
+    awsEndpoint: nonEmpty('--aws-endpoint', values['aws-endpoint']),
+    concurrency:
+      values.concurrency === undefined ? 4 : integerFlag('--concurrency', values.concurrency, 1, 16),
+  };
+  if (options.help) return options;
+  if (values.ids !== undefined && values.sample !== undefined) {
+    throw new UsageError('--ids and --sample cannot be combined');
+  }
+  if (values.ids !== undefined) options.ids = parseIds(values.ids);
+  if (values.sample !== undefined) options.sample = integerFlag('--sample', values.sample, 1, MAX_SAMPLE);
+  if (options.tokenFile !== undefined && options.tokenParameter !== undefined) {
+    throw new UsageError('--token-file and --token-parameter cannot be combined');
+  }
+  if (options.stackName === undefined) {
+    const missing = [
+      options.ordersTable === undefined ? '--orders-table' : undefined,
+      options.apiUrl === undefined ? '--api-url' : undefined,
+      options.repair && options.queueUrls.length === 0 ? '--queue-url' : undefined,
+    ].filter((flag) => flag !== undefined);
+    if (missing.length > 0) {
+      throw new UsageError(
+        `without --stack-name, ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required`,
+      );
+    }
+  }
+  if (options.awsEndpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(options.awsEndpoint)) {
+    throw new UsageError(`--aws-endpoint must be an http(s) URL (got "${options.awsEndpoint}")`);
+  }
+  return options;
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      ids: { type: 'string' },
+      sample: { type: 'string' },
+      repair: { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      'stack-name': { type: 'string' },
+      'orders-table': { type: 'string' },
+      'queue-url': { type: 'string', multiple: true },
+      'api-url': { type: 'string' },
+      'feed-id': { type: 'string' },
+      'token-file': { type: 'string' },
+      'token-parameter': { type: 'string' },
+      'aws-endpoint': { type: 'string' },
+      concurrency: { type: 'string' },
+    },
+  });
+}
+
+function nonEmpty(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed === '') throw new UsageError(`${flag} needs a value`);
+  return trimmed;
+}
+
+function integerFlag(flag: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function parseIds(raw: string): number[] {
+  const parts = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  if (parts.length === 0) throw new UsageError('--ids needs at least one order id');
+  return parts.map((part) => {
+    const id = Number(part);
+    if (!/^\d+$/.test(part) || !Number.isSafeInteger(id)) {
+      throw new UsageError(`--ids: "${part}" is not an order id (a non-negative integer up to 2^53 - 1)`);
+    }
+    return id;
+  });
+}
+
+/** Points the AWS SDK at an emulator; fills in dummy credentials and a region only when none are set. */
+function useAwsEndpoint(endpoint: string): void {
+  process.env.AWS_ENDPOINT_URL = endpoint;
+  if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
+    process.env.AWS_ACCESS_KEY_ID = 'testing';
+    process.env.AWS_SECRET_ACCESS_KEY = 'testing';
+  }
+  if (!process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION) process.env.AWS_REGION = 'us-east-1';
+}
+
+interface Target {
+  ordersTable: string;
+  /** Orders queue first, then the downstream queues. */
+  queueUrls: string[];
+  apiUrl: string;
+  feedId: string;
+  /** The poller's SSM token parameter (stack mode only). */
+  stackTokenParameter: string | undefined;
+  warnings: string[];
+}
+
+async function resolveTarget(options: CliOptions): Promise<Target> {
+  const warnings: string[] = [];
+  if (options.stackName === undefined) {
+    return {
+      ordersTable: options.ordersTable ?? '',
+      queueUrls: options.queueUrls,
+      apiUrl: options.apiUrl ?? '',
+      feedId: options.feedId ?? DEFAULT_FEED_ID,
+      stackTokenParameter: undefined,
+      warnings,
+    };
+  }
+  const stack = await readStack(options.stackName);
+  const queueUrls = options.queueUrls.length > 0 ? options.queueUrls : stack.queueUrls;
+  // The poller publishes to the queues in its own environment: a repair must reach the same ones.
+  for (const url of stack.pollerQueueUrls) {
+    if (!queueUrls.includes(url)) {
+      warnings.push(`the poller also publishes to ${url}, which repairs will not reach`);
+    }
+  }
+  const apiUrl = options.apiUrl ?? stack.pollerEnv.PARTNER_BASE_URL;
+  if (!apiUrl) {
+    throw new SetupError(`the poller of stack ${options.stackName} has no PARTNER_BASE_URL; pass --api-url`);
+  }
+  return {
+    ordersTable: options.ordersTable ?? stack.ordersTable,
+    queueUrls,
+    apiUrl,
+    feedId: options.feedId ?? stack.pollerEnv.FEED_ID ?? DEFAULT_FEED_ID,
+    stackTokenParameter: stack.pollerEnv.PARTNER_TOKEN_PARAMETER,
+    warnings,
+  };
+}
+
+async function readStack(stackName: string) {
+  const cfn = new CloudFormationClient({});
+  const lambda = new LambdaClient({});
+  try {
+    let outputs: Record<string, string>;
+    try {
+      const described = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
+      const stack = described.Stacks?.[0];
+      if (!stack) throw new SetupError(`stack ${stackName} not found`);
+      outputs = Object.fromEntries(
+        (stack.Outputs ?? []).flatMap((output) =>
+          output.OutputKey && output.OutputValue ? [[output.OutputKey, output.OutputValue]] : [],
+        ),
+      );
+    } catch (error) {
+      if (error instanceof SetupError) throw error;
+      throw new SetupError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
+    }
+    const required = (key: string): string => {
+      const value = outputs[key];
+      if (!value) throw new SetupError(`stack ${stackName} has no output ${key}`);
+      return value;
+    };
+    const ordersTable = required('OrdersTableName');
+    const ordersQueueUrl = required('OrdersQueueUrl');
+    const pollerName = required('PollerFunctionName');
+    const downstream = Object.keys(outputs)
+      .filter((key) => key.startsWith('DownstreamQueueUrl'))
+      .sort()
+      .map((key) => outputs[key] ?? '');
+    let pollerEnv: Record<string, string>;
+    try {
+      const config = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: pollerName }));
+      pollerEnv = config.Environment?.Variables ?? {};
+    } catch (error) {
+      throw new SetupError(`cannot read the configuration of function ${pollerName}: ${messageOf(error)}`, {
+        cause: error,
+      });
+    }
+    return {
+      ordersTable,
+      queueUrls: [ordersQueueUrl, ...downstream],
+      pollerEnv,
+      pollerQueueUrls: pollerQueueUrls(pollerEnv),
+    };
+  } finally {
+    cfn.destroy();
+    lambda.destroy();
+  }
+}
+
+/** ORDERS_QUEUE_URL and the values of the DOWNSTREAM_QUEUE_URLS JSON map, as far as they parse. */
+function pollerQueueUrls(env: Record<string, string>): string[] {
+  const urls = env.ORDERS_QUEUE_URL ? [env.ORDERS_QUEUE_URL] : [];
+  try {
+    const downstream: unknown = JSON.parse(env.DOWNSTREAM_QUEUE_URLS ?? '{}');
+    if (typeof downstream === 'object' && downstream !== null) {
+      for (const url of Object.values(downstream)) if (typeof url === 'string') urls.push(url);
+    }
+  } catch {
+    // The poller itself would refuse to start with this value; nothing to compare against.
+  }
+  return urls;
+}
+
+async function readToken(options: CliOptions, target: Target, env: NodeJS.ProcessEnv): Promise<string> {
+  let token: string;
+  let source: string;
+  if (options.tokenFile !== undefined) {
+    source = `--token-file ${options.tokenFile}`;
+    try {
+      token = (await readFile(options.tokenFile, 'utf8')).trim();
+    } catch (error) {
+      throw new SetupError(`cannot read ${source}: ${messageOf(error)}`);
+    }
+  } else if (options.tokenParameter !== undefined || (!env.PARTNER_API_TOKEN && target.stackTokenParameter)) {
+    const name = options.tokenParameter ?? target.stackTokenParameter ?? '';
+    source = `SSM parameter ${name}`;
+    token = await readParameter(name);
+  } else if (env.PARTNER_API_TOKEN) {
+    source = 'PARTNER_API_TOKEN';
+    token = env.PARTNER_API_TOKEN.trim();
+  } else {
+    throw new UsageError(
+      'no partner token: set PARTNER_API_TOKEN, or pass --token-file or --token-parameter',
+    );
+  }
+  if (!TOKEN_SHAPE.test(token)) {
+    throw new SetupError(`the token from ${source} is empty or has characters a bearer token cannot have`);
+  }
+  return token;
+}
+
+async function readParameter(name: string): Promise<string> {
+  const ssm = createSsmClient();
+  try {
+    const output = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+    return output.Parameter?.Value?.trim() ?? '';
+  } catch (error) {
+    throw new SetupError(`cannot read SSM parameter ${name}: ${messageOf(error)}`, { cause: error });
+  } finally {
+    ssm.destroy();
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+export function renderTable(report: ReconcileReport): string {
+  const rows = report.orders.map((entry) => [
+    String(entry.id),
+    entry.storedVersion === undefined ? '-' : String(entry.storedVersion),
+    entry.partnerVersion === undefined ? '-' : String(entry.partnerVersion),
+    entry.result,
+    [entry.detail, entry.repair === undefined ? undefined : `repair ${entry.repair}`]
+      .filter((part) => part !== undefined)
+      .join('; '),
+  ]);
+  const header = ['ID', 'STORED', 'PARTNER', 'RESULT', 'DETAIL'];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+export function renderSummary(report: ReconcileReport): string {
+  const counts = RESULT_KINDS.map((kind) => `${report.counts[kind]} ${kind}`).join(', ');
+  const { published, failed } = report.repairs;
+  const repairs = published + failed > 0 ? `; repairs: ${published} published, ${failed} failed` : '';
+  return `${report.orders.length} checked: ${counts}${repairs}; ${report.unresolved} need attention`;
+}
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+/** Runs the CLI; resolves with the exit status. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  let options: CliOptions;
+  try {
+    options = parseCli(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`reconcile: ${error.message}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (options.help) {
+    io.stdout(USAGE);
+    return EXIT_OK;
+  }
+  if (options.awsEndpoint !== undefined) useAwsEndpoint(options.awsEndpoint);
+
+  const dynamo = createDynamoDbClient();
+  const sqs = createSqsClient();
+  // Own agent, closed at the end, so no keep-alive socket holds the process open.
+  const agent = new Agent({
+    connectTimeout: DEFAULT_TIMEOUTS.connectTimeoutMs,
+    headersTimeout: DEFAULT_TIMEOUTS.headersTimeoutMs,
+    bodyTimeout: DEFAULT_TIMEOUTS.bodyTimeoutMs,
+  });
+  let report: ReconcileReport | undefined;
+  try {
+    const target = await resolveTarget(options);
+    for (const warning of target.warnings) io.stderr(`reconcile: warning: ${warning}\n`);
+    const token = await readToken(options, target, io.env);
+    let partner: ReturnType<typeof createPartnerClient>;
+    try {
+      partner = createPartnerClient({ baseUrl: target.apiUrl, token: async () => token, dispatcher: agent });
+    } catch (error) {
+      throw new UsageError(`--api-url: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const stored = new DynamoStoredOrders(dynamo, target.ordersTable);
+    const ids = options.ids ?? (await stored.sampleIds(options.sample));
+    report = await reconcileOrders(
+      { stored, partner, publisher: new SqsFanoutPublisher(sqs, target.queueUrls), now: Date.now },
+      { ids, repair: options.repair, feedId: target.feedId, concurrency: options.concurrency },
+    );
+    print(io, options, report);
+    return report.unresolved === 0 ? EXIT_OK : EXIT_FINDINGS;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`reconcile: ${error.message}\n\n${USAGE}`);
+      return EXIT_USAGE;
+    }
+    if (error instanceof ReconcileAuthError) {
+      print(io, options, error.partial, 'partner API answered 401 Unauthorized');
+      io.stderr(
+        `reconcile: ${error.message}. Check the token (PARTNER_API_TOKEN, --token-file, --token-parameter or the stack's parameter).\n`,
+      );
+      return EXIT_FINDINGS;
+    }
+    io.stderr(`reconcile: ${messageOf(error)}\n`);
+    return EXIT_FINDINGS;
+  } finally {
+    dynamo.destroy();
+    sqs.destroy();
+    await agent.close();
+  }
+}
+
+function print(io: CliIo, options: CliOptions, report: ReconcileReport, aborted?: string): void {
+  if (options.json) {
+    io.stdout(`${JSON.stringify(aborted === undefined ? report : { ...report, aborted }, null, 2)}\n`);
+    return;
+  }
+  if (report.orders.length > 0) io.stdout(`${renderTable(report)}\n\n`);
+  io.stdout(`${renderSummary(report)}${aborted === undefined ? '' : ` (aborted: ${aborted})`}\n`);
+}
+
+const invokedDirectly = (() => {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+})();
+
+if (invokedDirectly) {
+  process.exitCode = await runCli(process.argv.slice(2));
+}

@@ -1,0 +1,318 @@
+import { describe, expect, it } from 'vitest';
+import { parseOrderVersionMessage } from '../../../functions/core/apply/order-version-message.js';
+import {
+  AuthenticationError,
+  BadRequestError,
+  OrderNotFoundError,
+  ResponseFormatError,
+  RetryLaterError,
+} from '../../../functions/core/partner/errors.js';
+import type { CallOptions, PartnerApi, RawPage } from '../../../functions/core/partner/types.js';
+import {
+  CHUNK_SIZE,
+  ReconcileAuthError,
+  type ReconcileDeps,
+  reconcileOrders,
+  type StoredOrders,
+  type StoredVersion,
+} from '../../../functions/core/reconcile/reconcile-orders.js';
+import { sampleOrder } from '../../fixtures/orders.js';
+import { RecordingPublisher } from '../../support/fakes.js';
+
+const NOW = 1_714_600_000_000;
+
+/** The partner's answer per id: a raw record, or an error to throw. Unknown ids answer 404. */
+class FakePartner implements PartnerApi {
+  readonly calls: Array<{ id: number; deadline: number }> = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  constructor(
+    private readonly answers: Map<number, unknown>,
+    private readonly journal: string[] = [],
+  ) {}
+
+  async getOrderUpdates(): Promise<RawPage> {
+    throw new Error('not used by reconciliation');
+  }
+
+  async getOrder(id: number, options: CallOptions): Promise<unknown> {
+    this.calls.push({ id, deadline: options.deadline });
+    this.journal.push(`getOrder ${id}`);
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    this.inFlight -= 1;
+    const answer = this.answers.has(id)
+      ? this.answers.get(id)
+      : new OrderNotFoundError(id, 'order not found');
+    if (answer instanceof Error) throw answer;
+    return answer;
+  }
+}
+
+class FakeStoredOrders implements StoredOrders {
+  readonly reads: number[][] = [];
+  constructor(
+    readonly items: Map<number, StoredVersion>,
+    private readonly journal: string[] = [],
+  ) {}
+
+  async getVersions(ids: readonly number[]): Promise<Map<number, StoredVersion>> {
+    this.reads.push([...ids]);
+    this.journal.push(`getVersions ${ids.join(',')}`);
+    return new Map(
+      ids.flatMap((id) => (this.items.has(id) ? [[id, this.items.get(id) as StoredVersion]] : [])),
+    );
+  }
+
+  async sampleIds(limit: number): Promise<number[]> {
+    return [...this.items.keys()].slice(0, limit);
+  }
+}
+
+function setup(answers: Array<[number, unknown]>, stored: Array<[number, StoredVersion]>) {
+  const journal: string[] = [];
+  const partner = new FakePartner(new Map(answers), journal);
+  const storedOrders = new FakeStoredOrders(new Map(stored), journal);
+  const publisher = new RecordingPublisher(journal);
+  const deps: ReconcileDeps = { partner, stored: storedOrders, publisher, now: () => NOW };
+  return { deps, partner, storedOrders, publisher, journal };
+}
+
+/** One id per result kind (ids 1..8), plus what the table holds. */
+function everyKind() {
+  return setup(
+    [
+      [1, sampleOrder({ id: 1, version: 3 })], // in-sync
+      [2, sampleOrder({ id: 2, version: 5, status: 'cancelled', cancelledAt: NOW })], // behind
+      [3, sampleOrder({ id: 3, version: 2 })], // ahead
+      [4, sampleOrder({ id: 4, version: 1, status: 'placed' })], // missing
+      // 5: not-found (unknown to the partner)
+      [6, new BadRequestError('order id out of range')], // invalid-id
+      [7, sampleOrder({ id: 7, total: undefined })], // invalid-record
+      [8, new RetryLaterError('rate-limited', 'GET /v1/orders/8: rate limited (429)', { statusCode: 429 })],
+    ],
+    [
+      [1, { version: 3, status: 'accepted' }],
+      [2, { version: 4, status: 'accepted' }],
+      [3, { version: 4, status: 'accepted' }],
+      [5, { version: 1, status: 'placed' }],
+    ],
+  );
+}
+
+describe('reconcileOrders', () => {
+  it('reports every result kind, in the order the ids were given', async () => {
+    const { deps, publisher } = everyKind();
+
+    const report = await reconcileOrders(deps, { ids: [1, 2, 3, 4, 5, 6, 7, 8], feedId: 'orders' });
+
+    expect(report.orders).toEqual([
+      {
+        id: 1,
+        result: 'in-sync',
+        storedVersion: 3,
+        storedStatus: 'accepted',
+        partnerVersion: 3,
+        partnerStatus: 'accepted',
+      },
+      {
+        id: 2,
+        result: 'behind',
+        storedVersion: 4,
+        storedStatus: 'accepted',
+        partnerVersion: 5,
+        partnerStatus: 'cancelled',
+        detail: 'stored v4 (accepted), partner v5 (cancelled)',
+      },
+      expect.objectContaining({ id: 3, result: 'ahead', storedVersion: 4, partnerVersion: 2 }),
+      expect.objectContaining({
+        id: 4,
+        result: 'missing',
+        partnerVersion: 1,
+        detail: 'not in the orders table',
+      }),
+      { id: 5, result: 'not-found', detail: 'partner answered 404' },
+      { id: 6, result: 'invalid-id', detail: 'partner answered 400: order id out of range' },
+      { id: 7, result: 'invalid-record', partnerVersion: 3, detail: expect.stringMatching(/total/) },
+      { id: 8, result: 'error', detail: expect.stringMatching(/ERR_PARTNER_RETRY_LATER.*429/) },
+    ]);
+    expect(report.counts).toEqual({
+      'in-sync': 1,
+      behind: 1,
+      ahead: 1,
+      missing: 1,
+      'not-found': 1,
+      'invalid-id': 1,
+      'invalid-record': 1,
+      error: 1,
+    });
+    // ahead and not-found are reported but need no action; the rest do.
+    expect(report.unresolved).toBe(5);
+    expect(publisher.published).toEqual([]);
+  });
+
+  it('without repair it only reads: nothing is published', async () => {
+    const { deps, publisher } = everyKind();
+    const report = await reconcileOrders(deps, { ids: [2, 4], feedId: 'orders', repair: false });
+    expect(report.orders.map((entry) => entry.result)).toEqual(['behind', 'missing']);
+    expect(report.orders.every((entry) => entry.repair === undefined)).toBe(true);
+    expect(publisher.published).toEqual([]);
+  });
+
+  it('with repair publishes the partner version of behind and missing orders only, as contract messages', async () => {
+    const { deps, publisher } = everyKind();
+
+    const report = await reconcileOrders(deps, { ids: [1, 2, 3, 4, 5], feedId: 'orders', repair: true });
+
+    expect(publisher.published.map((message) => [message.orderId, message.version])).toEqual([
+      [2, 5],
+      [4, 1],
+    ]);
+    const message = parseOrderVersionMessage(publisher.published[0]?.body ?? '');
+    expect(message.order).toMatchObject({ id: 2, version: 5, status: 'cancelled' });
+    expect(message.source).toEqual({
+      feedId: 'orders',
+      pageId: null,
+      fetchedAt: new Date(NOW).toISOString(),
+      findings: [],
+    });
+    expect(report.orders.filter((entry) => entry.repair !== undefined)).toEqual([
+      expect.objectContaining({ id: 2, result: 'behind', repair: 'published' }),
+      expect.objectContaining({ id: 4, result: 'missing', repair: 'published' }),
+    ]);
+    expect(report.repairs).toEqual({ published: 2, failed: 0 });
+    expect(report.unresolved).toBe(0);
+  });
+
+  it('reports a failed publish per order and keeps those orders unresolved', async () => {
+    const { deps, publisher } = everyKind();
+    publisher.failNext = 1;
+
+    const report = await reconcileOrders(deps, { ids: [2, 4], feedId: 'orders', repair: true });
+
+    expect(report.orders).toEqual([
+      expect.objectContaining({
+        id: 2,
+        repair: 'failed',
+        detail: expect.stringMatching(/repair not published/),
+      }),
+      expect.objectContaining({ id: 4, repair: 'failed' }),
+    ]);
+    expect(report.repairs).toEqual({ published: 0, failed: 2 });
+    expect(report.unresolved).toBe(2);
+  });
+
+  it('stops calling the partner after a 401 and throws with what was reconciled before', async () => {
+    const ids = Array.from({ length: CHUNK_SIZE + 20 }, (_, index) => index + 1);
+    const answers: Array<[number, unknown]> = ids.map((id) => [id, sampleOrder({ id, version: 2 })]);
+    answers[CHUNK_SIZE + 4] = [CHUNK_SIZE + 5, new AuthenticationError()];
+    const { deps, partner, publisher } = setup(
+      answers,
+      ids.map((id) => [id, { version: 1, status: 'accepted' }]),
+    );
+
+    const error = await reconcileOrders(deps, { ids, feedId: 'orders', repair: true, concurrency: 1 }).catch(
+      (caught: unknown) => caught,
+    );
+
+    expect(error).toBeInstanceOf(ReconcileAuthError);
+    expect((error as ReconcileAuthError).message).toMatch(/401 Unauthorized/);
+    expect((error as ReconcileAuthError).cause).toBeInstanceOf(AuthenticationError);
+    // The first chunk was finished (and repaired); the second stopped at the 401 and published nothing.
+    expect((error as ReconcileAuthError).partial.orders).toHaveLength(CHUNK_SIZE);
+    expect(partner.calls.map((call) => call.id)).toEqual(ids.slice(0, CHUNK_SIZE + 5));
+    expect(publisher.published).toHaveLength(CHUNK_SIZE);
+  });
+
+  it('reads the stored versions after the partner answered, in chunks, and skips ids the partner could not serve', async () => {
+    const ids = Array.from({ length: 2 * CHUNK_SIZE + 5 }, (_, index) => index + 1);
+    const { deps, storedOrders, journal } = setup(
+      ids.filter((id) => id !== 3).map((id) => [id, sampleOrder({ id, version: 1 })]),
+      [],
+    );
+
+    const report = await reconcileOrders(deps, { ids, feedId: 'orders' });
+
+    expect(storedOrders.reads.map((read) => read.length)).toEqual([CHUNK_SIZE - 1, CHUNK_SIZE, 5]);
+    expect(storedOrders.reads[0]).not.toContain(3);
+    const firstRead = journal.findIndex((line) => line.startsWith('getVersions'));
+    expect(journal.slice(0, firstRead).filter((line) => line.startsWith('getOrder'))).toHaveLength(
+      CHUNK_SIZE,
+    );
+    expect(report.counts.missing).toBe(ids.length - 1);
+    expect(report.counts['not-found']).toBe(1);
+  });
+
+  it('keeps at most `concurrency` calls in flight, each with its own deadline, and checks each id once', async () => {
+    const ids = Array.from({ length: 30 }, (_, index) => index + 1);
+    const { deps, partner } = setup(
+      ids.map((id) => [id, sampleOrder({ id })]),
+      [],
+    );
+
+    await reconcileOrders(deps, {
+      ids: [...ids, 1, 2],
+      feedId: 'orders',
+      concurrency: 4,
+      callTimeoutMs: 5_000,
+    });
+
+    expect(partner.maxInFlight).toBe(4);
+    expect(partner.calls.map((call) => call.id)).toEqual(ids);
+    expect(new Set(partner.calls.map((call) => call.deadline))).toEqual(new Set([NOW + 5_000]));
+  });
+
+  it('refuses ids that cannot be sent exactly, without calling the partner', async () => {
+    const { deps, partner } = setup([], []);
+    const report = await reconcileOrders(deps, { ids: [-1, 2 ** 53, 1.5], feedId: 'orders' });
+    expect(report.orders.map((entry) => entry.result)).toEqual(['invalid-id', 'invalid-id', 'invalid-id']);
+    expect(partner.calls).toEqual([]);
+  });
+
+  it('treats a record for another order id, or a malformed body, as not comparable', async () => {
+    const { deps } = setup(
+      [
+        [10, sampleOrder({ id: 11 })],
+        [
+          12,
+          new ResponseFormatError('GET /v1/orders/12: response is not an Order object', { statusCode: 200 }),
+        ],
+      ],
+      [[10, { version: 1, status: 'placed' }]],
+    );
+    const report = await reconcileOrders(deps, { ids: [10, 12], feedId: 'orders', repair: true });
+    expect(report.orders).toEqual([
+      expect.objectContaining({
+        id: 10,
+        result: 'invalid-record',
+        detail: 'partner returned order 11 for id 10',
+      }),
+      expect.objectContaining({
+        id: 12,
+        result: 'error',
+        detail: expect.stringMatching(/not an Order object/),
+      }),
+    ]);
+  });
+
+  it('notes a status difference at the same version without calling it out of sync', async () => {
+    const { deps } = setup(
+      [[1, sampleOrder({ id: 1, version: 3 })]],
+      [[1, { version: 3, status: 'placed' }]],
+    );
+    const report = await reconcileOrders(deps, { ids: [1], feedId: 'orders' });
+    expect(report.orders[0]).toMatchObject({
+      result: 'in-sync',
+      detail: 'same version, but status differs: stored placed, partner accepted',
+    });
+  });
+
+  it('returns an empty report for no ids', async () => {
+    const { deps } = setup([], []);
+    expect(await reconcileOrders(deps, { ids: [], feedId: 'orders' })).toMatchObject({
+      orders: [],
+      unresolved: 0,
+    });
+  });
+});
