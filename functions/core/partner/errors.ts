@@ -53,9 +53,13 @@ export class OrderNotFoundError extends PartnerApiError {
 export class BadRequestError extends PartnerApiError {
   readonly serverMessage: string | undefined;
   constructor(serverMessage: string | undefined) {
-    super('ERR_PARTNER_BAD_REQUEST', `partner API rejected the request (400): ${serverMessage ?? 'no message'}`, {
-      statusCode: 400,
-    });
+    super(
+      'ERR_PARTNER_BAD_REQUEST',
+      `partner API rejected the request (400): ${serverMessage ?? 'no message'}`,
+      {
+        statusCode: 400,
+      },
+    );
     this.serverMessage = serverMessage;
   }
 }
@@ -89,9 +93,13 @@ export class ResponseFormatError extends PartnerApiError {
 /** Any other non-2xx status that is not retryable (e.g. 403, 405, 404 on the feed that is not a cursor). */
 export class UnexpectedStatusError extends PartnerApiError {
   constructor(statusCode: number, serverMessage: string | undefined) {
-    super('ERR_PARTNER_HTTP', `partner API answered ${statusCode}${serverMessage ? `: ${serverMessage}` : ''}`, {
-      statusCode,
-    });
+    super(
+      'ERR_PARTNER_HTTP',
+      `partner API answered ${statusCode}${serverMessage ? `: ${serverMessage}` : ''}`,
+      {
+        statusCode,
+      },
+    );
   }
 }
 
