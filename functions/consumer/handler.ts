@@ -22,17 +22,26 @@ const SALES_METRICS = {
   none: [],
 } as const;
 
+/**
+ * Running totals of this container, for in-process runners (local mode prints them); CloudWatch
+ * gets the same counts as metrics.
+ */
+export const consumerTotals = { applied: 0, stale: 0, failed: 0 };
+
 async function applyRecord(record: SQSRecord): Promise<ApplyResult> {
   try {
     const result = await applyOrderVersion(store, record.body);
     if (result.outcome === 'stale') {
+      consumerTotals.stale += 1;
       count('VersionsStale');
     } else {
+      consumerTotals.applied += 1;
       count('VersionsApplied');
       for (const name of SALES_METRICS[result.salesChange]) count(name);
     }
     return result;
   } catch (error) {
+    consumerTotals.failed += 1;
     count('MessagesFailed');
     // The message id and receive count locate the message; its body (customer data) is not logged.
     logger.error('order version message failed; it will be retried, then dead-lettered', {

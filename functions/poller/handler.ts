@@ -18,13 +18,18 @@ import { loadPollerConfig } from './config.js';
 const config = loadPollerConfig(process.env);
 const { logger, metrics } = createObservability('order-feed-poller');
 const count = countOn(metrics);
+/** Retries of the current invocation (reported in its result; invocations never overlap in a container). */
+const invocationRetries = { partnerRetries: 0, rateLimitWaits: 0 };
 const tokens = new SsmTokenProvider(createSsmClient(), config.tokenParameterName);
 const partner = createPartnerClient({
   baseUrl: config.partnerBaseUrl,
   token: () => tokens.token(),
   arrayEncoding: config.arrayQueryEncoding,
   onRetry: (event) => {
-    count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
+    const rateLimited = event.kind === 'rate-limited';
+    count(rateLimited ? 'RateLimitWaits' : 'PartnerRetries');
+    if (rateLimited) invocationRetries.rateLimitWaits += 1;
+    else invocationRetries.partnerRetries += 1;
     logger.warn('partner API call will be retried', { ...event });
   },
 });
@@ -44,25 +49,31 @@ const deps = {
 /** A lease outlives the invocation by this much, so only a crashed invocation's lease ever lapses. */
 const LEASE_GRACE_MS = 60_000;
 
+/** What an invocation returns: the run's outcome and the partner retries it took. */
+export type PollResult = PollOutcome & typeof invocationRetries;
+
 export class PollRunFailedError extends Error {
-  readonly outcome: PollOutcome;
-  constructor(outcome: PollOutcome) {
+  readonly outcome: PollResult;
+  constructor(outcome: PollResult) {
     super(`poll run failed: ${outcome.kind}`);
     this.name = 'PollRunFailedError';
     this.outcome = outcome;
   }
 }
 
-export const handler = async (_event: unknown, context: Context): Promise<PollOutcome> => {
+export const handler = async (_event: unknown, context: Context): Promise<PollResult> => {
   logger.addContext(context);
+  invocationRetries.partnerRetries = 0;
+  invocationRetries.rateLimitWaits = 0;
   const startedAt = Date.now();
   const remainingMs = context.getRemainingTimeInMillis();
   try {
-    const outcome = await pollFeed(deps, config, {
+    const run = await pollFeed(deps, config, {
       owner: context.awsRequestId,
       deadline: startedAt + remainingMs - config.safetyMarginMs,
       leaseMs: remainingMs + LEASE_GRACE_MS,
     });
+    const outcome: PollResult = { ...run, ...invocationRetries };
     // A 401 may mean the token was rotated: read it from SSM afresh on the next run.
     if (outcome.kind === 'auth-failed') tokens.invalidate();
     metrics.addMetric('RunDurationMs', MetricUnit.Milliseconds, Date.now() - startedAt);

@@ -19,7 +19,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { vi } from 'vitest';
 import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { CURSOR_TABLE_SCHEMA, ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
-import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
+import type { PollResult } from '../../functions/poller/handler.js';
 import { lambdaContext } from '../../infra/local/lambda-context.js';
 import { type EventSourceOptions, pollQueueOnce } from '../../infra/local/sqs-event-source.js';
 import { EMULATOR_ENV, type RunningMoto } from './moto.js';
@@ -161,7 +161,7 @@ export function pipelineEnv(
 }
 
 export interface Handlers {
-  poll(): Promise<PollOutcome>;
+  poll(): Promise<PollResult>;
   consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
 }
 
