@@ -29,6 +29,11 @@ export interface PollerConfig {
   recoveryLookbackMinutes: number | undefined;
   /** Time kept free at the end of an invocation to publish and commit the last page. */
   safetyMarginMs: number;
+  /**
+   * How long the lease outlives the invocation's own deadline, so only a crashed invocation's lease ever
+   * lapses. The time a crashed run blocks the feed is its remaining time plus this.
+   */
+  leaseGraceMs: number;
   authBackoff: { initialMs: number; maxMs: number };
 }
 
@@ -68,6 +73,7 @@ export function loadPollerConfig(env: Env): PollerConfig {
       max: 60 * 24 * 400,
     }),
     safetyMarginMs: integer(env, 'SAFETY_MARGIN_SECONDS', { min: 1, max: 600, default: 20 }) * 1000,
+    leaseGraceMs: integer(env, 'LEASE_GRACE_SECONDS', { min: 1, max: 3600, default: 60 }) * 1000,
     authBackoff: {
       initialMs: integer(env, 'AUTH_BACKOFF_INITIAL_SECONDS', { min: 1, max: 86_400, default: 300 }) * 1000,
       maxMs: integer(env, 'AUTH_BACKOFF_MAX_SECONDS', { min: 1, max: 86_400, default: 3600 }) * 1000,

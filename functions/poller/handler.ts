@@ -46,9 +46,6 @@ const deps = {
   now: Date.now,
 };
 
-/** A lease outlives the invocation by this much, so only a crashed invocation's lease ever lapses. */
-const LEASE_GRACE_MS = 60_000;
-
 /** What an invocation returns: the run's outcome and the partner retries it took. */
 export type PollResult = PollOutcome & typeof invocationRetries;
 
@@ -71,7 +68,7 @@ export const handler = async (_event: unknown, context: Context): Promise<PollRe
     const run = await pollFeed(deps, config, {
       owner: context.awsRequestId,
       deadline: startedAt + remainingMs - config.safetyMarginMs,
-      leaseMs: remainingMs + LEASE_GRACE_MS,
+      leaseMs: remainingMs + config.leaseGraceMs,
     });
     const outcome: PollResult = { ...run, ...invocationRetries };
     // A 401 may mean the token was rotated: read it from SSM afresh on the next run.

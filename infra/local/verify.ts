@@ -1,0 +1,225 @@
+// `npm run verify`: conformance against the partner's scenarios (spec section 4). Runs every scenario
+// through the whole local pipeline (the real handlers, the deployed stack in an emulator) one after
+// another on one deployment, and checks what each left behind against the spec's expectation
+// (scenario-checks.ts). Default: the built-in simulator. With --test-base-url and a test token, the
+// partner's real test environment, so an integration can be certified before going live.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Order } from '../../functions/core/model/types.js';
+import { startSimulator } from '../../test/simulator/index.js';
+import { SCENARIO_IDS } from '../../test/simulator/types.js';
+import { EMULATOR_ENV, startMoto } from './moto.js';
+import { SCENARIO_CHECKS, type ScenarioRun } from './scenario-checks.js';
+
+const USAGE = `Usage: npm run verify -- [options]
+
+Runs every partner test scenario (spec section 4) through the whole pipeline and prints PASS/FAIL per
+scenario. Exit 0 only when all pass.
+
+  --test-base-url URL   the partner's test environment, e.g. https://partner.example/test (the scenario
+                        id is appended). Omitted: the built-in simulator.
+  --token-file PATH     file holding the test token (or env PARTNER_API_TOKEN); required with
+                        --test-base-url. The token is never printed.
+  --scenario ID         run only this scenario (repeatable)
+  --aws-endpoint URL    reuse a running AWS emulator (e.g. moto_server); omitted: one is started
+  --json PATH           also write the results as JSON
+  --help                this text
+`;
+
+interface Options {
+  testBaseUrl: string | undefined;
+  token: string | undefined;
+  scenarios: string[];
+  awsEndpoint: string | undefined;
+  jsonPath: string | undefined;
+}
+
+class UsageError extends Error {}
+
+function parseOptions(argv: string[]): Options | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      'test-base-url': { type: 'string' },
+      'token-file': { type: 'string' },
+      scenario: { type: 'string', multiple: true },
+      'aws-endpoint': { type: 'string' },
+      json: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) return 'help';
+  const scenarios = values.scenario ?? [...SCENARIO_IDS];
+  for (const scenario of scenarios) {
+    if (!(scenario in SCENARIO_CHECKS)) throw new UsageError(`unknown scenario: ${scenario}`);
+  }
+  let token = process.env.PARTNER_API_TOKEN?.trim() || undefined;
+  if (values['token-file']) {
+    try {
+      token = readFileSync(values['token-file'], 'utf8').trim();
+    } catch {
+      throw new UsageError(`cannot read --token-file ${values['token-file']}`);
+    }
+  }
+  if (values['test-base-url'] && !token) {
+    throw new UsageError('--test-base-url needs a test token: set PARTNER_API_TOKEN or pass --token-file');
+  }
+  return {
+    testBaseUrl: values['test-base-url']?.replace(/\/+$/, ''),
+    token,
+    scenarios,
+    awsEndpoint: values['aws-endpoint'],
+    jsonPath: values.json,
+  };
+}
+
+interface Result {
+  scenario: string;
+  pass: boolean;
+  reason: string;
+  seconds: number;
+}
+
+const START = fileURLToPath(new URL('./start.ts', import.meta.url));
+
+/** Runs local mode for one scenario as a user would, and gathers what it left behind. */
+async function runScenario(
+  apiUrl: string,
+  token: string,
+  endpoint: string,
+  workDir: string,
+): Promise<ScenarioRun> {
+  const summaryPath = join(workDir, `summary-${randomBytes(4).toString('hex')}.json`);
+  const args = ['--import', 'tsx', START, '--aws-endpoint', endpoint, '--api-url', apiUrl, '--reset-data'];
+  const exitCode = await new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, [...args, '--summary-json', summaryPath], {
+      env: { ...process.env, PARTNER_API_TOKEN: token },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-2000);
+    });
+    child.on('exit', (code) => {
+      if (code !== 0 && code !== 3 && stderr) process.stderr.write(stderr);
+      resolve(code ?? 1);
+    });
+  });
+  let summary: Record<string, unknown> = {};
+  try {
+    summary = JSON.parse(readFileSync(summaryPath, 'utf8'));
+  } catch {
+    // No summary: local mode failed before writing one; the check reports the exit code.
+  }
+  return {
+    exitCode,
+    outcome: typeof summary.outcome === 'string' ? summary.outcome : undefined,
+    counters: summary.counters as ScenarioRun['counters'],
+    sales: (summary.sales as ScenarioRun['sales']) ?? [],
+    deadLettered: Number(summary.deadLettered ?? 0),
+    quarantined: (summary.quarantined as string[]) ?? [],
+    orders: typeof summary.ordersTable === 'string' ? await readOrders(summary.ordersTable) : [],
+  };
+}
+
+async function readOrders(tableName: string): Promise<Order[]> {
+  const client = new DynamoDBClient({});
+  const orders: Order[] = [];
+  for await (const page of paginateScan({ client }, { TableName: tableName, ConsistentRead: true })) {
+    for (const item of page.Items ?? []) orders.push(unmarshall(item) as Order);
+  }
+  client.destroy();
+  return orders;
+}
+
+function printTable(results: Result[]): void {
+  const width = Math.max(...results.map((result) => result.scenario.length), 'scenario'.length);
+  console.log(`${'scenario'.padEnd(width)}  result  time     reason`);
+  for (const result of results) {
+    console.log(
+      `${result.scenario.padEnd(width)}  ${(result.pass ? 'PASS' : 'FAIL').padEnd(6)}  ${`${result.seconds.toFixed(1)}s`.padEnd(7)}  ${result.reason}`,
+    );
+  }
+  const passed = results.filter((result) => result.pass).length;
+  console.log(`\n${passed} passed, ${results.length - passed} failed`);
+}
+
+async function main(): Promise<number> {
+  let options: Options | 'help';
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const cleanups: Array<() => Promise<void>> = [];
+  const workDir = mkdtempSync(join(tmpdir(), 'order-feed-verify-'));
+  cleanups.push(async () => rmSync(workDir, { recursive: true, force: true }));
+  try {
+    let endpoint = options.awsEndpoint;
+    if (!endpoint) {
+      const moto = await startMoto();
+      cleanups.push(() => moto.stop());
+      endpoint = moto.endpoint;
+    }
+    for (const [name, value] of Object.entries(EMULATOR_ENV)) process.env[name] ??= value;
+    process.env.AWS_ENDPOINT_URL = endpoint;
+
+    let baseUrl = options.testBaseUrl;
+    let token = options.token;
+    if (!baseUrl) {
+      token ??= randomBytes(24).toString('base64url');
+      const simulator = await startSimulator({ token });
+      cleanups.push(() => simulator.close());
+      baseUrl = simulator.url;
+      console.log(`partner API: built-in simulator at ${baseUrl}`);
+    } else {
+      console.log(`partner API: ${baseUrl}/<scenario>`);
+    }
+    if (!token) throw new Error('no token');
+
+    const results: Result[] = [];
+    for (const scenario of options.scenarios) {
+      const started = Date.now();
+      const run = await runScenario(`${baseUrl}/${scenario}`, token, endpoint, workDir);
+      const problems = SCENARIO_CHECKS[scenario]?.check(run) ?? ['no check for this scenario'];
+      const result = {
+        scenario,
+        pass: problems.length === 0,
+        reason: problems.length === 0 ? (SCENARIO_CHECKS[scenario]?.expectation ?? '') : problems.join('; '),
+        seconds: (Date.now() - started) / 1000,
+      };
+      results.push(result);
+      console.log(`${result.pass ? 'PASS' : 'FAIL'} ${scenario} (${result.seconds.toFixed(1)}s)`);
+    }
+    console.log('');
+    printTable(results);
+    if (options.jsonPath) {
+      writeFileSync(options.jsonPath, `${JSON.stringify(results, null, 2)}\n`);
+    }
+    return results.every((result) => result.pass) ? 0 : 1;
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`verify failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,78 @@
+import { describe, expect, it, vi } from 'vitest';
+import { loadConsumerConfig } from '../../../functions/consumer/config.js';
+import { loadPollerConfig } from '../../../functions/poller/config.js';
+
+const VALID = {
+  FEED_ID: 'orders',
+  CURSOR_TABLE_NAME: 'cursors',
+  PARTNER_BASE_URL: 'https://partner.example',
+  PARTNER_TOKEN_PARAMETER: '/order-feed-ingester/partner-token',
+  ORDERS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/1/orders',
+  DOWNSTREAM_QUEUE_URLS: '{"billing":"https://sqs.us-east-1.amazonaws.com/1/billing"}',
+  QUARANTINE_BUCKET_NAME: 'quarantine',
+};
+
+describe('poller configuration', () => {
+  it('reads a complete environment, with defaults for what is optional', () => {
+    const config = loadPollerConfig({ ...VALID, VENDOR_IDS: 'v-1, v-2', MIN_AGE_MINUTES: '90' });
+    expect(config).toMatchObject({
+      feedId: 'orders',
+      pageSize: 100,
+      maxPagesPerRun: 50,
+      minAgeMinutes: 90,
+      vendorIds: ['v-1', 'v-2'],
+      arrayQueryEncoding: 'repeat',
+      downstreamQueueUrls: { billing: 'https://sqs.us-east-1.amazonaws.com/1/billing' },
+      safetyMarginMs: 20_000,
+      leaseGraceMs: 60_000,
+      recoveryLookbackMinutes: undefined,
+    });
+  });
+
+  it.each([
+    [{ FEED_ID: '' }, /FEED_ID is required/],
+    [{ CURSOR_TABLE_NAME: undefined }, /CURSOR_TABLE_NAME is required/],
+    [{ PARTNER_BASE_URL: 'http://partner.example' }, /PARTNER_BASE_URL is invalid: .*https/],
+    [{ PARTNER_BASE_URL: 'https://user:secret@partner.example' }, /PARTNER_BASE_URL is invalid/],
+    [{ PAGE_SIZE: '0' }, /PAGE_SIZE must be between 1 and 100, got 0/],
+    [{ PAGE_SIZE: '10.5' }, /PAGE_SIZE must be an integer/],
+    [{ MIN_AGE_MINUTES: '1441' }, /MIN_AGE_MINUTES must be between 1 and 1440/],
+    [{ ARRAY_QUERY_ENCODING: 'pipes' }, /ARRAY_QUERY_ENCODING must be one of repeat, comma/],
+    [{ DOWNSTREAM_QUEUE_URLS: '["a"]' }, /DOWNSTREAM_QUEUE_URLS must be a JSON object of strings/],
+    [{ VENDOR_IDS: 'a,,b' }, /VENDOR_IDS has an empty entry/],
+    [{ ORDER_IDS: '12,x' }, /ORDER_IDS has a value that is not an integer order id: "x"/],
+  ])('fails naming the variable: %o', (override, message) => {
+    expect(() => loadPollerConfig({ ...VALID, ...override })).toThrow(message);
+  });
+
+  it('never echoes the base URL credentials it refuses', () => {
+    expect(() =>
+      loadPollerConfig({ ...VALID, PARTNER_BASE_URL: 'https://user:s3cr3t@partner.example' }),
+    ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('s3cr3t') }));
+  });
+});
+
+describe('consumer configuration', () => {
+  it('needs the orders table name', () => {
+    expect(loadConsumerConfig({ ORDERS_TABLE_NAME: 'orders' })).toEqual({ ordersTableName: 'orders' });
+    expect(() => loadConsumerConfig({})).toThrow(/ORDERS_TABLE_NAME is required but not set/);
+  });
+});
+
+describe('cold start', () => {
+  it('fails importing the poller handler with a message naming the bad variable', async () => {
+    Object.assign(process.env, VALID, { PAGE_SIZE: '500', AWS_REGION: 'us-east-1' });
+    vi.resetModules();
+    await expect(import('../../../functions/poller/handler.js')).rejects.toThrow(
+      'configuration error: PAGE_SIZE must be between 1 and 100, got 500',
+    );
+  });
+
+  it('fails importing the consumer handler when its table is not configured', async () => {
+    delete process.env.ORDERS_TABLE_NAME;
+    vi.resetModules();
+    await expect(import('../../../functions/consumer/handler.js')).rejects.toThrow(
+      'configuration error: ORDERS_TABLE_NAME is required but not set',
+    );
+  });
+});
