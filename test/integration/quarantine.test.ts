@@ -1,0 +1,104 @@
+// A hostile partner, scripted by hand rather than by our simulator: records the parser must reject,
+// one too large for SQS, and characters SQS refuses, mixed with good ones. Through the real handlers
+// against real (emulated) S3, SQS and DynamoDB: bad records land in the quarantine with their reason,
+// the raw record and their pageId; the stream goes on; the good versions are applied.
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sampleOrder } from '../fixtures/orders.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+import {
+  type AwsClients,
+  coldStart,
+  createPipelineResources,
+  drainQueue,
+  type PipelineResources,
+  pipelineEnv,
+  quarantinedKeys,
+  receiveAll,
+  scanOrders,
+  useEmulator,
+} from '../support/pipeline.js';
+import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
+
+let moto: RunningMoto;
+let aws: AwsClients;
+let partner: ScriptedServer;
+let resources: PipelineResources;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = useEmulator(moto);
+  partner = await startScriptedServer();
+});
+afterAll(async () => {
+  await partner?.close();
+  await moto?.stop();
+});
+beforeEach(async () => {
+  await moto.reset();
+  partner.reset();
+  resources = await createPipelineResources(aws);
+});
+
+async function readQuarantined(key: string): Promise<Record<string, unknown>> {
+  const object = await aws.s3.send(new GetObjectCommand({ Bucket: resources.quarantineBucket, Key: key }));
+  return JSON.parse((await object.Body?.transformToString()) ?? '{}');
+}
+
+describe('quarantine', () => {
+  it('quarantines rejected and oversized records with reason, raw record and pageId, and applies the rest', async () => {
+    const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
+    const mistyped = { ...sampleOrder({ id: 3 }), total: { amount: '12.50', currency: 'EUR' } };
+    const huge = sampleOrder({ id: 4 });
+    huge.items[0] = { ...(huge.items[0] as NonNullable<(typeof huge.items)[0]>), name: 'x'.repeat(300_000) };
+    const oddCharacters = sampleOrder({ id: 5 });
+    oddCharacters.vendorId = 'vendor-\uFFFF';
+    partner.script(
+      {
+        status: 200,
+        body: { data: [sampleOrder({ id: 1 }), unknownStatus], hasMore: true, nextPageId: 'page-2' },
+      },
+      {
+        status: 200,
+        body: {
+          data: [mistyped, huge, oddCharacters, { not: 'an order' }],
+          hasMore: false,
+          nextPageId: 'page-3',
+        },
+      },
+    );
+    const handlers = await coldStart(pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+
+    const outcome = await handlers.poll();
+    await drainQueue(aws, resources.ordersQueueUrl, handlers);
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 2, quarantined: 4 });
+    expect([...(await scanOrders(aws, resources.ordersTable)).keys()].sort()).toEqual([1, 5]);
+    const keys = await quarantinedKeys(aws, resources.quarantineBucket);
+    expect(keys).toHaveLength(4);
+    const records = await Promise.all(keys.map(readQuarantined));
+    const byOrder = new Map(records.map((record) => [record.orderId ?? 'unidentified', record]));
+    expect(byOrder.get(2)).toMatchObject({
+      reason: 'unknown status "refunded"',
+      pageId: null /* the first page is requested without a cursor */,
+      raw: unknownStatus,
+    });
+    expect(byOrder.get(3)).toMatchObject({ pageId: 'page-2', raw: mistyped });
+    expect(String(byOrder.get(3)?.reason)).toContain('total.amount');
+    expect(String(byOrder.get(4)?.reason)).toMatch(/exceeds the SQS limit of 262144 bytes/);
+    expect(byOrder.get('unidentified')).toMatchObject({ raw: { not: 'an order' } });
+    expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
+  });
+
+  it('writes the same quarantine object again, not a second one, when a page is replayed', async () => {
+    const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
+    const page = { status: 200, body: { data: [unknownStatus], hasMore: false, nextPageId: 'page-2' } };
+    partner.script(page, page);
+    const handlers = await coldStart(pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+
+    await handlers.poll();
+    await handlers.poll(); // the partner answers the cursor with the same page again
+
+    expect(await quarantinedKeys(aws, resources.quarantineBucket)).toHaveLength(1);
+  });
+});
