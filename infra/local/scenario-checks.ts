@@ -1,6 +1,7 @@
 // What each spec scenario (section 4) must leave behind after a full pipeline run, written from the
 // spec's own words rather than from our simulator's data: the conformance runner applies these to a
 // run against the partner's real test environment too, whose ids and amounts are illustrative.
+import { type SalesTotal, salesTotals } from '../../functions/core/apply/sale.js';
 import type { Order, OrderItem } from '../../functions/core/model/types.js';
 
 export interface LocalSummaryCounters {
@@ -16,12 +17,7 @@ export interface LocalSummaryCounters {
   cursorRecoveries: number;
 }
 
-export interface SaleRow {
-  vendorId: string;
-  currency: string;
-  count: number;
-  amount: number;
-}
+export type SaleRow = SalesTotal;
 
 /** What one scenario run produced: the local-mode exit code and summary, and the orders table. */
 export interface ScenarioRun {
@@ -55,19 +51,7 @@ function nothingLost(run: ScenarioRun): string[] {
 
 /** Sales must be exactly the orders whose stored version is accepted, per (vendor, currency). */
 function ledgerMatchesAcceptedOrders(run: ScenarioRun): string[] {
-  const expected = new Map<string, SaleRow>();
-  for (const order of run.orders.filter((candidate) => candidate.status === 'accepted')) {
-    const key = `${order.vendorId}#${order.total.currency}`;
-    const row = expected.get(key) ?? {
-      vendorId: order.vendorId,
-      currency: order.total.currency,
-      count: 0,
-      amount: 0,
-    };
-    row.count += 1;
-    row.amount += order.total.amount;
-    expected.set(key, row);
-  }
+  const expected = new Map(salesTotals(run.orders).map((row) => [`${row.vendorId}#${row.currency}`, row]));
   const actual = new Map(run.sales.map((row) => [`${row.vendorId}#${row.currency}`, row]));
   const problems: string[] = [];
   for (const [key, row] of expected) {

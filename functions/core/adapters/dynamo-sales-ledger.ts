@@ -3,15 +3,10 @@
 // Index reads are eventually consistent on AWS: a figure read right after a write can trail it briefly.
 import { type DynamoDBClient, paginateQuery, paginateScan } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { saleKeyOf } from '../apply/sale.js';
+import { type SalesTotal, saleKeyOf } from '../apply/sale.js';
 import { SALES_INDEX_NAME } from './dynamo-order-store.js';
 
-export interface SalesTotal {
-  vendorId: string;
-  currency: string;
-  count: number;
-  amount: number;
-}
+export type { SalesTotal };
 
 /** Every (vendor, currency) with at least one sale, sorted by vendorId then currency. */
 export async function readSalesLedger(client: DynamoDBClient, tableName: string): Promise<SalesTotal[]> {

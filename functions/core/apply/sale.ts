@@ -36,3 +36,31 @@ export function salesChange(before: SaleEntry | undefined, after: SaleEntry | un
   if (before.saleKey !== after.saleKey) return 'moved';
   return before.amount === after.amount ? 'none' : 'amount-changed';
 }
+
+export interface SalesTotal {
+  vendorId: string;
+  currency: string;
+  count: number;
+  amount: number;
+}
+
+/** The ledger as the sales rule defines it over a set of latest order versions, sorted by vendor and currency. */
+export function salesTotals(orders: Iterable<Pick<Order, 'status' | 'vendorId' | 'total'>>): SalesTotal[] {
+  const totals = new Map<string, SalesTotal>();
+  for (const order of orders) {
+    const sale = saleOf(order);
+    if (!sale) continue;
+    const total = totals.get(sale.saleKey) ?? {
+      vendorId: sale.vendorId,
+      currency: sale.currency,
+      count: 0,
+      amount: 0,
+    };
+    total.count += 1;
+    total.amount += sale.amount;
+    totals.set(sale.saleKey, total);
+  }
+  return [...totals.values()].sort(
+    (a, b) => a.vendorId.localeCompare(b.vendorId) || a.currency.localeCompare(b.currency),
+  );
+}

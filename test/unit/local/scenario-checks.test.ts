@@ -1,5 +1,6 @@
 // The conformance checks pass a faithful run of each scenario and name what is wrong in a broken one.
 import { describe, expect, it } from 'vitest';
+import { salesTotals } from '../../../functions/core/apply/sale.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order } from '../../../functions/core/model/types.js';
 import { SCENARIO_CHECKS, type ScenarioRun } from '../../../infra/local/scenario-checks.js';
@@ -18,19 +19,6 @@ function faithfulRun(id: ScenarioId): ScenarioRun {
     if (!stored || stored.version < parsed.order.version) latest.set(parsed.order.id, parsed.order);
   }
   const orders = [...latest.values()];
-  const sales = new Map<string, { vendorId: string; currency: string; count: number; amount: number }>();
-  for (const order of orders.filter((candidate) => candidate.status === 'accepted')) {
-    const key = `${order.vendorId}#${order.total.currency}`;
-    const row = sales.get(key) ?? {
-      vendorId: order.vendorId,
-      currency: order.total.currency,
-      count: 0,
-      amount: 0,
-    };
-    row.count += 1;
-    row.amount += order.total.amount;
-    sales.set(key, row);
-  }
   const invalidToken = id === 'test-invalid-token';
   return {
     exitCode: invalidToken ? 3 : 0,
@@ -47,7 +35,7 @@ function faithfulRun(id: ScenarioId): ScenarioRun {
       rateLimitWaits: id === 'test-rate-limit' ? 1 : 0,
       cursorRecoveries: id === 'test-expired-page-id' ? 1 : 0,
     },
-    sales: [...sales.values()],
+    sales: salesTotals(orders),
     deadLettered: 0,
     quarantined: [],
     orders: invalidToken ? [] : orders,
