@@ -1,0 +1,72 @@
+// The bench's command line, run as `npm run bench` runs it (a child process). Speed is never asserted:
+// only that the report is complete and that every ratio is its value over its floor.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BenchReport, SECTION_IDS } from './report.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSX = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(TSX, ['test/bench/run.ts', ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('npm run bench', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'bench-cli-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints usage and exits 2 on an unknown flag', async () => {
+    const result = await runBench(['--versoins', '10']);
+
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Usage: npm run bench');
+  });
+
+  it('--quick writes a report with every section, positive finite figures and ratios taken from the floors', async () => {
+    const out = path.join(dir, 'quick.json');
+
+    const result = await runBench(['--quick', '--out', out]);
+
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(await readFile(out, 'utf8')) as BenchReport;
+    expect(report.sections.map((section) => section.id)).toEqual([...SECTION_IDS]);
+    for (const section of report.sections) {
+      expect(section.figures.length, section.id).toBeGreaterThan(0);
+      for (const figure of section.figures) {
+        const name = `${section.id}: ${figure.label}`;
+        expect(Number.isFinite(figure.value) && figure.value > 0, name).toBe(true);
+        if (figure.floor === undefined) {
+          expect(figure.ratio, name).toBeUndefined();
+          continue;
+        }
+        expect(Number.isFinite(figure.floor) && figure.floor > 0, name).toBe(true);
+        expect(figure.ratio, name).toBe(figure.value / figure.floor);
+      }
+    }
+    expect(result.stdout).toContain('Figure');
+  }, 120_000);
+});

@@ -1,0 +1,216 @@
+// Sections 1 and 2: CPU per order version of the poller's page work and of the consumer's work before
+// its network call, each against the bare JSON / marshalling work the same data needs at minimum.
+import type { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoOrderStore } from '../../functions/core/adapters/dynamo-order-store.js';
+import { applyOrderVersion } from '../../functions/core/apply/apply-order-version.js';
+import { parseOrderVersionMessage } from '../../functions/core/apply/order-version-message.js';
+import {
+  buildOrderVersionMessage,
+  type OutgoingMessage,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../../functions/core/contract/order-version-message.js';
+import { preparePage } from '../../functions/core/ingest/prepare-page.js';
+import { parseOrder } from '../../functions/core/model/parse-order.js';
+import { compareCpu, fastest, sink } from './measure.js';
+import { figure, type Section } from './report.js';
+
+export interface FetchedPage {
+  /** The cursor the page was requested with (null: the first page). */
+  pageId: string | null;
+  body: string;
+}
+
+/** Reads the whole generated feed once, page by page, as the poller would (pageSize 100). */
+export async function fetchFeedPages(
+  baseUrl: string,
+  token: string,
+  pageSize: number,
+): Promise<FetchedPage[]> {
+  const pages: FetchedPage[] = [];
+  let pageId: string | null = null;
+  for (;;) {
+    const query = new URLSearchParams({ pageSize: String(pageSize) });
+    if (pageId !== null) query.set('pageId', pageId);
+    const response = await fetch(`${baseUrl}/v1/orderUpdates?${query}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const body = await response.text();
+    if (!response.ok) throw new Error(`simulator answered ${response.status}: ${body.slice(0, 200)}`);
+    const page = JSON.parse(body) as { data: unknown[]; hasMore: boolean; nextPageId?: string };
+    if (page.data.length > 0) pages.push({ pageId, body });
+    if (!page.hasMore || page.nextPageId === undefined) return pages;
+    pageId = page.nextPageId;
+  }
+}
+
+const CONTEXT = {
+  feedId: 'bench-feed',
+  fetchedAt: '2025-01-01T00:00:00.000Z',
+  maxMessageBytes: SQS_MAX_MESSAGE_BYTES,
+};
+
+/** What the consumer phase and the pipeline phase reuse from the poller's output. */
+export interface PreparedFeed {
+  versions: number;
+  quarantined: number;
+  /** The messages the poller publishes, page by page. */
+  pages: OutgoingMessage[][];
+  /** Message bodies as the orders queue carries them, in stream order. */
+  bodies: string[];
+}
+
+export function prepareFeed(pages: readonly FetchedPage[]): PreparedFeed {
+  const messagePages: OutgoingMessage[][] = [];
+  let quarantined = 0;
+  for (const page of pages) {
+    const { data } = JSON.parse(page.body) as { data: unknown[] };
+    const prepared = preparePage(data, { ...CONTEXT, pageId: page.pageId });
+    quarantined += prepared.quarantined.length;
+    messagePages.push(prepared.messages);
+  }
+  const bodies = messagePages.flat().map((message) => message.body);
+  return { versions: bodies.length, quarantined, pages: messagePages, bodies };
+}
+
+export async function pollerCpuSection(
+  pages: readonly FetchedPage[],
+  feed: PreparedFeed,
+  rounds: number,
+): Promise<Section> {
+  // Measured: what the poller's CPU does per page (the client's JSON.parse of the body, then preparePage).
+  const measured = () => {
+    for (const page of pages) {
+      const { data } = JSON.parse(page.body) as { data: unknown[] };
+      sink(preparePage(data, { ...CONTEXT, pageId: page.pageId }));
+    }
+  };
+  // Floor: parse the same bodies, serialise each record once (one message body per version).
+  const floor = () => {
+    for (const page of pages) {
+      const { data } = JSON.parse(page.body) as { data: unknown[] };
+      for (const record of data) sink(JSON.stringify(record));
+    }
+  };
+  const result = await compareCpu(measured, floor, { rounds, warmup: 3, warmupMs: rounds * 50 });
+  const perVersion = (ms: number) => (ms * 1000) / feed.versions;
+  const bytes = pages.reduce((sum, page) => sum + Buffer.byteLength(page.body), 0);
+  const breakdown = await pollerBreakdown(pages, rounds);
+  return {
+    id: 'pollerCpu',
+    title: 'Poller CPU per order version',
+    floorIs: 'JSON.parse of the page bodies + JSON.stringify of each record',
+    figures: [
+      figure(
+        'parse + preparePage',
+        'µs/version',
+        perVersion(result.measuredMs),
+        perVersion(result.floorMs),
+        2,
+      ),
+    ],
+    details: {
+      pages: pages.length,
+      versions: feed.versions,
+      quarantined: feed.quarantined,
+      pageBytes: bytes,
+      bytesPerVersion: bytes / feed.versions,
+      fastestRoundMs: { measured: result.measuredMs, floor: result.floorMs },
+      medianRoundMs: { measured: result.measuredMedianMs, floor: result.floorMedianMs },
+      rounds: result.rounds,
+      perPageCpuMs: { measured: result.measuredMs / pages.length, floor: result.floorMs / pages.length },
+      breakdownMicrosPerVersion: Object.fromEntries(
+        Object.entries(breakdown).map(([step, ms]) => [step, perVersion(ms)]),
+      ),
+    },
+  };
+}
+
+/** Where the poller's page CPU goes, step by step (fastest pass of each; for the details only). */
+async function pollerBreakdown(
+  pages: readonly FetchedPage[],
+  rounds: number,
+): Promise<Record<string, number>> {
+  const records = pages.flatMap((page) => (JSON.parse(page.body) as { data: unknown[] }).data);
+  const parsed = records.map((record) => parseOrder(record)).filter((result) => result.ok);
+  const source = { feedId: CONTEXT.feedId, pageId: null, fetchedAt: CONTEXT.fetchedAt };
+  return {
+    'JSON.parse (page bodies)': await fastest(() => {
+      for (const page of pages) sink(JSON.parse(page.body));
+    }, rounds),
+    parseOrder: await fastest(() => {
+      for (const record of records) sink(parseOrder(record));
+    }, rounds),
+    buildOrderVersionMessage: await fastest(() => {
+      for (const result of parsed)
+        sink(buildOrderVersionMessage(result.order, { ...source, findings: result.findings }));
+    }, rounds),
+  };
+}
+
+/** A DynamoDB client whose `send` answers at once, recording the PutItem inputs it was given. */
+function stubClient(sent: PutItemCommand[] | undefined): DynamoDBClient {
+  return {
+    send: async (command: PutItemCommand) => {
+      sent?.push(command);
+      return {};
+    },
+  } as unknown as DynamoDBClient;
+}
+
+export interface ConsumerCpuResult {
+  section: Section;
+  /** The items exactly as the consumer stores them (unmarshalled), in message order. */
+  items: Array<Record<string, unknown>>;
+}
+
+export async function consumerCpuSection(feed: PreparedFeed, rounds: number): Promise<ConsumerCpuResult> {
+  const captured: PutItemCommand[] = [];
+  const capturingStore = new DynamoOrderStore(stubClient(captured), 'orders');
+  for (const body of feed.bodies) await applyOrderVersion(capturingStore, body);
+  const items = captured.map((command) => unmarshall(command.input.Item ?? {}));
+
+  // Measured: the real use case and adapter up to `send` (parse + validate the message, derive the sale
+  // entry, build and marshall the item and the condition values, construct the command).
+  const store = new DynamoOrderStore(stubClient(undefined), 'orders');
+  const measured = async () => {
+    for (const body of feed.bodies) sink(await applyOrderVersion(store, body));
+  };
+  // Floor: marshall the same items, nothing else.
+  const floor = () => {
+    for (const item of items) sink(marshall(item, { removeUndefinedValues: true }));
+  };
+  const result = await compareCpu(measured, floor, { rounds, warmup: 3, warmupMs: rounds * 50 });
+  const perVersion = (ms: number) => (ms * 1000) / feed.versions;
+  const parseOnly = await fastest(() => {
+    for (const body of feed.bodies) sink(parseOrderVersionMessage(body));
+  }, rounds);
+  return {
+    items,
+    section: {
+      id: 'consumerCpu',
+      title: 'Consumer CPU per order version (excluding network)',
+      floorIs: 'marshall() of the same stored items',
+      figures: [
+        figure(
+          'parse + validate + sale + marshall',
+          'µs/version',
+          perVersion(result.measuredMs),
+          perVersion(result.floorMs),
+        ),
+      ],
+      details: {
+        versions: feed.versions,
+        fastestRoundMs: { measured: result.measuredMs, floor: result.floorMs },
+        medianRoundMs: { measured: result.measuredMedianMs, floor: result.floorMedianMs },
+        rounds: result.rounds,
+        breakdownMicrosPerVersion: {
+          'parseOrderVersionMessage (JSON.parse + parseOrder)': perVersion(parseOnly),
+          'marshall (the floor)': perVersion(result.floorMs),
+        },
+        scope:
+          'applyOrderVersion with DynamoOrderStore over a client whose send() resolves at once: everything before the HTTP request (SDK serialisation and signing are inside send and not counted)',
+      },
+    },
+  };
+}

@@ -1,0 +1,100 @@
+// The bench's command line (node:util parseArgs, strict): sizes, output path and the catch-up model's
+// inputs. `--quick` shrinks every size for a smoke run; explicit flags still win over it.
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  /** Target number of order versions in the generated feed (the simulator's count is reported). */
+  versions: number;
+  quick: boolean;
+  out: string;
+  /** Partner API latency per GET assumed by the catch-up and cost models (ms). */
+  apiLatencyMs: number;
+  /** EventBridge schedule interval of the catch-up model (minutes). */
+  scheduleMinutes: number;
+  /** Backlog the catch-up model drains (order versions). */
+  backlog: number;
+  /** Timed rounds per CPU comparison (after warm-up). */
+  cpuRounds: number;
+  /** Fresh `node` processes per bundle for the cold-start medians. */
+  coldStartRuns: number;
+  seed: number;
+}
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+  --versions N          order versions in the generated feed (default 2000; --quick: 150)
+  --quick               small sizes and few rounds, for a smoke test (about 30 s)
+  --out PATH            JSON report (default .local/bench/latest.json)
+  --api-latency-ms MS   partner API latency per GET for the catch-up and cost models (default 150)
+  --schedule-minutes M  poller schedule interval for the catch-up model (default 1)
+  --backlog N           backlog for the catch-up model, in versions (default 1000000)
+  --seed N              generated feed seed (default 20240501)
+  -h, --help            this text
+`;
+
+export class UsageError extends Error {
+  readonly code = 'ERR_USAGE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Parses argv (without node and script); throws UsageError for anything it does not accept. */
+export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse(argv).values;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) return 'help';
+  const quick = values.quick ?? false;
+  return {
+    versions: positiveInteger('--versions', values.versions, quick ? 150 : 2000),
+    quick,
+    out: values.out ?? '.local/bench/latest.json',
+    apiLatencyMs: nonNegativeNumber('--api-latency-ms', values['api-latency-ms'], 150),
+    scheduleMinutes: positiveInteger('--schedule-minutes', values['schedule-minutes'], 1),
+    backlog: positiveInteger('--backlog', values.backlog, 1_000_000),
+    cpuRounds: quick ? 5 : 21,
+    coldStartRuns: quick ? 3 : 15,
+    seed: positiveInteger('--seed', values.seed, 20_240_501),
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      versions: { type: 'string' },
+      quick: { type: 'boolean' },
+      out: { type: 'string' },
+      'api-latency-ms': { type: 'string' },
+      'schedule-minutes': { type: 'string' },
+      backlog: { type: 'string' },
+      seed: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+function positiveInteger(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`${flag} must be a positive integer, got "${raw}"`);
+  }
+  return value;
+}
+
+function nonNegativeNumber(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0) {
+    throw new UsageError(`${flag} must be a number ≥ 0, got "${raw}"`);
+  }
+  return value;
+}

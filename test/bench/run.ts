@@ -1,0 +1,177 @@
+// `npm run bench`: measures the ingester against physical floors measured in the same run and prints
+// one table (README: test/bench/RESULTS.md). Flow:
+//   1. generate the feed in the partner simulator and fetch its pages once
+//   2. CPU: poller page work (section 1) and consumer work before send (section 2), in-process
+//   3. cold start: bundles and module init in fresh node processes (section 5)
+//   4. moto + counting proxy: the emulator's ceiling, then the real pipeline (sections 3 and 6)
+//   5. derived: cost per million versions (4) and catch-up time (7); print, write JSON
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { KEYS } from '../../infra/config.js';
+import { CONSUMER_TIMEOUT } from '../../infra/constructs/consumer.js';
+import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
+import { startSimulator } from '../simulator/index.js';
+import { startMoto } from '../support/moto.js';
+import { coldStartSection } from './cold-start.js';
+import { consumerCpuSection, fetchFeedPages, pollerCpuSection, prepareFeed } from './cpu.js';
+import {
+  catchUpSection,
+  costSection,
+  endToEndSection,
+  localMsPerPage,
+  type PageCost,
+  requestsSection,
+  type Schedule,
+} from './model.js';
+import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './options.js';
+import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
+import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
+
+const TOKEN = 'bench-token-5d1c7e93a2f04b68';
+/** The generated feed averages about 3.1 versions per order. */
+const VERSIONS_PER_ORDER = 3.1;
+/** The poller's default SAFETY_MARGIN_SECONDS (functions/poller/config.ts). */
+const SAFETY_MARGIN_MS = 20_000;
+
+const benchStarted = performance.now();
+const progress = (message: string): void => {
+  const seconds = ((performance.now() - benchStarted) / 1000).toFixed(1).padStart(5);
+  process.stderr.write(`[bench ${seconds} s] ${message}\n`);
+};
+
+async function runBench(options: BenchOptions, command: string): Promise<BenchReport> {
+  const started = performance.now();
+  const settings: PipelineSettings = {
+    pageSize: KEYS.pageSize,
+    maxPagesPerRun: KEYS.maxPagesPerRun,
+    pollerTimeoutMs: POLLER_TIMEOUT.toMilliseconds(),
+    consumerTimeoutMs: CONSUMER_TIMEOUT.toMilliseconds(),
+    consumerBatchSize: KEYS.consumerBatchSize,
+  };
+  const schedule: Schedule = {
+    ...settings,
+    safetyMarginMs: SAFETY_MARGIN_MS,
+    scheduleMinutes: options.scheduleMinutes,
+    apiLatencyMs: options.apiLatencyMs,
+    backlog: options.backlog,
+  };
+
+  const sim = await startSimulator({
+    token: TOKEN,
+    feed: {
+      seed: options.seed,
+      orders: Math.max(1, Math.round(options.versions / VERSIONS_PER_ORDER)),
+      vendors: 25,
+    },
+  });
+  let moto: Awaited<ReturnType<typeof startMoto>> | undefined;
+  try {
+    progress(`feed: ${sim.expected().distinctVersions} versions; fetching pages`);
+    const pages = await fetchFeedPages(sim.url, TOKEN, settings.pageSize);
+    const feed = prepareFeed(pages);
+
+    progress('1/7 poller CPU');
+    const pollerCpu = await pollerCpuSection(pages, feed, options.cpuRounds);
+    progress('2/7 consumer CPU');
+    const consumerCpu = await consumerCpuSection(feed, options.cpuRounds);
+    progress('5/7 cold start (bundling, fresh node processes)');
+    const coldStart = await coldStartSection(path.resolve('.local/bench/bundles'), options.coldStartRuns);
+
+    progress('6/7 emulator ceiling');
+    moto = await startMoto();
+    progress('moto started; warm-up');
+    // A one-page warm-up of the emulator, then the ceiling for the whole feed.
+    await measureCeiling(moto, [feed.pages[0]?.slice(0, 20) ?? []], consumerCpu.items, settings);
+    progress('ceiling');
+    const ceiling = await measureCeiling(moto, feed.pages, consumerCpu.items, settings);
+    progress('3/7 pipeline through the counting proxy');
+    const pipeline = await measurePipeline({
+      moto,
+      sim,
+      token: TOKEN,
+      feed,
+      settings,
+      sqsChunkBytes: 64 * 1024,
+    });
+
+    const perPage = pollerCpu.details.perPageCpuMs as { measured: number; floor: number };
+    const page: PageCost = {
+      cpuMs: perPage.measured,
+      floorCpuMs: perPage.floor,
+      localMs: localMsPerPage(pipeline, schedule.maxPagesPerRun),
+      floorAwsMs: ceiling.publishMs / feed.pages.length,
+    };
+    progress('done');
+    const sections: Section[] = [
+      pollerCpu,
+      consumerCpu.section,
+      requestsSection(pipeline, schedule),
+      costSection(pipeline, ceiling, page, schedule),
+      coldStart,
+      endToEndSection(pipeline, ceiling),
+      catchUpSection(page, schedule),
+    ];
+    const cpus = os.cpus();
+    return {
+      date: new Date().toISOString(),
+      command,
+      machine: {
+        cpu: cpus[0]?.model.trim() ?? 'unknown',
+        cores: cpus.length,
+        node: process.version,
+        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+      },
+      options: { ...options },
+      sections,
+      durationSeconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    await moto?.stop();
+    await sim.close();
+  }
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  let options: BenchOptions;
+  try {
+    const parsed = parseBenchArgs(argv);
+    if (parsed === 'help') {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    options = parsed;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const command = ['npm run bench --', ...argv].join(' ').replace(/ --$/, '');
+  const report = await runBench(options, command);
+  const out = path.resolve(options.out);
+  await mkdir(path.dirname(out), { recursive: true });
+  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${renderHeader(report)}\n\n${renderTable(report)}\n\n`);
+  const below = belowTarget(report);
+  for (const { section, figure } of below) {
+    process.stdout.write(
+      `above target: ${section} / ${figure.label.trim()}: ${figure.ratio?.toFixed(2)}x > ${figure.target}x\n`,
+    );
+  }
+  process.stdout.write(
+    `JSON: ${path.relative(process.cwd(), out)} (${report.durationSeconds.toFixed(0)} s)\n`,
+  );
+  return 0;
+}
+
+// Exit explicitly: the handlers' module-scope clients keep sockets alive, as they do on Lambda.
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);
