@@ -1,10 +1,12 @@
-// Consumer Lambda: SQS batch → applyOrderVersion per record, with partial batch responses so one bad
-// message fails only itself (and reaches the DLQ after the queue's maxReceiveCount). Wiring only.
+// Consumer Lambda: SQS batch → planBatch (validate once, skip versions superseded within the batch) →
+// applyValidatedOrderVersion per record, with partial batch responses so one bad message fails only
+// itself (and reaches the DLQ after the queue's maxReceiveCount). Wiring only.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createDynamoDbClient } from '../core/adapters/aws-clients.js';
 import { DynamoOrderStore } from '../core/adapters/dynamo-order-store.js';
-import { type ApplyResult, applyOrderVersion } from '../core/apply/apply-order-version.js';
+import { type ApplyResult, applyValidatedOrderVersion } from '../core/apply/apply-order-version.js';
+import { type PlannedRecord, planBatch } from '../core/apply/plan-batch.js';
 import { countOn, createObservability } from '../core/observability/powertools.js';
 import { loadConsumerConfig } from './config.js';
 
@@ -28,9 +30,19 @@ const SALES_METRICS = {
  */
 export const consumerTotals = { applied: 0, stale: 0, failed: 0 };
 
-async function applyRecord(record: SQSRecord): Promise<ApplyResult> {
+async function applyPlanned(planned: PlannedRecord | undefined): Promise<ApplyResult> {
+  if (!planned || planned.action === 'reject')
+    throw planned?.error ?? new Error('record missing from the batch plan');
+  if (planned.action === 'superseded') {
+    const { id, version } = planned.message.order;
+    return { outcome: 'stale', orderId: id, version, storedVersion: planned.byVersion };
+  }
+  return applyValidatedOrderVersion(store, planned.message);
+}
+
+async function applyRecord(record: SQSRecord, plan: Map<string, PlannedRecord>): Promise<ApplyResult> {
   try {
-    const result = await applyOrderVersion(store, record.body);
+    const result = await applyPlanned(plan.get(record.messageId));
     if (result.outcome === 'stale') {
       consumerTotals.stale += 1;
       count('VersionsStale');
@@ -56,7 +68,10 @@ async function applyRecord(record: SQSRecord): Promise<ApplyResult> {
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   logger.addContext(context);
   try {
-    return await processPartialResponse(event, applyRecord, processor, { context });
+    const plan = planBatch(event.Records.map((record) => ({ id: record.messageId, body: record.body })));
+    return await processPartialResponse(event, (record: SQSRecord) => applyRecord(record, plan), processor, {
+      context,
+    });
   } finally {
     metrics.publishStoredMetrics();
   }

@@ -4,6 +4,7 @@
 //   3. one conditional put: order + sale entry, only if newer than what is stored
 //   4. report applied (with the ledger change) or stale (an equal or lower version: a counted no-op)
 
+import type { OrderVersionMessage } from '../contract/order-version-message.js';
 import { parseOrderVersionMessage } from './order-version-message.js';
 import type { OrderStore } from './ports.js';
 import { type SalesChange, saleOf, salesChange } from './sale.js';
@@ -13,7 +14,15 @@ export type ApplyResult =
   | { outcome: 'stale'; orderId: number; version: number; storedVersion: number };
 
 export async function applyOrderVersion(store: OrderStore, body: string): Promise<ApplyResult> {
-  const { order } = parseOrderVersionMessage(body);
+  return applyValidatedOrderVersion(store, parseOrderVersionMessage(body));
+}
+
+/** Steps 2–4, for a message already validated (see plan-batch.ts). */
+export async function applyValidatedOrderVersion(
+  store: OrderStore,
+  message: OrderVersionMessage,
+): Promise<ApplyResult> {
+  const { order } = message;
   const sale = saleOf(order);
   const result = await store.putIfNewer(order, sale);
   if (!result.applied) {
