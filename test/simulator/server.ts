@@ -172,6 +172,9 @@ class Simulator {
     this.feed.purgeBefore(fraction);
   }
 
+  /** Order versions in every page answered so far (repeats and duplicates included). */
+  versionsServed = 0;
+
   faultCounts(): Record<string, number> {
     const counts: Record<string, number> = {};
     for (const entry of this.requests) {
@@ -298,6 +301,7 @@ class Simulator {
       };
     }
     const next = encodeCursor({ k: feed.key, p: page.next, b: page.start });
+    this.versionsServed += page.positions.length;
     const body = pageBody(
       page.positions.map((position) => feed.entryJson(position)),
       page.hasMore,
@@ -358,6 +362,7 @@ class Simulator {
       b: position,
       ...(expired ? { x: 1 as const } : {}),
     });
+    this.versionsServed += next - position;
     return pageBody(scenario.entries.slice(position, next), next < pollEnd, nextPageId);
   }
 
@@ -437,6 +442,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     expected: () => simulator.expected(),
     purgeBefore: (fraction) => simulator.purgeBefore(fraction),
     faultCounts: () => simulator.faultCounts(),
+    versionsServed: () => simulator.versionsServed,
     close: () => {
       closed ??= new Promise<void>((resolve, reject) => {
         simulator.cancelTimers();

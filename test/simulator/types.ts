@@ -128,5 +128,7 @@ export interface RunningSimulator {
   purgeBefore(fraction: number): void;
   /** Counts of injected faults by kind. */
   faultCounts(): Record<string, number>;
+  /** Order versions in every page answered so far, repeated pages and duplicated versions included. */
+  versionsServed(): number;
   close(): Promise<void>;
 }
