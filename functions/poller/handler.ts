@@ -58,6 +58,11 @@ export class PollRunFailedError extends Error {
   }
 }
 
+function errorCode(error: Error): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 export const handler = async (_event: unknown, context: Context): Promise<PollResult> => {
   logger.addContext(context);
   invocationRetries.partnerRetries = 0;
@@ -80,6 +85,19 @@ export const handler = async (_event: unknown, context: Context): Promise<PollRe
     logger.info('poll run finished', { feedId: config.feedId, ...outcome });
     if (outcome.failed) throw new PollRunFailedError(outcome);
     return outcome;
+  } catch (error) {
+    if (!(error instanceof PollRunFailedError)) {
+      // E.g. a queue or the cursor table unavailable: the cursor was not committed past the failed page,
+      // so the next scheduled run repeats it. Errors carry no token (the client never puts it in one).
+      logger.error('poll run failed; the next run resumes from the committed cursor', {
+        feedId: config.feedId,
+        error:
+          error instanceof Error
+            ? { name: error.name, message: error.message, code: errorCode(error) }
+            : String(error),
+      });
+    }
+    throw error;
   } finally {
     metrics.publishStoredMetrics();
   }
