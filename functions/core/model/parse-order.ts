@@ -1,8 +1,9 @@
 /**
  * Validating parser and normaliser for one partner order record (spec section 2).
- * Flow: raw JSON value -> one zod safeParse (validates, strips unknown keys, normalises timestamps)
- * -> one walk over raw + parsed side by side (unknown fields, null optionals, unknown enum values)
- * -> consistency findings (./consistency.ts) -> ParseResult.
+ * Flow: raw JSON value -> fast path for a valid, clean record (./clean-order.ts) or else one zod
+ * safeParse (validates, strips unknown keys, normalises timestamps) and one walk over raw + parsed side
+ * by side (unknown fields, null optionals, unknown enum values) -> consistency findings
+ * (./consistency.ts) -> ParseResult. Both paths give the same answer; zod words every rejection.
  *
  * ## Parse policy (where the spec leaves things open)
  *
@@ -46,8 +47,20 @@
  *   cross-links) are checked on accepted records and reported as findings, never as rejections
  *   (see consistency.ts).
  */
-import { z } from 'zod';
+// zod/mini: the same validation core as 'zod' with a functional API that esbuild can tree-shake; the
+// classic `z` namespace pulls the whole library (about 450 KB) into the bundle and its load into every
+// cold start.
+import * as z from 'zod/mini';
+import {
+  COLLECTORS,
+  DELIVERY_PROVIDERS,
+  ITEM_TYPES,
+  ORDER_TYPES,
+  PAYMENT_TYPES,
+  readCleanOrder,
+} from './clean-order.js';
 import { checkConsistency } from './consistency.js';
+import { formatUtcIso, TIMESTAMP_EXPECTED, timestampToEpochMs } from './timestamps.js';
 import type { Finding, Order, ParseResult } from './types.js';
 import { ORDER_STATUSES } from './types.js';
 
@@ -58,11 +71,6 @@ import { ORDER_STATUSES } from './types.js';
 const MISSING = 'missing required field';
 const UNSAFE_INTEGER =
   'expected a safe integer (|n| <= 2^53 - 1): larger int64 values cannot be represented exactly in a JSON number';
-const TIMESTAMP_EXPECTED =
-  'expected integer epoch milliseconds or an ISO 8601 date-time string with an offset (Z or ±hh:mm)';
-const TIMESTAMP_NO_OFFSET = 'timestamp string has no UTC offset (ambiguous local time); expected Z or ±hh:mm';
-const TIMESTAMP_BAD_EPOCH = 'expected epoch milliseconds as a safe integer within the range of Date';
-const TIMESTAMP_BAD_DATE = 'timestamp is not a valid calendar date-time';
 const CURRENCY_EXPECTED = 'expected a 3-letter uppercase ISO 4217 currency code';
 
 function describeInput(input: unknown): string {
@@ -73,7 +81,7 @@ function describeInput(input: unknown): string {
 }
 
 /** Per-parse zod error map: short, stable messages that never quote customer data. */
-const errorMap: z.ZodErrorMap = (issue) => {
+const errorMap: z.core.$ZodErrorMap = (issue) => {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return MISSING;
@@ -106,107 +114,9 @@ const PARSE_OPTIONS = { error: errorMap } as const;
 // Timestamps
 // ---------------------------------------------------------------------------------------------
 
-/** Longest span `Date` can represent, in ms either side of the epoch. */
-const MAX_DATE_MS = 8.64e15;
-
-// date T hh:mm[:ss[.fff]] [offset]; the offset group is optional here so that a missing offset gets
-// its own, clearer message.
-const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-function isLeapYear(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-}
-
-/** Epoch ms of an ISO 8601 date-time string with offset, or a message saying why it is not one. */
-function isoToEpochMs(text: string): number | string {
-  const m = ISO_DATE_TIME.exec(text);
-  if (m === null) return TIMESTAMP_EXPECTED;
-  const offset = m[8];
-  if (offset === undefined) return TIMESTAMP_NO_OFFSET;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
-  const hour = Number(m[4]);
-  const minute = Number(m[5]);
-  const second = m[6] === undefined ? 0 : Number(m[6]);
-  // Milliseconds: first three fraction digits, right-padded; further digits are truncated, as Date does.
-  const fraction = m[7];
-  const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
-  const maxDay = month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
-  if (month < 1 || month > 12 || day < 1 || day > maxDay || hour > 23 || minute > 59 || second > 59) {
-    return TIMESTAMP_BAD_DATE;
-  }
-  let offsetMinutes = 0;
-  if (offset !== 'Z' && offset !== 'z') {
-    // ±hh, ±hhmm or ±hh:mm
-    const offsetHours = Number(offset.slice(1, 3));
-    const offsetMins = offset.length > 3 ? Number(offset.slice(offset.length - 2)) : 0;
-    if (offsetHours > 23 || offsetMins > 59) return TIMESTAMP_BAD_DATE;
-    offsetMinutes = (offsetHours * 60 + offsetMins) * (offset.charCodeAt(0) === 45 /* - */ ? -1 : 1);
-  }
-  let local: number;
-  if (year >= 100) {
-    local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
-  } else {
-    // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear takes the year as written.
-    const date = new Date(0);
-    date.setUTCFullYear(year, month - 1, day);
-    local = date.setUTCHours(hour, minute, second, millis);
-  }
-  return local - offsetMinutes * 60_000;
-}
-
-const MS_PER_DAY = 86_400_000;
-/** 10000-01-01T00:00:00.000Z: from here on toISOString prints an expanded (+yyyyyy) year. */
-const YEAR_10000_MS = 253_402_300_800_000;
-
-function pad2(n: number): string {
-  return n < 10 ? `0${n}` : `${n}`;
-}
-
-/**
- * `new Date(ms).toISOString()`, about four times faster, for 1970..9999 (everything else falls back
- * to Date). Days to civil date: Howard Hinnant's `civil_from_days`.
- */
-function formatUtcIso(ms: number): string {
-  if (ms < 0 || ms >= YEAR_10000_MS) return new Date(ms).toISOString();
-  const days = Math.floor(ms / MS_PER_DAY);
-  let rest = ms - days * MS_PER_DAY;
-  const hour = Math.floor(rest / 3_600_000);
-  rest -= hour * 3_600_000;
-  const minute = Math.floor(rest / 60_000);
-  rest -= minute * 60_000;
-  const second = Math.floor(rest / 1000);
-  const millis = rest - second * 1000;
-  const z = days + 719_468; // days since 0000-03-01
-  const era = Math.floor(z / 146_097);
-  const dayOfEra = z - era * 146_097;
-  const yearOfEra = Math.floor(
-    (dayOfEra -
-      Math.floor(dayOfEra / 1460) +
-      Math.floor(dayOfEra / 36_524) -
-      Math.floor(dayOfEra / 146_096)) /
-      365,
-  );
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
-  const mp = Math.floor((5 * dayOfYear + 2) / 153); // month, March = 0
-  const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-  const ms3 = millis < 10 ? `00${millis}` : millis < 100 ? `0${millis}` : `${millis}`;
-  return `${year}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${ms3}Z`;
-}
-
 /** zod transform: epoch ms or offset ISO string -> `toISOString()` form; a custom issue otherwise. */
-function normaliseTimestamp(value: number | string, ctx: z.core.$RefinementCtx<number | string>): string {
-  let ms: number | string;
-  if (typeof value === 'number') {
-    ms = Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS ? value : TIMESTAMP_BAD_EPOCH;
-  } else {
-    ms = isoToEpochMs(value);
-  }
+function normaliseTimestamp(value: number | string, ctx: z.core.ParsePayload): string {
+  const ms = timestampToEpochMs(value);
   if (typeof ms === 'string') {
     ctx.issues.push({ code: 'custom', message: ms, input: value });
     return z.NEVER;
@@ -220,15 +130,15 @@ function normaliseTimestamp(value: number | string, ctx: z.core.$RefinementCtx<n
 
 const CURRENCY_CODE = /^[A-Z]{3}$/;
 
-const timestamp = z.union([z.number(), z.string()]).transform(normaliseTimestamp);
-const optionalTimestamp = timestamp.nullish();
+const timestamp = z.pipe(z.union([z.number(), z.string()]), z.transform(normaliseTimestamp));
+const optionalTimestamp = z.nullish(timestamp);
 
 const moneySchema = z.object({
   amount: z.int(),
-  currency: z.string().regex(CURRENCY_CODE, { error: CURRENCY_EXPECTED }),
+  currency: z.string().check(z.regex(CURRENCY_CODE, { error: CURRENCY_EXPECTED })),
 });
-const optionalMoney = moneySchema.nullish();
-const count = z.int().min(0);
+const optionalMoney = z.nullish(moneySchema);
+const count = z.int().check(z.minimum(0));
 const idList = z.array(z.string());
 
 const selectedOptionSchema = z.object({
@@ -242,29 +152,29 @@ const optionCategorySchema = z.object({
 });
 
 const substitutionDetailsSchema = z.object({
-  substitutedBy: idList.nullish(),
-  substitutedFor: idList.nullish(),
+  substitutedBy: z.nullish(idList),
+  substitutedFor: z.nullish(idList),
 });
 
 const priceAdjustmentDetailsSchema = z.object({
-  relatedPriceAdjustment: z.string().nullish(),
-  itemsAdjusted: idList.nullish(),
+  relatedPriceAdjustment: z.nullish(z.string()),
+  itemsAdjusted: z.nullish(idList),
 });
 
 const itemSchema = z.object({
   id: z.string(),
   name: z.string(),
-  ageRestricted: z.boolean().nullish(),
-  barcode: z.string().nullish(),
-  vendorReference: z.string().nullish(),
+  ageRestricted: z.nullish(z.boolean()),
+  barcode: z.nullish(z.string()),
+  vendorReference: z.nullish(z.string()),
   type: z.string(),
-  optionCategories: z.array(optionCategorySchema).nullish(),
+  optionCategories: z.nullish(z.array(optionCategorySchema)),
   quantityOrdered: count,
   quantityFulfilled: count,
   price: moneySchema,
   total: moneySchema,
-  substitutionDetails: substitutionDetailsSchema.nullish(),
-  priceAdjustmentDetails: priceAdjustmentDetailsSchema.nullish(),
+  substitutionDetails: z.nullish(substitutionDetailsSchema),
+  priceAdjustmentDetails: z.nullish(priceAdjustmentDetailsSchema),
 });
 
 const paymentSchema = z.object({
@@ -281,8 +191,8 @@ const statusSchema = z.enum(ORDER_STATUSES, {
 });
 
 const orderSchema = z.object({
-  id: z.int().min(0),
-  version: z.int().min(0),
+  id: z.int().check(z.minimum(0)),
+  version: z.int().check(z.minimum(0)),
   latestVersion: z.boolean(),
   vendorId: z.string(),
   status: statusSchema,
@@ -298,7 +208,7 @@ const orderSchema = z.object({
   total: moneySchema,
   items: z.array(itemSchema),
   customerPayments: z.array(paymentSchema),
-  deliveryProvider: z.string().nullish(),
+  deliveryProvider: z.nullish(z.string()),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -314,11 +224,11 @@ interface ObjectKeys {
   optional: readonly string[];
 }
 
-function keysOf(schema: z.ZodObject): ObjectKeys {
+function keysOf(schema: z.ZodMiniObject): ObjectKeys {
   const entries = Object.entries(schema.shape);
   return {
     known: new Set(entries.map(([key]) => key)),
-    optional: entries.filter(([, field]) => field instanceof z.ZodOptional).map(([key]) => key),
+    optional: entries.filter(([, field]) => field instanceof z.ZodMiniOptional).map(([key]) => key),
   };
 }
 
@@ -330,12 +240,6 @@ const OPTION_CATEGORY_KEYS = keysOf(optionCategorySchema);
 const SELECTED_OPTION_KEYS = keysOf(selectedOptionSchema);
 const SUBSTITUTION_KEYS = keysOf(substitutionDetailsSchema);
 const PRICE_ADJUSTMENT_KEYS = keysOf(priceAdjustmentDetailsSchema);
-
-const ORDER_TYPES: ReadonlySet<string> = new Set(['collection', 'delivery']);
-const DELIVERY_PROVIDERS: ReadonlySet<string> = new Set(['vendor', 'courier_partner']);
-const ITEM_TYPES: ReadonlySet<string> = new Set(['product', 'offer', 'voucher', 'adjustment']);
-const PAYMENT_TYPES: ReadonlySet<string> = new Set(['online', 'voucher', 'cash']);
-const COLLECTORS: ReadonlySet<string> = new Set(['platform', 'vendor']);
 
 /**
  * Records unknown keys of `raw` (zod already stripped them from `out`) and removes `null` optionals
@@ -487,6 +391,17 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
  * policy at the top of this file. Never throws for bad input.
  */
 export function parseOrder(raw: unknown): ParseResult {
+  // Most records are valid and clean: the fast path builds the same order without zod.
+  const order = readCleanOrder(raw);
+  if (order !== undefined) return { ok: true, order, findings: checkConsistency(order) };
+  return parseOrderWithZod(raw);
+}
+
+/**
+ * The reference path, for every record: zod validates (and words every rejection), the walk reports
+ * drift. parseOrder's fast path must give the same answer; exported for the test that checks it.
+ */
+export function parseOrderWithZod(raw: unknown): ParseResult {
   const parsed = orderSchema.safeParse(raw, PARSE_OPTIONS);
   if (!parsed.success) return rejection(raw, parsed.error.issues);
   const findings: Finding[] = [];

@@ -1,0 +1,111 @@
+// Partner timestamps (epoch milliseconds or ISO 8601 with an offset) and their normal form, the UTC
+// string `Date.prototype.toISOString()` prints. Shared by the zod schema and the clean-record fast path
+// (parse-order.ts, clean-order.ts), so both accept exactly the same values and print them alike.
+
+export const TIMESTAMP_EXPECTED =
+  'expected integer epoch milliseconds or an ISO 8601 date-time string with an offset (Z or ±hh:mm)';
+const TIMESTAMP_NO_OFFSET = 'timestamp string has no UTC offset (ambiguous local time); expected Z or ±hh:mm';
+const TIMESTAMP_BAD_EPOCH = 'expected epoch milliseconds as a safe integer within the range of Date';
+const TIMESTAMP_BAD_DATE = 'timestamp is not a valid calendar date-time';
+
+/** Longest span `Date` can represent, in ms either side of the epoch. */
+const MAX_DATE_MS = 8.64e15;
+
+// date T hh:mm[:ss[.fff]] [offset]; the offset group is optional here so that a missing offset gets
+// its own, clearer message.
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+/** Epoch ms of an ISO 8601 date-time string with offset, or a message saying why it is not one. */
+function isoToEpochMs(text: string): number | string {
+  const m = ISO_DATE_TIME.exec(text);
+  if (m === null) return TIMESTAMP_EXPECTED;
+  const offset = m[8];
+  if (offset === undefined) return TIMESTAMP_NO_OFFSET;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  // Milliseconds: first three fraction digits, right-padded; further digits are truncated, as Date does.
+  const fraction = m[7];
+  const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
+  const maxDay = month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
+  if (month < 1 || month > 12 || day < 1 || day > maxDay || hour > 23 || minute > 59 || second > 59) {
+    return TIMESTAMP_BAD_DATE;
+  }
+  let offsetMinutes = 0;
+  if (offset !== 'Z' && offset !== 'z') {
+    // ±hh, ±hhmm or ±hh:mm
+    const offsetHours = Number(offset.slice(1, 3));
+    const offsetMins = offset.length > 3 ? Number(offset.slice(offset.length - 2)) : 0;
+    if (offsetHours > 23 || offsetMins > 59) return TIMESTAMP_BAD_DATE;
+    offsetMinutes = (offsetHours * 60 + offsetMins) * (offset.charCodeAt(0) === 45 /* - */ ? -1 : 1);
+  }
+  let local: number;
+  if (year >= 100) {
+    local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  } else {
+    // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear takes the year as written.
+    const date = new Date(0);
+    date.setUTCFullYear(year, month - 1, day);
+    local = date.setUTCHours(hour, minute, second, millis);
+  }
+  return local - offsetMinutes * 60_000;
+}
+
+const MS_PER_DAY = 86_400_000;
+/** 10000-01-01T00:00:00.000Z: from here on toISOString prints an expanded (+yyyyyy) year. */
+const YEAR_10000_MS = 253_402_300_800_000;
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : `${n}`;
+}
+
+/**
+ * `new Date(ms).toISOString()`, about four times faster, for 1970..9999 (everything else falls back
+ * to Date). Days to civil date: Howard Hinnant's `civil_from_days`.
+ */
+export function formatUtcIso(ms: number): string {
+  if (ms < 0 || ms >= YEAR_10000_MS) return new Date(ms).toISOString();
+  const days = Math.floor(ms / MS_PER_DAY);
+  let rest = ms - days * MS_PER_DAY;
+  const hour = Math.floor(rest / 3_600_000);
+  rest -= hour * 3_600_000;
+  const minute = Math.floor(rest / 60_000);
+  rest -= minute * 60_000;
+  const second = Math.floor(rest / 1000);
+  const millis = rest - second * 1000;
+  const z = days + 719_468; // days since 0000-03-01
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1460) +
+      Math.floor(dayOfEra / 36_524) -
+      Math.floor(dayOfEra / 146_096)) /
+      365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const mp = Math.floor((5 * dayOfYear + 2) / 153); // month, March = 0
+  const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const ms3 = millis < 10 ? `00${millis}` : millis < 100 ? `0${millis}` : `${millis}`;
+  return `${year}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${ms3}Z`;
+}
+
+/**
+ * Epoch milliseconds of a partner timestamp (a JSON number or string), or the message saying why it
+ * is not one (see the parse policy in parse-order.ts).
+ */
+export function timestampToEpochMs(value: number | string): number | string {
+  if (typeof value === 'string') return isoToEpochMs(value);
+  return Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS ? value : TIMESTAMP_BAD_EPOCH;
+}
