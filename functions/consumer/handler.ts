@@ -14,7 +14,6 @@ const config = loadConsumerConfig(process.env);
 const { logger, metrics } = createObservability('order-feed-consumer');
 const count = countOn(metrics);
 const store = new DynamoOrderStore(createDynamoDbClient(), config.ordersTableName);
-const processor = new BatchProcessor(EventType.SQS);
 
 const SALES_METRICS = {
   counted: ['SalesCounted'],
@@ -69,6 +68,10 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
   logger.addContext(context);
   try {
     const plan = planBatch(event.Records.map((record) => ({ id: record.messageId, body: record.body })));
+    // One processor per invocation: a BatchProcessor holds the failures of the batch it is processing,
+    // so sharing one lets two overlapping batches in one process (local mode runs two at once)
+    // overwrite each other's failures, and a failed record would be deleted instead of retried.
+    const processor = new BatchProcessor(EventType.SQS);
     return await processPartialResponse(event, (record: SQSRecord) => applyRecord(record, plan), processor, {
       context,
     });

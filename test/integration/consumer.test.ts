@@ -1,6 +1,6 @@
 // The consumer Lambda against real emulated SQS and DynamoDB: exact under duplicates, reordering,
 // crashes mid-batch, concurrent consumers, and poison messages.
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
@@ -8,6 +8,7 @@ import {
   buildOrderVersionMessage,
   type OutgoingMessage,
 } from '../../functions/core/contract/order-version-message.js';
+import { lambdaContext } from '../../infra/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import {
@@ -207,5 +208,47 @@ describe('consumer Lambda', () => {
     const state = await finalState();
     expect(state.versions).toEqual({ 1: 3, 2: 3, 3: 2, 4: 5 });
     expect(state.ledger).toEqual(EXPECTED_LEDGER);
+  });
+});
+
+describe('consumer Lambda, invocations overlapping in one process', () => {
+  it('reports each batch its own failures (a failed record is never acknowledged)', async () => {
+    await publish(history().slice(0, 4));
+    await aws.sqs.send(new SendMessageCommand({ QueueUrl: resources.ordersQueueUrl, MessageBody: 'poison' }));
+    const received = await aws.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: resources.ordersQueueUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 60,
+      }),
+    );
+    const records = (received.Messages ?? []).map((message) => ({
+      messageId: message.MessageId ?? '',
+      receiptHandle: message.ReceiptHandle ?? '',
+      body: message.Body ?? '',
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: '0',
+        SenderId: 'x',
+        ApproximateFirstReceiveTimestamp: '0',
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:orders',
+      awsRegion: 'us-east-1',
+    }));
+    const poison = records.find((record) => record.body === 'poison');
+    const healthy = records.filter((record) => record.body !== 'poison');
+    expect(poison).toBeDefined();
+
+    const context = lambdaContext('consumer', 30_000);
+    const [withPoison, withoutPoison] = await Promise.all([
+      handlers.consume({ Records: [...healthy.slice(0, 2), poison as (typeof records)[0]] }, context),
+      handlers.consume({ Records: healthy.slice(2) }, context),
+    ]);
+
+    expect(withPoison.batchItemFailures).toEqual([{ itemIdentifier: poison?.messageId }]);
+    expect(withoutPoison.batchItemFailures).toEqual([]);
   });
 });
