@@ -21,6 +21,11 @@ export interface EventSourceOptions {
    */
   retryDelaySeconds: number;
   queueArn?: string;
+  /**
+   * Visibility timeout for received messages; default: the queue's. Local mode shortens it so the
+   * messages of a killed process come back in seconds instead of the queue's minutes.
+   */
+  visibilityTimeoutSeconds?: number;
   /** Called before the handler, e.g. to crash mid-batch in tests. */
   beforeBatch?: (event: SQSEvent) => void;
 }
@@ -46,6 +51,9 @@ export async function pollQueueOnce(
       QueueUrl: queueUrl,
       MaxNumberOfMessages: options.batchSize,
       WaitTimeSeconds: 0,
+      ...(options.visibilityTimeoutSeconds === undefined
+        ? {}
+        : { VisibilityTimeout: options.visibilityTimeoutSeconds }),
       MessageAttributeNames: ['All'],
       MessageSystemAttributeNames: ['All'],
     }),

@@ -1,0 +1,159 @@
+// Reading and resetting the deployed pipeline's data: queue depths, the orders table by status, the
+// sales ledger (read from its index, never recomputed), quarantined objects and dead letters; and
+// emptying all of it so one deployment can serve one run after another (emulator only).
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  paginateScan,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
+import { DeleteObjectsCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
+import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import type { LocalAwsClients } from './aws.js';
+import type { Deployment } from './deployment.js';
+
+/** Messages waiting, in flight (received, not yet deleted) and delayed. */
+export interface QueueDepth {
+  visible: number;
+  inFlight: number;
+  delayed: number;
+  total: number;
+}
+
+export async function queueDepth(aws: LocalAwsClients, queueUrl: string): Promise<QueueDepth> {
+  const { Attributes = {} } = await aws.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
+    }),
+  );
+  const visible = Number(Attributes.ApproximateNumberOfMessages ?? 0);
+  const inFlight = Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+  const delayed = Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0);
+  return { visible, inFlight, delayed, total: visible + inFlight + delayed };
+}
+
+export async function quarantinedKeys(aws: LocalAwsClients, bucket: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const page of paginateListObjectsV2(
+    { client: aws.s3 },
+    { Bucket: bucket, Prefix: QUARANTINE_PREFIX },
+  )) {
+    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+  }
+  return keys.sort();
+}
+
+export async function ordersByStatus(aws: LocalAwsClients, table: string): Promise<Record<string, number>> {
+  return countByStatus(await readOrderVersions(aws, table));
+}
+
+export function countByStatus(orders: ReadonlyMap<number, { status: string }>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { status } of orders.values()) counts[status] = (counts[status] ?? 0) + 1;
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+export interface DataSnapshot {
+  ordersByStatus: Record<string, number>;
+  sales: SalesTotal[];
+  quarantined: string[];
+  deadLettered: number;
+}
+
+export async function readData(aws: LocalAwsClients, deployment: Deployment): Promise<DataSnapshot> {
+  const { orders: _orders, ...snapshot } = await readDataWithOrders(aws, deployment);
+  return snapshot;
+}
+
+/** `readData` plus every stored order's version and status (one scan serves both). */
+export async function readDataWithOrders(
+  aws: LocalAwsClients,
+  deployment: Deployment,
+): Promise<DataSnapshot & { orders: Map<number, { version: number; status: string }> }> {
+  const [orders, sales, quarantined, dlq] = await Promise.all([
+    readOrderVersions(aws, deployment.ordersTable),
+    readSalesLedger(aws.dynamo, deployment.ordersTable),
+    quarantinedKeys(aws, deployment.quarantineBucket),
+    queueDepth(aws, deployment.deadLetterQueueUrl),
+  ]);
+  return { ordersByStatus: countByStatus(orders), sales, quarantined, deadLettered: dlq.total, orders };
+}
+
+/**
+ * Empties the orders and cursor tables, purges every queue of the stack and deletes the quarantined
+ * objects. Only for an emulator: on AWS this would be data loss, so callers check `endpoint.loopback`.
+ */
+export async function resetData(aws: LocalAwsClients, deployment: Deployment): Promise<void> {
+  if (!aws.endpoint.loopback)
+    throw new Error('resetting data is allowed only in an emulator on this machine');
+  await Promise.all([
+    emptyTable(aws, deployment.ordersTable, 'orderId'),
+    emptyTable(aws, deployment.cursorTable, 'feedId'),
+    ...[deployment.queueUrl, deployment.deadLetterQueueUrl, ...deployment.downstreamQueueUrls].map((url) =>
+      aws.sqs.send(new PurgeQueueCommand({ QueueUrl: url })),
+    ),
+    deleteQuarantined(aws, deployment.quarantineBucket),
+  ]);
+}
+
+async function emptyTable(aws: LocalAwsClients, table: string, key: string): Promise<void> {
+  const keys: Record<string, AttributeValue>[] = [];
+  const pages = paginateScan(
+    { client: aws.dynamo },
+    { TableName: table, ProjectionExpression: '#key', ExpressionAttributeNames: { '#key': key } },
+  );
+  for await (const page of pages) keys.push(...(page.Items ?? []));
+  for (let start = 0; start < keys.length; start += 25) {
+    let requests: WriteRequest[] = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    while (requests.length > 0) {
+      const output = await aws.dynamo.send(
+        new BatchWriteItemCommand({ RequestItems: { [table]: requests } }),
+      );
+      requests = output.UnprocessedItems?.[table] ?? [];
+    }
+  }
+}
+
+async function deleteQuarantined(aws: LocalAwsClients, bucket: string): Promise<void> {
+  const keys = await quarantinedKeys(aws, bucket);
+  for (let start = 0; start < keys.length; start += 1000) {
+    await aws.s3.send(
+      new DeleteObjectsCommand({
+        Bucket: bucket,
+        Delete: { Objects: keys.slice(start, start + 1000).map((Key) => ({ Key })), Quiet: true },
+      }),
+    );
+  }
+}
+
+/** id → { version, status } of every stored order (to compare with an expected state). */
+export async function readOrderVersions(
+  aws: LocalAwsClients,
+  table: string,
+): Promise<Map<number, { version: number; status: string }>> {
+  const orders = new Map<number, { version: number; status: string }>();
+  const pages = paginateScan(
+    { client: aws.dynamo },
+    {
+      TableName: table,
+      ConsistentRead: true,
+      ProjectionExpression: 'orderId, #version, #status',
+      ExpressionAttributeNames: { '#version': 'version', '#status': 'status' },
+    },
+  );
+  for await (const page of pages) {
+    for (const raw of page.Items ?? []) {
+      const item = unmarshall(raw);
+      orders.set(Number(item.orderId), { version: Number(item.version), status: String(item.status) });
+    }
+  }
+  return orders;
+}

@@ -1,0 +1,463 @@
+// The deployed pipeline, run in this process: the real poller and consumer handlers, driven the way
+// Lambda drives them on AWS, from the deployed configuration.
+//   schedule      the EventBridge rule (rate(5 minutes) by default) shortened: the next poller run starts
+//                 as soon as the previous one ended and the orders queue is shallow; once a run finds
+//                 nothing new, every `idlePollIntervalMs`
+//   event source  the deployed mapping (batch size, ReportBatchItemFailures, maximum concurrency) over
+//                 the real queue: failed records come back after `retryDelaySeconds` and the queue's own
+//                 redrive policy moves them to the DLQ after maxReceiveCount receives
+// Both run at once, as on AWS: the consumer drains while the poller fetches. Without `watch` the run
+// ends once a poll finds no new versions and the queue is empty (every message applied or dead-lettered).
+// Each poller invocation's request id names this process (stale-lease.ts), so that a lease left by a
+// killed local process is released at once rather than after its expiry.
+import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
+import type { ScheduledEvent } from 'aws-lambda';
+import type * as ConsumerModule from '../../functions/consumer/handler.js';
+import type * as PollerModule from '../../functions/poller/handler.js';
+import type { PollResult } from '../../functions/poller/handler.js';
+import { applyEnvironment, emulatorEnvironment, type LocalAwsClients } from './aws.js';
+import { queueDepth } from './data.js';
+import type { Deployment } from './deployment.js';
+import { lambdaContext } from './lambda-context.js';
+import { pollQueueOnce, type SqsHandler } from './sqs-event-source.js';
+import { localInvocationId, releaseDeadLease } from './stale-lease.js';
+
+export interface PipelineCounters {
+  polls: number;
+  pages: number;
+  versionsPublished: number;
+  applied: number;
+  stale: number;
+  /** Records the poller quarantined (could not publish). */
+  rejected: number;
+  /** Records the consumer reported failed (each retry counts). */
+  failedMessages: number;
+  partnerRetries: number;
+  rateLimitWaits: number;
+  cursorRecoveries: number;
+}
+
+export type RunOutcome = 'drained' | 'auth-failed' | 'interrupted';
+
+export interface ProgressSnapshot {
+  elapsedMs: number;
+  counters: PipelineCounters;
+  /** Orders queue: waiting + in flight + delayed. */
+  queueDepth: number;
+  /** Seconds since the feed was last caught up, as the last poller run reported it. */
+  lagSeconds: number | undefined;
+  lastPoll: string | undefined;
+}
+
+export interface LocalTuning {
+  /** The next poller run starts only when the orders queue holds fewer messages than this. */
+  shallowQueueDepth: number;
+  /** Between runs once a run found nothing new (watch mode), after a lease-held or a retry-later run. */
+  idlePollIntervalMs: number;
+  /**
+   * Local cap on MAX_PAGES_PER_RUN (undefined: as deployed). moto's SQS slows down as a queue fills (every
+   * send scans it), so a run publishes a few pages, the consumer catches up, and the next run follows.
+   */
+  maxPagesPerRun: number | undefined;
+  /** Delay before a failed record is received again (Lambda: the queue's visibility timeout). */
+  retryDelaySeconds: number;
+  /** Visibility of a received batch: the messages of a process that died come back after this long. */
+  visibilityTimeoutSeconds: number;
+  /** Concurrent batches (capped by the mapping's maximum concurrency). */
+  consumerConcurrency: number;
+  emptyReceiveDelayMs: number;
+  /**
+   * Without watch: this many poller runs in a row without progress (thrown, or retry-later with no page)
+   * end the run with an error; they are retried after 1, 2, 4… × idlePollIntervalMs.
+   */
+  maxConsecutiveRunErrors: number;
+}
+
+export const DEFAULT_TUNING: LocalTuning = {
+  shallowQueueDepth: 50,
+  idlePollIntervalMs: 1000,
+  maxPagesPerRun: 1,
+  retryDelaySeconds: 1,
+  visibilityTimeoutSeconds: 10,
+  consumerConcurrency: 2,
+  emptyReceiveDelayMs: 200,
+  maxConsecutiveRunErrors: 5,
+};
+
+export interface LocalPipelineOptions {
+  aws: LocalAwsClients;
+  deployment: Deployment;
+  /** Partner API base URL for this run: overrides the deployed PARTNER_BASE_URL in this process. */
+  partnerBaseUrl: string;
+  /** Keep polling after catching up (ends only with `stop()` or a 401). */
+  watch?: boolean;
+  /** Keep the deployed log level (INFO) and CloudWatch metrics output instead of WARN and none. */
+  verbose?: boolean;
+  tuning?: Partial<LocalTuning>;
+  onProgress?: (snapshot: ProgressSnapshot) => void;
+  progressIntervalMs?: number;
+  /** One-line notes for the user (lease released, run failed, …). */
+  note?: (message: string) => void;
+}
+
+export interface LocalPipelineResult {
+  outcome: RunOutcome;
+  counters: PipelineCounters;
+  /** Why the run ended, for auth-failed. */
+  detail?: string;
+  elapsedMs: number;
+}
+
+export interface LocalPipeline {
+  /** Resolves when the run ends; rejects when it cannot go on (e.g. the poller keeps failing). */
+  readonly done: Promise<LocalPipelineResult>;
+  /** Stop scheduling, let the current invocations finish; `done` then resolves as interrupted. */
+  stop(): void;
+  snapshot(): ProgressSnapshot;
+  /** The environments the handlers were started with (as deployed, with the local overrides). */
+  readonly environments: Readonly<HandlerEnvironments>;
+}
+
+export class LocalPipelineError extends Error {
+  override readonly name = 'LocalPipelineError';
+}
+
+export const AUTH_FAILED_MESSAGE = 'partner API rejected the token (401 Unauthorized)';
+
+/** Each function's environment: its deployed variables plus the local overrides. */
+export interface HandlerEnvironments {
+  poller: Record<string, string>;
+  consumer: Record<string, string>;
+}
+
+interface Handlers {
+  poller: typeof PollerModule;
+  consumer: typeof ConsumerModule;
+  environments: HandlerEnvironments;
+}
+let loaded: Handlers | undefined;
+
+/**
+ * The handlers' environments: each function's deployed variables (Lambda-only NODE_OPTIONS left out)
+ * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and quiet logs and no metrics
+ * unless verbose. Their own names do not collide; the POWERTOOLS_* ones do, hence one map each.
+ */
+export function handlerEnvironments(
+  options: Pick<LocalPipelineOptions, 'deployment' | 'partnerBaseUrl' | 'verbose'>,
+  tuning: LocalTuning,
+): HandlerEnvironments {
+  const { deployment } = options;
+  const quiet: Record<string, string> = options.verbose
+    ? {}
+    : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' };
+  const poller: Record<string, string> = {
+    ...deployment.poller.environment,
+    PARTNER_BASE_URL: options.partnerBaseUrl,
+    ...quiet,
+  };
+  const deployedPages = Number(poller.MAX_PAGES_PER_RUN ?? 50);
+  if (tuning.maxPagesPerRun !== undefined && !(deployedPages <= tuning.maxPagesPerRun)) {
+    poller.MAX_PAGES_PER_RUN = String(tuning.maxPagesPerRun);
+  }
+  const consumer: Record<string, string> = { ...deployment.consumer.environment, ...quiet };
+  delete poller.NODE_OPTIONS;
+  delete consumer.NODE_OPTIONS;
+  return { poller, consumer };
+}
+
+/**
+ * Imports each handler module with its function's environment in place, as its cold start would: each
+ * reads and checks its configuration at import. One after the other, so that the variables both
+ * functions set (POWERTOOLS_SERVICE_NAME…) hold each one's value while it initialises. Module instances
+ * are per process, so there is one configuration per process.
+ */
+async function loadHandlers(aws: LocalAwsClients, environments: HandlerEnvironments): Promise<Handlers> {
+  if (loaded) {
+    if (JSON.stringify(loaded.environments) !== JSON.stringify(environments)) {
+      throw new LocalPipelineError(
+        'the handlers are already loaded in this process with another configuration: one local pipeline per process',
+      );
+    }
+    return loaded;
+  }
+  applyEnvironment(emulatorEnvironment(aws.endpoint));
+  applyEnvironment(environments.poller);
+  const poller = await import('../../functions/poller/handler.js');
+  applyEnvironment(environments.consumer);
+  const consumer = await import('../../functions/consumer/handler.js');
+  loaded = { poller, consumer, environments };
+  return loaded;
+}
+
+/**
+ * moto runs an enabled SQS event source mapping itself: every SendMessage makes it receive a batch and
+ * try to invoke the function, which needs Docker, fails, and so burns receive counts until the messages
+ * are dead-lettered (and stalls the serialised emulator meanwhile). Local mode is the event source, so
+ * it disables the emulator's copy of the mapping first; only in an emulator on this machine.
+ */
+async function takeOverEventSource(
+  aws: LocalAwsClients,
+  deployment: Deployment,
+  note: (message: string) => void,
+): Promise<void> {
+  if (!deployment.eventSource.enabled) return;
+  if (!aws.endpoint.loopback) {
+    note('not disabling the event source mapping at a non-local endpoint: two consumers may read the queue');
+    return;
+  }
+  await aws.lambda.send(
+    new UpdateEventSourceMappingCommand({ UUID: deployment.eventSource.uuid, Enabled: false }),
+  );
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function emptyCounters(): PipelineCounters {
+  return {
+    polls: 0,
+    pages: 0,
+    versionsPublished: 0,
+    applied: 0,
+    stale: 0,
+    rejected: 0,
+    failedMessages: 0,
+    partnerRetries: 0,
+    rateLimitWaits: 0,
+    cursorRecoveries: 0,
+  };
+}
+
+export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
+  const { aws, deployment } = options;
+  const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
+  const note = options.note ?? (() => undefined);
+  const environments = handlerEnvironments(options, tuning);
+  const handlers = await loadHandlers(aws, environments);
+  const feedId = environments.poller.FEED_ID ?? 'orders';
+  const startedAt = Date.now();
+  const counters = emptyCounters();
+  const totalsAtStart = { ...handlers.consumer.consumerTotals };
+  let depth = Number.POSITIVE_INFINITY;
+  let lagSeconds: number | undefined;
+  let lastPoll: string | undefined;
+  let stopping = false;
+  let consumersStopping = false;
+
+  const snapshot = (): ProgressSnapshot => {
+    const totals = handlers.consumer.consumerTotals;
+    counters.applied = totals.applied - totalsAtStart.applied;
+    counters.stale = totals.stale - totalsAtStart.stale;
+    return {
+      elapsedMs: Date.now() - startedAt,
+      counters: { ...counters },
+      queueDepth: Number.isFinite(depth) ? depth : 0,
+      lagSeconds,
+      lastPoll,
+    };
+  };
+
+  const refreshDepth = async (): Promise<number> => {
+    depth = (await queueDepth(aws, deployment.queueUrl)).total;
+    return depth;
+  };
+
+  // ---- schedule: the poller, one run at a time ----------------------------------------------------
+  const scheduledEvent = (): ScheduledEvent => ({
+    version: '0',
+    id: localInvocationId(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date().toISOString(),
+    region: deployment.region,
+    resources: [`arn:aws:events:${deployment.region}:000000000000:rule/${deployment.schedule.ruleName}`],
+    detail: {},
+  });
+
+  async function invokePoller(): Promise<{ result: PollResult } | { error: unknown }> {
+    const context = {
+      ...lambdaContext(deployment.poller.name, deployment.poller.timeoutSeconds * 1000),
+      // The lease owner: names this process, so a restart can tell that a lease's holder is gone.
+      awsRequestId: localInvocationId(),
+    };
+    try {
+      return { result: await handlers.poller.handler(scheduledEvent(), context) };
+    } catch (error) {
+      if (error instanceof handlers.poller.PollRunFailedError) return { result: error.outcome };
+      return { error };
+    }
+  }
+
+  type PollerEnd = { kind: 'caught-up' } | { kind: 'stopped' } | { kind: 'auth-failed'; detail: string };
+
+  async function pollerLoop(): Promise<PollerEnd> {
+    let notBefore = 0;
+    // Runs in a row that made no progress: a thrown invocation, or retry-later (the partner API was
+    // unreachable or kept failing past the client's retries). Backed off; without watch they end the run.
+    let stalled = 0;
+    const stall = (why: string, cause?: unknown) => {
+      stalled += 1;
+      note(`poller run ${why} (${stalled} in a row)`);
+      if (!options.watch && stalled >= tuning.maxConsecutiveRunErrors) {
+        throw new LocalPipelineError(`the poller made no progress in ${stalled} runs in a row: ${why}`, {
+          cause,
+        });
+      }
+      notBefore = Date.now() + Math.min(30_000, tuning.idlePollIntervalMs * 2 ** (stalled - 1));
+    };
+    for (;;) {
+      while (!stopping && (Date.now() < notBefore || depth >= tuning.shallowQueueDepth)) await sleep(50);
+      if (stopping) return { kind: 'stopped' };
+      const run = await invokePoller();
+      counters.polls += 1;
+      if ('error' in run) {
+        stall(`failed: ${run.error instanceof Error ? run.error.message : String(run.error)}`, run.error);
+        continue;
+      }
+      const { result } = run;
+      counters.pages += result.pages;
+      counters.versionsPublished += result.versionsPublished;
+      counters.rejected += result.quarantined;
+      counters.cursorRecoveries += result.cursorRecoveries;
+      counters.partnerRetries += result.partnerRetries;
+      counters.rateLimitWaits += result.rateLimitWaits;
+      lastPoll = result.kind;
+      if (result.secondsSinceCaughtUp !== undefined) lagSeconds = result.secondsSinceCaughtUp;
+      if (result.pages > 0) stalled = 0;
+      // Let the consumer see what was just published before deciding whether the queue is shallow.
+      if (result.versionsPublished > 0) await refreshDepth().catch(() => undefined);
+      switch (result.kind) {
+        case 'auth-failed':
+          return { kind: 'auth-failed', detail: AUTH_FAILED_MESSAGE };
+        case 'auth-backoff':
+          return {
+            kind: 'auth-failed',
+            detail: `${AUTH_FAILED_MESSAGE} on an earlier run; the poller backs off before calling it again (--reset-data clears that)`,
+          };
+        case 'caught-up':
+          if (result.versionsPublished === 0 && result.quarantined === 0) {
+            if (!options.watch) return { kind: 'caught-up' };
+            notBefore = Date.now() + tuning.idlePollIntervalMs;
+          }
+          break;
+        case 'lease-held': {
+          const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feedId, false);
+          if (pid !== undefined)
+            note(`released the feed lease left by local process ${pid}, which no longer runs`);
+          else notBefore = Date.now() + tuning.idlePollIntervalMs;
+          break;
+        }
+        case 'retry-later':
+          if (result.pages === 0) {
+            stall('ended retry-later: the partner API kept failing or could not be reached');
+          } else {
+            notBefore = Date.now() + tuning.idlePollIntervalMs;
+          }
+          break;
+        case 'cursor-expired-again':
+          notBefore = Date.now() + tuning.idlePollIntervalMs;
+          break;
+        default:
+          // page-limit, out-of-time, lease-lost: the next run continues from the committed cursor.
+          break;
+      }
+    }
+  }
+
+  // ---- event source: the consumer, up to `concurrency` batches at once ------------------------------
+  const { eventSource } = deployment;
+  await takeOverEventSource(aws, deployment, note);
+  const consume: SqsHandler = eventSource.reportBatchItemFailures
+    ? handlers.consumer.handler
+    : async (event, context) => {
+        // Without ReportBatchItemFailures Lambda ignores the response: a returned batch is deleted whole.
+        await handlers.consumer.handler(event, context);
+        return undefined;
+      };
+  const concurrency = Math.max(
+    1,
+    Math.min(tuning.consumerConcurrency, eventSource.maximumConcurrency ?? 1000),
+  );
+
+  async function consumerWorker(): Promise<void> {
+    while (!consumersStopping) {
+      try {
+        const stats = await pollQueueOnce(
+          aws.sqs,
+          deployment.queueUrl,
+          consume,
+          () => lambdaContext(deployment.consumer.name, deployment.consumer.timeoutSeconds * 1000),
+          {
+            // One ReceiveMessage returns at most 10; a larger deployed batch (with a batching window)
+            // is not assembled from several receives here.
+            batchSize: Math.min(eventSource.batchSize, 10),
+            retryDelaySeconds: tuning.retryDelaySeconds,
+            visibilityTimeoutSeconds: tuning.visibilityTimeoutSeconds,
+            queueArn: eventSource.queueArn,
+          },
+        );
+        counters.failedMessages += stats.failed;
+        if (stats.received === 0) await sleep(tuning.emptyReceiveDelayMs);
+      } catch (error) {
+        note(`event source: ${error instanceof Error ? error.message : String(error)}`);
+        await sleep(1000);
+      }
+    }
+  }
+
+  let monitorTimer: NodeJS.Timeout | undefined;
+  const monitor = () => {
+    monitorTimer = setTimeout(async () => {
+      await refreshDepth().catch(() => undefined);
+      if (!consumersStopping) monitor();
+    }, 250);
+  };
+  let progressTimer: NodeJS.Timeout | undefined;
+  if (options.onProgress) {
+    const report = options.onProgress;
+    progressTimer = setInterval(() => report(snapshot()), options.progressIntervalMs ?? 2000);
+  }
+
+  const done = (async (): Promise<LocalPipelineResult> => {
+    await refreshDepth();
+    monitor();
+    const workers = Array.from({ length: concurrency }, () => consumerWorker());
+    let outcome: RunOutcome = 'interrupted';
+    let detail: string | undefined;
+    try {
+      const end = await pollerLoop();
+      if (end.kind === 'auth-failed') {
+        outcome = 'auth-failed';
+        detail = end.detail;
+      } else if (end.kind === 'caught-up') {
+        while (!stopping) {
+          if ((await refreshDepth()) === 0) {
+            outcome = 'drained';
+            break;
+          }
+          await sleep(250);
+        }
+      }
+    } finally {
+      consumersStopping = true;
+      clearTimeout(monitorTimer);
+      clearInterval(progressTimer);
+      await Promise.all(workers);
+    }
+    return {
+      outcome,
+      counters: snapshot().counters,
+      elapsedMs: Date.now() - startedAt,
+      ...(detail === undefined ? {} : { detail }),
+    };
+  })();
+
+  return {
+    done,
+    stop() {
+      stopping = true;
+    },
+    snapshot,
+    environments,
+  };
+}

@@ -1,0 +1,436 @@
+// Local mode's reusable machinery (the `npm start` CLI in start.ts is a thin layer over `runLocal`;
+// the conformance and chaos runners use the same pieces):
+//   1. an AWS endpoint: a moto started here, or one given       (moto.ts, aws.ts)
+//   2. a partner API: the built-in simulator, or one given
+//   3. the stack: found there, or deployed with `cdk deploy`     (deployment.ts: ensureStack, readDeployment)
+//   4. the partner token in the emulator's SSM (SecureString)    (deployment.ts: storeToken)
+//   5. optionally an empty data set                              (data.ts: resetData)
+//   6. the real handlers, driven as Lambda would drive them      (local-pipeline.ts: startLocalPipeline)
+//   7. the summary: tables, ledger, quarantine, dead letters     (readSummary)
+import { randomBytes } from 'node:crypto';
+import type { SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
+import { parsePartnerBaseUrl } from '../../functions/core/partner/url-policy.js';
+import type { RunningSimulator, ScenarioId } from '../../test/simulator/index.js';
+import { SCENARIO_IDS } from '../../test/simulator/types.js';
+import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
+import { queueDepth, readDataWithOrders, resetData } from './data.js';
+import {
+  DEFAULT_TOKEN_PARAMETER,
+  type Deployment,
+  type EnsuredStack,
+  ensureStack,
+  readDeployment,
+  readStoredToken,
+  storeToken,
+} from './deployment.js';
+import {
+  DEFAULT_TUNING,
+  type LocalPipeline,
+  type LocalTuning,
+  type PipelineCounters,
+  type ProgressSnapshot,
+  type RunOutcome,
+  startLocalPipeline,
+} from './local-pipeline.js';
+import { type RunningMoto, startMoto } from './moto.js';
+
+export { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
+export { queueDepth, readData, resetData } from './data.js';
+export {
+  DEFAULT_STACK_NAME,
+  type Deployment,
+  ensureStack,
+  readDeployment,
+  type StackContext,
+  storeToken,
+} from './deployment.js';
+export {
+  AUTH_FAILED_MESSAGE,
+  DEFAULT_TUNING,
+  type LocalPipeline,
+  type LocalTuning,
+  type PipelineCounters,
+  type ProgressSnapshot,
+  type RunOutcome,
+  startLocalPipeline,
+} from './local-pipeline.js';
+
+/** Size of the built-in generated feed: about a minute of pipeline work here (see SESSION.md). */
+export const DEFAULT_ORDERS = 1000;
+export const DEFAULT_SEED = 1;
+
+export class LocalUsageError extends Error {
+  override readonly name = 'LocalUsageError';
+}
+
+export interface LocalRunOptions {
+  /** Partner API base URL (up to, not including, /v1). Omitted: the built-in simulator. */
+  apiUrl?: string;
+  /** Built-in simulator only: serve this spec scenario. */
+  scenario?: string;
+  /** Partner token; required with apiUrl. Built-in simulator: random when omitted. */
+  token?: string;
+  orders?: number;
+  seed?: number;
+  /** An AWS-compatible endpoint already running. Omitted: a moto is started and stopped here. */
+  awsEndpoint?: string;
+  resetData?: boolean;
+  watch?: boolean;
+  verbose?: boolean;
+  tuning?: Partial<LocalTuning>;
+}
+
+export interface LocalRunEvents {
+  /** Setup notes and warnings, one line each. */
+  note?: (message: string) => void;
+  /** cdk's output while deploying. */
+  cdkLog?: (chunk: string) => void;
+  onReady?: (ready: ReadyInfo) => void;
+  onProgress?: (snapshot: ProgressSnapshot) => void;
+  progressIntervalMs?: number;
+}
+
+export interface ReadyInfo {
+  awsEndpoint: string;
+  emulatorStarted: boolean;
+  apiUrl: string;
+  simulator: { scenario?: string; orders?: number; seed?: number } | undefined;
+  stack: EnsuredStack;
+  deployment: Deployment;
+  tuning: LocalTuning;
+  /** Deployed PARTNER_BASE_URL, when this run overrides it. */
+  overriddenBaseUrl: string | undefined;
+  resetData: boolean;
+}
+
+export interface LocalSummary {
+  region: string;
+  stackName: string;
+  ordersTable: string;
+  cursorTable: string;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+  quarantineBucket: string;
+  apiUrl: string;
+  awsEndpoint: string;
+  outcome: RunOutcome;
+  /** Why the run ended, for auth-failed. */
+  detail?: string;
+  elapsedMs: number;
+  deploy: { deployed: boolean; ms: number } | undefined;
+  sales: SalesTotal[];
+  ordersByStatus: Record<string, number>;
+  orders: number;
+  quarantined: string[];
+  deadLettered: number;
+  /** Orders queue depth at the end (0 when drained). */
+  queueDepth: number;
+  counters: PipelineCounters;
+  /** Built-in simulator only: does the table and ledger equal what the simulator served? */
+  matchesExpected?: { orders: boolean; sales: boolean };
+}
+
+export interface LocalRun {
+  readonly done: Promise<LocalSummary>;
+  /** Stop scheduling, finish the current invocations, then summarise (outcome interrupted). */
+  stop(): void;
+  /** Stop what this run started (emulator, simulator) right away, for an exit that cannot wait. */
+  abort(): Promise<void>;
+}
+
+/** Checks option combinations up front (a bad one is a usage error, before anything starts). */
+export function checkLocalRunOptions(options: LocalRunOptions): void {
+  if (options.apiUrl !== undefined) {
+    try {
+      parsePartnerBaseUrl(options.apiUrl);
+    } catch (error) {
+      throw new LocalUsageError(`--api-url: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (/\/v1\/?$/.test(new URL(options.apiUrl).pathname)) {
+      throw new LocalUsageError(
+        '--api-url must stop before /v1 (e.g. http://127.0.0.1:8080/test-versioning)',
+      );
+    }
+    for (const [flag, value] of [
+      ['--scenario', options.scenario],
+      ['--orders', options.orders],
+      ['--seed', options.seed],
+    ] as const) {
+      if (value !== undefined)
+        throw new LocalUsageError(`${flag} is for the built-in simulator: not with --api-url`);
+    }
+    if (!options.token) {
+      throw new LocalUsageError(
+        '--api-url needs the partner token: set PARTNER_API_TOKEN or pass --token-file',
+      );
+    }
+  }
+  if (options.scenario !== undefined) {
+    if (!(SCENARIO_IDS as readonly string[]).includes(options.scenario)) {
+      throw new LocalUsageError(`--scenario must be one of: ${SCENARIO_IDS.join(', ')}`);
+    }
+    if (options.orders !== undefined || options.seed !== undefined) {
+      throw new LocalUsageError('--orders and --seed size the generated feed: not with --scenario');
+    }
+  }
+  if (options.orders !== undefined && (!Number.isSafeInteger(options.orders) || options.orders < 1)) {
+    throw new LocalUsageError('--orders must be a positive integer');
+  }
+  if (options.seed !== undefined && !Number.isSafeInteger(options.seed)) {
+    throw new LocalUsageError('--seed must be an integer');
+  }
+  if (options.awsEndpoint !== undefined) {
+    let endpoint: ReturnType<typeof parseAwsEndpoint>;
+    try {
+      endpoint = parseAwsEndpoint(options.awsEndpoint);
+    } catch (error) {
+      throw new LocalUsageError(error instanceof Error ? error.message : String(error));
+    }
+    if (options.resetData && !endpoint.loopback) {
+      throw new LocalUsageError(
+        '--reset-data works only against an emulator on this machine (a loopback endpoint)',
+      );
+    }
+  }
+}
+
+export interface SummaryRun {
+  apiUrl: string;
+  awsEndpoint: string;
+  outcome: RunOutcome;
+  detail?: string;
+  counters: PipelineCounters;
+  elapsedMs: number;
+  deploy?: { deployed: boolean; ms: number };
+}
+
+/** What a run should end with, to compare the stored orders and the ledger against. */
+export interface ExpectedEndState {
+  orders: readonly { id: number; version: number; status: string }[];
+  sales: readonly SalesTotal[];
+}
+
+/**
+ * Reads the end state of the deployment (orders by status, the ledger from its index, quarantine, dead
+ * letters, queue depth) and puts it together with how the run went; compares it with `expected` if given.
+ */
+export async function readSummary(
+  aws: LocalAwsClients,
+  deployment: Deployment,
+  run: SummaryRun,
+  expected?: ExpectedEndState,
+): Promise<LocalSummary> {
+  const [data, depth] = await Promise.all([
+    readDataWithOrders(aws, deployment),
+    queueDepth(aws, deployment.queueUrl),
+  ]);
+  const summary: LocalSummary = {
+    region: deployment.region,
+    stackName: deployment.stackName,
+    ordersTable: deployment.ordersTable,
+    cursorTable: deployment.cursorTable,
+    queueUrl: deployment.queueUrl,
+    deadLetterQueueUrl: deployment.deadLetterQueueUrl,
+    quarantineBucket: deployment.quarantineBucket,
+    apiUrl: run.apiUrl,
+    awsEndpoint: run.awsEndpoint,
+    outcome: run.outcome,
+    ...(run.detail === undefined ? {} : { detail: run.detail }),
+    elapsedMs: run.elapsedMs,
+    deploy: run.deploy,
+    sales: data.sales,
+    ordersByStatus: data.ordersByStatus,
+    orders: data.orders.size,
+    quarantined: data.quarantined,
+    deadLettered: data.deadLettered,
+    queueDepth: depth.total,
+    counters: run.counters,
+  };
+  if (expected !== undefined) {
+    summary.matchesExpected = {
+      orders:
+        data.orders.size === expected.orders.length &&
+        expected.orders.every((order) => {
+          const stored = data.orders.get(order.id);
+          return stored?.version === order.version && stored.status === order.status;
+        }),
+      sales: JSON.stringify(data.sales) === JSON.stringify(expected.sales),
+    };
+  }
+  return summary;
+}
+
+function emptyCounters(): PipelineCounters {
+  return {
+    polls: 0,
+    pages: 0,
+    versionsPublished: 0,
+    applied: 0,
+    stale: 0,
+    rejected: 0,
+    failedMessages: 0,
+    partnerRetries: 0,
+    rateLimitWaits: 0,
+    cursorRecoveries: 0,
+  };
+}
+
+interface BuiltInSimulator {
+  sim: RunningSimulator;
+  scenario: ScenarioId | undefined;
+  orders: number | undefined;
+  seed: number | undefined;
+}
+
+async function startBuiltInSimulator(options: LocalRunOptions, token: string): Promise<BuiltInSimulator> {
+  // Loaded only when used: runs against another partner API never load the simulator.
+  const { startSimulator } = await import('../../test/simulator/index.js');
+  const scenario = options.scenario as ScenarioId | undefined;
+  if (scenario !== undefined) {
+    return { sim: await startSimulator({ token }), scenario, orders: undefined, seed: undefined };
+  }
+  const orders = options.orders ?? DEFAULT_ORDERS;
+  const seed = options.seed ?? DEFAULT_SEED;
+  return { sim: await startSimulator({ token, feed: { seed, orders } }), scenario, orders, seed };
+}
+
+/** What the built-in simulator served, as the end state a correct pipeline reaches. */
+async function expectedOf(builtIn: BuiltInSimulator): Promise<ExpectedEndState> {
+  if (builtIn.scenario !== undefined) {
+    const { SCENARIO_EXPECTATIONS } = await import('../../test/simulator/index.js');
+    return SCENARIO_EXPECTATIONS[builtIn.scenario];
+  }
+  const expected = builtIn.sim.expected();
+  return { orders: [...expected.orders.values()], sales: expected.sales };
+}
+
+/**
+ * Runs local mode end to end (steps 1–7 above) and resolves with the summary. Everything it started
+ * (emulator, simulator) is stopped before it resolves; a given endpoint keeps the stack and its data.
+ */
+export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}): LocalRun {
+  checkLocalRunOptions(options);
+  const note = events.note ?? (() => undefined);
+  let stopRequested = false;
+  let pipeline: LocalPipeline | undefined;
+  let moto: RunningMoto | undefined;
+  let builtIn: BuiltInSimulator | undefined;
+
+  const done = (async (): Promise<LocalSummary> => {
+    const startedAt = Date.now();
+    let aws: LocalAwsClients | undefined;
+    let token = options.token;
+    let apiUrl = options.apiUrl ?? '';
+    let awsEndpoint = options.awsEndpoint ?? '';
+    const interruptedEarly = (deployment?: Deployment): LocalSummary => ({
+      region: deployment?.region ?? '',
+      stackName: deployment?.stackName ?? '',
+      ordersTable: deployment?.ordersTable ?? '',
+      cursorTable: deployment?.cursorTable ?? '',
+      queueUrl: deployment?.queueUrl ?? '',
+      deadLetterQueueUrl: deployment?.deadLetterQueueUrl ?? '',
+      quarantineBucket: deployment?.quarantineBucket ?? '',
+      apiUrl,
+      awsEndpoint,
+      outcome: 'interrupted',
+      elapsedMs: Date.now() - startedAt,
+      deploy: undefined,
+      sales: [],
+      ordersByStatus: {},
+      orders: 0,
+      quarantined: [],
+      deadLettered: 0,
+      queueDepth: 0,
+      counters: emptyCounters(),
+    });
+    try {
+      if (options.awsEndpoint === undefined) {
+        moto = await startMoto();
+        awsEndpoint = moto.endpoint;
+      }
+      aws = createLocalAwsClients(parseAwsEndpoint(awsEndpoint));
+      if (options.apiUrl === undefined) {
+        // Built-in simulator without a given token: the one an earlier run stored at this endpoint, so
+        // runs sharing an endpoint do not overwrite each other's token; else a random one.
+        token ??=
+          options.awsEndpoint === undefined ? undefined : await readStoredToken(aws, DEFAULT_TOKEN_PARAMETER);
+        token ??= randomBytes(24).toString('base64url');
+        builtIn = await startBuiltInSimulator(options, token);
+        apiUrl = builtIn.scenario === undefined ? builtIn.sim.url : `${builtIn.sim.url}/${builtIn.scenario}`;
+      }
+      if (token === undefined) throw new LocalUsageError('a partner API token is required with --api-url');
+      if (stopRequested) return interruptedEarly();
+      const stack = await ensureStack(
+        aws,
+        { partnerBaseUrl: apiUrl, tokenParameterName: DEFAULT_TOKEN_PARAMETER },
+        { note, ...(events.cdkLog ? { log: events.cdkLog } : {}) },
+      );
+      const deployment = await readDeployment(aws, stack.stackName);
+      await storeToken(aws, deployment.tokenParameterName, token);
+      if (options.resetData) await resetData(aws, deployment);
+      if (stopRequested) return interruptedEarly(deployment);
+
+      const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
+      const deployedBaseUrl = deployment.poller.environment.PARTNER_BASE_URL;
+      events.onReady?.({
+        awsEndpoint,
+        emulatorStarted: moto !== undefined,
+        apiUrl,
+        simulator: builtIn && { scenario: builtIn.scenario, orders: builtIn.orders, seed: builtIn.seed },
+        stack,
+        deployment,
+        tuning,
+        overriddenBaseUrl: deployedBaseUrl !== apiUrl ? deployedBaseUrl : undefined,
+        resetData: options.resetData ?? false,
+      });
+      pipeline = await startLocalPipeline({
+        aws,
+        deployment,
+        partnerBaseUrl: apiUrl,
+        watch: options.watch ?? false,
+        verbose: options.verbose ?? false,
+        tuning,
+        note,
+        ...(events.onProgress ? { onProgress: events.onProgress } : {}),
+        ...(events.progressIntervalMs ? { progressIntervalMs: events.progressIntervalMs } : {}),
+      });
+      if (stopRequested) pipeline.stop();
+      const result = await pipeline.done;
+      return await readSummary(
+        aws,
+        deployment,
+        {
+          apiUrl,
+          awsEndpoint,
+          outcome: result.outcome,
+          ...(result.detail === undefined ? {} : { detail: result.detail }),
+          counters: result.counters,
+          elapsedMs: Date.now() - startedAt,
+          deploy: { deployed: stack.deployed, ms: stack.deployMs },
+        },
+        // Only a drained run is expected to have reached it.
+        builtIn && result.outcome === 'drained' ? await expectedOf(builtIn) : undefined,
+      );
+    } catch (error) {
+      // Ctrl-C in a terminal also reaches the cdk child process: its failure is the interruption.
+      if (stopRequested && pipeline === undefined) return interruptedEarly();
+      throw error;
+    } finally {
+      aws?.destroy();
+      await builtIn?.sim.close();
+      await moto?.stop();
+    }
+  })();
+
+  return {
+    done,
+    stop() {
+      stopRequested = true;
+      pipeline?.stop();
+    },
+    async abort() {
+      stopRequested = true;
+      await Promise.allSettled([builtIn?.sim.close(), moto?.stop()]);
+    },
+  };
+}

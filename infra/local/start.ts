@@ -1,0 +1,223 @@
+// `npm start`: the whole pipeline on this machine. A thin CLI over runtime.ts#runLocal: parse the
+// flags, show progress and the summary, map the outcome to an exit status, turn SIGINT/SIGTERM into a
+// graceful stop.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  AUTH_FAILED_MESSAGE,
+  checkLocalRunOptions,
+  DEFAULT_ORDERS,
+  DEFAULT_SEED,
+  DEFAULT_TUNING,
+  type LocalRunOptions,
+  LocalUsageError,
+  runLocal,
+} from './runtime.js';
+import { createTerminal, formatBanner, formatSummary } from './terminal.js';
+
+const T = DEFAULT_TUNING;
+export const USAGE = `Usage: npm start -- [options]      (or: npx tsx infra/local/start.ts [options])
+
+Runs the whole order-feed-ingester pipeline on this machine: deploys the CDK stack (the production stack,
+with cdk deploy) into an AWS emulator (moto), stores the partner token in the emulator's SSM, and runs the
+real poller and consumer handlers in this process the way Lambda runs them, until the feed is drained.
+
+Partner API
+  --api-url URL        partner API base URL up to, not including, /v1
+                       (e.g. http://127.0.0.1:8080/test-versioning); http:// only for loopback hosts.
+                       Omitted: the built-in simulator is started.
+  --scenario ID        built-in simulator: serve that spec scenario (e.g. test-versioning)
+  --orders N           built-in simulator: orders in the generated feed (default ${DEFAULT_ORDERS})
+  --seed S             built-in simulator: seed of the generated feed (default ${DEFAULT_SEED})
+  --token-file PATH    file holding the partner token; else env PARTNER_API_TOKEN. Required with
+                       --api-url. The built-in simulator otherwise uses the token an earlier run stored at
+                       --aws-endpoint, or a random one. Stored in the emulator's SSM as a SecureString,
+                       where the poller reads it as in production. Never printed.
+
+AWS
+  --aws-endpoint URL   an AWS-compatible endpoint already running (e.g. moto_server on
+                       http://localhost:5000): the stack is deployed there, or reused if CloudFormation
+                       already has it. A reused stack keeps its data, so a restarted run resumes from
+                       the stored cursor. moto cannot update stacks: an --api-url other than the one the
+                       stack was deployed with is applied by overriding PARTNER_BASE_URL in this process.
+                       Omitted: moto is started on a free loopback port and stopped on exit.
+                       Needs no AWS credentials (dummy ones and us-east-1 when none are set).
+  --reset-data         before running, empty the orders and cursor tables, purge the queues and delete
+                       the quarantined objects (emulator only)
+
+Run
+  --watch              keep polling after catching up, until Ctrl-C; without it the run ends once a
+                       poll finds no new versions and the orders queue is empty
+  --summary-json PATH  write the end-of-run summary as JSON
+  --verbose            handler logs at the deployed level (INFO), metrics output, cdk's output
+  --help               this text
+
+Lambda, emulated from the deployed configuration
+  schedule      the rule's ScheduleExpression (rate(5 minutes)) is shortened: the next poller run starts
+                as soon as the previous one ended and the orders queue holds fewer than
+                ${T.shallowQueueDepth} messages; after a run that found nothing new (--watch), ${T.idlePollIntervalMs / 1000} s later. Each run
+                fetches at most ${T.maxPagesPerRun} page(s) here (MAX_PAGES_PER_RUN), since moto's SQS slows as a queue fills.
+  event source  the mapping's BatchSize and FunctionResponseTypes, ${T.consumerConcurrency} batches at once; failed records
+                return after ${T.retryDelaySeconds} s and the queue's RedrivePolicy dead-letters them after maxReceiveCount
+                receives. Received messages stay invisible ${T.visibilityTimeoutSeconds} s (not the queue's VisibilityTimeout),
+                so those of a killed run come back quickly. moto's own copy of the mapping is disabled.
+  environment   each function's Environment.Variables and Timeout as deployed, plus
+                POWERTOOLS_LOG_LEVEL=WARN and POWERTOOLS_METRICS_DISABLED=true unless --verbose.
+
+Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 130 / 143 stopped by
+SIGINT / SIGTERM (the current invocations finish and the summary is still written); 1 any other error.`;
+
+interface Cli {
+  options: LocalRunOptions;
+  summaryJson: string | undefined;
+  help: boolean;
+}
+
+function integerFlag(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^-?\d+$/.test(raw)) throw new LocalUsageError(`--${name} must be an integer (got "${raw}")`);
+  return Number(raw);
+}
+
+export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Cli {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      'api-url': { type: 'string' },
+      scenario: { type: 'string' },
+      'token-file': { type: 'string' },
+      'aws-endpoint': { type: 'string' },
+      'summary-json': { type: 'string' },
+      watch: { type: 'boolean' },
+      'reset-data': { type: 'boolean' },
+      orders: { type: 'string' },
+      seed: { type: 'string' },
+      verbose: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (positionals.length > 0) throw new LocalUsageError(`unexpected argument "${positionals[0]}"`);
+  let token = env.PARTNER_API_TOKEN?.trim() || undefined;
+  if (values['token-file'] !== undefined) {
+    try {
+      token = readFileSync(values['token-file'], 'utf8').trim();
+    } catch (error) {
+      throw new LocalUsageError(
+        `--token-file: cannot read ${values['token-file']} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+    if (token === '') throw new LocalUsageError('--token-file: the file is empty');
+  }
+  const options: LocalRunOptions = {
+    ...(values['api-url'] === undefined ? {} : { apiUrl: values['api-url'] }),
+    ...(values.scenario === undefined ? {} : { scenario: values.scenario }),
+    ...(token === undefined ? {} : { token }),
+    ...(values['aws-endpoint'] === undefined ? {} : { awsEndpoint: values['aws-endpoint'] }),
+    resetData: values['reset-data'] ?? false,
+    watch: values.watch ?? false,
+    verbose: values.verbose ?? false,
+  };
+  const orders = integerFlag('orders', values.orders);
+  const seed = integerFlag('seed', values.seed);
+  if (orders !== undefined) options.orders = orders;
+  if (seed !== undefined) options.seed = seed;
+  return { options, summaryJson: values['summary-json'], help: values.help ?? false };
+}
+
+/** The AWS SDK's Node.js 20 end-of-support notice would sit in the middle of the progress output. */
+function quietSdkNodeVersionWarning(): void {
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (text.startsWith('NodeVersionSupportWarning')) return;
+    emit(warning, ...rest);
+  }) as typeof process.emitWarning;
+}
+
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+async function main(): Promise<number> {
+  let cli: Cli;
+  try {
+    cli = parseCli(process.argv.slice(2));
+    // Option combinations (e.g. --scenario with --api-url) are usage errors too.
+    if (!cli.help) checkLocalRunOptions(cli.options);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`error: ${message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (cli.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (!cli.options.verbose) quietSdkNodeVersionWarning();
+
+  const terminal = createTerminal();
+  const run = runLocal(cli.options, {
+    note: (message) => terminal.line(`· ${message}`),
+    ...(cli.options.verbose ? { cdkLog: (chunk: string) => process.stderr.write(chunk) } : {}),
+    onReady: (ready) => {
+      for (const line of formatBanner(ready)) terminal.line(line);
+      terminal.line(cli.options.watch ? 'Polling until Ctrl-C…' : 'Running until drained (Ctrl-C stops)…');
+    },
+    onProgress: (snapshot) => terminal.progress(snapshot),
+    progressIntervalMs: terminal.tty ? 500 : 2000,
+  });
+
+  let signal: keyof typeof SIGNAL_EXIT | undefined;
+  for (const name of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(name, () => {
+      if (signal !== undefined) {
+        // A second signal: give up on a graceful stop, but do not leave the emulator running.
+        process.stderr.write(`\n${name} again: exiting without waiting for the invocations\n`);
+        void run.abort().finally(() => process.exit(SIGNAL_EXIT[name]));
+        return;
+      }
+      signal = name;
+      terminal.line(`${name}: stopping the schedule, letting the current invocations finish…`);
+      run.stop();
+    });
+  }
+
+  let summary: Awaited<typeof run.done>;
+  try {
+    summary = await run.done;
+  } catch (error) {
+    terminal.close();
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return signal === undefined ? 1 : SIGNAL_EXIT[signal];
+  }
+  terminal.close();
+  process.stdout.write(`${formatSummary(summary).join('\n')}\n`);
+  if (cli.summaryJson !== undefined) {
+    const path = resolve(cli.summaryJson);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
+    process.stdout.write(`Summary written to ${path}\n`);
+  }
+  if (summary.outcome === 'auth-failed') {
+    process.stderr.write(`error: ${summary.detail ?? AUTH_FAILED_MESSAGE}: check the token\n`);
+    return 3;
+  }
+  if (signal !== undefined) return SIGNAL_EXIT[signal];
+  return summary.outcome === 'drained' ? 0 : 1;
+}
+
+// Run only as the entry point (tests import parseCli and USAGE).
+const entryScript = process.argv[1];
+if (entryScript !== undefined && resolve(entryScript) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(
+        `error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,161 @@
+// What local mode shows in the terminal: the banner, live progress (one updating line on a TTY, a line
+// every ~2 s otherwise) and the end-of-run summary. Formatting only; nothing here talks to AWS.
+import type { ProgressSnapshot } from './local-pipeline.js';
+import type { LocalSummary, ReadyInfo } from './runtime.js';
+
+export interface Terminal {
+  /** Whether the live line is redrawn in place. */
+  readonly tty: boolean;
+  progress(snapshot: ProgressSnapshot): void;
+  /** A line of output (on stdout), above the live line. */
+  line(text: string): void;
+  /** End the live line for good. */
+  close(): void;
+}
+
+type Write = NodeJS.WriteStream['write'];
+
+export function createTerminal(
+  out: NodeJS.WriteStream = process.stdout,
+  err: NodeJS.WriteStream = process.stderr,
+): Terminal {
+  const tty = Boolean(out.isTTY);
+  if (!tty) {
+    return {
+      tty,
+      progress: (snapshot) => out.write(`${formatProgress(snapshot)}\n`),
+      line: (text) => out.write(`${text}\n`),
+      close: () => undefined,
+    };
+  }
+  // On a TTY the live line is cleared before anything else is written (handler logs included) and
+  // drawn again after it, so other output scrolls above it.
+  const rawOut = out.write.bind(out) as Write;
+  const rawErr = err.write.bind(err) as Write;
+  let status = '';
+  let shown = false;
+  const clear = () => {
+    if (shown) rawOut('\r\x1b[2K');
+    shown = false;
+  };
+  const draw = () => {
+    if (status === '') return;
+    const columns = out.columns ?? 0;
+    rawOut(columns > 20 ? status.slice(0, columns - 1) : status);
+    shown = true;
+  };
+  const around = (write: Write): Write =>
+    ((...args: unknown[]) => {
+      clear();
+      const result = (write as (...a: unknown[]) => boolean)(...args);
+      draw();
+      return result;
+    }) as Write;
+  out.write = around(rawOut);
+  err.write = around(rawErr);
+  return {
+    tty,
+    progress(snapshot) {
+      status = formatProgress(snapshot);
+      clear();
+      draw();
+    },
+    line(text) {
+      clear();
+      rawOut(`${text}\n`);
+      draw();
+    },
+    close() {
+      clear();
+      status = '';
+      out.write = rawOut;
+      err.write = rawErr;
+    },
+  };
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+export function formatProgress(snapshot: ProgressSnapshot): string {
+  const c = snapshot.counters;
+  const elapsed = `${Math.round(snapshot.elapsedMs / 1000)}s`.padStart(4);
+  const lag = snapshot.lagSeconds === undefined ? '-' : `${snapshot.lagSeconds}s`;
+  return (
+    `[${elapsed}] polls ${c.polls} | pages ${c.pages} | published ${c.versionsPublished} | ` +
+    `applied ${c.applied} | stale ${c.stale} | failed ${c.failedMessages} | queue ${snapshot.queueDepth} | ` +
+    `lag ${lag}${snapshot.lastPoll ? ` (${snapshot.lastPoll})` : ''}`
+  );
+}
+
+export function formatBanner(ready: ReadyInfo): string[] {
+  const { deployment, stack, tuning } = ready;
+  const source = ready.simulator
+    ? ready.simulator.scenario
+      ? `built-in simulator, scenario ${ready.simulator.scenario}`
+      : `built-in simulator, generated feed of ${ready.simulator.orders} orders (seed ${ready.simulator.seed})`
+    : 'given partner API';
+  const lines = [
+    `AWS endpoint   ${ready.awsEndpoint} (${ready.emulatorStarted ? 'moto started for this run' : 'given'}, ${deployment.region})`,
+    `stack          ${deployment.stackName}: ${stack.deployed ? `deployed with cdk deploy in ${seconds(stack.deployMs)}` : 'already deployed, reused'}`,
+    `partner API    ${ready.apiUrl} (${source})`,
+    `schedule       ${deployment.schedule.expression} deployed; here: next run when the previous ended and the queue < ${tuning.shallowQueueDepth}, ${tuning.idlePollIntervalMs / 1000} s after a run with nothing new; ≤ ${tuning.maxPagesPerRun ?? 'all'} page(s) per run`,
+    `event source   batch ${deployment.eventSource.batchSize}${deployment.eventSource.reportBatchItemFailures ? ', ReportBatchItemFailures' : ''}, ${tuning.consumerConcurrency} at once; failed records retried after ${tuning.retryDelaySeconds} s, dead-lettered after ${deployment.queue.maxReceiveCount ?? '∞'} receives`,
+  ];
+  if (ready.overriddenBaseUrl !== undefined) {
+    lines.push(
+      `note           stack deployed for ${ready.overriddenBaseUrl}: PARTNER_BASE_URL overridden in this process`,
+    );
+  }
+  if (ready.resetData)
+    lines.push('note           data reset: tables emptied, queues purged, quarantine deleted');
+  return lines;
+}
+
+export function formatSummary(summary: LocalSummary): string[] {
+  const c = summary.counters;
+  const headline =
+    summary.outcome === 'drained'
+      ? `Drained in ${seconds(summary.elapsedMs)}`
+      : summary.outcome === 'auth-failed'
+        ? `Stopped: ${summary.detail ?? 'authentication failed'}`
+        : `Interrupted after ${seconds(summary.elapsedMs)}`;
+  const deploy = summary.deploy?.deployed ? ` (deploy ${seconds(summary.deploy.ms)} included)` : '';
+  const lines = [`${headline}${summary.outcome === 'drained' ? deploy : ''}.`];
+  const statuses = Object.entries(summary.ordersByStatus);
+  lines.push(
+    `Orders: ${summary.orders}${statuses.length ? ` (${statuses.map(([status, n]) => `${status} ${n}`).join(', ')})` : ''}`,
+  );
+  if (summary.sales.length === 0) lines.push('Sales by vendor (ledger): none');
+  else {
+    lines.push('Sales by vendor (ledger, amounts in minor units):');
+    const width = Math.max(...summary.sales.map((sale) => sale.vendorId.length));
+    for (const sale of summary.sales) {
+      lines.push(
+        `  ${sale.vendorId.padEnd(width)}  ${sale.currency}  ${String(sale.count).padStart(5)} sales  ${String(sale.amount).padStart(10)}`,
+      );
+    }
+  }
+  if (summary.quarantined.length === 0) lines.push('Quarantined: none');
+  else {
+    lines.push(`Quarantined: ${summary.quarantined.length} (s3://${summary.quarantineBucket}/)`);
+    for (const key of summary.quarantined.slice(0, 10)) lines.push(`  ${key}`);
+    if (summary.quarantined.length > 10) lines.push(`  … ${summary.quarantined.length - 10} more`);
+  }
+  lines.push(
+    `Dead-lettered: ${summary.deadLettered}${summary.queueDepth > 0 ? ` (still queued: ${summary.queueDepth})` : ''}`,
+  );
+  lines.push(
+    `Counters: polls ${c.polls}, pages ${c.pages}, versions published ${c.versionsPublished}, applied ${c.applied}, ` +
+      `stale ${c.stale}, rejected ${c.rejected}, failed messages ${c.failedMessages}, partner retries ${c.partnerRetries}, ` +
+      `rate-limit waits ${c.rateLimitWaits}, cursor recoveries ${c.cursorRecoveries}`,
+  );
+  if (summary.matchesExpected) {
+    const ok = summary.matchesExpected.orders && summary.matchesExpected.sales;
+    lines.push(
+      ok
+        ? 'Check: table and ledger equal the simulator’s expected state.'
+        : `Check: MISMATCH with the simulator’s expected state (orders ${summary.matchesExpected.orders ? 'ok' : 'differ'}, sales ${summary.matchesExpected.sales ? 'ok' : 'differ'}).`,
+    );
+  }
+  return lines;
+}

@@ -1,0 +1,152 @@
+// Local mode as a user runs it: `node --import tsx infra/local/start.ts …` as a child process, in its own
+// process group (so a SIGKILL takes down what it started, as a crash would), with its output captured.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { paginateScan } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
+import type { LocalAwsClients, LocalSummary } from '../../infra/local/runtime.js';
+import type { ExpectedState } from '../simulator/index.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface CliExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<CliExit>;
+  /** Resolves with the first stdout line matching `pattern` (rejects if the process exits first). */
+  waitForLine(pattern: RegExp): Promise<string>;
+  output(): { stdout: string; stderr: string };
+  kill(signal: NodeJS.Signals): void;
+}
+
+export function startCli(args: string[], env: Record<string, string | undefined> = {}): CliProcess {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', ...env };
+  // The test process's own emulator settings must not leak into the child.
+  for (const key of Object.keys(childEnv)) if (key.startsWith('AWS_ENDPOINT_URL')) delete childEnv[key];
+  for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: childEnv,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const waiters: { pattern: RegExp; resolve: (line: string) => void; reject: (error: Error) => void }[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const waiter of [...waiters]) {
+      const line = stdout.split('\n').find((candidate) => waiter.pattern.test(candidate));
+      if (line !== undefined) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<CliExit>((resolve) => {
+    child.once('close', (code, signal) => {
+      for (const waiter of waiters.splice(0)) {
+        waiter.reject(
+          new Error(`exited (${signal ?? code}) before printing ${waiter.pattern}:\n${stdout}\n${stderr}`),
+        );
+      }
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return {
+    child,
+    exited,
+    waitForLine(pattern) {
+      const line = stdout.split('\n').find((candidate) => pattern.test(candidate));
+      if (line !== undefined) return Promise.resolve(line);
+      if (child.exitCode !== null || child.signalCode !== null) {
+        return Promise.reject(new Error(`process already exited before printing ${pattern}`));
+      }
+      return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
+    },
+    output: () => ({ stdout, stderr }),
+    kill(signal) {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid, signal);
+        } catch {
+          // already gone
+        }
+      }
+    },
+  };
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliExit> {
+  return startCli(args, env).exited;
+}
+
+export function readSummaryFile(path: string): LocalSummary {
+  return JSON.parse(readFileSync(path, 'utf8')) as LocalSummary;
+}
+
+export interface StoredOrder {
+  id: number;
+  version: number;
+  status: string;
+  vendorId: string;
+  total: { amount: number; currency: string };
+}
+
+export async function scanOrders(aws: LocalAwsClients, table: string): Promise<StoredOrder[]> {
+  const orders: StoredOrder[] = [];
+  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
+    for (const raw of page.Items ?? []) {
+      const item = unmarshall(raw);
+      orders.push({
+        id: Number(item.orderId),
+        version: Number(item.version),
+        status: String(item.status),
+        vendorId: String(item.vendorId),
+        total: item.total as StoredOrder['total'],
+      });
+    }
+  }
+  return orders.sort((a, b) => a.id - b.id);
+}
+
+/** The table and ledger as the assertions compare them. */
+export async function tableAndLedger(
+  aws: LocalAwsClients,
+  ordersTable: string,
+): Promise<{ orders: StoredOrder[]; sales: SalesTotal[] }> {
+  return {
+    orders: await scanOrders(aws, ordersTable),
+    sales: await readSalesLedger(aws.dynamo, ordersTable),
+  };
+}
+
+/** The simulator's expected state in the same shape. */
+export function expectedTableAndLedger(expected: ExpectedState): {
+  orders: StoredOrder[];
+  sales: SalesTotal[];
+} {
+  return {
+    orders: [...expected.orders.values()]
+      .map((order) => ({
+        id: order.id,
+        version: order.version,
+        status: order.status,
+        vendorId: order.vendorId,
+        total: order.total,
+      }))
+      .sort((a, b) => a.id - b.id),
+    sales: expected.sales,
+  };
+}

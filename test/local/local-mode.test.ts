@@ -1,0 +1,270 @@
+// `npm start` (infra/local/start.ts) driven through its CLI as a user runs it. One moto for the whole
+// file: the first run deploys the stack with cdk, the others find it and reuse it (--reset-data empties
+// it between tests). The partner API is a simulator this test owns, so its expected() is the oracle.
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STACK_NAME } from '../../infra/app.js';
+import {
+  createLocalAwsClients,
+  DEFAULT_STACK_NAME,
+  type LocalAwsClients,
+  parseAwsEndpoint,
+  readDeployment,
+  resetData,
+} from '../../infra/local/runtime.js';
+import { type RunningSimulator, SCENARIO_EXPECTATIONS, startSimulator } from '../simulator/index.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+import {
+  expectedTableAndLedger,
+  readSummaryFile,
+  runCli,
+  scanOrders,
+  startCli,
+  tableAndLedger,
+} from './cli.js';
+
+const TOKEN = 'local-mode-test-token-5d1e0c7b';
+const workDir = mkdtempSync(join(tmpdir(), 'local-mode-test-'));
+let moto: RunningMoto;
+let aws: LocalAwsClients;
+const simulators: RunningSimulator[] = [];
+
+async function simulator(orders: number, seed: number): Promise<RunningSimulator> {
+  const sim = await startSimulator({ token: TOKEN, feed: { seed, orders } });
+  simulators.push(sim);
+  return sim;
+}
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
+});
+afterAll(async () => {
+  aws?.destroy();
+  for (const sim of simulators) await sim.close();
+  await moto?.stop();
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+const summaryPath = (name: string) => join(workDir, `${name}.json`);
+
+/** The stack in this file's emulator, deployed through the CLI if no earlier test did (run alone). */
+async function deployedStack() {
+  try {
+    return await readDeployment(aws);
+  } catch {
+    const run = await runCli(['--aws-endpoint', moto.endpoint, '--scenario', 'test-empty-stream']);
+    if (run.code !== 0) throw new Error(`deploying through the CLI failed:\n${run.stdout}${run.stderr}`);
+    return readDeployment(aws);
+  }
+}
+
+describe('npm start', () => {
+  it('names the stack as the CDK app does', () => {
+    expect(DEFAULT_STACK_NAME).toBe(STACK_NAME);
+  });
+
+  it('prints the usage and exits 2 on a bad flag', async () => {
+    const bad = await runCli(['--no-such-flag']);
+    const badValue = await runCli(['--orders', 'many']);
+    const missingToken = await runCli(['--api-url', 'http://127.0.0.1:9/x'], {
+      PARTNER_API_TOKEN: undefined,
+    });
+
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("Unknown option '--no-such-flag'");
+    expect(bad.stderr).toContain('Usage: npm start');
+    expect(badValue.code).toBe(2);
+    expect(badValue.stderr).toContain('--orders must be an integer');
+    expect(missingToken.code).toBe(2);
+    expect(missingToken.stderr).toContain('PARTNER_API_TOKEN');
+  });
+
+  it('deploys the stack, runs a multi-poll scenario with the built-in simulator and keeps v4 (test-versioning)', async () => {
+    const expected = SCENARIO_EXPECTATIONS['test-versioning'];
+
+    const run = await runCli([
+      '--aws-endpoint',
+      moto.endpoint,
+      '--scenario',
+      'test-versioning',
+      '--reset-data',
+      '--summary-json',
+      summaryPath('versioning'),
+    ]);
+
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const summary = readSummaryFile(summaryPath('versioning'));
+    expect(summary).toMatchObject({
+      region: 'us-east-1',
+      stackName: STACK_NAME,
+      outcome: 'drained',
+      deploy: { deployed: true },
+      ordersByStatus: { accepted: 1 },
+      sales: expected.sales,
+      quarantined: [],
+      deadLettered: 0,
+      queueDepth: 0,
+      matchesExpected: { orders: true, sales: true },
+    });
+    expect(summary.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/test-versioning$/);
+    for (const key of [
+      'ordersTable',
+      'cursorTable',
+      'queueUrl',
+      'deadLetterQueueUrl',
+      'quarantineBucket',
+    ] as const) {
+      expect(summary[key]).not.toBe('');
+    }
+    // Three polls bring v1, then v2 and v3, then v4; one more finds nothing new.
+    expect(summary.counters).toMatchObject({ versionsPublished: 4, rejected: 0, failedMessages: 0 });
+    expect(summary.counters.polls).toBeGreaterThanOrEqual(4);
+    expect(summary.counters.applied + summary.counters.stale).toBe(4);
+    const state = await tableAndLedger(aws, summary.ordersTable);
+    expect(state.orders).toEqual([
+      expect.objectContaining({
+        id: 3009000001,
+        version: 4,
+        status: 'accepted',
+        total: { amount: 2628, currency: 'EUR' },
+      }),
+    ]);
+    expect(state.sales).toEqual(expected.sales);
+    expect(run.stdout).toMatch(/Drained in/);
+  }, 240_000);
+
+  it('drains a generated feed into exactly the simulator’s expected table and ledger, never showing the token', async () => {
+    const sim = await simulator(150, 7);
+
+    const run = await runCli(
+      [
+        '--aws-endpoint',
+        moto.endpoint,
+        '--api-url',
+        sim.url,
+        '--reset-data',
+        '--summary-json',
+        summaryPath('feed'),
+      ],
+      { PARTNER_API_TOKEN: TOKEN },
+    );
+
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const summary = readSummaryFile(summaryPath('feed'));
+    const expected = sim.expected();
+    expect(summary).toMatchObject({
+      outcome: 'drained',
+      apiUrl: sim.url,
+      deploy: { deployed: false },
+      orders: expected.orders.size,
+      sales: expected.sales,
+      deadLettered: 0,
+      quarantined: [],
+    });
+    expect(summary.matchesExpected).toBeUndefined();
+    expect(summary.counters.versionsPublished).toBeGreaterThanOrEqual(expected.distinctVersions);
+    expect(summary.counters.applied + summary.counters.stale).toBeGreaterThanOrEqual(
+      expected.distinctVersions,
+    );
+    expect(await tableAndLedger(aws, summary.ordersTable)).toEqual(expectedTableAndLedger(expected));
+    // Progress lines were printed along the way.
+    expect(run.stdout).toMatch(/\] polls \d+ \| pages \d+ \| published \d+ \| applied \d+/);
+    // The token travelled only in the Authorization header, and was never printed or written.
+    expect(sim.requests.every((request) => request.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    expect(run.stdout + run.stderr).not.toContain(TOKEN);
+    expect(JSON.stringify(summary)).not.toContain(TOKEN);
+  }, 180_000);
+
+  it('ends with exit 3 and names the 401 when the partner API rejects the token, after at most 3 requests', async () => {
+    const sim = await simulator(10, 1);
+
+    const run = await runCli(
+      [
+        '--aws-endpoint',
+        moto.endpoint,
+        '--api-url',
+        `${sim.url}/test-invalid-token`,
+        '--reset-data',
+        '--summary-json',
+        summaryPath('auth'),
+      ],
+      { PARTNER_API_TOKEN: TOKEN },
+    );
+
+    expect(run.code, run.stdout + run.stderr).toBe(3);
+    expect(run.stderr).toContain('partner API rejected the token (401 Unauthorized)');
+    expect(readSummaryFile(summaryPath('auth'))).toMatchObject({ outcome: 'auth-failed', orders: 0 });
+    const requests = sim.requests.filter((request) => request.url.startsWith('/test-invalid-token/'));
+    expect(requests.length).toBeGreaterThanOrEqual(1);
+    expect(requests.length).toBeLessThanOrEqual(3);
+    expect(requests.every((request) => request.status === 401)).toBe(true);
+  }, 120_000);
+
+  it('ends with the same table and ledger as a clean run when killed with SIGKILL mid-run and started again', async () => {
+    const sim = await simulator(450, 11);
+    const args = ['--aws-endpoint', moto.endpoint, '--api-url', sim.url];
+    const env = { PARTNER_API_TOKEN: TOKEN };
+
+    const first = startCli([...args, '--reset-data'], env);
+    await first.waitForLine(/\] polls \d+ \|/);
+    // Somewhere in the run: mid-poll, mid-batch or in between.
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 3000)));
+    first.kill('SIGKILL');
+    const killed = await first.exited;
+    const storedBeforeRestart = await scanOrders(aws, (await readDeployment(aws)).ordersTable);
+    const restarted = await runCli([...args, '--summary-json', summaryPath('restart')], env);
+
+    expect(killed.signal).toBe('SIGKILL');
+    expect(restarted.code, restarted.stdout + restarted.stderr).toBe(0);
+    const summary = readSummaryFile(summaryPath('restart'));
+    expect(summary).toMatchObject({ outcome: 'drained', deadLettered: 0, queueDepth: 0 });
+    expect(await tableAndLedger(aws, summary.ordersTable)).toEqual(expectedTableAndLedger(sim.expected()));
+    expect(summary.sales).toEqual(sim.expected().sales);
+    // The restart resumed: the killed run had stored part of the feed already.
+    expect(storedBeforeRestart.length).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('takes over at once a feed lease left by a local process that no longer exists, but waits out a live one', async () => {
+    const deployment = await deployedStack();
+    const gone = spawnSync(process.execPath, ['-e', '']).pid ?? 0;
+    const plantLease = async (pid: number, expiresInMs: number) => {
+      await resetData(aws, deployment);
+      await aws.dynamo.send(
+        new PutItemCommand({
+          TableName: deployment.cursorTable,
+          Item: marshall({
+            feedId: 'orders',
+            leaseOwner: `local:${hostname()}:${pid}:${randomUUID()}`,
+            leaseExpiresAt: Date.now() + expiresInMs,
+            revision: 7,
+            createdAt: new Date().toISOString(),
+          }),
+        }),
+      );
+    };
+    const args = ['--aws-endpoint', moto.endpoint, '--scenario', 'test-multi-location'];
+
+    await plantLease(gone, 180_000);
+    const afterCrash = await runCli(args);
+    await plantLease(process.pid, 4000);
+    const started = Date.now();
+    const whileAlive = await runCli(args);
+    const aliveMs = Date.now() - started;
+
+    expect(afterCrash.code, afterCrash.stdout + afterCrash.stderr).toBe(0);
+    expect(afterCrash.stdout).toContain(`released the feed lease left by local process ${gone}`);
+    expect(whileAlive.code, whileAlive.stdout + whileAlive.stderr).toBe(0);
+    expect(whileAlive.stdout).not.toContain('released the feed lease');
+    expect(whileAlive.stdout).toMatch(/\(lease-held\)|Drained/);
+    expect(aliveMs).toBeGreaterThanOrEqual(4000);
+    const state = await tableAndLedger(aws, deployment.ordersTable);
+    expect(state.sales).toEqual(SCENARIO_EXPECTATIONS['test-multi-location'].sales);
+  }, 120_000);
+});
