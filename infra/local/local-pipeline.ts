@@ -288,6 +288,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     }
   }
 
+  /** Waits until the consumer has drained what a poll published; true if none of it changed the table. */
+  async function changedNothing(appliedBefore: number): Promise<boolean> {
+    while (!stopping && (await refreshDepth()) > 0) await sleep(100);
+    return handlers.consumer.consumerTotals.applied === appliedBefore;
+  }
+
   type PollerEnd = { kind: 'caught-up' } | { kind: 'stopped' } | { kind: 'auth-failed'; detail: string };
 
   async function pollerLoop(): Promise<PollerEnd> {
@@ -308,6 +314,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     for (;;) {
       while (!stopping && (Date.now() < notBefore || depth >= tuning.shallowQueueDepth)) await sleep(50);
       if (stopping) return { kind: 'stopped' };
+      const appliedBefore = handlers.consumer.consumerTotals.applied;
       const run = await invokePoller();
       counters.polls += 1;
       if ('error' in run) {
@@ -335,8 +342,17 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
             detail: `${AUTH_FAILED_MESSAGE} on an earlier run; the poller backs off before calling it again (--reset-data clears that)`,
           };
         case 'caught-up':
-          if (result.versionsPublished === 0 && result.quarantined === 0) {
+        case 'cursor-expired-again':
+          // Nothing new: the poll published nothing, or only versions the table already had (a partner
+          // that re-serves its last page, like the spec's always-expired cursor, publishes duplicates on
+          // every run; counting those as new would poll forever).
+          if (
+            result.quarantined === 0 &&
+            (result.versionsPublished === 0 || (await changedNothing(appliedBefore)))
+          ) {
             if (!options.watch) return { kind: 'caught-up' };
+            notBefore = Date.now() + tuning.idlePollIntervalMs;
+          } else if (result.kind === 'cursor-expired-again') {
             notBefore = Date.now() + tuning.idlePollIntervalMs;
           }
           break;
@@ -353,9 +369,6 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
           } else {
             notBefore = Date.now() + tuning.idlePollIntervalMs;
           }
-          break;
-        case 'cursor-expired-again':
-          notBefore = Date.now() + tuning.idlePollIntervalMs;
           break;
         default:
           // page-limit, out-of-time, lease-lost: the next run continues from the committed cursor.
