@@ -212,7 +212,7 @@ async function takeOverEventSource(
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function emptyCounters(): PipelineCounters {
+export function emptyCounters(): PipelineCounters {
   return {
     polls: 0,
     pages: 0,

@@ -25,6 +25,7 @@ import {
 } from './deployment.js';
 import {
   DEFAULT_TUNING,
+  emptyCounters,
   type LocalPipeline,
   type LocalTuning,
   type PipelineCounters,
@@ -258,21 +259,6 @@ export async function readSummary(
     };
   }
   return summary;
-}
-
-function emptyCounters(): PipelineCounters {
-  return {
-    polls: 0,
-    pages: 0,
-    versionsPublished: 0,
-    applied: 0,
-    stale: 0,
-    rejected: 0,
-    failedMessages: 0,
-    partnerRetries: 0,
-    rateLimitWaits: 0,
-    cursorRecoveries: 0,
-  };
 }
 
 interface BuiltInSimulator {

@@ -3,19 +3,10 @@
 // run against the partner's real test environment too, whose ids and amounts are illustrative.
 import { type SalesTotal, salesTotals } from '../../functions/core/apply/sale.js';
 import type { Order, OrderItem } from '../../functions/core/model/types.js';
+import type { PipelineCounters } from './local-pipeline.js';
 
-export interface LocalSummaryCounters {
-  polls: number;
-  pages: number;
-  versionsPublished: number;
-  applied: number;
-  stale: number;
-  rejected: number;
-  failedMessages: number;
-  partnerRetries: number;
-  rateLimitWaits: number;
-  cursorRecoveries: number;
-}
+/** The counters local mode writes into its summary. */
+export type LocalSummaryCounters = PipelineCounters;
 
 export type SaleRow = SalesTotal;
 
