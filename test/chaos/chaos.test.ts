@@ -6,15 +6,15 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExpectedOrder } from '../simulator/index.js';
-import { KILL_KINDS, planKills } from './kill-plan.js';
-import { REPO_ROOT } from './local-mode.js';
-import type { ChaosReport } from './report.js';
-import { compareLedger, compareOrders } from './verify.js';
+import { KILL_KINDS, planKills } from '../../tools/chaos/kill-plan.js';
+import { REPO_ROOT } from '../../tools/chaos/local-mode.js';
+import type { ChaosReport } from '../../tools/chaos/report.js';
+import { compareLedger, compareOrders } from '../../tools/chaos/verify.js';
+import type { ExpectedOrder } from '../../tools/simulator/index.js';
 
 function runChaos(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/chaos/run.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/chaos/run.ts', ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -19,7 +19,7 @@ import {
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_NAME } from '../../infra/app.js';
-import { deployLocal } from '../../infra/deploy-local.js';
+import { deployLocal } from '../../tools/deploy-local.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
 
 const DEPLOY_TIMEOUT_MS = 180_000;

@@ -8,22 +8,21 @@ import {
   buildOrderVersionMessage,
   type OutgoingMessage,
 } from '../../functions/core/contract/order-version-message.js';
-import { lambdaContext } from '../../infra/local/lambda-context.js';
-import { sampleOrder, toOrder } from '../fixtures/orders.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
 import {
   type AwsClients,
-  coldStart,
   createPipelineResources,
   drainQueue,
-  type Handlers,
   type PipelineResources,
   pipelineEnv,
   readLedger,
   receiveAll,
   scanOrders,
   useEmulator,
-} from '../support/pipeline.js';
+} from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
+import { sampleOrder, toOrder } from '../fixtures/orders.js';
+import { coldStart, type Handlers } from '../support/handlers.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;

@@ -3,13 +3,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
 import {
   type AwsClients,
   createPipelineResources,
   type PipelineResources,
   useEmulator,
-} from '../support/pipeline.js';
+} from '../../tools/harness/pipeline.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;

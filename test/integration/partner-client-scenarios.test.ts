@@ -18,7 +18,7 @@ import {
   SCENARIO_IDS,
   type ScenarioId,
   startSimulator,
-} from '../simulator/index.js';
+} from '../../tools/simulator/index.js';
 
 const TOKEN = 'sim-token-5b2d8e41';
 

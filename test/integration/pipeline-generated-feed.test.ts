@@ -10,12 +10,8 @@ import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-pub
 import { pollFeed } from '../../functions/core/ingest/poll-feed.js';
 import type { CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
-import { type RunningSimulator, type SimulatorOptions, startSimulator } from '../simulator/index.js';
-import { CountingMetrics, MemoryLog } from '../support/fakes.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
 import {
   type AwsClients,
-  coldStart,
   createPipelineResources,
   drainQueue,
   type PipelineResources,
@@ -24,7 +20,11 @@ import {
   scanOrders,
   TEST_TOKEN,
   useEmulator,
-} from '../support/pipeline.js';
+} from '../../tools/harness/pipeline.js';
+import { type RunningSimulator, type SimulatorOptions, startSimulator } from '../../tools/simulator/index.js';
+import { CountingMetrics, MemoryLog } from '../support/fakes.js';
+import { coldStart } from '../support/handlers.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;

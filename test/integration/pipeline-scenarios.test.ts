@@ -3,19 +3,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
 import {
-  type RunningSimulator,
-  SCENARIO_EXPECTATIONS,
-  SCENARIO_IDS,
-  type ScenarioId,
-  startSimulator,
-} from '../simulator/index.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
-import {
   type AwsClients,
-  coldStart,
   createPipelineResources,
   drainQueue,
-  type Handlers,
   type PipelineResources,
   pipelineEnv,
   readLedger,
@@ -23,7 +13,16 @@ import {
   scanOrders,
   TEST_TOKEN,
   useEmulator,
-} from '../support/pipeline.js';
+} from '../../tools/harness/pipeline.js';
+import {
+  type RunningSimulator,
+  SCENARIO_EXPECTATIONS,
+  SCENARIO_IDS,
+  type ScenarioId,
+  startSimulator,
+} from '../../tools/simulator/index.js';
+import { coldStart, type Handlers } from '../support/handlers.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;

@@ -4,11 +4,8 @@
 // the raw record and their pageId; the stream goes on; the good versions are applied.
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sampleOrder } from '../fixtures/orders.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
 import {
   type AwsClients,
-  coldStart,
   createPipelineResources,
   drainQueue,
   type PipelineResources,
@@ -17,7 +14,10 @@ import {
   receiveAll,
   scanOrders,
   useEmulator,
-} from '../support/pipeline.js';
+} from '../../tools/harness/pipeline.js';
+import { sampleOrder } from '../fixtures/orders.js';
+import { coldStart } from '../support/handlers.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 let moto: RunningMoto;

@@ -16,16 +16,11 @@ import {
   type ResultKind,
   reconcileOrders,
 } from '../../functions/core/reconcile/reconcile-orders.js';
-import { runCli } from '../../infra/cli/reconcile.js';
-import { sampleOrder } from '../fixtures/orders.js';
-import { type ExpectedState, type RunningSimulator, startSimulator } from '../simulator/index.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { runCli } from '../../tools/cli/reconcile.js';
 import {
   type AwsClients,
-  coldStart,
   createPipelineResources,
   drainQueue,
-  type Handlers,
   type PipelineResources,
   pipelineEnv,
   readLedger,
@@ -33,7 +28,11 @@ import {
   scanOrders,
   TEST_TOKEN,
   useEmulator,
-} from '../support/pipeline.js';
+} from '../../tools/harness/pipeline.js';
+import { type ExpectedState, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
+import { sampleOrder } from '../fixtures/orders.js';
+import { coldStart, type Handlers } from '../support/handlers.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 const UNKNOWN_ID = 42;
@@ -258,7 +257,7 @@ describe('the reconcile CLI', () => {
     return new Promise((resolve) => {
       execFile(
         'npx',
-        ['tsx', 'infra/cli/reconcile.ts', ...args],
+        ['tsx', 'tools/cli/reconcile.ts', ...args],
         { env, timeout: 30_000 },
         (error, stdout, stderr) => {
           const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;

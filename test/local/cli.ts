@@ -1,4 +1,4 @@
-// Local mode as a user runs it: `node --import tsx infra/local/start.ts …` as a child process, in its own
+// Local mode as a user runs it: `node --import tsx tools/local/start.ts …` as a child process, in its own
 // process group (so a SIGKILL takes down what it started, as a crash would), with its output captured.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
-import type { LocalAwsClients, LocalSummary } from '../../infra/local/runtime.js';
-import type { ExpectedState } from '../simulator/index.js';
+import type { LocalAwsClients, LocalSummary } from '../../tools/local/runtime.js';
+import type { ExpectedState } from '../../tools/simulator/index.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -32,7 +32,7 @@ export function startCli(args: string[], env: Record<string, string | undefined>
   // The test process's own emulator settings must not leak into the child.
   for (const key of Object.keys(childEnv)) if (key.startsWith('AWS_ENDPOINT_URL')) delete childEnv[key];
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/local/start.ts', ...args], {
     cwd: REPO_ROOT,
     env: childEnv,
     detached: true,

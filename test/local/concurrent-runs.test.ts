@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '../../infra/local/runtime.js';
-import { type RunningSimulator, startSimulator } from '../simulator/index.js';
+import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '../../tools/local/runtime.js';
+import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { expectedTableAndLedger, readSummaryFile, runCli, tableAndLedger } from './cli.js';
 

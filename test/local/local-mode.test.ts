@@ -1,4 +1,4 @@
-// `npm start` (infra/local/start.ts) driven through its CLI as a user runs it. One moto for the whole
+// `npm start` (tools/local/start.ts) driven through its CLI as a user runs it. One moto for the whole
 // file: the first run deploys the stack with cdk, the others find it and reuse it (--reset-data empties
 // it between tests). The partner API is a simulator this test owns, so its expected() is the oracle.
 import { spawnSync } from 'node:child_process';
@@ -17,8 +17,8 @@ import {
   parseAwsEndpoint,
   readDeployment,
   resetData,
-} from '../../infra/local/runtime.js';
-import { type RunningSimulator, SCENARIO_EXPECTATIONS, startSimulator } from '../simulator/index.js';
+} from '../../tools/local/runtime.js';
+import { type RunningSimulator, SCENARIO_EXPECTATIONS, startSimulator } from '../../tools/simulator/index.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import {
   expectedTableAndLedger,

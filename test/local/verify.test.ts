@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
-const VERIFY = new URL('../../infra/local/verify.ts', import.meta.url).pathname;
+const VERIFY = new URL('../../tools/local/verify.ts', import.meta.url).pathname;
 let moto: RunningMoto;
 let partner: ScriptedServer;
 const workDir = mkdtempSync(join(tmpdir(), 'verify-test-'));

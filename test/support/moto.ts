@@ -1,2 +1,2 @@
-// The emulator launcher lives with local mode (infra/local/moto.ts), which starts it too.
-export { EMULATOR_ENV, freePort, type RunningMoto, startMoto } from '../../infra/local/moto.js';
+// The emulator launcher lives with local mode (tools/local/moto.ts), which starts it too.
+export { EMULATOR_ENV, freePort, type RunningMoto, startMoto } from '../../tools/local/moto.js';

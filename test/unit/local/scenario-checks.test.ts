@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { salesTotals } from '../../../functions/core/apply/sale.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order } from '../../../functions/core/model/types.js';
-import { SCENARIO_CHECKS, type ScenarioRun } from '../../../infra/local/scenario-checks.js';
-import { toWire } from '../../simulator/model.js';
-import { SCENARIOS } from '../../simulator/scenarios/index.js';
-import { SCENARIO_IDS, type ScenarioId } from '../../simulator/types.js';
+import { SCENARIO_CHECKS, type ScenarioRun } from '../../../tools/local/scenario-checks.js';
+import { toWire } from '../../../tools/simulator/model.js';
+import { SCENARIOS } from '../../../tools/simulator/scenarios/index.js';
+import { SCENARIO_IDS, type ScenarioId } from '../../../tools/simulator/types.js';
 
 /** What a correct pipeline leaves behind for a scenario: the highest version of each order, parsed. */
 function faithfulRun(id: ScenarioId): ScenarioRun {

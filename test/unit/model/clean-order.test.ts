@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { readCleanOrder } from '../../../functions/core/model/clean-order.js';
 import { parseOrder, parseOrderWithZod } from '../../../functions/core/model/parse-order.js';
 import type { ParseResult } from '../../../functions/core/model/types.js';
+import { GeneratedFeed } from '../../../tools/simulator/generated-feed.js';
+import { Random } from '../../../tools/simulator/random.js';
 import {
   collectionOrder,
   priceAdjustmentOrder,
@@ -13,8 +15,6 @@ import {
   substitutionOrder,
   voucherOrder,
 } from '../../fixtures/orders.js';
-import { GeneratedFeed } from '../../simulator/generated-feed.js';
-import { Random } from '../../simulator/random.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseCli } from '../../simulator/cli.js';
+import { parseCli } from '../../../tools/simulator/cli.js';
 
-const CLI = fileURLToPath(new URL('../../simulator/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../tools/simulator/cli.ts', import.meta.url));
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FaultOptions, type RunningSimulator, startSimulator } from '../../simulator/index.js';
+import { type FaultOptions, type RunningSimulator, startSimulator } from '../../../tools/simulator/index.js';
 import { drainPoll, get, TOKEN, updatesPath, type WireOrder, type WirePage } from './support.js';
 
 const FEED = { seed: 21, orders: 60 };

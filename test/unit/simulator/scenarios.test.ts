@@ -5,7 +5,7 @@ import {
   SCENARIO_IDS,
   type ScenarioId,
   startSimulator,
-} from '../../simulator/index.js';
+} from '../../../tools/simulator/index.js';
 import {
   drainPoll,
   finalState,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../simulator/cursor.js';
-import { type RunningSimulator, startSimulator } from '../../simulator/index.js';
-import { formatIso } from '../../simulator/model.js';
+import { decodeCursor, encodeCursor } from '../../../tools/simulator/cursor.js';
+import { type RunningSimulator, startSimulator } from '../../../tools/simulator/index.js';
+import { formatIso } from '../../../tools/simulator/model.js';
 import { get, orderProblems, TOKEN, updatesPath, type WireOrder, type WirePage } from './support.js';
 
 let sim: RunningSimulator;

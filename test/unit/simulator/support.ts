@@ -3,7 +3,7 @@
 
 import { checkConsistency } from '../../../functions/core/model/consistency.js';
 import type { Order } from '../../../functions/core/model/types.js';
-import type { ExpectedOrder, ExpectedSale } from '../../simulator/index.js';
+import type { ExpectedOrder, ExpectedSale } from '../../../tools/simulator/index.js';
 
 export const TOKEN = 'unit-test-token';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningSimulator, startSimulator } from '../../simulator/index.js';
+import { type RunningSimulator, startSimulator } from '../../../tools/simulator/index.js';
 
 let sim: RunningSimulator;
 beforeAll(async () => {

@@ -16,13 +16,11 @@ import {
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { vi } from 'vitest';
 import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { CURSOR_TABLE_SCHEMA, ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
-import type { PollResult } from '../../functions/poller/handler.js';
-import { lambdaContext } from '../../infra/local/lambda-context.js';
-import { type EventSourceOptions, pollQueueOnce } from '../../infra/local/sqs-event-source.js';
-import { EMULATOR_ENV, type RunningMoto } from './moto.js';
+import { lambdaContext } from '../local/lambda-context.js';
+import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
+import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
 
 export interface AwsClients {
   dynamo: DynamoDBClient;
@@ -160,31 +158,11 @@ export function pipelineEnv(
   };
 }
 
-export interface Handlers {
-  poll(): Promise<PollResult>;
-  consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
-}
-
-/**
- * Imports fresh copies of both handler modules with `env` in place, as a Lambda cold start would:
- * each module reads and checks its configuration at import time.
- */
-export async function coldStart(env: Record<string, string>, pollerTimeoutMs = 60_000): Promise<Handlers> {
-  Object.assign(process.env, env);
-  vi.resetModules();
-  const poller = await import('../../functions/poller/handler.js');
-  const consumer = await import('../../functions/consumer/handler.js');
-  return {
-    poll: () => poller.handler({}, lambdaContext('poller', pollerTimeoutMs)),
-    consume: (event, context) => consumer.handler(event, context),
-  };
-}
-
 /** Runs the emulated SQS event source until the queue is empty. */
 export async function drainQueue(
   aws: AwsClients,
   queueUrl: string,
-  handlers: Handlers,
+  handlers: { consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse> },
   options: Partial<EventSourceOptions> = {},
 ): Promise<{ batches: number; succeeded: number; failed: number; crashes: number }> {
   const totals = { batches: 0, succeeded: 0, failed: 0, crashes: 0 };

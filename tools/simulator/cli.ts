@@ -210,7 +210,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${banner(simulator.url, config)}\n`);
 }
 
-// Runs only as a program (`tsx test/simulator/cli.ts`), not when a test imports parseCli.
+// Runs only as a program (`tsx tools/simulator/cli.ts`), not when a test imports parseCli.
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
   main().catch((err: unknown) => {

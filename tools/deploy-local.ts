@@ -1,6 +1,6 @@
 // Deploys the stack into a local AWS emulator (moto_server), the way `cdk deploy` would deploy to AWS.
 //
-//   npx tsx infra/deploy-local.ts --endpoint http://localhost:5000 [--outputs-file .local/stack-outputs.json]
+//   npx tsx tools/deploy-local.ts --endpoint http://localhost:5000 [--outputs-file .local/stack-outputs.json]
 //        [--partner-base-url http://localhost:4010] [--token-parameter /order-feed-ingester/partner-token]
 //        [--subscribers billing,audit-log]
 //
@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CONTEXT_KEY } from './config.js';
+import { CONTEXT_KEY } from '../infra/config.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CDK_BIN = join(REPO_ROOT, 'node_modules', '.bin', 'cdk');

@@ -1,4 +1,4 @@
-// `npm run chaos`: fault injection with kills and restarts, with figures (README: test/chaos/RESULTS.md).
+// `npm run chaos`: fault injection with kills and restarts, with figures (README: tools/chaos/RESULTS.md).
 //   1. the partner simulator serves a seeded feed with faults (429 in both Retry-After forms, 5xx bursts,
 //      connection resets, slow answers, expired cursors, repeated pages, duplicated and out-of-order versions)
 //   2. moto behind an intercepting proxy (aws-proxy.ts) that sees every AWS call of local mode
@@ -17,7 +17,7 @@ import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/c
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { readSalesLedger } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
-import { EMULATOR_ENV, type RunningMoto, startMoto } from '../../infra/local/moto.js';
+import { EMULATOR_ENV, type RunningMoto, startMoto } from '../local/moto.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
 import { countByOperation, type InterceptingProxy, startInterceptingProxy } from './aws-proxy.js';
 import { KILL_KINDS, type KillKind, type KillPoint, planKills } from './kill-plan.js';

@@ -13,8 +13,8 @@ import { parseArgs } from 'node:util';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Order } from '../../functions/core/model/types.js';
-import { startSimulator } from '../../test/simulator/index.js';
-import { SCENARIO_IDS } from '../../test/simulator/types.js';
+import { startSimulator } from '../simulator/index.js';
+import { SCENARIO_IDS } from '../simulator/types.js';
 import { EMULATOR_ENV, startMoto } from './moto.js';
 import { SCENARIO_CHECKS, type ScenarioRun } from './scenario-checks.js';
 

@@ -10,8 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import type { SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { parsePartnerBaseUrl } from '../../functions/core/partner/url-policy.js';
-import type { RunningSimulator, ScenarioId } from '../../test/simulator/index.js';
-import { SCENARIO_IDS } from '../../test/simulator/types.js';
+import type { RunningSimulator, ScenarioId } from '../simulator/index.js';
+import { SCENARIO_IDS } from '../simulator/types.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 import { queueDepth, readDataWithOrders, resetData } from './data.js';
 import {
@@ -270,7 +270,7 @@ interface BuiltInSimulator {
 
 async function startBuiltInSimulator(options: LocalRunOptions, token: string): Promise<BuiltInSimulator> {
   // Loaded only when used: runs against another partner API never load the simulator.
-  const { startSimulator } = await import('../../test/simulator/index.js');
+  const { startSimulator } = await import('../simulator/index.js');
   const scenario = options.scenario as ScenarioId | undefined;
   if (scenario !== undefined) {
     return { sim: await startSimulator({ token }), scenario, orders: undefined, seed: undefined };
@@ -283,7 +283,7 @@ async function startBuiltInSimulator(options: LocalRunOptions, token: string): P
 /** What the built-in simulator served, as the end state a correct pipeline reaches. */
 async function expectedOf(builtIn: BuiltInSimulator): Promise<ExpectedEndState> {
   if (builtIn.scenario !== undefined) {
-    const { SCENARIO_EXPECTATIONS } = await import('../../test/simulator/index.js');
+    const { SCENARIO_EXPECTATIONS } = await import('../simulator/index.js');
     return SCENARIO_EXPECTATIONS[builtIn.scenario];
   }
   const expected = builtIn.sim.expected();

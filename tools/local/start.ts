@@ -18,7 +18,7 @@ import {
 import { createTerminal, formatBanner, formatSummary } from './terminal.js';
 
 const T = DEFAULT_TUNING;
-export const USAGE = `Usage: npm start -- [options]      (or: npx tsx infra/local/start.ts [options])
+export const USAGE = `Usage: npm start -- [options]      (or: npx tsx tools/local/start.ts [options])
 
 Runs the whole order-feed-ingester pipeline on this machine: deploys the CDK stack (the production stack,
 with cdk deploy) into an AWS emulator (moto), stores the partner token in the emulator's SSM, and runs the

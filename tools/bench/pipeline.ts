@@ -28,17 +28,17 @@ import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
-import { lambdaContext } from '../../infra/local/lambda-context.js';
-import { pollQueueOnce } from '../../infra/local/sqs-event-source.js';
-import type { RunningSimulator } from '../simulator/index.js';
-import { EMULATOR_ENV, type RunningMoto } from '../support/moto.js';
 import {
   type AwsClients,
   createPipelineResources,
   type PipelineResources,
   pipelineEnv,
   scanOrders,
-} from '../support/pipeline.js';
+} from '../harness/pipeline.js';
+import { lambdaContext } from '../local/lambda-context.js';
+import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
+import { pollQueueOnce } from '../local/sqs-event-source.js';
+import type { RunningSimulator } from '../simulator/index.js';
 import {
   countByOperation,
   meanMsByOperation,

@@ -1,7 +1,7 @@
 // Operator CLI: reconcile the orders table with the partner, by order id (see ./RECONCILE.md).
 // Flow: parse flags → find the table, queues, API and token (stack outputs + the poller's environment,
 // or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
-// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx infra/cli/reconcile.ts ...`).
+// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/cli/reconcile.ts ...`).
 
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

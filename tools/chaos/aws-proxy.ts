@@ -1,5 +1,5 @@
 // An intercepting reverse proxy on 127.0.0.1 in front of the emulator (the idea of
-// test/bench/counting-proxy.ts, plus hooks): every AWS call the child process makes passes through it,
+// tools/bench/counting-proxy.ts, plus hooks): every AWS call the child process makes passes through it,
 // is classified (service, operation, table, queue, DynamoDB expressions and keys, DynamoDB error type)
 // and recorded with moto's answer. Two hooks let the chaos runner act at an exact point:
 //   onRequest  before the request is forwarded: 'forward', or 'drop' (never reaches moto)

@@ -1,4 +1,4 @@
-// Local mode (`infra/local/start.ts`) as a child process, the way a user runs it, with its own process
+// Local mode (`tools/local/start.ts`) as a child process, the way a user runs it, with its own process
 // group so a SIGKILL takes down everything it started (cdk, esbuild) at once, as a crash would.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ export function localModeArgv(args: Omit<LocalModeArgs, 'token' | 'logFile'>): s
   return [
     '--import',
     'tsx',
-    'infra/local/start.ts',
+    'tools/local/start.ts',
     '--aws-endpoint',
     args.awsEndpoint,
     '--api-url',

@@ -1,5 +1,5 @@
 // `npm run bench`: measures the ingester against physical floors measured in the same run and prints
-// one table (README: test/bench/RESULTS.md). Flow:
+// one table (README: tools/bench/RESULTS.md). Flow:
 //   1. generate the feed in the partner simulator and fetch its pages once
 //   2. CPU: poller page work (section 1) and consumer work before send (section 2), in-process
 //   3. cold start: bundles and module init in fresh node processes (section 5)
@@ -11,8 +11,8 @@ import path from 'node:path';
 import { KEYS } from '../../infra/config.js';
 import { CONSUMER_TIMEOUT } from '../../infra/constructs/consumer.js';
 import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
+import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
-import { startMoto } from '../support/moto.js';
 import { coldStartSection } from './cold-start.js';
 import { consumerCpuSection, fetchFeedPages, pollerCpuSection, prepareFeed } from './cpu.js';
 import {
