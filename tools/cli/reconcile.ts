@@ -1,4 +1,4 @@
-// Operator CLI: reconcile the orders table with the partner, by order id (see ./RECONCILE.md).
+// Operator CLI: reconcile the orders table with the partner, by order id (README: "Reconciliation").
 // Flow: parse flags → find the table, queues, API and token (stack outputs + the poller's environment,
 // or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
 // Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/cli/reconcile.ts ...`).
