@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { loadConfig } from './config.js';
+import { FEATURE_FLAGS } from './feature-flags.js';
 import { OrderFeedIngesterStack } from './stack.js';
 
 export const STACK_NAME = 'OrderFeedIngester';
@@ -14,7 +15,7 @@ export function buildApp(options: { context?: Record<string, unknown>; outdir?: 
   app: App;
   stack: OrderFeedIngesterStack;
 } {
-  const app = new App({ context: options.context, outdir: options.outdir });
+  const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, outdir: options.outdir });
   const config = loadConfig(app.node);
   const stack = new OrderFeedIngesterStack(app, STACK_NAME, {
     config,
