@@ -7,6 +7,7 @@ import {
   Dashboard,
   GraphWidget,
   type IMetric,
+  MathExpression,
   Metric,
   SingleValueWidget,
   Stats,
@@ -112,6 +113,31 @@ export class Monitoring extends Construct {
         threshold: config.alarmQueueAgeMinutes * 60,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+
+    // The consumer falling behind before the age alarm fires: more messages arrived on the orders queue than
+    // were deleted (applied or dead-lettered) in each of three consecutive periods. A burst the consumer
+    // absorbs within 15 minutes does not ring; a backlog that keeps growing does.
+    const ordersQueue = queues.orders.queue;
+    this.track(
+      new Alarm(this, 'OrdersQueueGrowingAlarm', {
+        alarmDescription:
+          'The orders queue grew in each of the last three periods: the consumer drains slower than the poller publishes. Raise consumerMaxConcurrency (README: consumer ceiling).',
+        metric: new MathExpression({
+          label: 'Orders queue growth (sent - deleted)',
+          expression: 'sent - deleted',
+          usingMetrics: {
+            sent: ordersQueue.metricNumberOfMessagesSent({ period: PERIOD, statistic: Stats.SUM }),
+            deleted: ordersQueue.metricNumberOfMessagesDeleted({ period: PERIOD, statistic: Stats.SUM }),
+          },
+          period: PERIOD,
+        }),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );

@@ -462,12 +462,12 @@ describe('monitoring', () => {
   });
 
   it('creates one alarm per failure signal, plus one per downstream dead-letter queue', () => {
-    full.resourceCountIs('AWS::CloudWatch::Alarm', 10);
-    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 8);
+    full.resourceCountIs('AWS::CloudWatch::Alarm', 11);
+    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 9);
     const metricNames = Object.values(
       full.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>,
     )
-      .map((alarm) => alarm.Properties.MetricName as string)
+      .map((alarm) => (alarm.Properties.MetricName as string | undefined) ?? 'metric math')
       .sort();
     expect(metricNames).toEqual(
       [
@@ -481,6 +481,7 @@ describe('monitoring', () => {
         'ApproximateNumberOfMessagesVisible',
         'ApproximateNumberOfMessagesVisible',
         'ApproximateAgeOfOldestMessage',
+        'metric math',
       ].sort(),
     );
   });
@@ -527,6 +528,34 @@ describe('monitoring', () => {
       MetricName: 'ApproximateAgeOfOldestMessage',
       Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
       Threshold: 15 * 60,
+    });
+  });
+
+  it('alarms when the orders queue grows (sent - deleted > 0) in three consecutive periods', () => {
+    const [queueId] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
+    const queueName = [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }];
+    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: 'sent - deleted' }),
+        Match.objectLike({
+          Id: 'sent',
+          MetricStat: Match.objectLike({
+            Metric: { Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesSent', Dimensions: queueName },
+            Stat: 'Sum',
+          }),
+        }),
+        Match.objectLike({
+          Id: 'deleted',
+          MetricStat: Match.objectLike({
+            Metric: { Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesDeleted', Dimensions: queueName },
+            Stat: 'Sum',
+          }),
+        }),
+      ]),
     });
   });
 
