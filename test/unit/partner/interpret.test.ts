@@ -1,0 +1,104 @@
+// Interpretation of a final answer (status, headers, body) without a server: every status the client
+// does not retry maps to a value or to its typed error.
+import { describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  BadRequestError,
+  CursorExpiredError,
+  OrderNotFoundError,
+  ResponseFormatError,
+  UnexpectedStatusError,
+} from '../../../functions/core/partner/errors.js';
+import { interpret, interpretPage, type Resource } from '../../../functions/core/partner/interpret.js';
+import type { HttpAnswer } from '../../../functions/core/partner/transport.js';
+
+const TOKEN = 'tok-unit-SECRET';
+const FEED: Resource = { kind: 'orderUpdates', label: 'GET /v1/orderUpdates', sentPageId: true };
+const FIRST_PAGE_REQUEST: Resource = { ...FEED, sentPageId: false };
+const ORDER: Resource = { kind: 'order', label: 'GET /v1/orders/42', orderId: 42 };
+
+function answer(status: number, body: unknown, extra: Partial<HttpAnswer> = {}): HttpAnswer {
+  const bytes = Buffer.isBuffer(body)
+    ? body
+    : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: bytes,
+    overflow: false,
+    limit: 1_024,
+    ...extra,
+  };
+}
+
+function thrown(run: () => unknown): Error {
+  try {
+    run();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected interpret to throw');
+}
+
+describe('200 answers', () => {
+  it('returns the page envelope with its records left raw', () => {
+    const page = { hasMore: true, data: [{ id: 1, anything: 'kept' }], nextPageId: 'c2' };
+    expect(interpretPage(FEED, answer(200, page), TOKEN)).toEqual(page);
+  });
+
+  it('drops envelope fields the spec does not define', () => {
+    expect(interpretPage(FEED, answer(200, { hasMore: false, data: [], extra: 1 }), TOKEN)).toEqual({
+      hasMore: false,
+      data: [],
+    });
+  });
+
+  it('returns an order object as is', () => {
+    expect(interpret(ORDER, answer(200, { id: 42, version: 3 }), TOKEN)).toEqual({ id: 42, version: 3 });
+  });
+
+  it('an order that is not an object → ResponseFormatError', () => {
+    expect(thrown(() => interpret(ORDER, answer(200, [1]), TOKEN))).toBeInstanceOf(ResponseFormatError);
+  });
+
+  it('a body cut at the limit → ResponseFormatError naming the limit', () => {
+    const err = thrown(() => interpret(FEED, answer(200, '', { overflow: true, limit: 4_096 }), TOKEN));
+    expect(err).toBeInstanceOf(ResponseFormatError);
+    expect(err).toMatchObject({ code: 'ERR_PARTNER_RESPONSE_FORMAT', statusCode: 200 });
+    expect(err.message).toContain('4096');
+  });
+});
+
+describe('error statuses', () => {
+  it('401 → AuthenticationError', () => {
+    expect(thrown(() => interpret(FEED, answer(401, { message: 'Unauthorized' }), TOKEN))).toBeInstanceOf(
+      AuthenticationError,
+    );
+  });
+
+  it("400 → BadRequestError with the server's message, token redacted", () => {
+    const err = thrown(() => interpret(ORDER, answer(400, { message: `bad ${TOKEN}` }), TOKEN));
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect((err as BadRequestError).serverMessage).toBe('bad [redacted]');
+  });
+
+  it('404 `pageId not found` is an expired cursor only when a cursor was sent', () => {
+    const notFound = answer(404, { message: ' PageId Not Found ' });
+    expect(thrown(() => interpret(FEED, notFound, TOKEN))).toBeInstanceOf(CursorExpiredError);
+    expect(thrown(() => interpret(FIRST_PAGE_REQUEST, notFound, TOKEN))).toBeInstanceOf(
+      UnexpectedStatusError,
+    );
+  });
+
+  it('404 on an order → OrderNotFoundError carrying the id', () => {
+    const err = thrown(() => interpret(ORDER, answer(404, { message: 'no such order' }), TOKEN));
+    expect(err).toBeInstanceOf(OrderNotFoundError);
+    expect(err).toMatchObject({ orderId: 42, code: 'ERR_PARTNER_NOT_FOUND' });
+  });
+
+  it('any other status → UnexpectedStatusError; a non-JSON error body carries no message', () => {
+    const err = thrown(() => interpret(FEED, answer(403, '<html>forbidden</html>'), TOKEN));
+    expect(err).toBeInstanceOf(UnexpectedStatusError);
+    expect(err.message).toBe('partner API answered 403');
+  });
+});
