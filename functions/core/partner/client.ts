@@ -4,6 +4,8 @@
 //   retry-loop.ts  the deadline-aware retry loop around it: 429 / 5xx / network → wait and repeat the
 //                  same URL, unless the wait would cross the caller's deadline (then RetryLaterError)
 //   interpret.ts   the final answer → a Page, an Order or a typed error
+//   page-size-fallback.ts  around a page fetch: a page over the body limit is asked for again with a
+//                  smaller pageSize from the same cursor
 // This file checks the configuration once (cold start), checks each call's input before any request,
 // and builds the URL once per call.
 //
@@ -15,14 +17,16 @@ import type { Dispatcher } from 'undici';
 import { DEFAULT_TIMEOUTS, defaultPartnerDispatcher, type PartnerClientTimeouts } from './agent.js';
 import { InvalidArgumentError } from './errors.js';
 import { interpret, interpretPage } from './interpret.js';
+import { type PageSizeReduced, withPageSizeFallback } from './page-size-fallback.js';
 import { type ArrayEncoding, buildOrderUpdatesQuery, checkOrderId } from './query.js';
 import { defaultSleep, withDeadlineRetries } from './retry-loop.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { createUndiciTransport } from './transport.js';
-import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
+import type { CallOptions, PartnerApi, RetryEvent } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
 export { DEFAULT_TIMEOUTS, type PartnerClientTimeouts } from './agent.js';
+export type { PageSizeReduced } from './page-size-fallback.js';
 export type { ArrayEncoding } from './query.js';
 
 /** A page of 100 orders is far below this; anything larger is treated as a malformed answer. */
@@ -43,7 +47,10 @@ export interface PartnerClientOptions {
   dispatcher?: Dispatcher;
   /** Default DEFAULT_TIMEOUTS; headers/body timeouts apply per request, with any dispatcher. */
   timeouts?: Partial<PartnerClientTimeouts>;
-  /** Default DEFAULT_MAX_BODY_BYTES (10 MiB). A larger 200 body → ResponseFormatError. */
+  /**
+   * Default DEFAULT_MAX_BODY_BYTES (10 MiB). A larger page is asked for again with half the pageSize
+   * (see page-size-fallback.ts); a larger body at pageSize 1, or a larger order → ResponseFormatError.
+   */
   maxBodyBytes?: number;
   /** Default 'repeat' (`vendorIds=a&vendorIds=b`); see ArrayEncoding for why. */
   arrayEncoding?: ArrayEncoding;
@@ -51,6 +58,8 @@ export interface PartnerClientOptions {
   retryPolicy?: Partial<RetryPolicy>;
   /** Called before every wait (429, 5xx, network), for metrics and logs. Its errors are ignored. */
   onRetry?: (event: RetryEvent) => void;
+  /** Called before a page is asked for again with a smaller pageSize. Its errors are ignored. */
+  onPageSizeReduced?: (event: PageSizeReduced) => void;
   /** Default Math.random (full-jitter draws). */
   random?: () => number;
   /** Default: a timer that rejects with `signal.reason` when the signal aborts. */
@@ -109,8 +118,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const updatesPath = `${basePath}/v1/orderUpdates`;
   const ordersPath = `${basePath}/v1/orders`;
 
-  return {
-    async getOrderUpdates(query: OrderUpdatesQuery, callOptions: CallOptions): Promise<RawPage> {
+  const getOrderUpdates = withPageSizeFallback(
+    async (query, callOptions) => {
       const search = buildOrderUpdatesQuery(query, arrayEncoding);
       const label = `GET ${updatesPath}`;
       const { answer, token } = await send({ path: `${updatesPath}${search}`, label }, callOptions);
@@ -120,6 +129,12 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         token,
       );
     },
+    maxBodyBytes,
+    options.onPageSizeReduced,
+  );
+
+  return {
+    getOrderUpdates,
     async getOrder(id: number, callOptions: CallOptions): Promise<unknown> {
       const orderId = checkOrderId('order id', id);
       const path = `${ordersPath}/${orderId}`;

@@ -83,10 +83,36 @@ export class RetryLaterError extends PartnerApiError {
   }
 }
 
-/** The body was not JSON, was too large, or was not the documented shape. */
+/** What was wrong with a 200 body. */
+export type ResponseFormatProblem = 'body-too-large' | 'not-json' | 'wrong-shape';
+
+/** A body described without its content (it is customer data): size, content type, hash prefix. */
+export interface ResponseBodyFingerprint {
+  bytes: number;
+  contentType: string | undefined;
+  /** The first 16 hex digits of the body's SHA-256. */
+  sha256: string;
+}
+
+/**
+ * The body was not JSON, was too large, or was not the documented shape (`problem` says which). Never
+ * quotes the body: a body that is not JSON is described by `body` (size, content type, hash) instead.
+ */
 export class ResponseFormatError extends PartnerApiError {
-  constructor(message: string, options?: { statusCode?: number; cause?: unknown }) {
+  readonly problem: ResponseFormatProblem;
+  readonly body: ResponseBodyFingerprint | undefined;
+  constructor(
+    message: string,
+    options?: {
+      statusCode?: number;
+      cause?: unknown;
+      problem?: ResponseFormatProblem;
+      body?: ResponseBodyFingerprint;
+    },
+  ) {
     super('ERR_PARTNER_RESPONSE_FORMAT', message, options);
+    this.problem = options?.problem ?? 'wrong-shape';
+    this.body = options?.body;
   }
 }
 

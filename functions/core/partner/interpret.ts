@@ -10,8 +10,8 @@ import {
   ResponseFormatError,
   UnexpectedStatusError,
 } from './errors.js';
-import { redact, safeCause, truncate } from './safe-text.js';
-import type { HttpAnswer } from './transport.js';
+import { describeFingerprint, fingerprint, redact, truncate } from './safe-text.js';
+import { type HttpAnswer, headerValue } from './transport.js';
 import type { RawPage } from './types.js';
 
 /** What was asked for, as far as the meaning of the answer depends on it. */
@@ -40,15 +40,18 @@ function serverMessage(body: Buffer, token: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A 200 body is customer data: when it is not JSON, the error describes it (size, content type, hash)
+ * and quotes none of it. No cause either: V8's SyntaxError message quotes the start of the text.
+ */
 function parseJson(resource: Resource, answer: HttpAnswer, token: string): unknown {
-  const text = answer.body.toString('utf8');
   try {
-    return JSON.parse(text);
-  } catch (err) {
-    const snippet = truncate(redact(text, token));
+    return JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    const body = fingerprint(answer.body, headerValue(answer.headers, 'content-type'), token);
     throw new ResponseFormatError(
-      `${resource.label}: ${answer.status} body is not valid JSON (${answer.body.length} bytes, starts ${JSON.stringify(snippet)})`,
-      { statusCode: answer.status, cause: safeCause(err, token) },
+      `${resource.label}: ${answer.status} body is not valid JSON (${describeFingerprint(body)})`,
+      { statusCode: answer.status, problem: 'not-json', body },
     );
   }
 }
@@ -77,9 +80,7 @@ export function interpret(resource: Resource, answer: HttpAnswer, token: string)
     if (answer.overflow) {
       throw new ResponseFormatError(
         `${resource.label}: response body exceeds the ${answer.limit}-byte limit`,
-        {
-          statusCode: status,
-        },
+        { statusCode: status, problem: 'body-too-large' },
       );
     }
     const value = parseJson(resource, answer, token);

@@ -61,10 +61,25 @@ describe('200 answers', () => {
     expect(thrown(() => interpret(ORDER, answer(200, [1]), TOKEN))).toBeInstanceOf(ResponseFormatError);
   });
 
+  it('a body that is not JSON → ResponseFormatError describing it by size, type and hash only', () => {
+    const body = answer(200, '<p>Jane Example</p>', { headers: { 'content-type': 'text/html' } });
+    const err = thrown(() => interpret(FEED, body, TOKEN));
+    expect(err).toMatchObject({
+      problem: 'not-json',
+      body: { bytes: 19, contentType: 'text/html', sha256: expect.stringMatching(/^[0-9a-f]{16}$/) },
+    });
+    expect(err.message).not.toContain('Jane');
+    expect(err.cause).toBeUndefined();
+  });
+
   it('a body cut at the limit → ResponseFormatError naming the limit', () => {
     const err = thrown(() => interpret(FEED, answer(200, '', { overflow: true, limit: 4_096 }), TOKEN));
     expect(err).toBeInstanceOf(ResponseFormatError);
-    expect(err).toMatchObject({ code: 'ERR_PARTNER_RESPONSE_FORMAT', statusCode: 200 });
+    expect(err).toMatchObject({
+      code: 'ERR_PARTNER_RESPONSE_FORMAT',
+      statusCode: 200,
+      problem: 'body-too-large',
+    });
     expect(err.message).toContain('4096');
   });
 });

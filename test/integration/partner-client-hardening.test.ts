@@ -1,0 +1,183 @@
+// The partner client against a partner that answers badly, over real HTTP (scripted server on
+// 127.0.0.1:0): a 200 body that is not JSON never reaches an error message or a log line, and a page
+// too large for the body limit is fetched again with a smaller pageSize from the same cursor.
+
+import { createHash } from 'node:crypto';
+import { inspect } from 'node:util';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createPartnerClient,
+  type PageSizeReduced,
+  type PartnerClientOptions,
+} from '../../functions/core/partner/client.js';
+import { ResponseFormatError, RetryLaterError } from '../../functions/core/partner/errors.js';
+import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
+
+const TOKEN = 'tok-hardening-7c1d';
+
+let server: ScriptedServer;
+let agent: Agent;
+
+beforeAll(async () => {
+  server = await startScriptedServer();
+  agent = new Agent({ connectTimeout: 2_000 });
+});
+
+afterAll(async () => {
+  await agent.close();
+  await server.close();
+});
+
+beforeEach(() => {
+  server.reset();
+});
+
+function client(overrides: Partial<PartnerClientOptions> = {}) {
+  return createPartnerClient({
+    baseUrl: server.url,
+    token: async () => TOKEN,
+    dispatcher: agent,
+    sleep: async () => undefined,
+    ...overrides,
+  });
+}
+
+const within = (ms = 10_000) => ({ deadline: Date.now() + ms });
+
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** Everything a log line could be built from: message, stack, cause chain, inspect and JSON forms. */
+function renderings(err: Error): string[] {
+  const texts = [err.message, String(err), err.stack ?? '', inspect(err, { depth: 10 }), JSON.stringify(err)];
+  let cause: unknown = err.cause;
+  while (cause instanceof Error) {
+    texts.push(cause.message, cause.stack ?? '');
+    cause = cause.cause;
+  }
+  return texts;
+}
+
+/** A page whose records are of known size: `count` orders of about `bytesEach` bytes. */
+function pageOf(count: number, bytesEach: number) {
+  return {
+    hasMore: true,
+    nextPageId: 'cursor-after',
+    data: Array.from({ length: count }, (_, i) => ({ id: i + 1, version: 1, note: 'n'.repeat(bytesEach) })),
+  };
+}
+
+/** Answers /v1/orderUpdates like a partner whose records are ~1 KB each: the page grows with pageSize. */
+function pagesSizedByPageSize(bytesEach = 1_000) {
+  server.setFallback((req) => {
+    const pageSize = Number(req.query.get('pageSize') ?? '10');
+    return { status: 200, body: pageOf(pageSize, bytesEach) };
+  });
+}
+
+describe('a 200 answer that is not JSON (customer data in the body)', () => {
+  const customerText = 'Jane Example, 12 Private Road, card ending 4242';
+  const bodies: Array<[string, string, string]> = [
+    ['an HTML error page', 'text/html; charset=utf-8', `<html><body>${customerText}</body></html>`],
+    [
+      'JSON cut off mid-record',
+      'application/json',
+      `{"hasMore":true,"data":[{"id":1,"customer":"${customerText}`,
+    ],
+    ['text with the token echoed', 'text/plain', `${customerText} Bearer ${TOKEN}`],
+  ];
+
+  it.each(bodies)(
+    '%s: the error carries its length, content type and hash, and no body text',
+    async (_name, type, text) => {
+      server.script({ status: 200, headers: { 'content-type': type }, body: text });
+
+      const err = await rejectionOf(client().getOrderUpdates({ pageSize: 10 }, within()));
+
+      expect(err).toBeInstanceOf(ResponseFormatError);
+      const expectedHash = createHash('sha256').update(text).digest('hex').slice(0, 16);
+      expect(err).toMatchObject({
+        code: 'ERR_PARTNER_RESPONSE_FORMAT',
+        statusCode: 200,
+        problem: 'not-json',
+        body: { bytes: Buffer.byteLength(text), contentType: type, sha256: expectedHash },
+      });
+      expect(err.message).toContain(`${Buffer.byteLength(text)} bytes`);
+      expect(err.message).toContain(expectedHash);
+      for (const rendered of renderings(err)) {
+        expect(rendered).not.toContain('Jane Example');
+        expect(rendered).not.toContain('Private Road');
+        expect(rendered).not.toContain(TOKEN);
+      }
+    },
+  );
+
+  it('getOrder: the same, for an order body', async () => {
+    server.script({ status: 200, headers: { 'content-type': 'text/html' }, body: `<p>${customerText}</p>` });
+    const err = await rejectionOf(client().getOrder(7, within()));
+    expect(err).toMatchObject({ problem: 'not-json', body: { contentType: 'text/html' } });
+    for (const rendered of renderings(err)) expect(rendered).not.toContain('Jane Example');
+  });
+});
+
+describe('a page over the body-size limit', () => {
+  it('is fetched again with half the pageSize, from the same cursor, until it fits', async () => {
+    pagesSizedByPageSize();
+    const reductions: PageSizeReduced[] = [];
+    const api = client({ maxBodyBytes: 30_000, onPageSizeReduced: (event) => reductions.push(event) });
+
+    const page = await api.getOrderUpdates({ pageId: 'cursor-7', pageSize: 100 }, within());
+
+    // 100 and 50 records of ~1 KB exceed 30,000 bytes; 25 fit.
+    expect(page.data).toHaveLength(25);
+    expect(page.nextPageId).toBe('cursor-after');
+    expect(server.requests.map((r) => r.query.get('pageSize'))).toEqual(['100', '50', '25']);
+    expect(server.requests.map((r) => r.query.get('pageId'))).toEqual(['cursor-7', 'cursor-7', 'cursor-7']);
+    expect(reductions).toEqual([
+      { fromPageSize: 100, toPageSize: 50, limitBytes: 30_000 },
+      { fromPageSize: 50, toPageSize: 25, limitBytes: 30_000 },
+    ]);
+  });
+
+  it('the next call asks for the configured pageSize again', async () => {
+    pagesSizedByPageSize();
+    const api = client({ maxBodyBytes: 30_000 });
+    await api.getOrderUpdates({ pageId: 'cursor-7', pageSize: 40 }, within());
+    server.requests.length = 0;
+
+    await api.getOrderUpdates({ pageId: 'cursor-after', pageSize: 40 }, within());
+
+    expect(server.requests.map((r) => r.query.get('pageSize'))).toEqual(['40', '20']);
+  });
+
+  it('gives up with ResponseFormatError (body-too-large) when even pageSize 1 is too large', async () => {
+    pagesSizedByPageSize(50_000);
+    const err = await rejectionOf(
+      client({ maxBodyBytes: 30_000 }).getOrderUpdates({ pageSize: 4 }, within()),
+    );
+
+    expect(err).toBeInstanceOf(ResponseFormatError);
+    expect(err).toMatchObject({ problem: 'body-too-large', code: 'ERR_PARTNER_RESPONSE_FORMAT' });
+    expect(err.message).toContain('30000');
+    expect(server.requests.map((r) => r.query.get('pageSize'))).toEqual(['4', '2', '1']);
+  });
+
+  it('the smaller requests share the call deadline', async () => {
+    server.script(
+      { status: 200, body: pageOf(10, 1_000) },
+      { status: 200, body: pageOf(5, 1_000), delayMs: 2_000 },
+    );
+    const err = await rejectionOf(
+      client({ maxBodyBytes: 6_000 }).getOrderUpdates({ pageSize: 10 }, within(500)),
+    );
+    expect(err).toBeInstanceOf(RetryLaterError);
+    expect(server.requests).toHaveLength(2);
+  });
+});
