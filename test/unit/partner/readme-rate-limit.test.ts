@@ -33,6 +33,6 @@ describe("the README's 429 row", () => {
     expect(waits.map((w) => (w.action === 'wait' ? w.waitMs : undefined))).toEqual([
       1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000,
     ]);
-    expect(row429).toContain(`doubles on repeats up to ${seconds(DEFAULT_RETRY_POLICY.maxRetryAfterMs)}`);
+    expect(row429).toContain(`doubles on repeats, up to ${seconds(DEFAULT_RETRY_POLICY.maxRetryAfterMs)}`);
   });
 });
