@@ -6,6 +6,7 @@
 //   3. -c orderFeed.pageSize=50                                (one key; lists as JSON or comma-separated)
 // Every key and its default is listed in KEYS below; unknown keys are rejected so a typo is not silently ignored.
 import { Duration } from 'aws-cdk-lib';
+import { parseRateExpression } from './schedule-rate.js';
 
 export const CONTEXT_KEY = 'orderFeed';
 
@@ -396,8 +397,6 @@ function checkParameterName(value: unknown): string {
   return text;
 }
 
-const RATE = /^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$/;
-
 function checkSchedule(value: unknown): Duration {
   const minutes =
     typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value.trim()))
@@ -411,17 +410,14 @@ function checkSchedule(value: unknown): Duration {
 }
 
 function rateMinutes(text: string): number {
-  const match = RATE.exec(text);
-  const amount = Number(match?.[1]);
-  const unit = match?.[2];
-  if (match === null || unit === undefined) {
+  const rate = parseRateExpression(text);
+  if (rate === undefined) {
     throw new Error('must be a rate expression such as "rate(5 minutes)" or a number of minutes');
   }
-  if ((amount === 1) !== !unit.endsWith('s')) {
+  if ((rate.amount === 1) !== !rate.unit.endsWith('s')) {
     throw new Error('must use the singular unit for 1 and the plural otherwise, e.g. "rate(1 minute)"');
   }
-  const factor = unit.startsWith('minute') ? 1 : unit.startsWith('hour') ? 60 : 1440;
-  return amount * factor;
+  return rate.minutes;
 }
 
 function checkVendorIds(value: unknown): string[] {

@@ -1,6 +1,6 @@
 // The bench's command line (node:util parseArgs, strict): sizes, output path and the catch-up model's
 // inputs. `--quick` shrinks every size for a smoke run; explicit flags still win over it.
-import { parseArgs } from 'node:util';
+import { parseFlags, UsageError } from '../cli-args.js';
 
 export interface BenchOptions {
   /** Target number of order versions in the generated feed (the simulator's count is reported). */
@@ -32,22 +32,20 @@ export const USAGE = `Usage: npm run bench -- [options]
   -h, --help            this text
 `;
 
-export class UsageError extends Error {
-  readonly code = 'ERR_USAGE';
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+const FLAGS = {
+  versions: { type: 'string' },
+  quick: { type: 'boolean' },
+  out: { type: 'string' },
+  'api-latency-ms': { type: 'string' },
+  'schedule-minutes': { type: 'string' },
+  backlog: { type: 'string' },
+  seed: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 /** Parses argv (without node and script); throws UsageError for anything it does not accept. */
 export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(argv).values;
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+  const values = parseFlags(argv, FLAGS);
   if (values.help) return 'help';
   const quick = values.quick ?? false;
   return {
@@ -61,24 +59,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     coldStartRuns: quick ? 3 : 15,
     seed: positiveInteger('--seed', values.seed, 20_240_501),
   };
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      versions: { type: 'string' },
-      quick: { type: 'boolean' },
-      out: { type: 'string' },
-      'api-latency-ms': { type: 'string' },
-      'schedule-minutes': { type: 'string' },
-      backlog: { type: 'string' },
-      seed: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
 }
 
 function positiveInteger(flag: string, raw: string | undefined, fallback: number): number {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { KEYS } from '../../infra/config.js';
 import { CONSUMER_TIMEOUT } from '../../infra/constructs/consumer.js';
 import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
+import { reportUsageError } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
 import { coldStartSection } from './cold-start.js';
@@ -24,7 +25,7 @@ import {
   requestsSection,
   type Schedule,
 } from './model.js';
-import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './options.js';
+import { type BenchOptions, parseBenchArgs, USAGE } from './options.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
 
@@ -143,9 +144,7 @@ async function main(): Promise<number> {
     }
     options = parsed;
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n\n${USAGE}`);
-    return 2;
+    return reportUsageError(error, { usage: USAGE });
   }
   const command = ['npm run bench --', ...argv].join(' ').replace(/ --$/, '');
   const report = await runBench(options, command);

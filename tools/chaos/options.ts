@@ -1,6 +1,6 @@
 // The chaos runner's command line (node:util parseArgs, strict). `--quick` shrinks the feed and the
 // number of kills for a smoke run; explicit flags still win over it.
-import { parseArgs } from 'node:util';
+import { parseFlags, UsageError } from '../cli-args.js';
 
 export interface ChaosOptions {
   seed: number;
@@ -23,22 +23,18 @@ Exit status: 0 when nothing was lost or wrong, the sales ledger equals the expec
 message ended in the dead-letter queue; 1 otherwise (or when local mode failed); 2 for a bad flag.
 `;
 
-export class UsageError extends Error {
-  readonly code = 'ERR_USAGE';
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+const FLAGS = {
+  seed: { type: 'string' },
+  kills: { type: 'string' },
+  orders: { type: 'string' },
+  quick: { type: 'boolean' },
+  out: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 /** Parses argv (without node and script); throws UsageError for anything it does not accept. */
 export function parseChaosArgs(argv: readonly string[]): ChaosOptions | 'help' {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(argv).values;
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+  const values = parseFlags(argv, FLAGS);
   if (values.help) return 'help';
   const quick = values.quick ?? false;
   return {
@@ -48,22 +44,6 @@ export function parseChaosArgs(argv: readonly string[]): ChaosOptions | 'help' {
     quick,
     out: values.out ?? '.local/chaos/latest.json',
   };
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      seed: { type: 'string' },
-      kills: { type: 'string' },
-      orders: { type: 'string' },
-      quick: { type: 'boolean' },
-      out: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
 }
 
 function integer(flag: string, raw: string | undefined, fallback: number, min: number): number {

@@ -17,13 +17,14 @@ import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/c
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { readSalesLedger } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import { reportUsageError } from '../cli-args.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../local/moto.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
 import { countByOperation, type InterceptingProxy, startInterceptingProxy } from './aws-proxy.js';
 import { KILL_KINDS, type KillKind, type KillPoint, planKills } from './kill-plan.js';
 import { type KillRecord, KillSwitch, type StackNames } from './kill-switch.js';
 import { type ChildExit, type LocalModeProcess, REPO_ROOT, startLocalMode } from './local-mode.js';
-import { type ChaosOptions, parseChaosArgs, USAGE, UsageError } from './options.js';
+import { type ChaosOptions, parseChaosArgs, USAGE } from './options.js';
 import { type ChaosReport, type RunRecord, renderReport } from './report.js';
 import { orderQueueTrace } from './trace.js';
 import { compareLedger, compareOrders } from './verify.js';
@@ -488,11 +489,7 @@ async function main(): Promise<number> {
     }
     options = parsed;
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n\n${USAGE}`);
-      return 2;
-    }
-    throw error;
+    return reportUsageError(error, { usage: USAGE });
   }
   const command = ['npm run chaos', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');
   const resources: Resources = {};

@@ -6,11 +6,9 @@
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
-import { Agent } from 'undici';
 import {
   createDynamoDbClient,
   createSqsClient,
@@ -18,13 +16,19 @@ import {
 } from '../../functions/core/adapters/aws-clients.js';
 import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
-import { createPartnerClient, DEFAULT_TIMEOUTS } from '../../functions/core/partner/client.js';
+import { createPartnerAgent } from '../../functions/core/partner/agent.js';
+import { createPartnerClient } from '../../functions/core/partner/client.js';
+import { isBearerTokenShape } from '../../functions/core/partner/token-shape.js';
 import {
   RESULT_KINDS,
   ReconcileAuthError,
   type ReconcileReport,
   reconcileOrders,
 } from '../../functions/core/reconcile/reconcile-orders.js';
+import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
+import { describeStack, readFunction, stackOutputs } from '../stack.js';
+
+export { EXIT_USAGE } from '../cli-args.js';
 
 export const USAGE = `Usage: npm run reconcile -- [--ids 1,2,3 | --sample N] [--repair] [--json]
          (--stack-name NAME | --orders-table NAME --api-url URL [--queue-url URL]...)
@@ -69,21 +73,10 @@ published); 1 otherwise, or the partner rejected the token (401), or AWS failed;
 
 export const EXIT_OK = 0;
 export const EXIT_FINDINGS = 1;
-export const EXIT_USAGE = 2;
 
 const DEFAULT_SAMPLE = 50;
 const MAX_SAMPLE = 10_000;
 const DEFAULT_FEED_ID = 'reconcile';
-/** The same check the partner client applies before sending the header. */
-const TOKEN_SHAPE = /^[\x21-\x7e]+$/;
-
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
 /** A problem with what the operator pointed at (stack, file, parameter): exit 1 with its message. */
 class SetupError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -110,13 +103,25 @@ export interface CliOptions {
   concurrency: number;
 }
 
+const FLAGS = {
+  ids: { type: 'string' },
+  sample: { type: 'string' },
+  repair: { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  'stack-name': { type: 'string' },
+  'orders-table': { type: 'string' },
+  'queue-url': { type: 'string', multiple: true },
+  'api-url': { type: 'string' },
+  'feed-id': { type: 'string' },
+  'token-file': { type: 'string' },
+  'token-parameter': { type: 'string' },
+  'aws-endpoint': { type: 'string' },
+  concurrency: { type: 'string' },
+} as const;
+
 export function parseCli(argv: readonly string[]): CliOptions {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(argv).values;
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+  const values = parseFlags(argv, FLAGS);
   const options: CliOptions = {
     ids: undefined,
     sample: DEFAULT_SAMPLE,
@@ -159,30 +164,6 @@ export function parseCli(argv: readonly string[]): CliOptions {
     throw new UsageError(`--aws-endpoint must be an http(s) URL (got "${options.awsEndpoint}")`);
   }
   return options;
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      ids: { type: 'string' },
-      sample: { type: 'string' },
-      repair: { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-      'stack-name': { type: 'string' },
-      'orders-table': { type: 'string' },
-      'queue-url': { type: 'string', multiple: true },
-      'api-url': { type: 'string' },
-      'feed-id': { type: 'string' },
-      'token-file': { type: 'string' },
-      'token-parameter': { type: 'string' },
-      'aws-endpoint': { type: 'string' },
-      concurrency: { type: 'string' },
-    },
-  });
 }
 
 function nonEmpty(flag: string, value: string | undefined): string | undefined {
@@ -276,14 +257,9 @@ async function readStack(stackName: string) {
   try {
     let outputs: Record<string, string>;
     try {
-      const described = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
-      const stack = described.Stacks?.[0];
+      const stack = await describeStack(cfn, stackName);
       if (!stack) throw new SetupError(`stack ${stackName} not found`);
-      outputs = Object.fromEntries(
-        (stack.Outputs ?? []).flatMap((output) =>
-          output.OutputKey && output.OutputValue ? [[output.OutputKey, output.OutputValue]] : [],
-        ),
-      );
+      outputs = stackOutputs(stack);
     } catch (error) {
       if (error instanceof SetupError) throw error;
       throw new SetupError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
@@ -302,8 +278,7 @@ async function readStack(stackName: string) {
       .map((key) => outputs[key] ?? '');
     let pollerEnv: Record<string, string>;
     try {
-      const config = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: pollerName }));
-      pollerEnv = config.Environment?.Variables ?? {};
+      pollerEnv = (await readFunction(lambda, pollerName)).environment;
     } catch (error) {
       throw new SetupError(`cannot read the configuration of function ${pollerName}: ${messageOf(error)}`, {
         cause: error,
@@ -357,7 +332,7 @@ async function readToken(options: CliOptions, target: Target, env: NodeJS.Proces
       'no partner token: set PARTNER_API_TOKEN, or pass --token-file or --token-parameter',
     );
   }
-  if (!TOKEN_SHAPE.test(token)) {
+  if (!isBearerTokenShape(token)) {
     throw new SetupError(`the token from ${source} is empty or has characters a bearer token cannot have`);
   }
   return token;
@@ -426,9 +401,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   try {
     options = parseCli(argv);
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.stderr(`reconcile: ${error.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(error, { usage: USAGE, prefix: 'reconcile: ', stderr: io.stderr });
   }
   if (options.help) {
     io.stdout(USAGE);
@@ -439,11 +412,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   const dynamo = createDynamoDbClient();
   const sqs = createSqsClient();
   // Own agent, closed at the end, so no keep-alive socket holds the process open.
-  const agent = new Agent({
-    connectTimeout: DEFAULT_TIMEOUTS.connectTimeoutMs,
-    headersTimeout: DEFAULT_TIMEOUTS.headersTimeoutMs,
-    bodyTimeout: DEFAULT_TIMEOUTS.bodyTimeoutMs,
-  });
+  const agent = createPartnerAgent();
   let report: ReconcileReport | undefined;
   try {
     const target = await resolveTarget(options);
@@ -465,8 +434,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     return report.unresolved === 0 ? EXIT_OK : EXIT_FINDINGS;
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr(`reconcile: ${error.message}\n\n${USAGE}`);
-      return EXIT_USAGE;
+      return reportUsageError(error, { usage: USAGE, prefix: 'reconcile: ', stderr: io.stderr });
     }
     if (error instanceof ReconcileAuthError) {
       print(io, options, error.partial, 'partner API answered 401 Unauthorized');

@@ -6,11 +6,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeStacksCommand, type Stack } from '@aws-sdk/client-cloudformation';
+import type { Stack } from '@aws-sdk/client-cloudformation';
 import { DescribeRuleCommand } from '@aws-sdk/client-eventbridge';
-import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
+import { ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand } from '@aws-sdk/client-ssm';
+import { parseRateExpression } from '../../infra/schedule-rate.js';
+import {
+  describeStack as describeStackWith,
+  type FunctionDeployment,
+  readFunction,
+  stackOutputs,
+} from '../stack.js';
 import type { LocalAwsClients } from './aws.js';
 import { acquireLock } from './deploy-lock.js';
 
@@ -53,14 +60,8 @@ function stateOf(stack: Stack | undefined): StackState {
   return 'ready';
 }
 
-export async function describeStack(aws: LocalAwsClients, stackName: string): Promise<Stack | undefined> {
-  try {
-    const { Stacks } = await aws.cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
-    return Stacks?.[0];
-  } catch (error) {
-    if (error instanceof Error && /does not exist/.test(error.message)) return undefined;
-    throw error;
-  }
+export function describeStack(aws: LocalAwsClients, stackName: string): Promise<Stack | undefined> {
+  return describeStackWith(aws.cloudFormation, stackName);
 }
 
 /** Waits out CREATE_IN_PROGRESS and the like; resolves with the settled stack (or undefined). */
@@ -164,12 +165,7 @@ async function deployWithCdk(
   }
 }
 
-export interface FunctionDeployment {
-  name: string;
-  /** Environment.Variables as deployed. */
-  environment: Record<string, string>;
-  timeoutSeconds: number;
-}
+export type { FunctionDeployment } from '../stack.js';
 
 export interface Deployment {
   region: string;
@@ -211,18 +207,15 @@ export async function readDeployment(
   if (stateOf(stack) !== 'ready') {
     throw new DeploymentError(`stack ${stackName} is not deployed at ${aws.endpoint.sdk}`);
   }
-  const outputs: Record<string, string> = {};
-  for (const output of stack?.Outputs ?? []) {
-    if (output.OutputKey && output.OutputValue !== undefined) outputs[output.OutputKey] = output.OutputValue;
-  }
+  const outputs = stackOutputs(stack);
   const output = (key: string): string => {
     const value = outputs[key];
     if (value === undefined) throw new DeploymentError(`stack ${stackName} has no output ${key}`);
     return value;
   };
   const [poller, consumer] = await Promise.all([
-    readFunction(aws, output('PollerFunctionName')),
-    readFunction(aws, output('ConsumerFunctionName')),
+    readFunction(aws.lambda, output('PollerFunctionName')),
+    readFunction(aws.lambda, output('ConsumerFunctionName')),
   ]);
   const ruleName = output('PollScheduleRuleName');
   const rule = await aws.events.send(new DescribeRuleCommand({ Name: ruleName }));
@@ -279,15 +272,6 @@ export async function readDeployment(
   };
 }
 
-async function readFunction(aws: LocalAwsClients, name: string): Promise<FunctionDeployment> {
-  const fn = await aws.lambda.send(new GetFunctionConfigurationCommand({ FunctionName: name }));
-  return {
-    name,
-    environment: { ...(fn.Environment?.Variables ?? {}) },
-    timeoutSeconds: fn.Timeout ?? 3,
-  };
-}
-
 function parseRedrivePolicy(
   raw: string | undefined,
 ): { maxReceiveCount: number; deadLetterTargetArn: string } | undefined {
@@ -301,14 +285,8 @@ function parseRedrivePolicy(
 
 /** `rate(5 minutes)` → 300000; cron expressions and anything else → undefined. */
 export function rateToMs(expression: string | undefined): number | undefined {
-  const match = /^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$/.exec(expression ?? '');
-  if (!match?.[1] || !match[2]) return undefined;
-  const unitMs = match[2].startsWith('minute')
-    ? 60_000
-    : match[2].startsWith('hour')
-      ? 3_600_000
-      : 86_400_000;
-  return Number(match[1]) * unitMs;
+  const rate = parseRateExpression(expression ?? '');
+  return rate === undefined ? undefined : rate.minutes * 60_000;
 }
 
 /** Stores the partner token where the deployed poller reads it: an SSM SecureString. */

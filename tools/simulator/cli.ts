@@ -4,7 +4,7 @@
 
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { startSimulator } from './server.js';
 import { type FaultOptions, SCENARIO_IDS, type SimulatorOptions } from './types.js';
@@ -36,8 +36,6 @@ const USAGE = `Usage: npm run simulator -- [options]
   --help                     print this help
 `;
 
-class UsageError extends Error {}
-
 const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
@@ -62,7 +60,7 @@ const OPTIONS = {
   help: { type: 'boolean' },
 } as const;
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+type Values = ReturnType<typeof parseFlags<typeof OPTIONS>>;
 
 function integer(values: Values, name: keyof Values, min: number, max: number): number | undefined {
   const raw = values[name];
@@ -93,12 +91,7 @@ export interface CliConfig {
 
 /** Parses the command line; throws UsageError on anything it does not understand. */
 export function parseCli(args: string[], env: NodeJS.ProcessEnv): CliConfig {
-  let values: Values;
-  try {
-    ({ values } = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false }));
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values: Values = parseFlags(args, OPTIONS);
   const tokenSource = values.token !== undefined ? 'flag' : env.PARTNER_API_TOKEN ? 'env' : 'default';
   const token = values.token ?? (env.PARTNER_API_TOKEN || DEV_TOKEN);
   if (token.trim() === '' || /\s/.test(token))
@@ -182,9 +175,7 @@ async function main(): Promise<void> {
   try {
     config = parseCli(process.argv.slice(2), process.env);
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`error: ${err.message}\n\n${USAGE}`);
-    process.exit(2);
+    process.exit(reportUsageError(err, { usage: USAGE, prefix: 'error: ' }));
   }
   if (config.help) {
     process.stdout.write(USAGE);
