@@ -43,3 +43,23 @@ export function reportUsageError(error: unknown, report: UsageReport): number {
   write(`${report.prefix ?? ''}${error.message}\n\n${report.usage}`);
   return EXIT_USAGE;
 }
+
+/**
+ * The start of a command's main(): `parse` returns the options or 'help'. Help prints the usage on
+ * stdout (exit 0); a UsageError prints it on stderr (exit 2); other errors are thrown.
+ */
+export function parseCommandLine<T>(
+  parse: () => T | 'help',
+  usage: string,
+): { options: T } | { exitCode: number } {
+  try {
+    const parsed = parse();
+    if (parsed === 'help') {
+      process.stdout.write(usage);
+      return { exitCode: 0 };
+    }
+    return { options: parsed };
+  } catch (error) {
+    return { exitCode: reportUsageError(error, { usage }) };
+  }
+}

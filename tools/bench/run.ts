@@ -11,7 +11,7 @@ import path from 'node:path';
 import { KEYS } from '../../infra/config.js';
 import { CONSUMER_TIMEOUT } from '../../infra/constructs/consumer.js';
 import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
-import { reportUsageError } from '../cli-args.js';
+import { parseCommandLine } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
 import { coldStartSection } from './cold-start.js';
@@ -135,17 +135,9 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  let options: BenchOptions;
-  try {
-    const parsed = parseBenchArgs(argv);
-    if (parsed === 'help') {
-      process.stdout.write(USAGE);
-      return 0;
-    }
-    options = parsed;
-  } catch (error) {
-    return reportUsageError(error, { usage: USAGE });
-  }
+  const parsed = parseCommandLine(() => parseBenchArgs(argv), USAGE);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const { options } = parsed;
   const command = ['npm run bench --', ...argv].join(' ').replace(/ --$/, '');
   const report = await runBench(options, command);
   const out = path.resolve(options.out);

@@ -11,15 +11,17 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { DynamoDBClient, GetItemCommand, paginateScan } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { paginateListObjectsV2, S3Client } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { readSalesLedger } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
-import { reportUsageError } from '../cli-args.js';
+import { parseCommandLine } from '../cli-args.js';
+import { scanOrders } from '../harness/pipeline.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../local/moto.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
+import { stackOutputs } from '../stack.js';
 import { countByOperation, type InterceptingProxy, startInterceptingProxy } from './aws-proxy.js';
 import { KILL_KINDS, type KillKind, type KillPoint, planKills } from './kill-plan.js';
 import { type KillRecord, KillSwitch, type StackNames } from './kill-switch.js';
@@ -95,9 +97,7 @@ function stackNamesLoader(aws: DirectClients): () => Promise<StackNames | undefi
     const { Stacks = [] } = await aws.cloudFormation.send(new DescribeStacksCommand({}));
     for (const stack of Stacks) {
       if (!/_COMPLETE$/.test(stack.StackStatus ?? '') || stack.StackStatus?.startsWith('DELETE')) continue;
-      const outputs = Object.fromEntries(
-        (stack.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
-      );
+      const outputs = stackOutputs(stack);
       const {
         OrdersTableName,
         CursorTableName,
@@ -156,17 +156,6 @@ async function plantPoison(aws: DirectClients, names: StackNames, seed: number):
     }),
   );
   return MessageId;
-}
-
-async function scanOrders(aws: DirectClients, table: string): Promise<Map<number, Record<string, unknown>>> {
-  const orders = new Map<number, Record<string, unknown>>();
-  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
-    for (const raw of page.Items ?? []) {
-      const item = unmarshall(raw);
-      orders.set(Number(item.orderId), item);
-    }
-  }
-  return orders;
 }
 
 async function deadLetters(aws: DirectClients, queueUrl: string): Promise<{ total: number; poison: number }> {
@@ -480,17 +469,9 @@ async function release(resources: Resources): Promise<void> {
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  let options: ChaosOptions;
-  try {
-    const parsed = parseChaosArgs(argv);
-    if (parsed === 'help') {
-      process.stdout.write(USAGE);
-      return 0;
-    }
-    options = parsed;
-  } catch (error) {
-    return reportUsageError(error, { usage: USAGE });
-  }
+  const parsed = parseCommandLine(() => parseChaosArgs(argv), USAGE);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const { options } = parsed;
   const command = ['npm run chaos', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' ');
   const resources: Resources = {};
   const interrupt = () => {

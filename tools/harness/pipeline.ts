@@ -186,8 +186,9 @@ export async function drainQueue(
   }
 }
 
+/** Every item of the orders table by order id (a consistent scan). */
 export async function scanOrders(
-  aws: AwsClients,
+  aws: Pick<AwsClients, 'dynamo'>,
   table: string,
 ): Promise<Map<number, Record<string, unknown>>> {
   const orders = new Map<number, Record<string, unknown>>();
