@@ -1,10 +1,10 @@
-// The README's 429 row describes what the client does with Retry-After (issue 11 point 14: it once said
+// The design README's 429 row describes what the client does with Retry-After (issue 11 point 14: it once said
 // an absurd value falls back to 1 s capped at 60 s, while the client ends the run on anything over 60 s).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, rateLimitWaitMs } from '../../../functions/core/partner/retry-policy.js';
 
-const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../../functions/README.md', import.meta.url), 'utf8');
 const row429 = README.split('\n').find((line) => line.startsWith('| **429**')) ?? '';
 const seconds = (ms: number) => `${ms / 1000} s`;
 
