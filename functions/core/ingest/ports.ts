@@ -1,6 +1,7 @@
 // Ports of the poll use case. Flow: schedule → poller handler → pollFeed → (CursorStore, PartnerApi,
 // OrderVersionPublisher, Quarantine). AWS adapters live in ../adapters; tests use in-memory fakes.
 import type { OutgoingMessage } from '../contract/order-version-message.js';
+import type { ContinuationEvent } from './continuation.js';
 
 /** The cursor item's state, as read when the lease was taken. */
 export interface CursorState {
@@ -89,4 +90,9 @@ export interface Log {
   info(message: string, attributes?: Record<string, unknown>): void;
   warn(message: string, attributes?: Record<string, unknown>): void;
   error(message: string, attributes?: Record<string, unknown>): void;
+}
+
+/** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
+export interface Continuation {
+  request(event: ContinuationEvent): Promise<void>;
 }

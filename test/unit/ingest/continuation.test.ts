@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type ContinuationEvent,
+  continuationOf,
+  hasMoreToFetch,
+  nextContinuation,
+} from '../../../functions/core/ingest/continuation.js';
+
+const context = {
+  feedId: 'eu',
+  current: undefined,
+  startedAt: '2026-11-23T06:00:00.000Z',
+  maxContinuations: 3,
+  enabled: true,
+};
+const outOfTime = { kind: 'out-of-time', failed: false, pages: 12 };
+
+describe('hasMoreToFetch', () => {
+  it.each([
+    ['out-of-time', false, 5, true],
+    ['page-limit', false, 5, true],
+    ['out-of-time', false, 0, false],
+    ['caught-up', false, 5, false],
+    ['auth-failed', true, 0, false],
+    ['retry-later', false, 3, false],
+    ['lease-held', false, 0, false],
+    ['cursor-expired-again', false, 1, false],
+    ['lease-lost', true, 2, false],
+  ])('%s (failed %s, %i pages) → %s', (kind, failed, pages, expected) => {
+    expect(hasMoreToFetch({ kind, failed, pages })).toBe(expected);
+  });
+});
+
+describe('nextContinuation', () => {
+  it('starts a chain after a scheduled run that ran out of time with progress', () => {
+    expect(nextContinuation(outOfTime, context)).toEqual({
+      continuation: { feedId: 'eu', chain: 1, chainStartedAt: '2026-11-23T06:00:00.000Z' },
+    });
+  });
+
+  it('carries the chain on, keeping when it started', () => {
+    const current: ContinuationEvent = {
+      continuation: { feedId: 'eu', chain: 2, chainStartedAt: '2026-11-23T05:00:00.000Z' },
+    };
+    expect(nextContinuation(outOfTime, { ...context, current })).toEqual({
+      continuation: { feedId: 'eu', chain: 3, chainStartedAt: '2026-11-23T05:00:00.000Z' },
+    });
+  });
+
+  it('stops at the chain cap; the schedule starts the next chain', () => {
+    const current: ContinuationEvent = {
+      continuation: { feedId: 'eu', chain: 3, chainStartedAt: '2026-11-23T05:00:00.000Z' },
+    };
+    expect(nextContinuation(outOfTime, { ...context, current })).toBeUndefined();
+  });
+
+  it('stops when caught up, on a 401, and when the feed is disabled', () => {
+    expect(nextContinuation({ kind: 'caught-up', failed: false, pages: 4 }, context)).toBeUndefined();
+    expect(nextContinuation({ kind: 'auth-failed', failed: true, pages: 0 }, context)).toBeUndefined();
+    expect(nextContinuation(outOfTime, { ...context, enabled: false })).toBeUndefined();
+  });
+
+  it('does not continue a run that made no progress', () => {
+    expect(nextContinuation({ kind: 'out-of-time', failed: false, pages: 0 }, context)).toBeUndefined();
+  });
+});
+
+describe('continuationOf', () => {
+  it('reads the event the poller sends itself', () => {
+    const event = { continuation: { feedId: 'eu', chain: 2, chainStartedAt: '2026-11-23T05:00:00.000Z' } };
+    expect(continuationOf(event)).toEqual(event);
+  });
+
+  it.each([
+    [{}],
+    [{ 'detail-type': 'Scheduled Event', source: 'aws.events' }],
+    [null],
+    [{ continuation: { feedId: 'eu', chain: 0, chainStartedAt: 'x' } }],
+    [{ continuation: { feedId: 'eu', chain: 1.5, chainStartedAt: 'x' } }],
+    [{ continuation: { feedId: 7, chain: 1, chainStartedAt: 'x' } }],
+  ])('treats %j as a scheduled run', (event) => {
+    expect(continuationOf(event)).toBeUndefined();
+  });
+});
