@@ -32,6 +32,7 @@ export const SECTION_IDS = [
   'coldStart',
   'endToEnd',
   'catchUp',
+  'awsModel',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 

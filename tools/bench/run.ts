@@ -4,16 +4,18 @@
 //   2. CPU: poller page work (section 1) and consumer work before send (section 2), in-process
 //   3. cold start: bundles and module init in fresh node processes (section 5)
 //   4. moto + counting proxy: the emulator's ceiling, then the real pipeline (sections 3 and 6)
-//   5. derived: cost per million versions (4) and catch-up time (7); print, write JSON
+//   5. derived: cost per million versions (4), catch-up time (7), the AWS model (8); print, write JSON
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { KEYS } from '../../infra/config.js';
 import { CONSUMER_TIMEOUT } from '../../infra/constructs/consumer.js';
 import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
+import { parseRateExpression } from '../../infra/schedule-rate.js';
 import { parseCommandLine } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
+import { awsModelSection } from './aws-model.js';
 import { coldStartSection } from './cold-start.js';
 import { consumerCpuSection, fetchFeedPages, pollerCpuSection, prepareFeed } from './cpu.js';
 import {
@@ -27,6 +29,7 @@ import {
 } from './model.js';
 import { type BenchOptions, parseBenchArgs, USAGE } from './options.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
+import { LAMBDA_MEMORY_MB } from './prices.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
 
 const TOKEN = 'bench-token-5d1c7e93a2f04b68';
@@ -112,6 +115,20 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       coldStart,
       endToEndSection(pipeline, ceiling),
       catchUpSection(page, schedule),
+      awsModelSection({
+        pageSize: settings.pageSize,
+        runBudgetMs: settings.pollerTimeoutMs - SAFETY_MARGIN_MS,
+        scheduleMinutes: parseRateExpression(KEYS.schedule)?.minutes ?? 5,
+        consumerBatchSize: settings.consumerBatchSize,
+        consumerMaxConcurrency: KEYS.consumerMaxConcurrency,
+        pollerMemoryMb: LAMBDA_MEMORY_MB.poller,
+        cpuPerPageMs: perPage.measured,
+        // An idle run publishes PagesFetched, RunDurationMs and SecondsSinceCaughtUp; the consumer is not invoked.
+        customMetrics: 3,
+        alarms: 9,
+        idleRunCursorWrites: 3,
+        idleRunMs: 300,
+      }),
     ];
     const cpus = os.cpus();
     return {
