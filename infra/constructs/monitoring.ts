@@ -61,6 +61,29 @@ export class Monitoring extends Construct {
       'Partner records exceeded the SQS message size and were quarantined.',
     );
     this.anyAlarm(
+      'MissingNextPageId',
+      poller('MissingNextPageId'),
+      'The partner answered hasMore without a nextPageId (pagination rule 1): the page was kept, the run ended; runs repeat the page until the partner sends a cursor.',
+    );
+    this.anyAlarm(
+      'CursorRecoveries',
+      poller('CursorRecoveries'),
+      'The stored cursor expired (404 pageId not found) and the poller restarted the stream (pagination rule 5): versions are replayed.',
+    );
+    // One stuck answer can be a blip; the same in three periods running means the feed is not moving.
+    this.track(
+      new Alarm(this, 'StuckCursorAlarm', {
+        alarmDescription:
+          'The partner keeps answering hasMore with the cursor it was sent (no progress) in three periods running.',
+        metric: poller('StuckCursor'),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    this.anyAlarm(
       'PollerErrors',
       props.poller.metricErrors({ period: PERIOD }),
       'The poller function failed a run.',
@@ -161,6 +184,8 @@ export class Monitoring extends Construct {
         poller('AuthFailures'),
         poller('CursorRecoveries'),
         poller('LeaseContended'),
+        poller('MissingNextPageId'),
+        poller('StuckCursor'),
       ]),
     );
     this.dashboard.addWidgets(

@@ -462,8 +462,8 @@ describe('monitoring', () => {
   });
 
   it('creates one alarm per failure signal, plus one per downstream dead-letter queue', () => {
-    full.resourceCountIs('AWS::CloudWatch::Alarm', 11);
-    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+    full.resourceCountIs('AWS::CloudWatch::Alarm', 14);
+    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 12);
     const metricNames = Object.values(
       full.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>,
     )
@@ -474,6 +474,9 @@ describe('monitoring', () => {
         'AuthFailures',
         'RecordsQuarantined',
         'OversizedRecords',
+        'MissingNextPageId',
+        'CursorRecoveries',
+        'StuckCursor',
         'SecondsSinceCaughtUp',
         'Errors',
         'Errors',
@@ -486,13 +489,28 @@ describe('monitoring', () => {
     );
   });
 
-  it.each(['AuthFailures', 'RecordsQuarantined', 'OversizedRecords'])('alarms on any %s', (metricName) => {
+  it.each([
+    'AuthFailures',
+    'RecordsQuarantined',
+    'OversizedRecords',
+    'MissingNextPageId',
+    'CursorRecoveries',
+  ])('alarms on any %s', (metricName) => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
       ...emfAlarm(metricName, 'order-feed-poller'),
       Statistic: 'Sum',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
       TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms on a stuck cursor that persists for three periods', () => {
+    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...emfAlarm('StuckCursor', 'order-feed-poller'),
+      Threshold: 0,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
     });
   });
 

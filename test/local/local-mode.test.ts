@@ -19,7 +19,9 @@ import {
   resetData,
 } from '../../tools/local/runtime.js';
 import { type RunningSimulator, SCENARIO_EXPECTATIONS, startSimulator } from '../../tools/simulator/index.js';
+import { sampleOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { startScriptedServer } from '../support/scripted-http-server.js';
 import {
   expectedTableAndLedger,
   readSummaryFile,
@@ -181,6 +183,36 @@ describe('npm start', () => {
     expect(run.stdout + run.stderr).not.toContain(TOKEN);
     expect(JSON.stringify(summary)).not.toContain(TOKEN);
   }, 180_000);
+
+  it('ends, keeping what it was served, against a partner whose cursor is stuck (hasMore with the same cursor)', async () => {
+    const partner = await startScriptedServer();
+    partner.setFallback((request) =>
+      request.query.get('pageId') === 'stuck'
+        ? { status: 200, body: { data: [], hasMore: true, nextPageId: 'stuck' } }
+        : { status: 200, body: { data: [sampleOrder({ id: 4242 })], hasMore: true, nextPageId: 'stuck' } },
+    );
+    try {
+      const run = await runCli(
+        [
+          '--aws-endpoint',
+          moto.endpoint,
+          '--api-url',
+          partner.url,
+          '--reset-data',
+          '--summary-json',
+          summaryPath('stuck'),
+        ],
+        { PARTNER_API_TOKEN: TOKEN },
+      );
+
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(readSummaryFile(summaryPath('stuck'))).toMatchObject({ outcome: 'drained', orders: 1 });
+      // Each run asks once for the stuck page; local mode stops once a run changes nothing.
+      expect(partner.requests.length).toBeLessThan(20);
+    } finally {
+      await partner.close();
+    }
+  }, 120_000);
 
   it('ends with exit 3 and names the 401 when the partner API rejects the token, after at most 3 requests', async () => {
     const sim = await simulator(10, 1);

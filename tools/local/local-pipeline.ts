@@ -343,6 +343,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
           };
         case 'caught-up':
         case 'cursor-expired-again':
+        case 'stuck-cursor':
+        case 'missing-next-page-id':
           // Nothing new: the poll published nothing, or only versions the table already had (a partner
           // that re-serves its last page, like the spec's always-expired cursor, publishes duplicates on
           // every run; counting those as new would poll forever).

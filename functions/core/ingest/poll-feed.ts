@@ -47,7 +47,11 @@ export type PollOutcomeKind =
   | 'lease-held'
   | 'auth-backoff'
   | 'auth-failed'
-  | 'lease-lost';
+  | 'lease-lost'
+  /** hasMore true with no nextPageId (breaks pagination rule 1): the page is kept, no cursor is guessed. */
+  | 'missing-next-page-id'
+  /** hasMore true, but the cursor did not move: the partner re-served the page it was asked for. */
+  | 'stuck-cursor';
 
 export interface PollOutcome {
   kind: PollOutcomeKind;
@@ -125,7 +129,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
           recoveredThisRun = true;
           counters.cursorRecoveries += 1;
           metrics.count('CursorRecoveries');
-          request = recoveryQuery(settings, lease.state.highWaterMark);
+          request = recoveryQuery(settings, lease.state.highWaterMark, now());
           log.warn(
             'stored cursor expired (404 pageId not found); restarting the stream per pagination rule 5',
             {
@@ -171,7 +175,14 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
 
       const nextRequest =
         page.nextPageId === undefined ? undefined : { ...baseQuery(settings, page.nextPageId) };
-      if (page.hasMore && nextRequest && counters.pages < settings.maxPagesPerRun && now() < run.deadline) {
+      const cursorStuck = page.hasMore && nextRequest !== undefined && page.nextPageId === request.pageId;
+      if (
+        page.hasMore &&
+        nextRequest &&
+        !cursorStuck &&
+        counters.pages < settings.maxPagesPerRun &&
+        now() < run.deadline
+      ) {
         prefetched = fetchPage(nextRequest);
       }
 
@@ -183,9 +194,10 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
       lease = await cursorStore.commit(
         lease,
         {
-          // An empty stream has no cursor yet: keep starting from the beginning.
-          pageId: page.nextPageId ?? lease.state.pageId,
-          ...maxHighWaterMark(lease.state.highWaterMark, prepared),
+          // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
+          // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
+          pageId: page.nextPageId ?? request.pageId,
+          ...maxHighWaterMark(lease.state.highWaterMark, prepared, fetchedAt),
           ...(caughtUp ? { lastCaughtUpAt: new Date(now()).toISOString() } : {}),
           ...(lease.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
         },
@@ -194,9 +206,22 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
       );
       if (caughtUp) return finish('caught-up', false, lease);
       if (!nextRequest) {
-        // hasMore true without a cursor breaks pagination rule 1; don't guess where to go.
-        log.warn('page says hasMore but carries no nextPageId; ending the run', { feedId: settings.feedId });
-        return finish('caught-up', false, lease);
+        // hasMore true without a cursor breaks pagination rule 1: the page's data is published and the
+        // cursor stays where it was (a later run asks again); where to go next is not guessed.
+        metrics.count('MissingNextPageId');
+        log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', {
+          feedId: settings.feedId,
+        });
+        return finish('missing-next-page-id', false, lease);
+      }
+      if (cursorStuck) {
+        // Asking again would get the same page back: end the run instead of hammering the partner.
+        metrics.count('StuckCursor');
+        log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
+          feedId: settings.feedId,
+          versions: page.data.length,
+        });
+        return finish('stuck-cursor', false, lease);
       }
       request = nextRequest;
     }
@@ -254,19 +279,39 @@ function baseQuery(settings: PollSettings, pageId: string | undefined): OrderUpd
   };
 }
 
-/** Pagination rule 5: repeat without pageId, optionally bounded by the last progress minus a lookback. */
-function recoveryQuery(settings: PollSettings, highWaterMark: string | undefined): OrderUpdatesQuery {
+/**
+ * Pagination rule 5: repeat without pageId, optionally bounded by the last progress minus a lookback. The
+ * mark is never trusted past now: a future fromTimestamp would be answered empty forever.
+ */
+export function recoveryQuery(
+  settings: PollSettings,
+  highWaterMark: string | undefined,
+  nowMs: number,
+): OrderUpdatesQuery {
   const query = baseQuery(settings, undefined);
   if (settings.recoveryLookbackMinutes === undefined || highWaterMark === undefined) return query;
-  const from = Date.parse(highWaterMark) - settings.recoveryLookbackMinutes * 60_000;
+  const mark = Math.min(Date.parse(highWaterMark), nowMs);
+  const from = mark - settings.recoveryLookbackMinutes * 60_000;
   return { ...query, fromTimestamp: new Date(from).toISOString() };
 }
 
-function maxHighWaterMark(current: string | undefined, prepared: PreparedPage): { highWaterMark?: string } {
-  const candidate = prepared.highWaterMark;
-  if (candidate === undefined) return current === undefined ? {} : { highWaterMark: current };
-  if (current === undefined || candidate > current) return { highWaterMark: candidate };
-  return { highWaterMark: current };
+/**
+ * The newest order timestamp of committed pages, capped at the page's fetch time: one record dated in the
+ * future (a 9999-12-31 sentinel, a skewed clock) must not move the mark there, or a bounded recovery would
+ * ask for the future and see an empty stream forever.
+ */
+export function maxHighWaterMark(
+  current: string | undefined,
+  prepared: Pick<PreparedPage, 'highWaterMark'>,
+  fetchedAtMs: number,
+): { highWaterMark?: string } {
+  const fetchedAt = new Date(fetchedAtMs).toISOString();
+  const capped = (mark: string | undefined) => (mark !== undefined && mark > fetchedAt ? fetchedAt : mark);
+  const candidate = capped(prepared.highWaterMark);
+  const stored = capped(current);
+  if (candidate === undefined) return stored === undefined ? {} : { highWaterMark: stored };
+  if (stored === undefined || candidate > stored) return { highWaterMark: candidate };
+  return { highWaterMark: stored };
 }
 
 async function releaseQuietly(store: CursorStore, lease: Lease, log: Log): Promise<void> {

@@ -84,7 +84,9 @@ export type PollMetricName =
   | 'RateLimitWaits'
   | 'CursorRecoveries'
   | 'AuthFailures'
-  | 'LeaseContended';
+  | 'LeaseContended'
+  | 'MissingNextPageId'
+  | 'StuckCursor';
 
 export interface Log {
   info(message: string, attributes?: Record<string, unknown>): void;

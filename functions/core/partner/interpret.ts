@@ -67,7 +67,8 @@ function toRawPage(resource: Resource, value: unknown, status: number): RawPage 
   if (page.nextPageId !== undefined && typeof page.nextPageId !== 'string')
     throw fail('nextPageId is not a string');
   // Pagination rule 1: more pages without a cursor to reach them cannot be followed.
-  if (page.hasMore && page.nextPageId === undefined) throw fail('hasMore is true but nextPageId is missing');
+  // hasMore true without nextPageId breaks pagination rule 1, but the page's data is good: the poller keeps
+  // it and ends the run without guessing a cursor (poll-feed.ts), so it is not an error here.
   const raw: RawPage = { hasMore: page.hasMore, data: page.data };
   if (page.nextPageId !== undefined) raw.nextPageId = page.nextPageId;
   return raw;

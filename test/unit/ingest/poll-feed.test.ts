@@ -162,7 +162,7 @@ describe('pollFeed', () => {
     const { deps, run } = setup((_query, call) => {
       if (call === 1) return new CursorExpiredError();
       return { data: [sampleOrder({ id: 1 })], hasMore: false, nextPageId: 'fresh' };
-    });
+    }, Date.parse('2024-05-01T12:00:00.000Z'));
     deps.cursorStore.items.set(FEED, {
       pageId: 'purged',
       revision: 3,
