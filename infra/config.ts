@@ -4,8 +4,24 @@
 //   1. cdk.json  "context": { "orderFeed": { "partnerBaseUrl": "https://…", … } }
 //   2. -c orderFeed='{"partnerBaseUrl":"https://…",…}'        (the whole object as JSON)
 //   3. -c orderFeed.pageSize=50                                (one key; lists as JSON or comma-separated)
-// Every key and its default is listed in KEYS below; unknown keys are rejected so a typo is not silently ignored.
+// Every key is listed in SETTINGS below: the settings the functions read come from their one declaration
+// (functions/core/config/settings.ts), the deployment-only ones are declared here in the same style.
+// Unknown keys are rejected so a typo is not silently ignored.
 import { Duration } from 'aws-cdk-lib';
+import * as z from 'zod/mini';
+import {
+  checkedText,
+  checkValue,
+  choice,
+  custom,
+  integer,
+  list,
+  ruleOf,
+  type Setting,
+  text,
+  type ValueOf,
+} from '../functions/core/config/setting.js';
+import { FEED_SETTINGS, POLLER_SETTINGS } from '../functions/core/config/settings.js';
 import { parseRateExpression } from './schedule-rate.js';
 
 export const CONTEXT_KEY = 'orderFeed';
@@ -77,34 +93,133 @@ const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ];
 
-/** Every accepted key with its default (undefined: optional or required, see `parseConfig`). */
-export const KEYS = {
-  partnerBaseUrl: undefined,
-  tokenParameterName: undefined,
-  tokenKmsKeyArn: undefined,
-  feedId: 'orders',
-  schedule: 'rate(5 minutes)',
-  pageSize: 100,
-  maxPagesPerRun: 50,
-  minAgeMinutes: undefined,
-  vendorIds: undefined,
-  arrayQueryEncoding: 'repeat',
-  cursorRecoveryLookbackMinutes: undefined,
-  downstreamSubscribers: [],
-  maxReceiveCount: 5,
-  consumerBatchSize: 10,
-  consumerMaxBatchingWindowSeconds: 0,
-  consumerMaxConcurrency: 5,
-  alarmLagMinutes: 30,
-  alarmQueueAgeMinutes: 15,
-  alarmTopicArn: undefined,
-  metricsNamespace: 'OrderFeedIngester',
-  logRetentionDays: 30,
-  removalPolicy: 'retain',
-} as const satisfies Record<string, unknown>;
+/**
+ * Deployment-wide settings the functions never read: they shape resources (queues, event source, alarms,
+ * logs), not code. Declared in the same style as the functions' settings (functions/core/config).
+ */
+const DEPLOYMENT_SETTINGS = {
+  tokenKmsKeyArn: text({
+    doc: 'Customer-managed KMS key of the token parameter; unset: the AWS-managed `alias/aws/ssm` key',
+    pattern: /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/,
+    expected: 'a KMS key ARN',
+  }),
+  schedule: custom(
+    { doc: 'How often the poller runs', default: 'rate(5 minutes)' },
+    {
+      shape: 'any',
+      schema: ruleOf(scheduleMinutes),
+      // Longer intervals would stretch the lag alarm's evaluation window past what CloudWatch accepts.
+      extremes: [1, 60],
+    },
+  ),
+  downstreamSubscribers: list({
+    doc: 'One SQS queue (plus DLQ) each; the poller sends every order version to all of them',
+    default: [],
+    // Lower-case letter first, then lower-case letters and digits, single "-" between them, at most 40.
+    item: /^(?=.{1,40}$)[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/,
+    invalid: (name) =>
+      `has an invalid subscriber name "${name}" (lower-case letter first, then lower-case letters, digits and single "-", at most 40)`,
+    // Construct ids and output names use the PascalCase form, which must stay unique too.
+    distinctBy: (name) => pascalCase(name).toLowerCase(),
+    repeated: 'must not repeat a subscriber name (names differing only by "-" also collide)',
+    extremes: [[], ['a', `s${'-x'.repeat(19)}x`]],
+  }),
+  maxReceiveCount: integer({
+    doc: "Receives before a message moves to its queue's dead-letter queue",
+    min: 1,
+    max: 1000,
+    default: 5,
+  }),
+  consumerBatchSize: integer({ doc: 'Messages per consumer invocation', min: 1, max: 10_000, default: 10 }),
+  consumerMaxBatchingWindowSeconds: integer({
+    doc: 'How long the event source gathers a batch',
+    min: 0,
+    max: 300,
+    default: 0,
+  }),
+  consumerMaxConcurrency: integer({
+    doc: 'Concurrent consumer invocations at most (the SQS event source allows 2 to 1000)',
+    min: 2,
+    max: 1000,
+    default: 5,
+  }),
+  alarmLagMinutes: integer({
+    doc: 'Alarm when the feed has not caught up for this long (or the poller stops reporting)',
+    // At least 2: it must exceed the schedule interval, which is at least 1 minute.
+    min: 2,
+    max: 1440,
+    default: 30,
+  }),
+  alarmQueueAgeMinutes: integer({
+    doc: 'Alarm when the oldest message on the orders queue is older than this',
+    min: 1,
+    max: 20_160,
+    default: 15,
+  }),
+  alarmTopicArn: text({
+    doc: 'SNS topic for ALARM and OK notifications',
+    pattern: /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/,
+    expected: 'an SNS topic ARN',
+  }),
+  metricsNamespace: checkedText({
+    doc: "CloudWatch namespace of the functions' metrics (read by Powertools)",
+    env: 'POWERTOOLS_METRICS_NAMESPACE',
+    default: 'OrderFeedIngester',
+    check: checkNamespace,
+    extremes: ['N', 'N'.repeat(255)],
+  }),
+  logRetentionDays: custom(
+    { doc: "Retention of the functions' log groups", default: 30 },
+    {
+      shape: 'integer',
+      schema: z.int({ error: 'must be an integer from 1 to 3653' }).check(
+        z.refine<number>((days) => LOG_RETENTION_DAYS.includes(days), {
+          error: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
+        }),
+      ),
+      extremes: [1, 3653],
+    },
+  ),
+  removalPolicy: choice({
+    doc: 'What happens to tables, bucket, queues and log groups when the stack is deleted',
+    values: ['retain', 'destroy'],
+    default: 'retain',
+  }),
+} as const;
 
-export type ConfigKey = keyof typeof KEYS;
-const KEY_NAMES = Object.keys(KEYS) as ConfigKey[];
+/** Every accepted key of `orderFeed`, in the README's order, with its setting. */
+export const SETTINGS = {
+  partnerBaseUrl: FEED_SETTINGS.partnerBaseUrl,
+  tokenParameterName: FEED_SETTINGS.tokenParameterName,
+  tokenKmsKeyArn: DEPLOYMENT_SETTINGS.tokenKmsKeyArn,
+  feedId: FEED_SETTINGS.feedId,
+  schedule: DEPLOYMENT_SETTINGS.schedule,
+  pageSize: POLLER_SETTINGS.pageSize,
+  maxPagesPerRun: POLLER_SETTINGS.maxPagesPerRun,
+  minAgeMinutes: FEED_SETTINGS.minAgeMinutes,
+  vendorIds: FEED_SETTINGS.vendorIds,
+  arrayQueryEncoding: POLLER_SETTINGS.arrayQueryEncoding,
+  cursorRecoveryLookbackMinutes: POLLER_SETTINGS.cursorRecoveryLookbackMinutes,
+  downstreamSubscribers: DEPLOYMENT_SETTINGS.downstreamSubscribers,
+  maxReceiveCount: DEPLOYMENT_SETTINGS.maxReceiveCount,
+  consumerBatchSize: DEPLOYMENT_SETTINGS.consumerBatchSize,
+  consumerMaxBatchingWindowSeconds: DEPLOYMENT_SETTINGS.consumerMaxBatchingWindowSeconds,
+  consumerMaxConcurrency: DEPLOYMENT_SETTINGS.consumerMaxConcurrency,
+  alarmLagMinutes: DEPLOYMENT_SETTINGS.alarmLagMinutes,
+  alarmQueueAgeMinutes: DEPLOYMENT_SETTINGS.alarmQueueAgeMinutes,
+  alarmTopicArn: DEPLOYMENT_SETTINGS.alarmTopicArn,
+  metricsNamespace: DEPLOYMENT_SETTINGS.metricsNamespace,
+  logRetentionDays: DEPLOYMENT_SETTINGS.logRetentionDays,
+  removalPolicy: DEPLOYMENT_SETTINGS.removalPolicy,
+} as const;
+
+export type ConfigKey = keyof typeof SETTINGS;
+const KEY_NAMES = Object.keys(SETTINGS) as ConfigKey[];
+
+/** Every accepted key with its default (undefined: optional or required, see `SETTINGS`). */
+export const KEYS = Object.fromEntries(KEY_NAMES.map((key) => [key, SETTINGS[key].default])) as {
+  readonly [K in ConfigKey]: (typeof SETTINGS)[K]['default'];
+};
 
 /** Reads `orderFeed` and `orderFeed.<key>` from CDK context and validates them. */
 export function loadConfig(context: ContextReader): OrderFeedConfig {
@@ -130,102 +245,41 @@ export function loadConfig(context: ContextReader): OrderFeedConfig {
 /** Validates a raw configuration object (values may be JSON-typed or the strings `-c` passes). */
 export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedConfig {
   const issues: ConfigIssue[] = [];
-  const field = new FieldReader(raw, issues);
-
   for (const key of Object.keys(raw)) {
-    if (!(key in KEYS)) {
+    if (!(key in SETTINGS)) {
       issues.push({ key: qualified(key), message: `unknown key (accepted: ${KEY_NAMES.join(', ')})` });
     }
   }
-
-  const partnerBaseUrl = field.required('partnerBaseUrl', checkPartnerBaseUrl);
-  const tokenParameterName = field.required('tokenParameterName', checkParameterName);
-  const tokenKmsKeyArn = field.optional('tokenKmsKeyArn', (value) =>
-    matchString(value, /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, 'a KMS key ARN'),
-  );
-  const feedId = field.withDefault('feedId', (value) =>
-    matchString(value, /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" or "-" (1 to 64)'),
-  );
-  const scheduleInterval = field.withDefault('schedule', checkSchedule);
-  const pageSize = field.withDefault('pageSize', integerIn(1, 100));
-  const maxPagesPerRun = field.withDefault('maxPagesPerRun', integerIn(1, 1000));
-  const minAgeMinutes = field.optional('minAgeMinutes', integerIn(1, 1440));
-  const vendorIds = field.optional('vendorIds', checkVendorIds);
-  const arrayQueryEncoding = field.withDefault('arrayQueryEncoding', oneOf(['repeat', 'comma'] as const));
-  const cursorRecoveryLookbackMinutes = field.optional(
-    'cursorRecoveryLookbackMinutes',
-    integerIn(1, 60 * 24 * 366 * 3),
-  );
-  const downstreamSubscribers = field.withDefault('downstreamSubscribers', checkSubscribers);
-  const maxReceiveCount = field.withDefault('maxReceiveCount', integerIn(1, 1000));
-  const consumerBatchSize = field.withDefault('consumerBatchSize', integerIn(1, 10_000));
-  const consumerMaxBatchingWindowSeconds = field.withDefault(
-    'consumerMaxBatchingWindowSeconds',
-    integerIn(0, 300),
-  );
-  const consumerMaxConcurrency = field.withDefault('consumerMaxConcurrency', integerIn(2, 1000));
-  const alarmLagMinutes = field.withDefault('alarmLagMinutes', integerIn(1, 1440));
-  const alarmQueueAgeMinutes = field.withDefault('alarmQueueAgeMinutes', integerIn(1, 20_160));
-  const alarmTopicArn = field.optional('alarmTopicArn', (value) =>
-    matchString(
-      value,
-      /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/,
-      'an SNS topic ARN',
-    ),
-  );
-  const metricsNamespace = field.withDefault('metricsNamespace', checkNamespace);
-  const logRetentionDays = field.withDefault('logRetentionDays', (value) => {
-    const days = integerIn(1, 3653)(value);
-    if (!LOG_RETENTION_DAYS.includes(days))
-      throw new Error(`must be one of ${LOG_RETENTION_DAYS.join(', ')}`);
-    return days;
-  });
-  const removalPolicy = field.withDefault('removalPolicy', oneOf(['retain', 'destroy'] as const));
+  const values: Partial<Record<ConfigKey, unknown>> = {};
+  for (const key of KEY_NAMES) {
+    const read = readKey(key, raw[key]);
+    if (read.ok) values[key] = read.value;
+    else issues.push({ key: qualified(key), message: read.message });
+  }
+  // Each failure above is an issue; without issues every required or defaulted key has its value.
+  const config = values as { [K in ConfigKey]: ValueOf<(typeof SETTINGS)[K]> };
 
   // Rules across keys.
-  if (consumerBatchSize !== undefined && consumerBatchSize > 10 && consumerMaxBatchingWindowSeconds === 0) {
+  if (config.consumerBatchSize > 10 && config.consumerMaxBatchingWindowSeconds === 0) {
     issues.push({
       key: qualified('consumerBatchSize'),
       message: 'above 10 needs consumerMaxBatchingWindowSeconds of at least 1 (an SQS event source rule)',
     });
   }
   if (
-    alarmLagMinutes !== undefined &&
-    scheduleInterval !== undefined &&
-    alarmLagMinutes <= scheduleInterval.toMinutes()
+    config.alarmLagMinutes !== undefined &&
+    config.schedule !== undefined &&
+    config.alarmLagMinutes <= config.schedule
   ) {
     issues.push({
       key: qualified('alarmLagMinutes'),
-      message: `must exceed the schedule interval (${scheduleInterval.toMinutes()} minutes), or it alarms between runs`,
+      message: `must exceed the schedule interval (${config.schedule} minutes), or it alarms between runs`,
     });
   }
 
   if (issues.length > 0) throw new ConfigError(issues);
-  // Every required/defaulted field is defined here: each failure above added an issue.
-  return {
-    partnerBaseUrl: defined(partnerBaseUrl),
-    tokenParameterName: defined(tokenParameterName),
-    tokenKmsKeyArn,
-    feedId: defined(feedId),
-    scheduleInterval: defined(scheduleInterval),
-    pageSize: defined(pageSize),
-    maxPagesPerRun: defined(maxPagesPerRun),
-    minAgeMinutes,
-    vendorIds,
-    arrayQueryEncoding: defined(arrayQueryEncoding),
-    cursorRecoveryLookbackMinutes,
-    downstreamSubscribers: defined(downstreamSubscribers),
-    maxReceiveCount: defined(maxReceiveCount),
-    consumerBatchSize: defined(consumerBatchSize),
-    consumerMaxBatchingWindowSeconds: defined(consumerMaxBatchingWindowSeconds),
-    consumerMaxConcurrency: defined(consumerMaxConcurrency),
-    alarmLagMinutes: defined(alarmLagMinutes),
-    alarmQueueAgeMinutes: defined(alarmQueueAgeMinutes),
-    alarmTopicArn,
-    metricsNamespace: defined(metricsNamespace),
-    logRetentionDays: defined(logRetentionDays),
-    removalPolicy: defined(removalPolicy),
-  };
+  const { schedule, ...rest } = config;
+  return { ...rest, scheduleInterval: Duration.minutes(schedule) };
 }
 
 /** `orders-audit` → `OrdersAudit`: the subscriber's part of construct ids and output names. */
@@ -239,56 +293,50 @@ export function pascalCase(name: string): string {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-type Check<T> = (value: unknown) => T;
-
-class FieldReader {
-  constructor(
-    private readonly raw: Readonly<Record<string, unknown>>,
-    private readonly issues: ConfigIssue[],
-  ) {}
-
-  required<T>(key: ConfigKey, check: Check<T>): T | undefined {
-    const value = this.raw[key];
-    if (value === undefined || value === null || value === '') {
-      this.issues.push({
-        key: qualified(key),
-        message: `is required (set it in cdk.json "context"."${CONTEXT_KEY}" or pass -c ${qualified(key)}=…)`,
-      });
-      return undefined;
-    }
-    return this.run(key, value, check);
+/** One key's value: its default when unset, else the given value spelt as its setting expects, checked. */
+function readKey(
+  key: ConfigKey,
+  given: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
+  const setting: Setting = SETTINGS[key];
+  const unset = given === undefined || given === null || given === '';
+  if (unset && setting.presence === 'required') {
+    return {
+      ok: false,
+      message: `is required (set it in cdk.json "context"."${CONTEXT_KEY}" or pass -c ${qualified(key)}=…)`,
+    };
   }
-
-  optional<T>(key: ConfigKey, check: Check<T>): T | undefined {
-    const value = this.raw[key];
-    if (value === undefined || value === null || value === '') return undefined;
-    return this.run(key, value, check);
+  if (unset && setting.presence === 'optional') return { ok: true, value: undefined };
+  const value = unset ? setting.default : given;
+  let verdict: ReturnType<typeof checkValue>;
+  try {
+    verdict = checkValue(setting, fromContext(setting, value));
+  } catch (error) {
+    verdict = { ok: false, message: error instanceof Error ? error.message : String(error) };
   }
+  if (verdict.ok) return verdict;
+  const got = setting.redact ? '' : ` (got ${describe(value)})`;
+  return { ok: false, message: `${reason(setting, verdict.message)}${got}` };
+}
 
-  withDefault<T>(key: ConfigKey, check: Check<T>): T | undefined {
-    const value = this.raw[key];
-    if (value === undefined || value === null || value === '') return this.run(key, KEYS[key], check);
-    return this.run(key, value, check);
-  }
+/** The surface's own words for a range or a choice; other rules speak for themselves. */
+function reason(setting: Setting, message: string): string {
+  if (setting.range) return `must be an integer from ${setting.range.min} to ${setting.range.max}`;
+  if (setting.choices) return `must be one of ${setting.choices.map((c) => `"${c}"`).join(', ')}`;
+  return message;
+}
 
-  private run<T>(key: ConfigKey, value: unknown, check: Check<T>): T | undefined {
-    try {
-      return check(value);
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      this.issues.push({ key: qualified(key), message: `${reason} (got ${describe(value)})` });
-      return undefined;
-    }
+/** A context value as its setting's schema takes it: `-c` passes numbers and lists as strings. */
+function fromContext(setting: Setting, value: unknown): unknown {
+  if (setting.shape === 'integer') {
+    return typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
   }
+  if (setting.shape === 'list') return stringList(value);
+  return value;
 }
 
 function qualified(key: string): string {
   return `${CONTEXT_KEY}.${key}`;
-}
-
-function defined<T>(value: T | undefined): T {
-  if (value === undefined) throw new Error('configuration value missing after validation');
-  return value;
 }
 
 function describe(value: unknown): string {
@@ -302,36 +350,6 @@ function parseJsonObject(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function asString(value: unknown): string {
-  if (typeof value !== 'string') throw new Error('must be a string');
-  return value.trim();
-}
-
-function matchString(value: unknown, pattern: RegExp, expected: string): string {
-  const text = asString(value);
-  if (!pattern.test(text)) throw new Error(`must be ${expected}`);
-  return text;
-}
-
-function integerIn(min: number, max: number): Check<number> {
-  return (value) => {
-    const number = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-    if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max) {
-      throw new Error(`must be an integer from ${min} to ${max}`);
-    }
-    return number;
-  };
-}
-
-function oneOf<const T extends string>(choices: readonly T[]): Check<T> {
-  return (value) => {
-    const text = asString(value);
-    const match = choices.find((choice) => choice === text);
-    if (match === undefined) throw new Error(`must be one of ${choices.map((c) => `"${c}"`).join(', ')}`);
-    return match;
-  };
 }
 
 /** An array, a JSON array string, or a comma-separated string. */
@@ -355,62 +373,22 @@ function parseJsonArray(text: string): unknown {
   }
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
-
-function checkPartnerBaseUrl(value: unknown): string {
-  const text = asString(value);
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error('must be an absolute URL such as https://partner.example.com');
-  }
-  const loopback = LOOPBACK_HOSTS.has(url.hostname) || /^127(\.\d{1,3}){3}$/.test(url.hostname);
-  if (url.protocol === 'http:' && !loopback) {
-    throw new Error('must use https (http is accepted only for loopback hosts such as localhost)');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('must be an https URL');
-  if (url.username !== '' || url.password !== '') {
-    throw new Error('must not carry credentials; the token comes from tokenParameterName');
-  }
-  if (url.search !== '' || url.hash !== '') throw new Error('must not have a query string or fragment');
-  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
-}
-
-function checkParameterName(value: unknown): string {
-  const text = asString(value);
-  if (text.startsWith('arn:')) throw new Error('must be the parameter name, not its ARN');
-  const hierarchical = /^(\/[A-Za-z0-9_.-]+)+$/.test(text);
-  const plain = /^[A-Za-z0-9_.-]+$/.test(text);
-  if (!hierarchical && !plain) {
-    throw new Error(
-      'must be an SSM parameter name: "/path/name" or a plain name (letters, digits, "_", ".", "-")',
-    );
-  }
-  // A plain "name" that is long or shaped like a JWT is most likely the token pasted by mistake.
-  if (plain && (text.startsWith('eyJ') || text.length >= 40)) {
-    throw new Error('looks like a secret value; give the name of the SSM parameter that holds the token');
-  }
-  if (/^\/?(aws|ssm)/i.test(text))
-    throw new Error('must not start with the reserved prefixes "aws" or "ssm"');
-  if (text.length > 1011) throw new Error('must be at most 1011 characters');
-  return text;
-}
-
-function checkSchedule(value: unknown): Duration {
+/** A rate expression or a number of minutes, as minutes from 1 to 60. */
+function scheduleMinutes(value: unknown): number {
   const minutes =
     typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value.trim()))
       ? Number(value)
-      : rateMinutes(asString(value));
+      : rateMinutes(value);
   // Longer intervals would stretch the lag alarm's evaluation window past what CloudWatch accepts.
   if (!Number.isInteger(minutes) || minutes < 1 || minutes > 60) {
     throw new Error('must be between 1 minute and 1 hour');
   }
-  return Duration.minutes(minutes);
+  return minutes;
 }
 
-function rateMinutes(text: string): number {
-  const rate = parseRateExpression(text);
+function rateMinutes(value: unknown): number {
+  if (typeof value !== 'string') throw new Error('must be a string');
+  const rate = parseRateExpression(value.trim());
   if (rate === undefined) {
     throw new Error('must be a rate expression such as "rate(5 minutes)" or a number of minutes');
   }
@@ -420,41 +398,12 @@ function rateMinutes(text: string): number {
   return rate.minutes;
 }
 
-function checkVendorIds(value: unknown): string[] {
-  const ids = stringList(value);
-  if (ids.length === 0) throw new Error('must list at least one vendor id when set');
-  for (const id of ids) {
-    if (!/^[A-Za-z0-9._:-]{1,128}$/.test(id)) {
-      throw new Error(`has an invalid vendor id "${id}" (letters, digits, ".", "_", ":" or "-")`);
-    }
+function checkNamespace(text: string): string {
+  if (!/^[A-Za-z0-9._#:/ -]{1,255}$/.test(text)) {
+    throw new Error(
+      'must be a CloudWatch namespace (letters, digits, ".", "_", "-", "/", "#", ":" or space)',
+    );
   }
-  if (new Set(ids).size !== ids.length) throw new Error('must not repeat a vendor id');
-  return ids;
-}
-
-function checkSubscribers(value: unknown): string[] {
-  const names = stringList(value);
-  for (const name of names) {
-    if (!/^[a-z][a-z0-9-]{0,39}$/.test(name) || name.endsWith('-') || name.includes('--')) {
-      throw new Error(
-        `has an invalid subscriber name "${name}" (lower-case letter first, then lower-case letters, digits and single "-", at most 40)`,
-      );
-    }
-  }
-  // Construct ids and output names use the PascalCase form, which must stay unique too.
-  const forms = names.map((name) => pascalCase(name).toLowerCase());
-  if (new Set(forms).size !== names.length) {
-    throw new Error('must not repeat a subscriber name (names differing only by "-" also collide)');
-  }
-  return names;
-}
-
-function checkNamespace(value: unknown): string {
-  const text = matchString(
-    value,
-    /^[A-Za-z0-9._#:/ -]{1,255}$/,
-    'a CloudWatch namespace (letters, digits, ".", "_", "-", "/", "#", ":" or space)',
-  );
   if (text.startsWith('AWS/')) throw new Error('must not start with the reserved "AWS/"');
   return text;
 }

@@ -7,8 +7,10 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { toEnvironment } from '../../functions/core/config/env.js';
+import { CONSUMER_RESOURCES } from '../../functions/core/config/settings.js';
 import type { OrderFeedConfig } from '../config.js';
-import { IngesterFunction } from './ingester-function.js';
+import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
 import type { OrdersTable } from './orders-table.js';
 
 export const CONSUMER_ENTRY = fileURLToPath(new URL('../../functions/consumer/handler.ts', import.meta.url));
@@ -40,12 +42,7 @@ export class Consumer extends Construct {
       description: 'order-feed-ingester consumer: orders queue to orders table',
       timeout: CONSUMER_TIMEOUT,
       memorySize: 512,
-      environment: {
-        ORDERS_TABLE_NAME: props.ordersTable.table.tableName,
-        POWERTOOLS_SERVICE_NAME: CONSUMER_SERVICE_NAME,
-        POWERTOOLS_METRICS_NAMESPACE: config.metricsNamespace,
-        POWERTOOLS_LOG_LEVEL: 'INFO',
-      },
+      environment: consumerEnvironment(config, props.ordersTable),
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
@@ -64,4 +61,15 @@ export class Consumer extends Construct {
       }),
     );
   }
+}
+
+/** The consumer's environment, each variable as its declaration names it (functions/core/config/settings.ts). */
+export function consumerEnvironment(
+  config: OrderFeedConfig,
+  ordersTable: OrdersTable,
+): Record<string, string> {
+  return {
+    ...toEnvironment(CONSUMER_RESOURCES, { ordersTableName: ordersTable.table.tableName }),
+    ...observabilityEnvironment(CONSUMER_SERVICE_NAME, config),
+  };
 }

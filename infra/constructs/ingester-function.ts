@@ -13,6 +13,8 @@ import {
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { toEnvironment } from '../../functions/core/config/env.js';
+import { type OrderFeedConfig, SETTINGS } from '../config.js';
 
 export interface IngesterFunctionProps {
   /** Absolute path of the handler module; it must export `handler`. */
@@ -92,4 +94,16 @@ export class IngesterFunction extends NodejsFunction {
         'bundle targets and the tests exercise; moving to a newer runtime is a deliberate, tested change.',
     });
   }
+}
+
+/** What Powertools reads in every function: its service name, the metrics namespace, the log level. */
+export function observabilityEnvironment(
+  serviceName: string,
+  config: Pick<OrderFeedConfig, 'metricsNamespace'>,
+): Record<string, string> {
+  return {
+    POWERTOOLS_SERVICE_NAME: serviceName,
+    ...toEnvironment({ metricsNamespace: SETTINGS.metricsNamespace }, config),
+    POWERTOOLS_LOG_LEVEL: 'INFO',
+  };
 }

@@ -8,9 +8,11 @@ import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { toEnvironment } from '../../functions/core/config/env.js';
+import { FEED_SETTINGS, POLLER_RESOURCES, POLLER_SETTINGS } from '../../functions/core/config/settings.js';
 import type { OrderFeedConfig } from '../config.js';
 import type { CursorTable } from './cursor-table.js';
-import { IngesterFunction } from './ingester-function.js';
+import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
 import type { OrderQueues } from './order-queues.js';
 import { QUARANTINE_PREFIX, type QuarantineBucket } from './quarantine-bucket.js';
 
@@ -102,33 +104,31 @@ export class Poller extends Construct {
   }
 }
 
-function pollerEnvironment(
+/**
+ * The poller's environment: the feed's and the poller's settings from the validated configuration and the
+ * resources' names, each under the variable its declaration names (functions/core/config/settings.ts).
+ */
+export function pollerEnvironment(
   stack: Stack,
   config: OrderFeedConfig,
-  props: PollerProps,
+  resources: Pick<PollerProps, 'cursorTable' | 'queues' | 'quarantine'>,
 ): Record<string, string> {
-  const downstream: Record<string, string> = {};
-  for (const [name, pair] of props.queues.subscribers) downstream[name] = pair.queue.queueUrl;
-  const environment: Record<string, string> = {
-    FEED_ID: config.feedId,
-    CURSOR_TABLE_NAME: props.cursorTable.table.tableName,
-    PARTNER_BASE_URL: config.partnerBaseUrl,
-    PARTNER_TOKEN_PARAMETER: config.tokenParameterName,
-    ORDERS_QUEUE_URL: props.queues.orders.queue.queueUrl,
-    // Queue URLs are deploy-time tokens: let CloudFormation render the JSON.
-    DOWNSTREAM_QUEUE_URLS: stack.toJsonString(downstream),
-    QUARANTINE_BUCKET_NAME: props.quarantine.bucket.bucketName,
-    PAGE_SIZE: String(config.pageSize),
-    MAX_PAGES_PER_RUN: String(config.maxPagesPerRun),
-    ARRAY_QUERY_ENCODING: config.arrayQueryEncoding,
-    POWERTOOLS_SERVICE_NAME: POLLER_SERVICE_NAME,
-    POWERTOOLS_METRICS_NAMESPACE: config.metricsNamespace,
-    POWERTOOLS_LOG_LEVEL: 'INFO',
+  const downstreamQueueUrls: Record<string, string> = {};
+  for (const [name, pair] of resources.queues.subscribers) downstreamQueueUrls[name] = pair.queue.queueUrl;
+  return {
+    ...toEnvironment(FEED_SETTINGS, config),
+    ...toEnvironment(POLLER_SETTINGS, config),
+    ...toEnvironment(
+      POLLER_RESOURCES,
+      {
+        cursorTableName: resources.cursorTable.table.tableName,
+        ordersQueueUrl: resources.queues.orders.queue.queueUrl,
+        downstreamQueueUrls,
+        quarantineBucketName: resources.quarantine.bucket.bucketName,
+      },
+      // Queue URLs are deploy-time tokens: let CloudFormation render the JSON.
+      (value) => stack.toJsonString(value),
+    ),
+    ...observabilityEnvironment(POLLER_SERVICE_NAME, config),
   };
-  if (config.minAgeMinutes !== undefined) environment.MIN_AGE_MINUTES = String(config.minAgeMinutes);
-  if (config.vendorIds !== undefined) environment.VENDOR_IDS = config.vendorIds.join(',');
-  if (config.cursorRecoveryLookbackMinutes !== undefined) {
-    environment.CURSOR_RECOVERY_LOOKBACK_MINUTES = String(config.cursorRecoveryLookbackMinutes);
-  }
-  return environment;
 }
