@@ -109,6 +109,16 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it.each([
+    ['tokenParameterName', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc'],
+    ['partnerBaseUrl', 'https://user:s3cr3t@partner.example.com'],
+  ])('never echoes a rejected %s (it may hold a secret)', (key, value) => {
+    const issues = issuesOf({ ...REQUIRED_CONFIG, [key]: value });
+
+    expect(issues).toEqual([expect.stringMatching(new RegExp(`^orderFeed\\.${key}: `))]);
+    expect(issues.join('\n')).not.toContain(value.includes('s3cr3t') ? 's3cr3t' : value);
+  });
+
   it('accepts a plain parameter name', () => {
     expect(parseConfig({ ...REQUIRED_CONFIG, tokenParameterName: 'partner-token' }).tokenParameterName).toBe(
       'partner-token',
@@ -121,6 +131,12 @@ describe('parseConfig', () => {
     [{ pageSize: 2.5 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 2.5)'],
     [{ maxPagesPerRun: 0 }, 'orderFeed.maxPagesPerRun: must be an integer from 1 to 1000 (got 0)'],
     [{ minAgeMinutes: 1441 }, 'orderFeed.minAgeMinutes: must be an integer from 1 to 1440 (got 1441)'],
+    [
+      { cursorRecoveryLookbackMinutes: 1_581_121 },
+      'orderFeed.cursorRecoveryLookbackMinutes: must be an integer from 1 to 1581120 (got 1581121)',
+    ],
+    // 1 could never exceed the schedule interval (at least 1 minute), so the range starts at 2.
+    [{ alarmLagMinutes: 1 }, 'orderFeed.alarmLagMinutes: must be an integer from 2 to 1440 (got 1)'],
     [
       { consumerMaxConcurrency: 1 },
       'orderFeed.consumerMaxConcurrency: must be an integer from 2 to 1000 (got 1)',

@@ -41,8 +41,36 @@ describe('poller configuration', () => {
     [{ DOWNSTREAM_QUEUE_URLS: '["a"]' }, /DOWNSTREAM_QUEUE_URLS must be a JSON object of strings/],
     [{ VENDOR_IDS: 'a,,b' }, /VENDOR_IDS has an empty entry/],
     [{ ORDER_IDS: '12,x' }, /ORDER_IDS has a value that is not an integer order id: "x"/],
+    // The bounds the deployment configuration accepts, no wider and no narrower (core/config/settings.ts).
+    [{ MAX_PAGES_PER_RUN: '1001' }, /MAX_PAGES_PER_RUN must be between 1 and 1000, got 1001/],
+    [
+      { CURSOR_RECOVERY_LOOKBACK_MINUTES: '0' },
+      /CURSOR_RECOVERY_LOOKBACK_MINUTES must be between 1 and 1581120, got 0/,
+    ],
+    // The deployment configuration's rules hold at cold start too.
+    [{ FEED_ID: 'orders/eu' }, /FEED_ID is invalid: must be letters, digits/],
+    [{ VENDOR_IDS: 'v-1,v-1' }, /VENDOR_IDS is invalid: must not repeat a vendor id/],
+    [{ VENDOR_IDS: 'v 1' }, /VENDOR_IDS is invalid: has an invalid vendor id "v 1"/],
+    [
+      { PARTNER_TOKEN_PARAMETER: 'arn:aws:ssm:us-east-1:123456789012:parameter/x' },
+      /PARTNER_TOKEN_PARAMETER is invalid: must be the parameter name, not its ARN/,
+    ],
+    [{ DOWNSTREAM_QUEUE_URLS: '{"billing":""}' }, /DOWNSTREAM_QUEUE_URLS is invalid: entry "billing"/],
   ])('fails naming the variable: %o', (override, message) => {
     expect(() => loadPollerConfig({ ...VALID, ...override })).toThrow(message);
+  });
+
+  it('accepts the highest recovery lookback the deployment accepts (3 × 366 days)', () => {
+    expect(
+      loadPollerConfig({ ...VALID, CURSOR_RECOVERY_LOOKBACK_MINUTES: '1581120' }).recoveryLookbackMinutes,
+    ).toBe(1_581_120);
+  });
+
+  it('never echoes a token pasted in place of the parameter name', () => {
+    const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc';
+    expect(() => loadPollerConfig({ ...VALID, PARTNER_TOKEN_PARAMETER: token })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining(token) }),
+    );
   });
 
   it('never echoes the base URL credentials it refuses', () => {
