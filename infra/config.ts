@@ -10,7 +10,6 @@
 import { Duration } from 'aws-cdk-lib';
 import * as z from 'zod/mini';
 import {
-  checkedText,
   checkValue,
   choice,
   custom,
@@ -21,7 +20,7 @@ import {
   text,
   type ValueOf,
 } from '../functions/core/config/setting.js';
-import { FEED_SETTINGS, POLLER_SETTINGS } from '../functions/core/config/settings.js';
+import { FEED_SETTINGS, OBSERVABILITY_SETTINGS, POLLER_SETTINGS } from '../functions/core/config/settings.js';
 import { parseRateExpression } from './schedule-rate.js';
 
 export const CONTEXT_KEY = 'orderFeed';
@@ -161,13 +160,6 @@ const DEPLOYMENT_SETTINGS = {
     pattern: /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/,
     expected: 'an SNS topic ARN',
   }),
-  metricsNamespace: checkedText({
-    doc: "CloudWatch namespace of the functions' metrics (read by Powertools)",
-    env: 'POWERTOOLS_METRICS_NAMESPACE',
-    default: 'OrderFeedIngester',
-    check: checkNamespace,
-    extremes: ['N', 'N'.repeat(255)],
-  }),
   logRetentionDays: custom(
     { doc: "Retention of the functions' log groups", default: 30 },
     {
@@ -208,7 +200,7 @@ export const SETTINGS = {
   alarmLagMinutes: DEPLOYMENT_SETTINGS.alarmLagMinutes,
   alarmQueueAgeMinutes: DEPLOYMENT_SETTINGS.alarmQueueAgeMinutes,
   alarmTopicArn: DEPLOYMENT_SETTINGS.alarmTopicArn,
-  metricsNamespace: DEPLOYMENT_SETTINGS.metricsNamespace,
+  metricsNamespace: OBSERVABILITY_SETTINGS.metricsNamespace,
   logRetentionDays: DEPLOYMENT_SETTINGS.logRetentionDays,
   removalPolicy: DEPLOYMENT_SETTINGS.removalPolicy,
 } as const;
@@ -396,14 +388,4 @@ function rateMinutes(value: unknown): number {
     throw new Error('must use the singular unit for 1 and the plural otherwise, e.g. "rate(1 minute)"');
   }
   return rate.minutes;
-}
-
-function checkNamespace(text: string): string {
-  if (!/^[A-Za-z0-9._#:/ -]{1,255}$/.test(text)) {
-    throw new Error(
-      'must be a CloudWatch namespace (letters, digits, ".", "_", "-", "/", "#", ":" or space)',
-    );
-  }
-  if (text.startsWith('AWS/')) throw new Error('must not start with the reserved "AWS/"');
-  return text;
 }

@@ -14,7 +14,8 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { toEnvironment } from '../../functions/core/config/env.js';
-import { type OrderFeedConfig, SETTINGS } from '../config.js';
+import { OBSERVABILITY_SETTINGS } from '../../functions/core/config/settings.js';
+import type { OrderFeedConfig } from '../config.js';
 
 export interface IngesterFunctionProps {
   /** Absolute path of the handler module; it must export `handler`. */
@@ -103,7 +104,7 @@ export function observabilityEnvironment(
 ): Record<string, string> {
   return {
     POWERTOOLS_SERVICE_NAME: serviceName,
-    ...toEnvironment({ metricsNamespace: SETTINGS.metricsNamespace }, config),
+    ...toEnvironment(OBSERVABILITY_SETTINGS, config),
     POWERTOOLS_LOG_LEVEL: 'INFO',
   };
 }

@@ -5,10 +5,12 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { readEnv } from '../../functions/core/config/env.js';
 import type { Setting } from '../../functions/core/config/setting.js';
 import {
   CONSUMER_RESOURCES,
   FEED_SETTINGS,
+  OBSERVABILITY_SETTINGS,
   POLLER_RESOURCES,
   POLLER_SETTINGS,
   POLLER_TUNING,
@@ -37,11 +39,13 @@ const KEY_NAMES = Object.keys(SETTINGS) as ConfigKey[];
 /** Variables a function gets that no setting declares: fixed by the constructs themselves. */
 const FIXED_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
 const DECLARED_VARIABLES = [
-  ...[FEED_SETTINGS, POLLER_SETTINGS, POLLER_TUNING, POLLER_RESOURCES, CONSUMER_RESOURCES].flatMap((group) =>
-    Object.values(group).map((setting: Setting) => setting.env),
-  ),
-  SETTINGS.metricsNamespace.env,
-];
+  FEED_SETTINGS,
+  POLLER_SETTINGS,
+  POLLER_TUNING,
+  POLLER_RESOURCES,
+  CONSUMER_RESOURCES,
+  OBSERVABILITY_SETTINGS,
+].flatMap((group) => Object.values(group).map((setting: Setting) => setting.env));
 
 /** Every key with extremes set to its lowest (or highest) valid value. */
 function atEdge(edge: 'lowest' | 'highest'): Record<string, unknown> {
@@ -112,6 +116,17 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
 
     expect(loadConsumerConfig(environment).ordersTableName).toMatch(/^placeholder-OrdersTable/);
   });
+
+  it.each(['PollerFunction', 'ConsumerFunction'])(
+    'gives the %s the metrics namespace synth validated',
+    (prefix) => {
+      const environment = environmentOf(template, prefix);
+
+      expect(readEnv(environment, OBSERVABILITY_SETTINGS.metricsNamespace)).toBe(
+        parseConfig(raw).metricsNamespace,
+      );
+    },
+  );
 
   it('writes only variables that a setting declares (or the constructs fix)', () => {
     const written = [

@@ -87,6 +87,17 @@ export const POLLER_SETTINGS = {
   }),
 } as const;
 
+/** Read by Powertools in both functions (observability/powertools.ts). */
+export const OBSERVABILITY_SETTINGS = {
+  metricsNamespace: /* @__PURE__ */ checkedText({
+    doc: "CloudWatch namespace of the functions' metrics",
+    env: 'POWERTOOLS_METRICS_NAMESPACE',
+    default: 'OrderFeedIngester',
+    check: checkNamespace,
+    extremes: ['N', /* @__PURE__ */ padded('N', 'n', 255)],
+  }),
+} as const;
+
 /** Poller tuning the deployment configuration does not expose: the defaults apply on AWS. */
 export const POLLER_TUNING = {
   orderIds: /* @__PURE__ */ integerList({
@@ -211,5 +222,15 @@ function checkParameterName(text: string): string {
   if (/^\/?(aws|ssm)/i.test(text))
     throw new Error('must not start with the reserved prefixes "aws" or "ssm"');
   if (text.length > 1011) throw new Error('must be at most 1011 characters');
+  return text;
+}
+
+function checkNamespace(text: string): string {
+  if (!/^[A-Za-z0-9._#:/ -]{1,255}$/.test(text)) {
+    throw new Error(
+      'must be a CloudWatch namespace (letters, digits, ".", "_", "-", "/", "#", ":" or space)',
+    );
+  }
+  if (text.startsWith('AWS/')) throw new Error('must not start with the reserved "AWS/"');
   return text;
 }

@@ -1,7 +1,10 @@
 // Logger and Metrics for a function, configured once per container. Service name and namespace come
-// from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE when set (the stack sets them).
+// from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE when set (the stack sets them); the
+// namespace is checked at cold start by its declaration (core/config/settings.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { readEnv } from '../config/env.js';
+import { OBSERVABILITY_SETTINGS } from '../config/settings.js';
 import type { Log } from '../ingest/ports.js';
 
 export function createObservability(defaultServiceName: string): { logger: Logger; metrics: Metrics } {
@@ -9,7 +12,7 @@ export function createObservability(defaultServiceName: string): { logger: Logge
   const logger = new Logger({ serviceName });
   const metrics = new Metrics({
     serviceName,
-    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || 'OrderFeedIngester',
+    namespace: readEnv(process.env, OBSERVABILITY_SETTINGS.metricsNamespace),
   });
   return { logger, metrics };
 }
