@@ -1,8 +1,10 @@
 // The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
 // keeps a stale or overlapping invocation from moving the cursor.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
+import { startInterceptingProxy } from '../../tools/chaos/aws-proxy.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -105,5 +107,71 @@ describe('DynamoCursorStore', () => {
     await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
     await store.release(stale);
     expect(await store.acquire('feed', 'third', NOW + 3_000, 60_000)).toBeUndefined();
+  });
+});
+
+describe('DynamoCursorStore with an answer lost on the way back (the write landed, the SDK retried)', () => {
+  /** A store whose client talks to moto through a proxy that drops moto's answer to the next UpdateItem. */
+  async function storeLosingOneAnswer() {
+    let dropNext = false;
+    const proxy = await startInterceptingProxy(moto.port, {
+      onResponse: (call) => {
+        if (call.operation !== 'UpdateItem' || !dropNext) return 'deliver';
+        dropNext = false;
+        return 'drop';
+      },
+    });
+    const client = new DynamoDBClient({ endpoint: proxy.endpoint, maxAttempts: 3 });
+    const lossy = new DynamoCursorStore(client, resources.cursorTable);
+    const updates = () => proxy.calls.filter((call) => call.operation === 'UpdateItem');
+    return { lossy, proxy, client, updates, dropNextAnswer: () => (dropNext = true) };
+  }
+
+  it('recognises its own lease acquisition and holds the lease', async () => {
+    const { lossy, proxy, client, updates, dropNextAnswer } = await storeLosingOneAnswer();
+    try {
+      dropNextAnswer();
+      const lease = await lossy.acquire('feed', 'invocation-a', NOW, 60_000);
+
+      expect(updates().map((call) => [call.forwarded, call.delivered, call.errorType])).toEqual([
+        [true, false, undefined],
+        [true, true, 'ConditionalCheckFailedException'],
+      ]);
+      expect(lease?.owner).toBe('invocation-a');
+      // It really holds it: a commit under it succeeds, another invocation cannot take it.
+      if (!lease) throw new Error('no lease');
+      await expect(lossy.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).resolves.toBeDefined();
+      expect(await store.acquire('feed', 'invocation-b', NOW, 60_000)).toBeUndefined();
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('recognises its own cursor commit and goes on from it', async () => {
+    const { lossy, proxy, client, updates, dropNextAnswer } = await storeLosingOneAnswer();
+    try {
+      const lease = await lossy.acquire('feed', 'invocation-a', NOW, 60_000);
+      if (!lease) throw new Error('no lease');
+      dropNextAnswer();
+      const committed = await lossy.commit(lease, { pageId: 'p-1' }, NOW, 60_000);
+
+      expect(updates().at(-1)?.errorType).toBe('ConditionalCheckFailedException');
+      expect(committed.state).toMatchObject({ pageId: 'p-1', revision: lease.state.revision + 1 });
+      const next = await lossy.commit(committed, { pageId: 'p-2' }, NOW, 60_000);
+      expect(next.state.pageId).toBe('p-2');
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('still reports a lease lost to another invocation as lost', async () => {
+    const lease = await store.acquire('feed', 'invocation-a', NOW, 60_000);
+    if (!lease) throw new Error('no lease');
+    const other = await store.acquire('feed', 'invocation-b', NOW + 120_000, 60_000);
+    expect(other).toBeDefined();
+
+    await expect(store.commit(lease, { pageId: 'p-9' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
   });
 });

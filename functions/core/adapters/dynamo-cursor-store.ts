@@ -36,12 +36,18 @@ export class DynamoCursorStore implements CursorStore {
             ':nowIso': new Date(nowMs).toISOString(),
           }),
           ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return { feedId, owner, state: toState(output.Attributes) };
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // The owner is unique per invocation: finding it on the item means our own write landed and only its
+      // answer was lost (the SDK's retry then failed the condition). The lease is ours.
+      if (error.Item && unmarshall(error.Item).leaseOwner === owner) {
+        return { feedId, owner, state: toState(error.Item) };
+      }
+      return undefined;
     }
   }
 
@@ -63,7 +69,13 @@ export class DynamoCursorStore implements CursorStore {
       values[':caughtUp'] = commit.lastCaughtUpAt;
     }
     if (commit.clearAuthFailures) remove.push('authFailures', 'authRetryNotBefore');
-    return this.fencedUpdate(lease, set, remove, values);
+    return this.fencedUpdate(
+      lease,
+      set,
+      remove,
+      values,
+      (item) => item.pageId === commit.pageId && item.leaseExpiresAt === nowMs + leaseMs,
+    );
   }
 
   async recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease> {
@@ -76,6 +88,7 @@ export class DynamoCursorStore implements CursorStore {
       ],
       [],
       { ':one': 1, ':zero': 0, ':notBefore': retryNotBefore },
+      (item) => item.authRetryNotBefore === retryNotBefore,
     );
   }
 
@@ -101,6 +114,8 @@ export class DynamoCursorStore implements CursorStore {
     set: string[],
     remove: string[],
     values: Record<string, unknown>,
+    /** Whether an item shows exactly what this write sets (to recognise it after a lost answer). */
+    showsThisWrite: (item: Record<string, unknown>) => boolean,
   ): Promise<Lease> {
     const input: UpdateItemCommandInput = {
       TableName: this.tableName,
@@ -114,16 +129,30 @@ export class DynamoCursorStore implements CursorStore {
         ':revision': lease.state.revision,
       }),
       ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     };
     try {
       const output = await this.client.send(new UpdateItemCommand(input));
       return { ...lease, state: toState(output.Attributes) };
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException)
-        throw new LeaseLostError(lease.feedId, { cause: error });
-      throw error;
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (error.Item) {
+        const item = unmarshall(error.Item);
+        if (isOwnWrite(item, lease) && showsThisWrite(item)) return { ...lease, state: toState(error.Item) };
+      }
+      throw new LeaseLostError(lease.feedId, { cause: error });
     }
   }
+}
+
+/**
+ * An ambiguous write: the update landed, its answer was lost, and the SDK's retry failed the condition
+ * because the revision had already moved. Only the lease holder can write and every write bumps the
+ * revision by one, so our owner at exactly the next revision, with the values this write set, is our own
+ * write: go on with it. Anything else (another holder, a stale revision) is a lost lease.
+ */
+function isOwnWrite(item: Record<string, unknown>, lease: Lease): boolean {
+  return item.leaseOwner === lease.owner && item.revision === lease.state.revision + 1;
 }
 
 /** Reads the cursor item without taking the lease (for operators and local mode). */
