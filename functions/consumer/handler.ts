@@ -1,12 +1,14 @@
-// Consumer Lambda: SQS batch → planBatch (validate once, skip versions superseded within the batch) →
-// applyValidatedOrderVersion per record, with partial batch responses so one bad message fails only
-// itself (and reaches the DLQ after the queue's maxReceiveCount). Wiring only.
+// Consumer Lambda: SQS batch → planBatch (validate once, find versions superseded within the batch) →
+// batchApplier per record (a superseded version is acknowledged only once its successor is applied),
+// with partial batch responses so one bad message fails only itself (and reaches the DLQ after the
+// queue's maxReceiveCount). Wiring only.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createDynamoDbClient } from '../core/adapters/aws-clients.js';
 import { DynamoOrderStore } from '../core/adapters/dynamo-order-store.js';
-import { type ApplyResult, applyValidatedOrderVersion } from '../core/apply/apply-order-version.js';
-import { type PlannedRecord, planBatch } from '../core/apply/plan-batch.js';
+import { batchApplier } from '../core/apply/apply-batch.js';
+import type { ApplyResult } from '../core/apply/apply-order-version.js';
+import { planBatch } from '../core/apply/plan-batch.js';
 import { countOn, createObservability } from '../core/observability/powertools.js';
 import { loadConsumerConfig } from './config.js';
 
@@ -29,19 +31,12 @@ const SALES_METRICS = {
  */
 export const consumerTotals = { applied: 0, stale: 0, failed: 0 };
 
-async function applyPlanned(planned: PlannedRecord | undefined): Promise<ApplyResult> {
-  if (!planned || planned.action === 'reject')
-    throw planned?.error ?? new Error('record missing from the batch plan');
-  if (planned.action === 'superseded') {
-    const { id, version } = planned.message.order;
-    return { outcome: 'stale', orderId: id, version, storedVersion: planned.byVersion };
-  }
-  return applyValidatedOrderVersion(store, planned.message);
-}
-
-async function applyRecord(record: SQSRecord, plan: Map<string, PlannedRecord>): Promise<ApplyResult> {
+async function applyRecord(
+  record: SQSRecord,
+  apply: (recordId: string) => Promise<ApplyResult>,
+): Promise<ApplyResult> {
   try {
-    const result = await applyPlanned(plan.get(record.messageId));
+    const result = await apply(record.messageId);
     if (result.outcome === 'stale') {
       consumerTotals.stale += 1;
       count('VersionsStale');
@@ -68,11 +63,12 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
   logger.addContext(context);
   try {
     const plan = planBatch(event.Records.map((record) => ({ id: record.messageId, body: record.body })));
+    const apply = batchApplier(store, plan);
     // One processor per invocation: a BatchProcessor holds the failures of the batch it is processing,
     // so sharing one lets two overlapping batches in one process (local mode runs two at once)
     // overwrite each other's failures, and a failed record would be deleted instead of retried.
     const processor = new BatchProcessor(EventType.SQS);
-    return await processPartialResponse(event, (record: SQSRecord) => applyRecord(record, plan), processor, {
+    return await processPartialResponse(event, (record: SQSRecord) => applyRecord(record, apply), processor, {
       context,
     });
   } finally {

@@ -3,16 +3,16 @@
 // highest saves the conditional writes that would fail anyway (and that DynamoDB still charges for)
 // when versions of one order race inside a batch.
 //
-// A lower version is superseded only by a higher *valid* version of the same order in the same batch:
-// if that higher version's write then fails, it is retried (and at worst dead-lettered, from where a
-// redrive applies it), and it overwrites whatever the lower version would have written. An invalid
-// message never supersedes anything.
+// A lower version is superseded only by a higher *valid* version of the same order in the same batch, and
+// it is acknowledged only once that version is applied (apply-batch.ts): if the higher version's write
+// fails, the lower one fails with it, so both are retried and neither is lost while the higher one waits
+// in the dead-letter queue. An invalid message never supersedes anything.
 import type { OrderVersionMessage } from '../contract/order-version-message.js';
 import { parseOrderVersionMessage } from './order-version-message.js';
 
 export type PlannedRecord =
   | { action: 'apply'; message: OrderVersionMessage }
-  | { action: 'superseded'; message: OrderVersionMessage; byVersion: number }
+  | { action: 'superseded'; message: OrderVersionMessage; byVersion: number; byRecordId: string }
   | { action: 'reject'; error: Error };
 
 export function planBatch(records: ReadonlyArray<{ id: string; body: string }>): Map<string, PlannedRecord> {
@@ -39,7 +39,12 @@ export function planBatch(records: ReadonlyArray<{ id: string; body: string }>):
     if (planned.action !== 'apply') continue;
     const best = highest.get(planned.message.order.id);
     if (best && best.id !== recordId) {
-      plan.set(recordId, { action: 'superseded', message: planned.message, byVersion: best.version });
+      plan.set(recordId, {
+        action: 'superseded',
+        message: planned.message,
+        byVersion: best.version,
+        byRecordId: best.id,
+      });
     }
   }
   return plan;
