@@ -32,6 +32,11 @@ const partner = createPartnerClient({
     else invocationRetries.partnerRetries += 1;
     logger.warn('partner API call will be retried', { ...event });
   },
+  // The same page, from the same cursor, asked for again with a smaller pageSize: nothing is skipped.
+  onPageSizeReduced: (event) => {
+    count('PageSizeReductions');
+    logger.warn('page over the body-size limit; asking again with a smaller pageSize', { ...event });
+  },
 });
 const deps = {
   cursorStore: new DynamoCursorStore(createDynamoDbClient(), config.cursorTableName),
