@@ -21,7 +21,7 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
-import { coldStart, type Handlers } from '../support/handlers.js';
+import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
@@ -37,7 +37,7 @@ afterAll(async () => moto?.stop());
 beforeEach(async () => {
   await moto.reset();
   resources = await createPipelineResources(aws, { maxReceiveCount: 3 });
-  handlers = await coldStart(pipelineEnv(resources, 'http://127.0.0.1:1'));
+  handlers = handlersFor(aws, pipelineEnv(resources, 'http://127.0.0.1:1'));
 });
 
 /** Three orders over several versions: a cancelled sale, an accepted sale whose total drops, a rejection. */

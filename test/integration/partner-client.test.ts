@@ -451,11 +451,16 @@ describe('malformed responses', () => {
     ['data missing', { hasMore: false }],
     ['data not an array', { hasMore: false, data: {} }],
     ['nextPageId not a string', { hasMore: false, data: [], nextPageId: 5 }],
-    ['hasMore without nextPageId', { hasMore: true, data: [] }],
   ])('wrong page envelope (%s) → ResponseFormatError', async (_name, body) => {
     const { client } = harness();
     server.script({ status: 200, body });
     expect(await rejectionOf(client.getOrderUpdates({}, within()))).toBeInstanceOf(ResponseFormatError);
+  });
+
+  it('hands over a page with hasMore but no nextPageId (rule 1 broken) with its data, for the poller to keep', async () => {
+    const { client } = harness();
+    server.script({ status: 200, body: { hasMore: true, data: [{ id: 1 }] } });
+    expect(await client.getOrderUpdates({}, within())).toEqual({ hasMore: true, data: [{ id: 1 }] });
   });
 
   it('an order that is not a JSON object → ResponseFormatError', async () => {

@@ -23,7 +23,7 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { type RunningSimulator, type SimulatorOptions, startSimulator } from '../../tools/simulator/index.js';
 import { CountingMetrics, MemoryLog } from '../support/fakes.js';
-import { coldStart } from '../support/handlers.js';
+import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
@@ -91,7 +91,8 @@ describe('generated feed', () => {
     // No downstream queue here: an undrained queue slows moto's sends (LOCAL-AWS.md). Two pages a run
     // keep the orders queue shallow, as a concurrently running consumer does on AWS. Expired cursors
     // recover from the high-water mark minus 30 minutes (the bounded replay).
-    const handlers = await coldStart(
+    const handlers = handlersFor(
+      aws,
       pipelineEnv(resources, sim.url, {
         PAGE_SIZE: '50',
         MAX_PAGES_PER_RUN: '2',
@@ -130,7 +131,7 @@ describe('generated feed', () => {
     timeout: 120_000,
   }, async () => {
     const sim = await simulator({ feed: { seed: 3, orders: 120, vendors: 3 } });
-    const handlers = await coldStart(pipelineEnv(resources, sim.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+    const handlers = handlersFor(aws, pipelineEnv(resources, sim.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
     const partner = createPartnerClient({ baseUrl: sim.url, token: async () => TEST_TOKEN });
     const realPublisher = new SqsFanoutPublisher(createSqsClient(), [resources.ordersQueueUrl]);
     const cursorStore = new DynamoCursorStore(aws.dynamo, resources.cursorTable);

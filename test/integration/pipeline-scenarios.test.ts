@@ -21,7 +21,7 @@ import {
   type ScenarioId,
   startSimulator,
 } from '../../tools/simulator/index.js';
-import { coldStart, type Handlers } from '../support/handlers.js';
+import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
@@ -85,7 +85,7 @@ function requestsFor(scenario: ScenarioId) {
 }
 
 async function runScenario(scenario: ScenarioId, runs: number) {
-  const handlers = await coldStart(pipelineEnv(resources, `${sim.url}/${scenario}`));
+  const handlers = handlersFor(aws, pipelineEnv(resources, `${sim.url}/${scenario}`));
   const results: PollResult[] = [];
   for (let run = 0; run < runs; run++) results.push(await poll(handlers));
   return { handlers, results };
@@ -110,7 +110,7 @@ describe('every spec scenario through the pipeline ends with the expected table 
 
 describe('scenario behaviour the spec spells out', () => {
   it('test-order-lifecycle: counts the sale when accepted, reverses it when cancelled, never counts rejected or placed', async () => {
-    const handlers = await coldStart(pipelineEnv(resources, `${sim.url}/test-order-lifecycle`));
+    const handlers = handlersFor(aws, pipelineEnv(resources, `${sim.url}/test-order-lifecycle`));
     const lifecycleOrder = SCENARIO_EXPECTATIONS['test-order-lifecycle'].orders.find(
       (order) => order.status === 'cancelled',
     );
@@ -197,7 +197,7 @@ describe('scenario behaviour the spec spells out', () => {
   });
 
   it('test-expired-page-id: recovers from the start of the stream on every run without looping', async () => {
-    const handlers = await coldStart(pipelineEnv(resources, `${sim.url}/test-expired-page-id`));
+    const handlers = handlersFor(aws, pipelineEnv(resources, `${sim.url}/test-expired-page-id`));
     const requestsPerRun: number[] = [];
     const outcomes: Array<PollOutcome | undefined> = [];
     const firstRequest = requestsFor('test-expired-page-id').length;
@@ -243,7 +243,8 @@ describe('scenario behaviour the spec spells out', () => {
     const restoreOut = capture(process.stdout);
     const restoreErr = capture(process.stderr);
     try {
-      const handlers = await coldStart(
+      const handlers = handlersFor(
+        aws,
         pipelineEnv(resources, `${sim.url}/test-authentication`, { POWERTOOLS_LOG_LEVEL: 'DEBUG' }),
       );
       await poll(handlers);
@@ -269,7 +270,8 @@ describe('scenario behaviour the spec spells out', () => {
   });
 
   it('two pollers at once: one holds the lease, the other skips, and the cursor never regresses', async () => {
-    const handlers = await coldStart(
+    const handlers = handlersFor(
+      aws,
       pipelineEnv(resources, `${sim.url}/test-pagination`, { MAX_PAGES_PER_RUN: '3' }),
     );
 

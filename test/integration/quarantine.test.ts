@@ -16,7 +16,7 @@ import {
   useEmulator,
 } from '../../tools/harness/pipeline.js';
 import { sampleOrder } from '../fixtures/orders.js';
-import { coldStart } from '../support/handlers.js';
+import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
@@ -67,7 +67,7 @@ describe('quarantine', () => {
         },
       },
     );
-    const handlers = await coldStart(pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+    const handlers = handlersFor(aws, pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
 
     const outcome = await handlers.poll();
     await drainQueue(aws, resources.ordersQueueUrl, handlers);
@@ -94,7 +94,7 @@ describe('quarantine', () => {
     const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
     const page = { status: 200, body: { data: [unknownStatus], hasMore: false, nextPageId: 'page-2' } };
     partner.script(page, page);
-    const handlers = await coldStart(pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+    const handlers = handlersFor(aws, pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
 
     await handlers.poll();
     await handlers.poll(); // the partner answers the cursor with the same page again

@@ -31,7 +31,7 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { type ExpectedState, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { sampleOrder } from '../fixtures/orders.js';
-import { coldStart, type Handlers } from '../support/handlers.js';
+import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
@@ -68,7 +68,8 @@ beforeEach(async () => {
  * so the downstream queue receives nothing but repairs.
  */
 async function ingestPartially(): Promise<Handlers> {
-  const handlers = await coldStart(
+  const handlers = handlersFor(
+    aws,
     pipelineEnv(resources, sim.url, { PAGE_SIZE: '10', MAX_PAGES_PER_RUN: '2', DOWNSTREAM_QUEUE_URLS: '{}' }),
   );
   const outcome = await handlers.poll();

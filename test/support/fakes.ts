@@ -60,6 +60,7 @@ export class MemoryCursorStore implements CursorStore {
       ...(commit.highWaterMark === undefined ? {} : { highWaterMark: commit.highWaterMark }),
       ...(commit.lastCaughtUpAt === undefined ? {} : { lastCaughtUpAt: commit.lastCaughtUpAt }),
       ...(commit.clearAuthFailures ? { authFailures: 0, authRetryNotBefore: undefined } : {}),
+      ...(commit.paceDelayMs === undefined ? {} : { paceDelayMs: commit.paceDelayMs }),
     };
     this.items.set(lease.feedId, next);
     this.journal.push(`commit ${commit.pageId ?? '<start>'}`);
@@ -108,11 +109,18 @@ function stateOf(item: StoredCursor): CursorState {
 /** A partner whose answers are scripted per call: a page, or an error to throw. */
 export class ScriptedPartner implements PartnerApi {
   readonly calls: OrderUpdatesQuery[] = [];
-  constructor(private readonly answer: (query: OrderUpdatesQuery, call: number) => RawPage | Error) {}
+  /** `answer` may report the waits the real client would have made through `options.onRetry`. */
+  constructor(
+    private readonly answer: (
+      query: OrderUpdatesQuery,
+      call: number,
+      options: CallOptions,
+    ) => RawPage | Error,
+  ) {}
 
-  async getOrderUpdates(query: OrderUpdatesQuery, _options: CallOptions): Promise<RawPage> {
+  async getOrderUpdates(query: OrderUpdatesQuery, options: CallOptions): Promise<RawPage> {
     this.calls.push(query);
-    const result = this.answer(query, this.calls.length);
+    const result = this.answer(query, this.calls.length, options);
     if (result instanceof Error) throw result;
     return result;
   }

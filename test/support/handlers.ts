@@ -1,7 +1,9 @@
-// Handlers as a Lambda cold start builds them, for the integration tests.
+// The real handlers for the integration tests, built by their factories (tools/harness/handlers.ts) from
+// the environment the stack would give the functions and the emulator's clients.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { vi } from 'vitest';
-import type { PollResult } from '../../functions/poller/handler.js';
+import type { PollResult } from '../../functions/poller/create-handler.js';
+import { buildHandlers } from '../../tools/harness/handlers.js';
+import type { AwsClients } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 
 export interface Handlers {
@@ -9,17 +11,15 @@ export interface Handlers {
   consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
 }
 
-/**
- * Imports fresh copies of both handler modules with `env` in place, as a Lambda cold start would:
- * each module reads and checks its configuration at import time.
- */
-export async function coldStart(env: Record<string, string>, pollerTimeoutMs = 60_000): Promise<Handlers> {
-  Object.assign(process.env, env);
-  vi.resetModules();
-  const poller = await import('../../functions/poller/handler.js');
-  const consumer = await import('../../functions/consumer/handler.js');
+/** Both handlers for `env`, talking to the emulator through `aws`; the poller runs with `pollerTimeoutMs`. */
+export function handlersFor(
+  aws: AwsClients,
+  env: Record<string, string>,
+  pollerTimeoutMs = 60_000,
+): Handlers {
+  const built = buildHandlers({ pollerEnv: env, consumerEnv: env, clients: aws });
   return {
-    poll: () => poller.handler({}, lambdaContext('poller', pollerTimeoutMs)),
-    consume: (event, context) => consumer.handler(event, context),
+    poll: () => built.poller({}, lambdaContext('poller', pollerTimeoutMs)),
+    consume: (event, context) => built.consumer(event, context),
   };
 }

@@ -12,10 +12,9 @@
 // killed local process is released at once rather than after its expiry.
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import type { ScheduledEvent } from 'aws-lambda';
-import type * as ConsumerModule from '../../functions/consumer/handler.js';
-import type * as PollerModule from '../../functions/poller/handler.js';
-import type { PollResult } from '../../functions/poller/handler.js';
-import { applyEnvironment, emulatorEnvironment, type LocalAwsClients } from './aws.js';
+import { type PollResult, PollRunFailedError } from '../../functions/poller/create-handler.js';
+import { type BuiltHandlers, buildHandlers } from '../harness/handlers.js';
+import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
 import { lambdaContext } from './lambda-context.js';
@@ -130,13 +129,6 @@ export interface HandlerEnvironments {
   consumer: Record<string, string>;
 }
 
-interface Handlers {
-  poller: typeof PollerModule;
-  consumer: typeof ConsumerModule;
-  environments: HandlerEnvironments;
-}
-let loaded: Handlers | undefined;
-
 /**
  * The handlers' environments: each function's deployed variables (Lambda-only NODE_OPTIONS left out)
  * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and quiet logs and no metrics
@@ -166,27 +158,22 @@ export function handlerEnvironments(
 }
 
 /**
- * Imports each handler module with its function's environment in place, as its cold start would: each
- * reads and checks its configuration at import. One after the other, so that the variables both
- * functions set (POWERTOOLS_SERVICE_NAME…) hold each one's value while it initialises. Module instances
- * are per process, so there is one configuration per process.
+ * The real handlers, built by their factories from each function's environment (as deployed, with the local
+ * overrides) and this process's emulator clients: no process.env, no module state, so several local
+ * pipelines can run in one process.
  */
-async function loadHandlers(aws: LocalAwsClients, environments: HandlerEnvironments): Promise<Handlers> {
-  if (loaded) {
-    if (JSON.stringify(loaded.environments) !== JSON.stringify(environments)) {
-      throw new LocalPipelineError(
-        'the handlers are already loaded in this process with another configuration: one local pipeline per process',
-      );
-    }
-    return loaded;
-  }
-  applyEnvironment(emulatorEnvironment(aws.endpoint));
-  applyEnvironment(environments.poller);
-  const poller = await import('../../functions/poller/handler.js');
-  applyEnvironment(environments.consumer);
-  const consumer = await import('../../functions/consumer/handler.js');
-  loaded = { poller, consumer, environments };
-  return loaded;
+function localHandlers(
+  aws: LocalAwsClients,
+  environments: HandlerEnvironments,
+  verbose: boolean | undefined,
+): BuiltHandlers {
+  return buildHandlers({
+    pollerEnv: environments.poller,
+    consumerEnv: environments.consumer,
+    clients: aws,
+    logLevel: verbose ? 'INFO' : 'WARN',
+    emitMetrics: verbose === true,
+  });
 }
 
 /**
@@ -232,11 +219,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const note = options.note ?? (() => undefined);
   const environments = handlerEnvironments(options, tuning);
-  const handlers = await loadHandlers(aws, environments);
+  const handlers = localHandlers(aws, environments, options.verbose);
   const feedId = environments.poller.FEED_ID ?? 'orders';
   const startedAt = Date.now();
   const counters = emptyCounters();
-  const totalsAtStart = { ...handlers.consumer.consumerTotals };
+  const totalsAtStart = { ...handlers.consumerTotals };
   let depth = Number.POSITIVE_INFINITY;
   let lagSeconds: number | undefined;
   let lastPoll: string | undefined;
@@ -244,7 +231,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   let consumersStopping = false;
 
   const snapshot = (): ProgressSnapshot => {
-    const totals = handlers.consumer.consumerTotals;
+    const totals = handlers.consumerTotals;
     counters.applied = totals.applied - totalsAtStart.applied;
     counters.stale = totals.stale - totalsAtStart.stale;
     return {
@@ -281,9 +268,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       awsRequestId: localInvocationId(),
     };
     try {
-      return { result: await handlers.poller.handler(scheduledEvent(), context) };
+      return { result: await handlers.poller(scheduledEvent(), context) };
     } catch (error) {
-      if (error instanceof handlers.poller.PollRunFailedError) return { result: error.outcome };
+      if (error instanceof PollRunFailedError) return { result: error.outcome };
       return { error };
     }
   }
@@ -291,7 +278,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   /** Waits until the consumer has drained what a poll published; true if none of it changed the table. */
   async function changedNothing(appliedBefore: number): Promise<boolean> {
     while (!stopping && (await refreshDepth()) > 0) await sleep(100);
-    return handlers.consumer.consumerTotals.applied === appliedBefore;
+    return handlers.consumerTotals.applied === appliedBefore;
   }
 
   type PollerEnd = { kind: 'caught-up' } | { kind: 'stopped' } | { kind: 'auth-failed'; detail: string };
@@ -314,7 +301,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     for (;;) {
       while (!stopping && (Date.now() < notBefore || depth >= tuning.shallowQueueDepth)) await sleep(50);
       if (stopping) return { kind: 'stopped' };
-      const appliedBefore = handlers.consumer.consumerTotals.applied;
+      const appliedBefore = handlers.consumerTotals.applied;
       const run = await invokePoller();
       counters.polls += 1;
       if ('error' in run) {
@@ -383,10 +370,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const { eventSource } = deployment;
   await takeOverEventSource(aws, deployment, note);
   const consume: SqsHandler = eventSource.reportBatchItemFailures
-    ? handlers.consumer.handler
+    ? handlers.consumer
     : async (event, context) => {
         // Without ReportBatchItemFailures Lambda ignores the response: a returned batch is deleted whole.
-        await handlers.consumer.handler(event, context);
+        await handlers.consumer(event, context);
         return undefined;
       };
   const concurrency = Math.max(

@@ -69,6 +69,10 @@ export class DynamoCursorStore implements CursorStore {
       values[':caughtUp'] = commit.lastCaughtUpAt;
     }
     if (commit.clearAuthFailures) remove.push('authFailures', 'authRetryNotBefore');
+    if (commit.paceDelayMs !== undefined) {
+      set.push('paceDelayMs = :pace');
+      values[':pace'] = commit.paceDelayMs;
+    }
     return this.fencedUpdate(
       lease,
       set,
@@ -166,5 +170,6 @@ export function toState(attributes: UpdateItemCommandInput['ExpressionAttributeV
     createdAt: typeof item.createdAt === 'string' ? item.createdAt : new Date(0).toISOString(),
     authFailures: typeof item.authFailures === 'number' ? item.authFailures : 0,
     authRetryNotBefore: typeof item.authRetryNotBefore === 'number' ? item.authRetryNotBefore : undefined,
+    ...(typeof item.paceDelayMs === 'number' ? { paceDelayMs: item.paceDelayMs } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
 import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { LeaseLostError } from './errors.js';
+import { nextPaceDelayMs } from './pace.js';
 import type { CursorStore, Lease, Log, OrderVersionPublisher, PollMetrics, Quarantine } from './ports.js';
 import { type PreparedPage, preparePage } from './prepare-page.js';
 
@@ -61,6 +62,14 @@ export interface PollOutcome {
   versionsPublished: number;
   quarantined: number;
   cursorRecoveries: number;
+  /** Waits after a 5xx or a network failure, in this run. */
+  partnerRetries: number;
+  /** Waits after a 429, in this run. */
+  rateLimitWaits: number;
+  /** Pages asked for again with a smaller pageSize (over the body-size limit), in this run. */
+  pageSizeReductions: number;
+  /** The feed's own delay between page requests at the end of the run (AIMD under rate limiting). */
+  paceDelayMs: number;
   /** Seconds since the feed was last caught up, measured at the end of the run (lag). */
   secondsSinceCaughtUp: number | undefined;
   detail?: string;
@@ -74,13 +83,29 @@ export interface PollDeps {
   metrics: PollMetrics;
   log: Log;
   now: () => number;
+  /** Waits between page requests when the feed paces itself (default: a timer). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
-type FetchResult = { ok: true; page: RawPage; fetchedAt: number } | { ok: false; error: unknown };
+type FetchResult =
+  | { ok: true; page: RawPage; fetchedAt: number; rateLimited: boolean }
+  | { ok: false; error: unknown };
+
+const timer = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function pollFeed(deps: PollDeps, settings: PollSettings, run: PollRun): Promise<PollOutcome> {
   const { cursorStore, log, metrics, now } = deps;
-  const counters = { pages: 0, versionsPublished: 0, quarantined: 0, cursorRecoveries: 0 };
+  const counters = {
+    pages: 0,
+    versionsPublished: 0,
+    quarantined: 0,
+    cursorRecoveries: 0,
+    partnerRetries: 0,
+    rateLimitWaits: 0,
+    pageSizeReductions: 0,
+  };
+  const sleep = deps.sleep ?? timer;
+  let paceDelayMs = 0;
   const acquired = await cursorStore.acquire(settings.feedId, run.owner, now(), run.leaseMs);
   if (!acquired) {
     metrics.count('LeaseContended');
@@ -88,6 +113,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
     return finish('lease-held', false, undefined);
   }
   let lease: Lease = acquired;
+  paceDelayMs = lease.state.paceDelayMs ?? 0;
   const notBefore = lease.state.authRetryNotBefore;
   if (notBefore !== undefined && now() < notBefore) {
     log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
@@ -103,11 +129,35 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
   // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
   let recoveredThisRun = false;
   let prefetched: Promise<FetchResult> | undefined;
-  const fetchPage = (query: OrderUpdatesQuery): Promise<FetchResult> =>
-    deps.partner.getOrderUpdates(query, { deadline: run.deadline }).then(
-      (page) => ({ ok: true as const, page, fetchedAt: now() }),
-      (error: unknown) => ({ ok: false as const, error }),
-    );
+  const fetchPage = (query: OrderUpdatesQuery): Promise<FetchResult> => {
+    let rateLimited = false;
+    return deps.partner
+      .getOrderUpdates(query, {
+        deadline: run.deadline,
+        onRetry: (event) => {
+          rateLimited ||= event.kind === 'rate-limited';
+          if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
+          else counters.partnerRetries += 1;
+          metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
+          log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
+        },
+        onPageSizeReduced: (event) => {
+          counters.pageSizeReductions += 1;
+          metrics.count('PageSizeReductions');
+          log.warn('page over the body-size limit; asking again with a smaller pageSize', {
+            feedId: settings.feedId,
+            ...event,
+          });
+        },
+      })
+      .then(
+        (page) => ({ ok: true as const, page, fetchedAt: now(), rateLimited }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+  };
+  // The feed's own pace: after a page that met a 429 the next request waits longer (see pace.ts).
+  const pacedFetch = (query: OrderUpdatesQuery): Promise<FetchResult> =>
+    paceDelayMs > 0 ? sleep(paceDelayMs).then(() => fetchPage(query)) : fetchPage(query);
 
   try {
     for (;;) {
@@ -165,6 +215,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
 
       const { page, fetchedAt } = result;
       counters.pages += 1;
+      paceDelayMs = nextPaceDelayMs(paceDelayMs, { rateLimited: result.rateLimited });
       metrics.count('PagesFetched');
       const prepared = preparePage(page.data, {
         feedId: settings.feedId,
@@ -175,15 +226,21 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
 
       const nextRequest =
         page.nextPageId === undefined ? undefined : { ...baseQuery(settings, page.nextPageId) };
-      const cursorStuck = page.hasMore && nextRequest !== undefined && page.nextPageId === request.pageId;
+      // A page that brings nothing and leaves the cursor where it was: asking again gets the same answer.
+      // (A repeated page *with* data and the same cursor is rule 6's repeat: go on, it is absorbed.)
+      const cursorStuck =
+        page.hasMore &&
+        page.data.length === 0 &&
+        nextRequest !== undefined &&
+        page.nextPageId === request.pageId;
       if (
         page.hasMore &&
         nextRequest &&
         !cursorStuck &&
         counters.pages < settings.maxPagesPerRun &&
-        now() < run.deadline
+        now() + paceDelayMs < run.deadline
       ) {
-        prefetched = fetchPage(nextRequest);
+        prefetched = pacedFetch(nextRequest);
       }
 
       await handOff(deps, prepared, settings.feedId);
@@ -200,6 +257,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
           ...maxHighWaterMark(lease.state.highWaterMark, prepared, fetchedAt),
           ...(caughtUp ? { lastCaughtUpAt: new Date(now()).toISOString() } : {}),
           ...(lease.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
+          paceDelayMs,
         },
         now(),
         run.leaseMs,
@@ -245,7 +303,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
     const reference = held?.state.lastCaughtUpAt ?? held?.state.createdAt;
     const secondsSinceCaughtUp =
       reference === undefined ? undefined : Math.max(0, Math.round((now() - Date.parse(reference)) / 1000));
-    return { kind, failed, ...counters, secondsSinceCaughtUp };
+    return { kind, failed, ...counters, paceDelayMs, secondsSinceCaughtUp };
   }
 }
 

@@ -17,6 +17,8 @@ export interface CursorState {
   /** Consecutive runs that ended in 401, and the earliest time the next run may call the API again. */
   authFailures: number;
   authRetryNotBefore: number | undefined;
+  /** The feed's delay between page requests (AIMD under rate limiting), kept across runs. */
+  paceDelayMs?: number;
 }
 
 export interface Lease {
@@ -32,6 +34,8 @@ export interface CursorCommit {
   lastCaughtUpAt?: string;
   /** A successful page clears any auth backoff. */
   clearAuthFailures?: boolean;
+  /** The feed's pace at this page, so the next run (or a continuation) starts from it. */
+  paceDelayMs?: number;
 }
 
 export interface CursorStore {
@@ -86,7 +90,8 @@ export type PollMetricName =
   | 'AuthFailures'
   | 'LeaseContended'
   | 'MissingNextPageId'
-  | 'StuckCursor';
+  | 'StuckCursor'
+  | 'PageSizeReductions';
 
 export interface Log {
   info(message: string, attributes?: Record<string, unknown>): void;

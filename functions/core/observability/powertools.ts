@@ -25,6 +25,16 @@ export function countOn(metrics: Metrics) {
 
 export { MetricUnit };
 
+/** The functions' small metrics port over Powertools Metrics: counts, two durations, and the flush. */
+export function powertoolsMetrics(metrics: Metrics) {
+  return {
+    count: countOn(metrics),
+    milliseconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Milliseconds, value),
+    seconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Seconds, value),
+    publish: () => metrics.publishStoredMetrics(),
+  };
+}
+
 /** Adapts the Powertools Logger to the use cases' small Log port. */
 export function logPort(logger: Logger): Log {
   return {

@@ -8,14 +8,9 @@
 // does not assume what it is.
 
 import { ResponseFormatError } from './errors.js';
-import type { CallOptions, OrderUpdatesQuery, RawPage } from './types.js';
+import type { CallOptions, OrderUpdatesQuery, PageSizeReduced, RawPage } from './types.js';
 
-export interface PageSizeReduced {
-  fromPageSize: number;
-  toPageSize: number;
-  /** The body-size limit the page exceeded. */
-  limitBytes: number;
-}
+export type { PageSizeReduced } from './types.js';
 
 export type FetchPage = (query: OrderUpdatesQuery, options: CallOptions) => Promise<RawPage>;
 
@@ -37,10 +32,13 @@ export function withPageSizeFallback(
         const pageSize = request.pageSize;
         if (!isBodyTooLarge(err) || pageSize === undefined || pageSize <= 1) throw err;
         const smaller = Math.floor(pageSize / 2);
-        try {
-          onReduced?.({ fromPageSize: pageSize, toPageSize: smaller, limitBytes });
-        } catch {
-          // A metrics hook must not change the outcome of the call.
+        const event = { fromPageSize: pageSize, toPageSize: smaller, limitBytes };
+        for (const observe of [onReduced, options.onPageSizeReduced]) {
+          try {
+            observe?.(event);
+          } catch {
+            // A metrics hook must not change the outcome of the call.
+          }
         }
         request = { ...request, pageSize: smaller };
       }

@@ -179,10 +179,13 @@ export function withDeadlineRetries(transport: Transport, options: RetryLoopOpti
           errorOptions,
         );
       }
-      try {
-        options.onRetry?.({ kind: plan.kind, attempt, waitMs: plan.waitMs, status: plan.statusCode });
-      } catch {
-        // A metrics hook must not change the outcome of the call.
+      const event: RetryEvent = { kind: plan.kind, attempt, waitMs: plan.waitMs, status: plan.statusCode };
+      for (const observe of [options.onRetry, callOptions.onRetry]) {
+        try {
+          observe?.(event);
+        } catch {
+          // A metrics hook must not change the outcome of the call.
+        }
       }
       await options.sleep(plan.waitMs, signal);
     }

@@ -90,6 +90,20 @@ describe('a stuck cursor (hasMore true, nextPageId equal to the pageId sent)', (
     expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('stuck');
   });
 
+  it('goes on after a repeated page that brings data with the same cursor (rule 6), absorbing the repeat', async () => {
+    const { deps, run } = setup((query, call) => {
+      if (query.pageId === undefined)
+        return { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'c1' };
+      if (call === 2) return { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'c1' };
+      return { data: [sampleOrder({ id: 2 })], hasMore: false, nextPageId: 'c2' };
+    });
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(deps.metrics.counts.StuckCursor).toBeUndefined();
+  });
+
   it('does the same on every later run: one request per run', async () => {
     const { deps, run } = setup(() => ({ data: [], hasMore: true, nextPageId: 'stuck' }));
     deps.cursorStore.items.set(FEED, storedCursor('stuck'));

@@ -1,0 +1,116 @@
+// The real poller and consumer handlers, built by their factories from a function's environment (as the
+// deployed stack writes it) and the caller's AWS clients, instead of importing handler.ts with
+// process.env set. Each call builds an independent pair, so several pipelines can run in one process.
+// Used by local mode, the integration tests and the benchmarks.
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import {
+  type BatchCounts,
+  type ConsumerHandler,
+  createConsumerHandler,
+} from '../../functions/consumer/create-handler.js';
+import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
+import { DynamoOrderStore } from '../../functions/core/adapters/dynamo-order-store.js';
+import { S3Quarantine } from '../../functions/core/adapters/s3-quarantine.js';
+import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
+import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
+import type { Env } from '../../functions/core/config/env.js';
+import { powertoolsMetrics } from '../../functions/core/observability/powertools.js';
+import { createPartnerClient } from '../../functions/core/partner/client.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
+import { createPollerHandler, type PollerHandler } from '../../functions/poller/create-handler.js';
+
+type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+const LOG_LEVELS: readonly string[] = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'];
+const asLogLevel = (value: string | undefined): LogLevel | undefined =>
+  value !== undefined && LOG_LEVELS.includes(value.toUpperCase())
+    ? (value.toUpperCase() as LogLevel)
+    : undefined;
+
+export interface HandlerClients {
+  dynamo: DynamoDBClient;
+  sqs: SQSClient;
+  s3: S3Client;
+  ssm: SSMClient;
+}
+
+export interface HandlerOptions {
+  /** The poller's and the consumer's environment variables (their configuration). */
+  pollerEnv: Env;
+  consumerEnv: Env;
+  clients: HandlerClients;
+  /** Handler log level; default the environment's POWERTOOLS_LOG_LEVEL, else WARN (deployed: INFO). */
+  logLevel?: LogLevel;
+  /** Print the functions' EMF metrics to stdout as Lambda would; default: metrics are dropped. */
+  emitMetrics?: boolean;
+}
+
+export interface BuiltHandlers {
+  poller: PollerHandler;
+  consumer: ConsumerHandler;
+  /** The consumer's records so far, summed over its invocations. */
+  readonly consumerTotals: Readonly<BatchCounts>;
+}
+
+const NO_METRICS = {
+  count: () => undefined,
+  milliseconds: () => undefined,
+  seconds: () => undefined,
+  publish: () => undefined,
+};
+
+export function buildHandlers(options: HandlerOptions): BuiltHandlers {
+  const { clients } = options;
+  const logLevelOf = (env: Env): LogLevel =>
+    options.logLevel ?? asLogLevel(env.POWERTOOLS_LOG_LEVEL) ?? 'WARN';
+  const metricsFor = (env: Env, service: string) =>
+    options.emitMetrics
+      ? powertoolsMetrics(
+          new Metrics({
+            serviceName: service,
+            namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'OrderFeedIngester',
+          }),
+        )
+      : NO_METRICS;
+
+  const pollerConfig = loadPollerConfig(options.pollerEnv);
+  const pollerService = options.pollerEnv.POWERTOOLS_SERVICE_NAME ?? 'order-feed-poller';
+  const tokens = new SsmTokenProvider(clients.ssm, pollerConfig.tokenParameterName);
+  const poller = createPollerHandler({
+    config: pollerConfig,
+    logger: new Logger({ serviceName: pollerService, logLevel: logLevelOf(options.pollerEnv) }),
+    metrics: metricsFor(options.pollerEnv, pollerService),
+    tokens,
+    cursorStore: new DynamoCursorStore(clients.dynamo, pollerConfig.cursorTableName),
+    partner: createPartnerClient({
+      baseUrl: pollerConfig.partnerBaseUrl,
+      token: () => tokens.token(),
+      arrayEncoding: pollerConfig.arrayQueryEncoding,
+    }),
+    publisher: new SqsFanoutPublisher(clients.sqs, [
+      pollerConfig.ordersQueueUrl,
+      ...Object.values(pollerConfig.downstreamQueueUrls),
+    ]),
+    quarantine: new S3Quarantine(clients.s3, pollerConfig.quarantineBucketName),
+  });
+
+  const consumerConfig = loadConsumerConfig(options.consumerEnv);
+  const consumerService = options.consumerEnv.POWERTOOLS_SERVICE_NAME ?? 'order-feed-consumer';
+  const consumerTotals: BatchCounts = { applied: 0, stale: 0, failed: 0 };
+  const consumer = createConsumerHandler({
+    store: new DynamoOrderStore(clients.dynamo, consumerConfig.ordersTableName),
+    logger: new Logger({ serviceName: consumerService, logLevel: logLevelOf(options.consumerEnv) }),
+    metrics: metricsFor(options.consumerEnv, consumerService),
+    onBatchSettled: (counts) => {
+      consumerTotals.applied += counts.applied;
+      consumerTotals.stale += counts.stale;
+      consumerTotals.failed += counts.failed;
+    },
+  });
+  return { poller, consumer, consumerTotals };
+}
