@@ -28,6 +28,7 @@ import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
+import { buildHandlers } from '../harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -313,9 +314,6 @@ export async function measureCeiling(
   }
 }
 
-type PollerModule = { handler: (event: unknown, context: Context) => Promise<PollOutcome> };
-type ConsumerModule = { handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> };
-
 export interface PipelineInputs {
   moto: RunningMoto;
   sim: RunningSimulator;
@@ -326,8 +324,8 @@ export interface PipelineInputs {
 }
 
 /**
- * The real pipeline. The handler modules read their configuration and build their clients at import,
- * so they are imported here, once per process, after the environment points them at the proxy.
+ * The real pipeline: the handlers built by their factories from the environment the stack gives them,
+ * with AWS clients that talk to moto through the counting proxy.
  */
 export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineMeasurement> {
   const { moto, sim, feed, settings } = inputs;
@@ -336,11 +334,17 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
   try {
     const harness = await harnessClients(moto.endpoint);
     const resources = await createPipelineResources(harness, { token: inputs.token });
-    Object.assign(process.env, EMULATOR_ENV, handlerEnv(resources, sim.url, settings), {
-      AWS_ENDPOINT_URL: proxy.url,
+    const env = handlerEnv(resources, sim.url, settings);
+    const built = buildHandlers({
+      pollerEnv: env,
+      consumerEnv: env,
+      clients: await harnessClients(proxy.url),
+      // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
+      logLevel: 'INFO',
+      emitMetrics: true,
     });
-    const poller = (await import('../../functions/poller/handler.js')) as PollerModule;
-    const consumer = (await import('../../functions/consumer/handler.js')) as ConsumerModule;
+    const poller = { handler: built.poller };
+    const consumer = { handler: built.consumer };
     const eventSourceSqs = new SQSClient({ endpoint: proxy.url, useQueueUrlAsEndpoint: false });
 
     const simBefore = sim.requests.length;
@@ -477,7 +481,6 @@ function handlerEnv(
     POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
   });
   delete env.POWERTOOLS_METRICS_DISABLED;
-  delete process.env.POWERTOOLS_METRICS_DISABLED;
   return env;
 }
 
