@@ -23,7 +23,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';

@@ -17,8 +17,11 @@ import { type BuiltHandlers, buildHandlers } from '../harness/handlers.js';
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
+import { startEventSourceWorkers } from './event-source-workers.js';
 import { lambdaContext } from './lambda-context.js';
-import { pollQueueOnce, type SqsHandler } from './sqs-event-source.js';
+import { startProgressMonitor } from './progress-monitor.js';
+import { decideAfterRun, decideAtTheEnd, mayStartRun } from './scheduling.js';
+import type { SqsHandler } from './sqs-event-source.js';
 import { localInvocationId, releaseDeadLease } from './stale-lease.js';
 
 export interface PipelineCounters {
@@ -121,7 +124,7 @@ export class LocalPipelineError extends Error {
   override readonly name = 'LocalPipelineError';
 }
 
-export const AUTH_FAILED_MESSAGE = 'partner API rejected the token (401 Unauthorized)';
+export { AUTH_FAILED_MESSAGE } from './scheduling.js';
 
 /** Each function's environment: its deployed variables plus the local overrides. */
 export interface HandlerEnvironments {
@@ -228,7 +231,6 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   let lagSeconds: number | undefined;
   let lastPoll: string | undefined;
   let stopping = false;
-  let consumersStopping = false;
 
   const snapshot = (): ProgressSnapshot => {
     const totals = handlers.consumerTotals;
@@ -283,84 +285,66 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
 
   type PollerEnd = { kind: 'caught-up' } | { kind: 'stopped' } | { kind: 'auth-failed'; detail: string };
 
+  /** The poller scheduler: runs the poller one invocation at a time, as decided by scheduling.ts. */
   async function pollerLoop(): Promise<PollerEnd> {
     let notBefore = 0;
-    // Runs in a row that made no progress: a thrown invocation, or retry-later (the partner API was
-    // unreachable or kept failing past the client's retries). Backed off; without watch they end the run.
+    // Runs in a row that made no progress (a thrown invocation, or retry-later with nothing fetched).
     let stalled = 0;
-    const stall = (why: string, cause?: unknown) => {
-      stalled += 1;
-      note(`poller run ${why} (${stalled} in a row)`);
-      if (!options.watch && stalled >= tuning.maxConsecutiveRunErrors) {
-        throw new LocalPipelineError(`the poller made no progress in ${stalled} runs in a row: ${why}`, {
-          cause,
-        });
-      }
-      notBefore = Date.now() + Math.min(30_000, tuning.idlePollIntervalMs * 2 ** (stalled - 1));
-    };
     for (;;) {
-      while (!stopping && (Date.now() < notBefore || depth >= tuning.shallowQueueDepth)) await sleep(50);
+      while (!stopping && !mayStartRun(Date.now(), notBefore, depth, tuning)) await sleep(50);
       if (stopping) return { kind: 'stopped' };
       const appliedBefore = handlers.consumerTotals.applied;
       const run = await invokePoller();
       counters.polls += 1;
-      if ('error' in run) {
-        stall(`failed: ${run.error instanceof Error ? run.error.message : String(run.error)}`, run.error);
-        continue;
+      const finished = 'error' in run ? run : run.result;
+      if (!('error' in run)) {
+        const { result } = run;
+        counters.pages += result.pages;
+        counters.versionsPublished += result.versionsPublished;
+        counters.rejected += result.quarantined;
+        counters.cursorRecoveries += result.cursorRecoveries;
+        counters.partnerRetries += result.partnerRetries;
+        counters.rateLimitWaits += result.rateLimitWaits;
+        lastPoll = result.kind;
+        if (result.secondsSinceCaughtUp !== undefined) lagSeconds = result.secondsSinceCaughtUp;
+        if (result.pages > 0) stalled = 0;
+        // Let the consumer see what was just published before deciding whether the queue is shallow.
+        if (result.versionsPublished > 0) await refreshDepth().catch(() => undefined);
       }
-      const { result } = run;
-      counters.pages += result.pages;
-      counters.versionsPublished += result.versionsPublished;
-      counters.rejected += result.quarantined;
-      counters.cursorRecoveries += result.cursorRecoveries;
-      counters.partnerRetries += result.partnerRetries;
-      counters.rateLimitWaits += result.rateLimitWaits;
-      lastPoll = result.kind;
-      if (result.secondsSinceCaughtUp !== undefined) lagSeconds = result.secondsSinceCaughtUp;
-      if (result.pages > 0) stalled = 0;
-      // Let the consumer see what was just published before deciding whether the queue is shallow.
-      if (result.versionsPublished > 0) await refreshDepth().catch(() => undefined);
-      switch (result.kind) {
-        case 'auth-failed':
-          return { kind: 'auth-failed', detail: AUTH_FAILED_MESSAGE };
-        case 'auth-backoff':
-          return {
-            kind: 'auth-failed',
-            detail: `${AUTH_FAILED_MESSAGE} on an earlier run; the poller backs off before calling it again (--reset-data clears that)`,
-          };
-        case 'caught-up':
-        case 'cursor-expired-again':
-        case 'stuck-cursor':
-        case 'missing-next-page-id':
-          // Nothing new: the poll published nothing, or only versions the table already had (a partner
-          // that re-serves its last page, like the spec's always-expired cursor, publishes duplicates on
-          // every run; counting those as new would poll forever).
-          if (
-            result.quarantined === 0 &&
-            (result.versionsPublished === 0 || (await changedNothing(appliedBefore)))
-          ) {
-            if (!options.watch) return { kind: 'caught-up' };
-            notBefore = Date.now() + tuning.idlePollIntervalMs;
-          } else if (result.kind === 'cursor-expired-again') {
-            notBefore = Date.now() + tuning.idlePollIntervalMs;
+      const decision = decideAfterRun(finished, stalled, tuning, options.watch === true);
+      switch (decision.action) {
+        case 'end-auth-failed':
+          return { kind: 'auth-failed', detail: decision.detail };
+        case 'stall':
+          stalled += 1;
+          note(`poller run ${decision.why} (${stalled} in a row)`);
+          if (decision.fatal) {
+            throw new LocalPipelineError(
+              `the poller made no progress in ${stalled} runs in a row: ${decision.why}`,
+              {
+                cause: 'error' in run ? run.error : undefined,
+              },
+            );
           }
+          notBefore = Date.now() + decision.delayMs;
           break;
-        case 'lease-held': {
+        case 'check-caught-up': {
+          if ('error' in run) break;
+          const quiet = run.result.versionsPublished === 0 || (await changedNothing(appliedBefore));
+          const next = decideAtTheEnd(run.result, quiet, tuning, options.watch === true);
+          if (next.action === 'end-caught-up') return { kind: 'caught-up' };
+          notBefore = Date.now() + next.delayMs;
+          break;
+        }
+        case 'release-dead-lease': {
           const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feedId, false);
           if (pid !== undefined)
             note(`released the feed lease left by local process ${pid}, which no longer runs`);
           else notBefore = Date.now() + tuning.idlePollIntervalMs;
           break;
         }
-        case 'retry-later':
-          if (result.pages === 0) {
-            stall('ended retry-later: the partner API kept failing or could not be reached');
-          } else {
-            notBefore = Date.now() + tuning.idlePollIntervalMs;
-          }
-          break;
-        default:
-          // page-limit, out-of-time, lease-lost: the next run continues from the committed cursor.
+        case 'run-next':
+          notBefore = Date.now() + decision.delayMs;
           break;
       }
     }
@@ -376,54 +360,32 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         await handlers.consumer(event, context);
         return undefined;
       };
-  const concurrency = Math.max(
-    1,
-    Math.min(tuning.consumerConcurrency, eventSource.maximumConcurrency ?? 1000),
-  );
-
-  async function consumerWorker(): Promise<void> {
-    while (!consumersStopping) {
-      try {
-        const stats = await pollQueueOnce(
-          aws.sqs,
-          deployment.queueUrl,
-          consume,
-          () => lambdaContext(deployment.consumer.name, deployment.consumer.timeoutSeconds * 1000),
-          {
-            // One ReceiveMessage returns at most 10; a larger deployed batch (with a batching window)
-            // is not assembled from several receives here.
-            batchSize: Math.min(eventSource.batchSize, 10),
-            retryDelaySeconds: tuning.retryDelaySeconds,
-            visibilityTimeoutSeconds: tuning.visibilityTimeoutSeconds,
-            queueArn: eventSource.queueArn,
-          },
-        );
-        counters.failedMessages += stats.failed;
-        if (stats.received === 0) await sleep(tuning.emptyReceiveDelayMs);
-      } catch (error) {
-        note(`event source: ${error instanceof Error ? error.message : String(error)}`);
-        await sleep(1000);
-      }
-    }
-  }
-
-  let monitorTimer: NodeJS.Timeout | undefined;
-  const monitor = () => {
-    monitorTimer = setTimeout(async () => {
-      await refreshDepth().catch(() => undefined);
-      if (!consumersStopping) monitor();
-    }, 250);
-  };
-  let progressTimer: NodeJS.Timeout | undefined;
-  if (options.onProgress) {
-    const report = options.onProgress;
-    progressTimer = setInterval(() => report(snapshot()), options.progressIntervalMs ?? 2000);
-  }
+  const concurrency = Math.min(tuning.consumerConcurrency, eventSource.maximumConcurrency ?? 1000);
 
   const done = (async (): Promise<LocalPipelineResult> => {
     await refreshDepth();
-    monitor();
-    const workers = Array.from({ length: concurrency }, () => consumerWorker());
+    const monitor = startProgressMonitor({
+      refreshDepth,
+      snapshot,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.progressIntervalMs ? { progressIntervalMs: options.progressIntervalMs } : {}),
+    });
+    const workers = startEventSourceWorkers({
+      sqs: aws.sqs,
+      queueUrl: deployment.queueUrl,
+      queueArn: eventSource.queueArn,
+      consume,
+      context: () => lambdaContext(deployment.consumer.name, deployment.consumer.timeoutSeconds * 1000),
+      batchSize: eventSource.batchSize,
+      concurrency,
+      retryDelaySeconds: tuning.retryDelaySeconds,
+      visibilityTimeoutSeconds: tuning.visibilityTimeoutSeconds,
+      emptyReceiveDelayMs: tuning.emptyReceiveDelayMs,
+      onFailed: (count) => {
+        counters.failedMessages += count;
+      },
+      note,
+    });
     let outcome: RunOutcome = 'interrupted';
     let detail: string | undefined;
     try {
@@ -441,10 +403,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         }
       }
     } finally {
-      consumersStopping = true;
-      clearTimeout(monitorTimer);
-      clearInterval(progressTimer);
-      await Promise.all(workers);
+      monitor.stop();
+      await workers.stop();
     }
     return {
       outcome,
