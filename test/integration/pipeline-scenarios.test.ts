@@ -21,6 +21,7 @@ import {
   type ScenarioId,
   startSimulator,
 } from '../../tools/simulator/index.js';
+import { contractViolations } from '../support/contract.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
@@ -104,6 +105,8 @@ describe('every spec scenario through the pipeline ends with the expected table 
       expect(await state()).toEqual({ orders: expected.orders, sales: expected.sales });
       const downstream = await receiveAll(aws, resources.downstreamQueueUrl);
       expect(downstream.length).toBeGreaterThanOrEqual(expected.orders.length);
+      // Every message the pipeline published is valid against the published JSON Schema.
+      expect(contractViolations(downstream)).toEqual([]);
     });
   }
 });

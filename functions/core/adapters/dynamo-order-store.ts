@@ -8,7 +8,7 @@ import {
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { OrderStore, PutResult } from '../apply/ports.js';
+import type { OrderStore, PutResult, StoredAnnotations } from '../apply/ports.js';
 import type { SaleEntry } from '../apply/sale.js';
 import type { Order } from '../model/types.js';
 import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
@@ -21,11 +21,18 @@ export class DynamoOrderStore implements OrderStore {
     private readonly tableName: string,
   ) {}
 
-  async putIfNewer(order: Order, sale: SaleEntry | undefined): Promise<PutResult> {
+  async putIfNewer(
+    order: Order,
+    sale: SaleEntry | undefined,
+    annotations?: StoredAnnotations,
+  ): Promise<PutResult> {
+    const findingCodes = annotations?.findingCodes ?? [];
     const item = {
       orderId: order.id,
       ...order,
       ...(sale ? { saleKey: sale.saleKey, saleAmount: sale.amount } : {}),
+      // A string set, so "orders with finding X" is a filter on contains(findingCodes, :x).
+      ...(findingCodes.length > 0 ? { findingCodes: new Set(findingCodes) } : {}),
     };
     try {
       const output = await this.client.send(

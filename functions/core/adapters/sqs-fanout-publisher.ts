@@ -7,7 +7,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { OutgoingMessage } from '../contract/order-version-message.js';
+import { isValidAttributeValue, type OutgoingMessage } from '../contract/order-version-message.js';
 import { PublishError } from '../ingest/errors.js';
 import type { OrderVersionPublisher } from '../ingest/ports.js';
 
@@ -60,6 +60,18 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
   }
 
   private async sendBatch(queueUrl: string, batch: OutgoingMessage[]): Promise<void> {
+    // SQS's attribute rule, enforced here too because the emulator does not: a value SQS would refuse
+    // fails the whole batch, and the page could never be committed. The message builder never makes one.
+    for (const message of batch) {
+      for (const [name, attribute] of Object.entries(message.attributes)) {
+        if (!isValidAttributeValue(attribute.StringValue)) {
+          throw new PublishError(
+            `message attribute ${name} of order ${message.orderId} is not a value SQS accepts`,
+            1,
+          );
+        }
+      }
+    }
     let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
       Id: String(index),
       MessageBody: message.body,

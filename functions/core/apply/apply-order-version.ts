@@ -24,7 +24,8 @@ export async function applyValidatedOrderVersion(
 ): Promise<ApplyResult> {
   const { order } = message;
   const sale = saleOf(order);
-  const result = await store.putIfNewer(order, sale);
+  const findingCodes = [...new Set(message.source.findings.map((finding) => finding.code))];
+  const result = await store.putIfNewer(order, sale, { findingCodes });
   if (!result.applied) {
     return {
       outcome: 'stale',

@@ -11,5 +11,11 @@ export interface OrderStore {
    * Writes the order (and its sale entry, if any) only when no version of it is stored or the stored
    * version is lower, in one conditional write. An equal or higher stored version: `applied: false`.
    */
-  putIfNewer(order: Order, sale: SaleEntry | undefined): Promise<PutResult>;
+  putIfNewer(order: Order, sale: SaleEntry | undefined, annotations?: StoredAnnotations): Promise<PutResult>;
+}
+
+/** What the stored order carries besides the order itself, for operators to query. */
+export interface StoredAnnotations {
+  /** Codes of the version's findings (schema drift, consistency-rule violations); empty: none. */
+  findingCodes: string[];
 }

@@ -48,7 +48,10 @@ export function buildOrderVersionMessage(
   const attributes: Record<string, MessageAttribute> = {
     orderId: { DataType: 'Number', StringValue: String(order.id) },
     version: { DataType: 'Number', StringValue: String(order.version) },
-    vendorId: { DataType: 'String', StringValue: replaceForbidden(order.vendorId) },
+    // SQS refuses an empty attribute value: an empty vendorId is carried by the body alone.
+    ...(order.vendorId === ''
+      ? {}
+      : { vendorId: { DataType: 'String', StringValue: attributeText(order.vendorId) } }),
     status: { DataType: 'String', StringValue: order.status },
     schemaVersion: { DataType: 'Number', StringValue: String(SCHEMA_VERSION) },
   };
@@ -75,9 +78,24 @@ function escapeForSqs(json: string): string {
   return json.replace(SQS_FORBIDDEN, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
 }
 
-/** For an attribute value (not JSON, so not escapable): the replacement character instead. */
-function replaceForbidden(text: string): string {
-  return HAS_SQS_FORBIDDEN.test(text) ? text.replace(SQS_FORBIDDEN, '\uFFFD') : text;
+// What an SQS message attribute value may hold (the service's documented rule; moto is laxer): #x9 | #xA |
+// #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF, and it must not be empty. A control character or a
+// lone surrogate makes SQS reject the whole SendMessageBatch, so the page would never be committed.
+const ATTRIBUTE_FORBIDDEN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching the control characters SQS refuses is the point
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const HAS_ATTRIBUTE_FORBIDDEN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching the control characters SQS refuses is the point
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** An attribute value (not JSON, so not escapable): each character SQS refuses becomes U+FFFD. */
+export function attributeText(text: string): string {
+  return HAS_ATTRIBUTE_FORBIDDEN.test(text) ? text.replace(ATTRIBUTE_FORBIDDEN, '\uFFFD') : text;
+}
+
+/** True when SQS accepts `text` as a String attribute value. */
+export function isValidAttributeValue(text: string): boolean {
+  return text !== '' && !HAS_ATTRIBUTE_FORBIDDEN.test(text);
 }
 
 /** SQS counts the body plus each attribute's name, data type and value toward the size limit. */

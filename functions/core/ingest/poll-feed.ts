@@ -10,7 +10,15 @@ import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../par
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { LeaseLostError } from './errors.js';
 import { nextPaceDelayMs } from './pace.js';
-import type { CursorStore, Lease, Log, OrderVersionPublisher, PollMetrics, Quarantine } from './ports.js';
+import type {
+  CursorStore,
+  FindingMetricName,
+  Lease,
+  Log,
+  OrderVersionPublisher,
+  PollMetrics,
+  Quarantine,
+} from './ports.js';
 import { type PreparedPage, preparePage } from './prepare-page.js';
 
 export interface PollSettings {
@@ -325,6 +333,27 @@ async function handOff(deps: PollDeps, prepared: PreparedPage, feedId: string): 
     }
   }
   if (prepared.oversized > 0) deps.metrics.count('OversizedRecords', prepared.oversized);
+  // Findings (schema drift, consistency-rule violations) travel in the messages; operators see them here:
+  // a count per kind, and one line per record naming the order, version and codes (no customer data).
+  for (const record of prepared.withFindings) {
+    for (const code of record.codes) deps.metrics.count(findingMetricName(code));
+    deps.log.warn('order version has findings', {
+      feedId,
+      orderId: record.orderId,
+      version: record.version,
+      findingCodes: record.codes,
+    });
+  }
+}
+
+/** `payments-sum-mismatch` → `FindingPaymentsSumMismatch`: one metric per finding kind (a fixed set). */
+export function findingMetricName(code: string): FindingMetricName {
+  const pascal = code
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((part) => part[0]?.toUpperCase() + part.slice(1))
+    .join('');
+  return `Finding${pascal}`;
 }
 
 function baseQuery(settings: PollSettings, pageId: string | undefined): OrderUpdatesQuery {

@@ -76,8 +76,11 @@ export interface Quarantine {
 
 /** Counters the use case emits; the handler maps them onto CloudWatch metrics. */
 export interface PollMetrics {
-  count(name: PollMetricName, value?: number): void;
+  count(name: PollMetricName | FindingMetricName, value?: number): void;
 }
+
+/** One count per finding kind, e.g. `FindingUnknownField` (the kinds are a fixed set: bounded metrics). */
+export type FindingMetricName = `Finding${string}`;
 
 export type PollMetricName =
   | 'PagesFetched'

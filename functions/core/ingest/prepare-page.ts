@@ -13,6 +13,8 @@ export interface PreparedPage {
   oversized: number;
   /** Highest event timestamp among the page's valid orders (UTC ISO), if any. */
   highWaterMark: string | undefined;
+  /** Published versions that carry findings: their identity and finding codes only (no customer data). */
+  withFindings: Array<{ orderId: number; version: number; codes: string[] }>;
 }
 
 export interface PageContext {
@@ -27,6 +29,7 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
   const quarantined: QuarantinedRecord[] = [];
   let oversized = 0;
   let highWaterMark: string | undefined;
+  const withFindings: PreparedPage['withFindings'] = [];
   for (const raw of records) {
     const parsed = parseOrder(raw);
     if (!parsed.ok) {
@@ -64,10 +67,17 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
       continue;
     }
     messages.push(message);
+    if (findings.length > 0) {
+      withFindings.push({
+        orderId: order.id,
+        version: order.version,
+        codes: [...new Set(findings.map((finding) => finding.code))],
+      });
+    }
     const latest = latestEventTimestamp(order);
     if (highWaterMark === undefined || latest > highWaterMark) highWaterMark = latest;
   }
-  return { messages, quarantined, oversized, highWaterMark };
+  return { messages, quarantined, oversized, highWaterMark, withFindings };
 }
 
 /** Timestamps are normalised toISOString() strings, so string order is time order. */

@@ -63,6 +63,7 @@ import { checkConsistency } from './consistency.js';
 import { formatUtcIso, TIMESTAMP_EXPECTED, timestampToEpochMs } from './timestamps.js';
 import type { Finding, Order, ParseResult } from './types.js';
 import { ORDER_STATUSES } from './types.js';
+import { replaceLoneSurrogates } from './well-formed.js';
 
 // ---------------------------------------------------------------------------------------------
 // Messages
@@ -393,8 +394,10 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
 export function parseOrder(raw: unknown): ParseResult {
   // Most records are valid and clean: the fast path builds the same order without zod.
   const order = readCleanOrder(raw);
-  if (order !== undefined) return { ok: true, order, findings: checkConsistency(order) };
-  return parseOrderWithZod(raw);
+  const result: ParseResult =
+    order !== undefined ? { ok: true, order, findings: checkConsistency(order) } : parseOrderWithZod(raw);
+  if (result.ok) result.findings.push(...replaceLoneSurrogates(result.order));
+  return result;
 }
 
 /**

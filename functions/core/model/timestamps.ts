@@ -10,6 +10,15 @@ const TIMESTAMP_BAD_DATE = 'timestamp is not a valid calendar date-time';
 
 /** Longest span `Date` can represent, in ms either side of the epoch. */
 const MAX_DATE_MS = 8.64e15;
+/**
+ * What the message contract carries: a four-digit year, 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+ * (RFC 3339 date-time, as its JSON Schema checks). `Date` goes further (±275760 years, printed as
+ * `+275760-…`), which would be published and then rejected by every consumer as poison.
+ */
+const CONTRACT_MIN_MS = -62_167_219_200_000;
+const CONTRACT_MAX_MS = 253_402_300_799_999;
+const TIMESTAMP_OUT_OF_RANGE =
+  'timestamp is outside 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, the range the message contract carries';
 
 // date T hh:mm[:ss[.fff]] [offset]; the offset group is optional here so that a missing offset gets
 // its own, clearer message.
@@ -106,6 +115,13 @@ export function formatUtcIso(ms: number): string {
  * is not one (see the parse policy in parse-order.ts).
  */
 export function timestampToEpochMs(value: number | string): number | string {
-  if (typeof value === 'string') return isoToEpochMs(value);
-  return Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS ? value : TIMESTAMP_BAD_EPOCH;
+  const ms =
+    typeof value === 'string'
+      ? isoToEpochMs(value)
+      : Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS
+        ? value
+        : TIMESTAMP_BAD_EPOCH;
+  if (typeof ms === 'string') return ms;
+  // An offset can roll an in-range local time over the edge (9999-12-31T23:00-05:00 is year 10000 in UTC).
+  return ms < CONTRACT_MIN_MS || ms > CONTRACT_MAX_MS ? TIMESTAMP_OUT_OF_RANGE : ms;
 }

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import {
+  attributeText,
   buildOrderVersionMessage,
+  isValidAttributeValue,
   SCHEMA_VERSION,
 } from '../../../functions/core/contract/order-version-message.js';
 import {
@@ -74,5 +76,35 @@ describe('characters SQS refuses', () => {
     const message = buildOrderVersionMessage(toOrder(raw), source);
     expect(message.body).not.toMatch(/[\uFFFE\uFFFF]/);
     expect(JSON.parse(message.body).order.items[0].name).toBe(name);
+  });
+});
+
+describe('message attributes SQS would refuse (issue 11 point 3)', () => {
+  // The order as built, then given the vendorId: the parser already replaces lone surrogates, but the
+  // builder must be safe for any string it is handed.
+  const build = (vendorId: string) =>
+    buildOrderVersionMessage({ ...toOrder(sampleOrder()), vendorId }, source);
+
+  it('leaves out an empty vendorId attribute (SQS refuses empty values); the body carries it exactly', () => {
+    const message = build('');
+    expect(message.attributes.vendorId).toBeUndefined();
+    expect(JSON.parse(message.body).order.vendorId).toBe('');
+  });
+
+  it.each([
+    ['a control character', 'vendor\u0001x', 'vendor\uFFFDx'],
+    ['U+FFFF', 'vendor\uFFFF', 'vendor\uFFFD'],
+    ['a lone surrogate', 'vendor\uD800', 'vendor\uFFFD'],
+  ])('replaces %s in the attribute with U+FFFD, keeping the body exact', (_name, vendorId, attribute) => {
+    const message = build(vendorId);
+    expect(message.attributes.vendorId?.StringValue).toBe(attribute);
+    expect(isValidAttributeValue(message.attributes.vendorId?.StringValue ?? '')).toBe(true);
+    expect(JSON.parse(message.body).order.vendorId).toBe(vendorId);
+  });
+
+  it('keeps tab, newline and characters outside the BMP, which SQS accepts', () => {
+    expect(attributeText('a\tb\nc 🍕')).toBe('a\tb\nc 🍕');
+    expect(isValidAttributeValue('')).toBe(false);
+    expect(isValidAttributeValue('\u0000')).toBe(false);
   });
 });

@@ -107,6 +107,20 @@ describe('parseOrder', () => {
       expect(order.acceptedAt).toBe('1970-01-01T00:00:00.000Z');
     });
 
+    it.each([
+      ['epoch ms of year 10000', 253_402_300_800_000],
+      ['epoch ms of year -1', -62_198_755_200_000],
+      ['the largest epoch ms Date allows', 8.64e15],
+      ['an offset that rolls over into year 10000', '9999-12-31T23:00:00-05:00'],
+      ['an offset that rolls back before year 0', '0000-01-01T01:00:00+02:00'],
+    ])('rejects a timestamp the message contract cannot carry: %s', (_name, placedAt) => {
+      const result = parseOrder(sampleOrder({ placedAt }));
+      expect(result.ok).toBe(false);
+      expect(!result.ok && result.issues.join(' ')).toMatch(
+        /placedAt: timestamp is outside 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z/,
+      );
+    });
+
     it('normalises a spread of epoch instants exactly as Date.prototype.toISOString prints them', () => {
       // Prepare
       const edges = [
@@ -114,9 +128,8 @@ describe('parseOrder', () => {
         951_782_400_000, // 2000-02-29
         4_107_542_400_000, // 2100-03-01
         253_402_300_799_999, // 9999-12-31T23:59:59.999Z
-        253_402_300_800_000, // +010000-01-01
         -1,
-        -62_198_755_200_000, // year -000001
+        -62_167_219_200_000, // 0000-01-01T00:00:00.000Z
       ];
       let seed = 42;
       const random = Array.from({ length: 500 }, () => {
@@ -530,5 +543,31 @@ describe('parseOrder', () => {
       // Assess
       expect(result.findings.map((f) => f.code)).toEqual(['payments-sum-mismatch']);
     });
+  });
+});
+
+describe('strings that are not valid Unicode (issue 11 point 3)', () => {
+  it('keeps the order, replaces each lone surrogate with U+FFFD and names every field it changed', () => {
+    const raw = sampleOrder({ vendorId: 'v\uD800-1' });
+    (raw.items[0] as { name: string }).name = 'pizza \uDC00';
+
+    const result = parseOrder(raw);
+
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.order.vendorId).toBe('v\uFFFD-1');
+    expect(result.order.items[0]?.name).toBe('pizza \uFFFD');
+    expect(result.findings.filter((finding) => finding.code === 'invalid-unicode-replaced')).toEqual([
+      expect.objectContaining({ detail: expect.stringContaining('vendorId') }),
+      expect.objectContaining({ detail: expect.stringContaining('items[0].name') }),
+    ]);
+  });
+
+  it('leaves well-formed text alone, surrogate pairs included', () => {
+    const result = parseOrder(sampleOrder({ vendorId: 'vendor 🍕' }));
+    expect(result.ok && result.order.vendorId).toBe('vendor 🍕');
+    expect(result.ok && result.findings.some((finding) => finding.code === 'invalid-unicode-replaced')).toBe(
+      false,
+    );
   });
 });

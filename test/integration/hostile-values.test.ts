@@ -1,0 +1,76 @@
+// A partner that sends what the spec allows but AWS cannot carry as is (issue 11 points 2, 3 and 12),
+// through the real handlers, a scripted partner over HTTP and moto: every order that can be stored is
+// stored exactly or with a recorded change, the rest is quarantined with its reason, the cursor moves on,
+// every published message matches the contract, and nothing reaches a dead-letter queue.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AwsClients,
+  createPipelineResources,
+  drainQueue,
+  type PipelineResources,
+  pipelineEnv,
+  quarantinedKeys,
+  receiveAll,
+  scanOrders,
+  useEmulator,
+} from '../../tools/harness/pipeline.js';
+import { sampleOrder } from '../fixtures/orders.js';
+import { contractViolations } from '../support/contract.js';
+import { handlersFor } from '../support/handlers.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
+
+let moto: RunningMoto;
+let aws: AwsClients;
+let partner: ScriptedServer;
+let resources: PipelineResources;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = useEmulator(moto);
+  partner = await startScriptedServer();
+  resources = await createPipelineResources(aws, { maxReceiveCount: 2 });
+});
+afterAll(async () => {
+  await partner?.close();
+  await moto?.stop();
+});
+
+describe('hostile values from the partner', () => {
+  it('stores what AWS can hold, quarantines the rest with its reason, and keeps the feed moving', async () => {
+    const page = [
+      sampleOrder({ id: 1, vendorId: '' }),
+      sampleOrder({ id: 2, vendorId: 'vendor\u0001\u001f' }),
+      sampleOrder({ id: 3, vendorId: 'vendor-\uD800' }),
+      sampleOrder({ id: 4, placedAt: 253_402_300_800_000 }), // year 10000
+      sampleOrder({ id: 5, placedAt: '9999-12-31T23:30:00-01:00' }), // rolls over into year 10000
+      { ...sampleOrder({ id: 6 }), loyaltyTier: 'gold' },
+    ];
+    // JSON.stringify writes a lone surrogate as the escape \ud800, as a partner's JSON would carry it.
+    partner.setFallback({
+      status: 200,
+      body: JSON.stringify({ data: page, hasMore: false, nextPageId: 'c1' }),
+    });
+    const handlers = handlersFor(aws, pipelineEnv(resources, partner.url));
+
+    const outcome = await handlers.poll();
+    await drainQueue(aws, resources.ordersQueueUrl, handlers);
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 4, quarantined: 2 });
+    const stored = await scanOrders(aws, resources.ordersTable);
+    expect([...stored.keys()].sort()).toEqual([1, 2, 3, 6]);
+    expect(stored.get(1)?.vendorId).toBe('');
+    expect(stored.get(2)?.vendorId).toBe('vendor\u0001\u001f');
+    expect(stored.get(3)?.vendorId).toBe('vendor-\uFFFD');
+    expect(stored.get(3)?.findingCodes).toEqual(new Set(['invalid-unicode-replaced']));
+    expect(stored.get(6)?.findingCodes).toEqual(new Set(['unknown-field']));
+    expect(stored.get(1)?.findingCodes).toBeUndefined();
+
+    const keys = await quarantinedKeys(aws, resources.quarantineBucket);
+    expect(keys).toHaveLength(2);
+    const downstream = await receiveAll(aws, resources.downstreamQueueUrl);
+    expect(downstream).toHaveLength(4);
+    expect(contractViolations(downstream)).toEqual([]);
+    expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
+  });
+});
