@@ -3,6 +3,7 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { SQS_MAX_MESSAGE_BYTES } from '../../functions/core/contract/order-version-message.js';
 import { pascalCase } from '../config.js';
 
 /** Dead-letter queues keep messages for SQS's maximum, giving people two weeks to redrive. */
@@ -58,6 +59,8 @@ export class OrderQueues extends Construct {
 
   private queueWithDlq(id: string, visibilityTimeout: Duration, props: OrderQueuesProps): QueueWithDlq {
     const common = {
+      // SQS's largest message (1 MiB): an order of several hundred items still travels as one message.
+      maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       removalPolicy: props.removalPolicy,

@@ -2,6 +2,8 @@
 // through the real handlers, a scripted partner over HTTP and moto: every order that can be stored is
 // stored exactly or with a recorded change, the rest is quarantined with its reason, the cursor moves on,
 // every published message matches the contract, and nothing reaches a dead-letter queue.
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AwsClients,
@@ -14,7 +16,7 @@ import {
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
-import { sampleOrder } from '../fixtures/orders.js';
+import { money, productItem, sampleOrder } from '../fixtures/orders.js';
 import { contractViolations } from '../support/contract.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
@@ -35,6 +37,35 @@ afterAll(async () => {
   await partner?.close();
   await moto?.stop();
 });
+
+/** `bytes` of random CJK text (3 bytes a character in UTF-8): gzip saves little of it. */
+function randomText(bytes: number): string {
+  const random = randomBytes(bytes);
+  let text = '';
+  for (let i = 0; i + 1 < bytes / 3; i++)
+    text += String.fromCharCode(0x4e00 + (((random[i] ?? 0) << 4) | ((random[i + 1] ?? 0) & 15)));
+  return text;
+}
+
+/** An order of `count` line items, each with a name of `nameBytes` bytes (random: `incompressible`). */
+function bigOrder(id: number, count: number, nameBytes: number, incompressible = false) {
+  const items = Array.from({ length: count }, (_, index) => ({
+    ...productItem(
+      `item-${index}`,
+      incompressible ? randomBytes(nameBytes / 2).toString('hex') : `Item ${index} `.padEnd(nameBytes, 'x'),
+      100,
+    ),
+    barcode: String(4_000_000_000_000 + index),
+  }));
+  return sampleOrder({
+    id,
+    items,
+    total: money(100 * count),
+    customerPayments: [{ type: 'online', collectedBy: 'platform', payment: money(100 * count) }],
+    deliveryFee: undefined,
+    serviceFee: money(0),
+  });
+}
 
 describe('hostile values from the partner', () => {
   it('stores what AWS can hold, quarantines the rest with its reason, and keeps the feed moving', async () => {
@@ -71,6 +102,31 @@ describe('hostile values from the partner', () => {
     const downstream = await receiveAll(aws, resources.downstreamQueueUrl);
     expect(downstream).toHaveLength(4);
     expect(contractViolations(downstream)).toEqual([]);
+    expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
+  });
+
+  it('carries an order too big for a DynamoDB item as one message and stores its items compressed', async () => {
+    await moto.reset();
+    resources = await createPipelineResources(aws, { maxReceiveCount: 2 });
+    const huge = bigOrder(10, 1500, 300); // ~600 KB: over DynamoDB's 400 KB, under SQS's 1 MiB
+    const tooBigForSqs = bigOrder(11, 3000, 400); // ~1.4 MB: over SQS's 1 MiB
+    const incompressible = bigOrder(12, 1000, 900, true); // ~950 KB of random text: gzip saves too little
+    partner.setFallback({
+      status: 200,
+      body: JSON.stringify({ data: [huge, tooBigForSqs, incompressible], hasMore: false, nextPageId: 'c9' }),
+    });
+    const handlers = handlersFor(aws, pipelineEnv(resources, partner.url));
+
+    const outcome = await handlers.poll();
+    await drainQueue(aws, resources.ordersQueueUrl, handlers);
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 2 });
+    const stored = (await scanOrders(aws, resources.ordersTable)).get(10);
+    expect(stored?.itemsEncoding).toBe('gzip+json');
+    const items = JSON.parse(gunzipSync(stored?.itemsGzip as Uint8Array).toString('utf8'));
+    expect(items).toEqual(huge.items);
+    const quarantined = await quarantinedKeys(aws, resources.quarantineBucket);
+    expect(quarantined).toHaveLength(2);
     expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
   });
 });

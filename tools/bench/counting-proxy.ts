@@ -4,7 +4,7 @@
 // bytes, the SQS queue addressed and, for DynamoDB PutItem, the table and item written.
 import { Agent, createServer, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Item } from './dynamo-item-size.js';
+import type { Item } from '../../functions/core/adapters/dynamo-item-size.js';
 
 export interface RecordedCall {
   service: string;

@@ -11,6 +11,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { OrderStore, PutResult, StoredAnnotations } from '../apply/ports.js';
 import type { SaleEntry } from '../apply/sale.js';
 import type { Order } from '../model/types.js';
+import { storedOrderItem } from './stored-order-item.js';
 import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
 
 export const SALES_INDEX_NAME = ORDERS_TABLE_SCHEMA.salesIndex.name;
@@ -26,19 +27,12 @@ export class DynamoOrderStore implements OrderStore {
     sale: SaleEntry | undefined,
     annotations?: StoredAnnotations,
   ): Promise<PutResult> {
-    const findingCodes = annotations?.findingCodes ?? [];
-    const item = {
-      orderId: order.id,
-      ...order,
-      ...(sale ? { saleKey: sale.saleKey, saleAmount: sale.amount } : {}),
-      // A string set, so "orders with finding X" is a filter on contains(findingCodes, :x).
-      ...(findingCodes.length > 0 ? { findingCodes: new Set(findingCodes) } : {}),
-    };
+    const { item } = storedOrderItem(order, sale, annotations);
     try {
       const output = await this.client.send(
         new PutItemCommand({
           TableName: this.tableName,
-          Item: marshall(item, { removeUndefinedValues: true }),
+          Item: item,
           ConditionExpression: 'attribute_not_exists(orderId) OR #version < :version',
           ExpressionAttributeNames: { '#version': 'version' },
           ExpressionAttributeValues: marshall({ ':version': order.version }),

@@ -7,12 +7,17 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { isValidAttributeValue, type OutgoingMessage } from '../contract/order-version-message.js';
+import {
+  isValidAttributeValue,
+  type OutgoingMessage,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../contract/order-version-message.js';
 import { PublishError } from '../ingest/errors.js';
 import type { OrderVersionPublisher } from '../ingest/ports.js';
 
 const MAX_ENTRIES_PER_BATCH = 10;
-const MAX_BATCH_BYTES = 262_144;
+// SendMessageBatch: the sum of its messages may not exceed the per-message limit either.
+const MAX_BATCH_BYTES = SQS_MAX_MESSAGE_BYTES;
 
 export interface FanoutOptions {
   /** Attempts per batch for entries SQS reports as failed (SDK-level retries come on top). */

@@ -5,8 +5,11 @@ import type { Finding, Order } from '../model/types.js';
 
 export const SCHEMA_VERSION = 1;
 
-/** SQS's per-message limit (body plus attributes), used unless configured lower. */
-export const SQS_MAX_MESSAGE_BYTES = 262_144;
+/**
+ * SQS's per-message limit (body plus attributes): 1 MiB, which the stack sets on every queue (the default is
+ * 256 KiB). A larger order version is quarantined at ingestion with the reason, never sent.
+ */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 
 export interface OrderVersionMessage {
   schemaVersion: typeof SCHEMA_VERSION;

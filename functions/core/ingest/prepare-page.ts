@@ -1,9 +1,12 @@
 // Turns one raw page into what the poller must durably hand off before it may commit the page:
 // messages to publish, and records to quarantine (invalid or too large for SQS). Pure and synchronous,
 // so it is unit-tested and benchmarked on its own.
+
+import { DYNAMO_MAX_ITEM_BYTES, storedOrderItem } from '../adapters/stored-order-item.js';
+import { saleOf } from '../apply/sale.js';
 import { buildOrderVersionMessage, type OutgoingMessage } from '../contract/order-version-message.js';
 import { parseOrder } from '../model/parse-order.js';
-import type { Order } from '../model/types.js';
+import type { Finding, Order } from '../model/types.js';
 import type { QuarantinedRecord } from './ports.js';
 
 export interface PreparedPage {
@@ -52,12 +55,13 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
       fetchedAt: context.fetchedAt,
       findings,
     });
-    if (message.sizeBytes > context.maxMessageBytes) {
+    const tooLarge = tooLargeToCarry(order, findings, message.sizeBytes, context.maxMessageBytes);
+    if (tooLarge !== undefined) {
       oversized += 1;
       quarantined.push({
         feedId: context.feedId,
         pageId: context.pageId,
-        reason: `message of ${message.sizeBytes} bytes exceeds the SQS limit of ${context.maxMessageBytes} bytes`,
+        reason: tooLarge,
         issues: [],
         orderId: order.id,
         version: order.version,
@@ -78,6 +82,31 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
     if (highWaterMark === undefined || latest > highWaterMark) highWaterMark = latest;
   }
   return { messages, quarantined, oversized, highWaterMark, withFindings };
+}
+
+/** Below this message size the stored item is surely under DynamoDB's limit: skip computing it. */
+const CHECK_STORED_ITEM_ABOVE_BYTES = 300 * 1024;
+
+/**
+ * Why a valid order version cannot be carried (too large for SQS, or for a DynamoDB item even with its
+ * items compressed), or undefined. Decided here, at ingestion, so it is quarantined with the reason instead
+ * of failing in the consumer and being dead-lettered as poison.
+ */
+function tooLargeToCarry(
+  order: Order,
+  findings: readonly Finding[],
+  messageBytes: number,
+  maxMessageBytes: number,
+): string | undefined {
+  if (messageBytes > maxMessageBytes) {
+    return `message of ${messageBytes} bytes exceeds the SQS limit of ${maxMessageBytes} bytes`;
+  }
+  if (messageBytes <= CHECK_STORED_ITEM_ABOVE_BYTES) return undefined;
+  const findingCodes = [...new Set(findings.map((finding) => finding.code))];
+  const stored = storedOrderItem(order, saleOf(order), { findingCodes });
+  return stored.sizeBytes > DYNAMO_MAX_ITEM_BYTES
+    ? `stored item of ${stored.sizeBytes} bytes exceeds the DynamoDB limit of ${DYNAMO_MAX_ITEM_BYTES} bytes even with its items compressed`
+    : undefined;
 }
 
 /** Timestamps are normalised toISOString() strings, so string order is time order. */

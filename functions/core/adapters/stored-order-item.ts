@@ -1,0 +1,49 @@
+// The orders table item of one order version, and its size by DynamoDB's rules, built in one place so the
+// poller can tell at ingestion whether the consumer will be able to store it. DynamoDB refuses items over
+// 400 KB; an order of several hundred items can be larger than that while still fitting in an SQS message
+// (1 MiB). Such an item keeps every other attribute as is and stores its `items` list gzip-compressed
+// (`itemsGzip`, binary, with `itemsEncoding` "gzip+json"): order lines compress about tenfold. An item still
+// too large even then is quarantined by the poller with the reason, never published.
+import { gzipSync } from 'node:zlib';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { StoredAnnotations } from '../apply/ports.js';
+import type { SaleEntry } from '../apply/sale.js';
+import type { Order } from '../model/types.js';
+import { itemSize } from './dynamo-item-size.js';
+
+/** DynamoDB's item size limit. */
+export const DYNAMO_MAX_ITEM_BYTES = 400 * 1024;
+/** Compress the items list above this size, leaving room below the limit. */
+const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
+
+export interface StoredOrderItem {
+  item: Record<string, AttributeValue>;
+  sizeBytes: number;
+  itemsCompressed: boolean;
+}
+
+export function storedOrderItem(
+  order: Order,
+  sale: SaleEntry | undefined,
+  annotations: StoredAnnotations | undefined,
+): StoredOrderItem {
+  const findingCodes = annotations?.findingCodes ?? [];
+  const attributes = {
+    orderId: order.id,
+    ...order,
+    ...(sale ? { saleKey: sale.saleKey, saleAmount: sale.amount } : {}),
+    // A string set, so "orders with finding X" is a filter on contains(findingCodes, :x).
+    ...(findingCodes.length > 0 ? { findingCodes: new Set(findingCodes) } : {}),
+  };
+  const plain = marshall(attributes, { removeUndefinedValues: true });
+  const plainSize = itemSize(plain);
+  if (plainSize <= COMPRESS_ITEMS_ABOVE_BYTES)
+    return { item: plain, sizeBytes: plainSize, itemsCompressed: false };
+  const { items, ...rest } = attributes;
+  const compressed = marshall(
+    { ...rest, itemsGzip: gzipSync(JSON.stringify(items)), itemsEncoding: 'gzip+json' },
+    { removeUndefinedValues: true },
+  );
+  return { item: compressed, sizeBytes: itemSize(compressed), itemsCompressed: true };
+}
