@@ -52,7 +52,7 @@ function bigOrder(id: number, count: number, nameBytes: number, incompressible =
   const items = Array.from({ length: count }, (_, index) => ({
     ...productItem(
       `item-${index}`,
-      incompressible ? randomBytes(nameBytes / 2).toString('hex') : `Item ${index} `.padEnd(nameBytes, 'x'),
+      incompressible ? randomText(nameBytes) : `Item ${index} `.padEnd(nameBytes, 'x'),
       100,
     ),
     barcode: String(4_000_000_000_000 + index),
