@@ -12,6 +12,7 @@ import {
   type PipelineResources,
   pipelineEnv,
   quarantinedKeys,
+  readLedger,
   receiveAll,
   scanOrders,
   useEmulator,
@@ -127,6 +128,44 @@ describe('hostile values from the partner', () => {
     expect(items).toEqual(huge.items);
     const quarantined = await quarantinedKeys(aws, resources.quarantineBucket);
     expect(quarantined).toHaveLength(2);
+    expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
+  });
+
+  it('carries 64-bit ids, versions and amounts exactly, and keeps the higher of two versions 1 apart above 2^53', async () => {
+    await moto.reset();
+    resources = await createPipelineResources(aws, { maxReceiveCount: 2 });
+    const order = (version: string, status: string) =>
+      JSON.stringify(sampleOrder({ id: 111, version: 222, status: status as 'accepted' }))
+        .replace('"id":111', '"id":9223372036854775807')
+        .replace('"version":222', `"version":${version}`)
+        .replaceAll('"amount":3098', '"amount":9007199254740993');
+    // The higher version first, then the lower one: as JS numbers both would be 9007199254740992.
+    const body = `{"data":[${order('9007199254740993', 'accepted')},${order('9007199254740992', 'placed')}],"hasMore":false,"nextPageId":"c1"}`;
+    partner.setFallback({ status: 200, body });
+    const handlers = handlersFor(aws, pipelineEnv(resources, partner.url));
+
+    const outcome = await handlers.poll();
+    await drainQueue(aws, resources.ordersQueueUrl, handlers);
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 2, quarantined: 0 });
+    const stored = (await scanOrders(aws, resources.ordersTable)).get(9_223_372_036_854_775_807n);
+    expect(stored).toMatchObject({
+      orderId: 9_223_372_036_854_775_807n,
+      version: 9_007_199_254_740_993n,
+      status: 'accepted',
+      total: { amount: 9_007_199_254_740_993n, currency: 'EUR' },
+      saleAmount: 9_007_199_254_740_993n,
+    });
+    expect(await readLedger(aws, resources.ordersTable)).toEqual([
+      { vendorId: 'vendor-1', currency: 'EUR', count: 1, amount: 9_007_199_254_740_993n },
+    ]);
+    const downstream = await receiveAll(aws, resources.downstreamQueueUrl);
+    expect(downstream).toHaveLength(2);
+    for (const message of downstream) {
+      expect(message).toContain('"id":9223372036854775807');
+      expect(message).toContain('"amount":9007199254740993');
+    }
+    expect(contractViolations(downstream)).toEqual([]);
     expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
   });
 });

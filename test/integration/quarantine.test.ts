@@ -50,7 +50,7 @@ describe('quarantine', () => {
     const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
     const mistyped = { ...sampleOrder({ id: 3 }), total: { amount: '12.50', currency: 'EUR' } };
     const huge = sampleOrder({ id: 4 });
-    huge.items[0] = { ...(huge.items[0] as NonNullable<(typeof huge.items)[0]>), name: 'x'.repeat(300_000) };
+    huge.items[0] = { ...(huge.items[0] as NonNullable<(typeof huge.items)[0]>), name: 'x'.repeat(1_100_000) };
     const oddCharacters = sampleOrder({ id: 5 });
     oddCharacters.vendorId = 'vendor-\uFFFF';
     partner.script(
@@ -85,7 +85,7 @@ describe('quarantine', () => {
     });
     expect(byOrder.get(3)).toMatchObject({ pageId: 'page-2', raw: mistyped });
     expect(String(byOrder.get(3)?.reason)).toContain('total.amount');
-    expect(String(byOrder.get(4)?.reason)).toMatch(/exceeds the SQS limit of 262144 bytes/);
+    expect(String(byOrder.get(4)?.reason)).toMatch(/exceeds the SQS limit of 1048576 bytes/);
     expect(byOrder.get('unidentified')).toMatchObject({ raw: { not: 'an order' } });
     expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
   });

@@ -1,6 +1,7 @@
 // Reconciliation by order id against emulated AWS (moto) and the partner simulator over real HTTP:
 // the table is left behind on purpose (one short poller run), then reconcile reports it, repairs it
 // through the queues and the real consumer, and the CLI is run as an operator would run it.
+
 import { execFile } from 'node:child_process';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -9,6 +10,7 @@ import { createSqsClient } from '../../functions/core/adapters/aws-clients.js';
 import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { parseOrderVersionMessage } from '../../functions/core/apply/order-version-message.js';
+import type { Int64 } from '../../functions/core/model/int64.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import {
   ReconcileAuthError,
@@ -118,7 +120,7 @@ function resultsOf(report: ReconcileReport): Map<number, ResultKind> {
   return new Map(report.orders.map((entry) => [entry.id, entry.result]));
 }
 
-async function tableVersions(): Promise<Map<number, unknown>> {
+async function tableVersions(): Promise<Map<Int64, unknown>> {
   const table = await scanOrders(aws, resources.ordersTable);
   return new Map(
     [...table].map(([id, item]) => [id, { version: item.version, status: item.status, total: item.total }]),
@@ -191,7 +193,7 @@ describe('reconcileOrders against the simulator and moto', () => {
     expect(sample.every((id) => table.has(id))).toBe(true);
     expect(new Set(all)).toEqual(new Set(table.keys()));
     const absent = Array.from({ length: 150 }, (_, index) => index + 1);
-    const versions = await stored.getVersions([...absent, ...table.keys()]);
+    const versions = await stored.getVersions([...absent, ...[...table.keys()].map(Number)]);
     expect(new Map([...versions].map(([id, v]) => [id, v.version]))).toEqual(
       new Map([...table].map(([id, item]) => [id, item.version])),
     );

@@ -1,5 +1,6 @@
 // In-memory fakes of the use cases' ports, for unit tests. The cursor store keeps the same fencing
 // rules as the DynamoDB adapter (owner + revision), so lease behaviour is tested here too.
+
 import type { PutResult } from '../../functions/core/apply/ports.js';
 import type { SaleEntry } from '../../functions/core/apply/sale.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
@@ -15,6 +16,7 @@ import type {
   Quarantine,
   QuarantinedRecord,
 } from '../../functions/core/ingest/ports.js';
+import type { Int64 } from '../../functions/core/model/int64.js';
 import type { Order } from '../../functions/core/model/types.js';
 import type {
   CallOptions,
@@ -175,7 +177,7 @@ export class MemoryLog implements Log {
 
 /** The orders table's guard and ledger semantics in memory (the DynamoDB adapter is tested against moto). */
 export class MemoryOrderStore {
-  readonly items = new Map<number, { order: Order; sale: SaleEntry | undefined }>();
+  readonly items = new Map<Int64, { order: Order; sale: SaleEntry | undefined }>();
   async putIfNewer(order: Order, sale: SaleEntry | undefined): Promise<PutResult> {
     const stored = this.items.get(order.id);
     if (stored && stored.order.version >= order.version)

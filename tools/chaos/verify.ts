@@ -4,6 +4,7 @@
 //          higher than the partner ever served; an order the partner never served; a ledger row that
 //          differs from the expected sales (or exists on one side only)
 // Pure functions over plain data (the AWS reads are in run.ts), so they are unit-tested on their own.
+import type { Int64 } from '../../functions/core/model/int64.js';
 import type { ExpectedOrder, ExpectedSale } from '../simulator/index.js';
 
 export interface OrderFacts {
@@ -26,14 +27,14 @@ export interface LedgerRow {
   vendorId: string;
   currency: string;
   count: number;
-  amount: number;
+  amount: Int64;
 }
 
 export interface LedgerDifference {
   vendorId: string;
   currency: string;
   expected?: { count: number; amount: number };
-  actual?: { count: number; amount: number };
+  actual?: { count: number; amount: Int64 };
 }
 
 export interface OrdersVerdict {
@@ -65,7 +66,7 @@ function expectedFacts(order: ExpectedOrder): OrderFacts {
 
 export function compareOrders(
   expected: ReadonlyMap<number, ExpectedOrder>,
-  stored: ReadonlyMap<number, Record<string, unknown>>,
+  stored: ReadonlyMap<Int64, Record<string, unknown>>,
 ): OrdersVerdict {
   const lost: OrderIssue[] = [];
   const wrong: OrderIssue[] = [];
@@ -88,8 +89,10 @@ export function compareOrders(
       wrong.push({ orderId, problem: 'content', stored: got, expected: want });
     }
   }
-  for (const [orderId, item] of stored) {
-    if (expected.has(orderId)) continue;
+  for (const [storedId, item] of stored) {
+    // The simulator's ids are safe integers: a bigint id was never served.
+    const orderId = Number(storedId);
+    if (typeof storedId === 'number' && expected.has(storedId)) continue;
     const got = factsOf(item);
     wrong.push({ orderId, problem: 'never-served', ...(got ? { stored: got } : {}) });
   }
@@ -109,7 +112,7 @@ export function compareLedger(
   for (const name of [...new Set([...want.keys(), ...got.keys()])].sort()) {
     const w = want.get(name);
     const g = got.get(name);
-    if (w && g && w.count === g.count && w.amount === g.amount) continue;
+    if (w && g && w.count === g.count && BigInt(w.amount) === BigInt(g.amount)) continue;
     const row = (w ?? g) as LedgerRow;
     differences.push({
       vendorId: row.vendorId,

@@ -14,10 +14,11 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
+import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { CURSOR_TABLE_SCHEMA, ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
+import type { Int64 } from '../../functions/core/model/int64.js';
 import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
@@ -190,12 +191,13 @@ export async function drainQueue(
 export async function scanOrders(
   aws: Pick<AwsClients, 'dynamo'>,
   table: string,
-): Promise<Map<number, Record<string, unknown>>> {
-  const orders = new Map<number, Record<string, unknown>>();
+): Promise<Map<Int64, Record<string, unknown>>> {
+  // Keyed by the exact id (a bigint beyond 2^53, see int64.ts).
+  const orders = new Map<Int64, Record<string, unknown>>();
   for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
     for (const raw of page.Items ?? []) {
-      const item = unmarshall(raw);
-      orders.set(Number(item.orderId), item);
+      const item = unmarshallExact(raw);
+      orders.set(item.orderId as Int64, item);
     }
   }
   return orders;

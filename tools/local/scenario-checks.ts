@@ -1,7 +1,9 @@
 // What each spec scenario (section 4) must leave behind after a full pipeline run, written from the
 // spec's own words rather than from our simulator's data: the conformance runner applies these to a
 // run against the partner's real test environment too, whose ids and amounts are illustrative.
+
 import { type SalesTotal, salesTotals } from '../../functions/core/apply/sale.js';
+import { sumInt64 } from '../../functions/core/model/int64.js';
 import type { Order, OrderItem } from '../../functions/core/model/types.js';
 import type { PipelineCounters } from './local-pipeline.js';
 
@@ -60,7 +62,8 @@ function ledgerMatchesAcceptedOrders(run: ScenarioRun): string[] {
 
 function paymentsSumToTotal(order: Order): boolean {
   return (
-    order.customerPayments.reduce((sum, payment) => sum + payment.payment.amount, 0) === order.total.amount
+    BigInt(sumInt64(order.customerPayments.map((payment) => payment.payment.amount))) ===
+    BigInt(order.total.amount)
   );
 }
 

@@ -2,15 +2,18 @@
 // and, while that version is accepted, its sales-ledger entry (`saleKey`, `saleAmount`, indexed by the
 // sparse `salesByVendor` GSI). One conditional PutItem writes both, so the ledger is exact under
 // duplicates, reordering and concurrent consumers without transactions or a hot aggregate item.
+
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { OrderStore, PutResult, StoredAnnotations } from '../apply/ports.js';
 import type { SaleEntry } from '../apply/sale.js';
+import { isInt64 } from '../model/int64.js';
 import type { Order } from '../model/types.js';
+import { unmarshallExact } from './exact-item.js';
 import { storedOrderItem } from './stored-order-item.js';
 import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
 
@@ -40,18 +43,18 @@ export class DynamoOrderStore implements OrderStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      const previous = output.Attributes ? unmarshall(output.Attributes) : undefined;
+      const previous = output.Attributes ? unmarshallExact(output.Attributes) : undefined;
       return {
         applied: true,
-        previousVersion: typeof previous?.version === 'number' ? previous.version : undefined,
+        previousVersion: isInt64(previous?.version) ? previous.version : undefined,
         previousSale: previous ? saleFromItem(previous) : undefined,
       };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
-        const stored = error.Item ? unmarshall(error.Item) : {};
+        const stored = error.Item ? unmarshallExact(error.Item) : {};
         return {
           applied: false,
-          storedVersion: typeof stored.version === 'number' ? stored.version : order.version,
+          storedVersion: isInt64(stored.version) ? stored.version : order.version,
         };
       }
       throw error;
@@ -60,7 +63,7 @@ export class DynamoOrderStore implements OrderStore {
 }
 
 function saleFromItem(item: Record<string, unknown>): SaleEntry | undefined {
-  if (typeof item.saleKey !== 'string' || typeof item.saleAmount !== 'number') return undefined;
+  if (typeof item.saleKey !== 'string' || !isInt64(item.saleAmount)) return undefined;
   const vendorId = typeof item.vendorId === 'string' ? item.vendorId : '';
   return {
     saleKey: item.saleKey,

@@ -1,9 +1,11 @@
 // Reads the sales ledger: the sparse `salesByVendor` index holds exactly the orders whose latest
 // applied version is accepted, so summing it per (vendor, currency) gives count and amount of sales.
 // Index reads are eventually consistent on AWS: a figure read right after a write can trail it briefly.
+
 import { type DynamoDBClient, paginateQuery, paginateScan } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { type SalesTotal, saleKeyOf } from '../apply/sale.js';
+import { int64FromText, sumInt64 } from '../model/int64.js';
 import { SALES_INDEX_NAME } from './dynamo-order-store.js';
 
 export type { SalesTotal };
@@ -21,9 +23,8 @@ export async function readSalesLedger(client: DynamoDBClient, tableName: string)
   );
   for await (const page of pages) {
     for (const raw of page.Items ?? []) {
-      const item = unmarshall(raw);
-      const vendorId = String(item.vendorId);
-      const saleKey = String(item.saleKey);
+      const vendorId = String(raw.vendorId?.S);
+      const saleKey = String(raw.saleKey?.S);
       const total = totals.get(saleKey) ?? {
         vendorId,
         currency: saleKey.slice(vendorId.length + 1),
@@ -31,7 +32,7 @@ export async function readSalesLedger(client: DynamoDBClient, tableName: string)
         amount: 0,
       };
       total.count += 1;
-      total.amount += Number(item.saleAmount);
+      total.amount = sumInt64([total.amount, int64FromText(raw.saleAmount?.N ?? '0')]);
       totals.set(saleKey, total);
     }
   }
@@ -61,7 +62,7 @@ export async function readVendorSales(
   for await (const page of pages) {
     for (const raw of page.Items ?? []) {
       total.count += 1;
-      total.amount += Number(unmarshall(raw).saleAmount);
+      total.amount = sumInt64([total.amount, int64FromText(raw.saleAmount?.N ?? '0')]);
     }
   }
   return total;

@@ -1,6 +1,7 @@
 // Read-only view of the orders table for reconciliation: stored version and status by id
 // (BatchGetItem, 100 keys a call, unprocessed keys retried with backoff) and a sample of ids (Scan).
 // Reads are strongly consistent, so a version the consumer has just applied is seen.
+
 import {
   type AttributeValue,
   BatchGetItemCommand,
@@ -9,8 +10,9 @@ import {
   type KeysAndAttributes,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isInt64 } from '../model/int64.js';
 import type { StoredOrders, StoredVersion } from '../reconcile/reconcile-orders.js';
+import { unmarshallExact } from './exact-item.js';
 import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
 
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;
@@ -80,9 +82,9 @@ export class DynamoStoredOrders implements StoredOrders {
         new BatchGetItemCommand({ RequestItems: { [this.tableName]: pending } }),
       );
       for (const raw of output.Responses?.[this.tableName] ?? []) {
-        const item = unmarshall(raw);
+        const item = unmarshallExact(raw);
         const id = Number(item[KEY]);
-        if (typeof item.version === 'number') {
+        if (isInt64(item.version)) {
           found.set(id, {
             version: item.version,
             status: typeof item.status === 'string' ? item.status : '',
@@ -117,7 +119,11 @@ export class DynamoStoredOrders implements StoredOrders {
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),
           }),
         );
-        for (const raw of output.Items ?? []) ids.push(Number(unmarshall(raw)[KEY]));
+        // Reconciliation asks the partner by id as a safe integer; a 64-bit id beyond 2^53 is not sampled.
+        for (const raw of output.Items ?? []) {
+          const id = Number(raw[KEY]?.N);
+          if (Number.isSafeInteger(id)) ids.push(id);
+        }
         startKey = output.LastEvaluatedKey;
       } while (startKey && ids.length < limit);
     }

@@ -5,13 +5,14 @@
 //     → it is acknowledged as stale; failed → it fails too, so SQS redelivers both and the lower version
 //     is never deleted while the higher one is not in the table;
 //   - a `reject` record fails with its validation error (retried, then dead-lettered).
+import type { Int64 } from '../model/int64.js';
 import { type ApplyResult, applyValidatedOrderVersion } from './apply-order-version.js';
 import type { PlannedRecord } from './plan-batch.js';
 import type { OrderStore } from './ports.js';
 
 export class SupersedingVersionFailedError extends Error {
   readonly code = 'ERR_SUPERSEDING_VERSION_FAILED';
-  constructor(orderId: number, version: number, byVersion: number, options: { cause: unknown }) {
+  constructor(orderId: Int64, version: Int64, byVersion: Int64, options: { cause: unknown }) {
     super(
       `order ${orderId} version ${version} waits for version ${byVersion} of the same batch, whose write failed; both are retried`,
       options,

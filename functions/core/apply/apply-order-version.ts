@@ -5,13 +5,14 @@
 //   4. report applied (with the ledger change) or stale (an equal or lower version: a counted no-op)
 
 import type { OrderVersionMessage } from '../contract/order-version-message.js';
+import type { Int64 } from '../model/int64.js';
 import { parseOrderVersionMessage } from './order-version-message.js';
 import type { OrderStore } from './ports.js';
 import { type SalesChange, saleOf, salesChange } from './sale.js';
 
 export type ApplyResult =
-  | { outcome: 'applied'; orderId: number; version: number; salesChange: SalesChange }
-  | { outcome: 'stale'; orderId: number; version: number; storedVersion: number };
+  | { outcome: 'applied'; orderId: Int64; version: Int64; salesChange: SalesChange }
+  | { outcome: 'stale'; orderId: Int64; version: Int64; storedVersion: Int64 };
 
 export async function applyOrderVersion(store: OrderStore, body: string): Promise<ApplyResult> {
   return applyValidatedOrderVersion(store, parseOrderVersionMessage(body));

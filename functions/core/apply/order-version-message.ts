@@ -1,7 +1,9 @@
 // Reads and validates a message body against the public contract. The order is re-validated with the
 // same parser the poller uses (normalised output parses to itself), so a consumer never trusts a
 // hand-edited or foreign message more than the partner's own data.
+
 import { type OrderVersionMessage, SCHEMA_VERSION } from '../contract/order-version-message.js';
+import { parseJsonExact } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
 
 export class InvalidMessageError extends Error {
@@ -15,7 +17,7 @@ export class InvalidMessageError extends Error {
 export function parseOrderVersionMessage(body: string): OrderVersionMessage {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = parseJsonExact(body);
   } catch {
     throw new InvalidMessageError('body is not JSON');
   }

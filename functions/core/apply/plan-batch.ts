@@ -7,17 +7,19 @@
 // it is acknowledged only once that version is applied (apply-batch.ts): if the higher version's write
 // fails, the lower one fails with it, so both are retried and neither is lost while the higher one waits
 // in the dead-letter queue. An invalid message never supersedes anything.
+
 import type { OrderVersionMessage } from '../contract/order-version-message.js';
+import type { Int64 } from '../model/int64.js';
 import { parseOrderVersionMessage } from './order-version-message.js';
 
 export type PlannedRecord =
   | { action: 'apply'; message: OrderVersionMessage }
-  | { action: 'superseded'; message: OrderVersionMessage; byVersion: number; byRecordId: string }
+  | { action: 'superseded'; message: OrderVersionMessage; byVersion: Int64; byRecordId: string }
   | { action: 'reject'; error: Error };
 
 export function planBatch(records: ReadonlyArray<{ id: string; body: string }>): Map<string, PlannedRecord> {
   const plan = new Map<string, PlannedRecord>();
-  const highest = new Map<number, { id: string; version: number }>();
+  const highest = new Map<Int64, { id: string; version: Int64 }>();
   for (const record of records) {
     let message: OrderVersionMessage;
     try {

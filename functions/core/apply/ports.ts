@@ -1,10 +1,11 @@
 // Port of the apply use case. Flow: SQS → consumer handler → applyOrderVersion → OrderStore.
+import type { Int64 } from '../model/int64.js';
 import type { Order } from '../model/types.js';
 import type { SaleEntry } from './sale.js';
 
 export type PutResult =
-  | { applied: true; previousVersion: number | undefined; previousSale: SaleEntry | undefined }
-  | { applied: false; storedVersion: number };
+  | { applied: true; previousVersion: Int64 | undefined; previousSale: SaleEntry | undefined }
+  | { applied: false; storedVersion: Int64 };
 
 export interface OrderStore {
   /**

@@ -2,6 +2,7 @@
 // `accepted`; cancelling reverses it, and rejected or placed-only orders are never sales. The ledger
 // entry lives on the order item itself and is written by the same version-guarded put, so it can
 // never disagree with the order: duplicates, reordering, replays and crashes cannot double-count it.
+import { type Int64, sumInt64 } from '../model/int64.js';
 import type { Order } from '../model/types.js';
 
 export interface SaleEntry {
@@ -9,7 +10,7 @@ export interface SaleEntry {
   saleKey: string;
   vendorId: string;
   currency: string;
-  amount: number;
+  amount: Int64;
 }
 
 export function saleOf(order: Pick<Order, 'status' | 'vendorId' | 'total'>): SaleEntry | undefined {
@@ -41,7 +42,8 @@ export interface SalesTotal {
   vendorId: string;
   currency: string;
   count: number;
-  amount: number;
+  /** Exact: a bigint where a number would round (see int64.ts). */
+  amount: Int64;
 }
 
 /** The ledger as the sales rule defines it over a set of latest order versions, sorted by vendor and currency. */
@@ -57,7 +59,7 @@ export function salesTotals(orders: Iterable<Pick<Order, 'status' | 'vendorId' |
       amount: 0,
     };
     total.count += 1;
-    total.amount += sale.amount;
+    total.amount = sumInt64([total.amount, sale.amount]);
     totals.set(sale.saleKey, total);
   }
   return [...totals.values()].sort(

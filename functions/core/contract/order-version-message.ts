@@ -1,6 +1,9 @@
 // The public message contract: one SQS message per order version, read by our consumer and by every
 // downstream service. Changing a field here is a breaking change for them: bump SCHEMA_VERSION and
 // update order-version-message.schema.json (a test checks the two agree).
+
+import type { Int64 } from '../model/int64.js';
+import { stringifyJsonExact } from '../model/int64.js';
 import type { Finding, Order } from '../model/types.js';
 
 export const SCHEMA_VERSION = 1;
@@ -34,8 +37,8 @@ export interface MessageAttribute {
 
 /** A message ready to send: body, attributes, and its size as SQS counts it. */
 export interface OutgoingMessage {
-  orderId: number;
-  version: number;
+  orderId: Int64;
+  version: Int64;
   body: string;
   attributes: Record<string, MessageAttribute>;
   sizeBytes: number;
@@ -46,7 +49,8 @@ export function buildOrderVersionMessage(
   source: OrderVersionMessage['source'],
 ): OutgoingMessage {
   const message: OrderVersionMessage = { schemaVersion: SCHEMA_VERSION, order, source };
-  const body = escapeForSqs(JSON.stringify(message));
+  // int64 values beyond 2^53 are bigints: written as exact JSON numbers.
+  const body = escapeForSqs(stringifyJsonExact(message));
   // Attributes let subscribers filter and route without parsing the body.
   const attributes: Record<string, MessageAttribute> = {
     orderId: { DataType: 'Number', StringValue: String(order.id) },

@@ -1,6 +1,8 @@
 // Ports of the poll use case. Flow: schedule → poller handler → pollFeed → (CursorStore, PartnerApi,
 // OrderVersionPublisher, Quarantine). AWS adapters live in ../adapters; tests use in-memory fakes.
+
 import type { OutgoingMessage } from '../contract/order-version-message.js';
+import type { Int64 } from '../model/int64.js';
 import type { ContinuationEvent } from './continuation.js';
 
 /** The cursor item's state, as read when the lease was taken. */
@@ -63,8 +65,8 @@ export interface QuarantinedRecord {
   pageId: string | null;
   reason: string;
   issues: string[];
-  orderId?: number;
-  version?: number;
+  orderId?: Int64;
+  version?: Int64;
   raw: unknown;
   quarantinedAt: string;
 }

@@ -5,6 +5,7 @@
 import { DYNAMO_MAX_ITEM_BYTES, storedOrderItem } from '../adapters/stored-order-item.js';
 import { saleOf } from '../apply/sale.js';
 import { buildOrderVersionMessage, type OutgoingMessage } from '../contract/order-version-message.js';
+import type { Int64 } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
 import type { Finding, Order } from '../model/types.js';
 import type { QuarantinedRecord } from './ports.js';
@@ -17,7 +18,7 @@ export interface PreparedPage {
   /** Highest event timestamp among the page's valid orders (UTC ISO), if any. */
   highWaterMark: string | undefined;
   /** Published versions that carry findings: their identity and finding codes only (no customer data). */
-  withFindings: Array<{ orderId: number; version: number; codes: string[] }>;
+  withFindings: Array<{ orderId: Int64; version: Int64; codes: string[] }>;
 }
 
 export interface PageContext {

@@ -22,6 +22,7 @@
  * the payments rule 1 sums. Both are covered by rule 1; the spec gives no rule tying item lines to
  * `total`, so line totals are not summed.
  */
+import { type Int64, sumInt64 } from './int64.js';
 import type { CustomerPayment, Finding, Order, OrderItem } from './types.js';
 
 function label(item: OrderItem, index: number): string {
@@ -37,7 +38,7 @@ function checkMoney(order: Order, findings: Finding[]): void {
     foreign.push(`deliveryFee (${order.deliveryFee.currency})`);
   }
   let paymentsInOtherCurrency = false;
-  let sum = 0;
+  const amounts: Int64[] = [];
   const payments = order.customerPayments;
   for (let p = 0; p < payments.length; p++) {
     const money = (payments[p] as CustomerPayment).payment;
@@ -45,7 +46,7 @@ function checkMoney(order: Order, findings: Finding[]): void {
       paymentsInOtherCurrency = true;
       foreign.push(`customerPayments[${p}].payment (${money.currency})`);
     }
-    sum += money.amount;
+    amounts.push(money.amount);
   }
   const items = order.items;
   for (let i = 0; i < items.length; i++) {
@@ -56,7 +57,9 @@ function checkMoney(order: Order, findings: Finding[]): void {
   if (foreign.length > 0) {
     findings.push({ code: 'mixed-currency', detail: `total is ${currency}; differs: ${foreign.join(', ')}` });
   }
-  if (!paymentsInOtherCurrency && sum !== order.total.amount) {
+  // Exact for int64 amounts: a bigint sum where numbers would round.
+  const sum = sumInt64(amounts);
+  if (!paymentsInOtherCurrency && BigInt(sum) !== BigInt(order.total.amount)) {
     findings.push({
       code: 'payments-sum-mismatch',
       detail: `customerPayments sum to ${sum}, total.amount is ${order.total.amount} (${currency})`,

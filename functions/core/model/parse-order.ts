@@ -60,6 +60,7 @@ import {
   readCleanOrder,
 } from './clean-order.js';
 import { checkConsistency } from './consistency.js';
+import { type Int64, isInt64 } from './int64.js';
 import { formatUtcIso, TIMESTAMP_EXPECTED, timestampToEpochMs } from './timestamps.js';
 import type { Finding, Order, ParseResult } from './types.js';
 import { ORDER_STATUSES } from './types.js';
@@ -70,8 +71,10 @@ import { replaceLoneSurrogates } from './well-formed.js';
 // ---------------------------------------------------------------------------------------------
 
 const MISSING = 'missing required field';
+// A JSON number the body parser left as a number although it is beyond 2^53: written in float notation
+// (1e20), so its digits were never exact. Integer literals beyond 2^53 arrive as bigints and are accepted.
 const UNSAFE_INTEGER =
-  'expected a safe integer (|n| <= 2^53 - 1): larger int64 values cannot be represented exactly in a JSON number';
+  'expected an integer literal: a number beyond 2^53 in float notation cannot be represented exactly';
 const CURRENCY_EXPECTED = 'expected a 3-letter uppercase ISO 4217 currency code';
 
 function describeInput(input: unknown): string {
@@ -134,8 +137,30 @@ const CURRENCY_CODE = /^[A-Z]{3}$/;
 const timestamp = z.pipe(z.union([z.number(), z.string()]), z.transform(normaliseTimestamp));
 const optionalTimestamp = z.nullish(timestamp);
 
+/**
+ * An int64 (the spec's ids, versions and amounts): a safe-integer number, or a bigint within int64 (the body
+ * parser turns integers beyond 2^53 into bigints, int64.ts). Messages never quote the value.
+ */
+function int64Schema(minimum?: number) {
+  return z.custom<Int64>((value) => isInt64(value) && (minimum === undefined || value >= minimum), {
+    error: (issue) => {
+      const input = issue.input;
+      if (input === undefined) return MISSING;
+      if (typeof input === 'number') {
+        if (!Number.isInteger(input)) return 'expected integer';
+        if (!Number.isSafeInteger(input)) return UNSAFE_INTEGER;
+        return `expected at least ${minimum}`;
+      }
+      if (typeof input === 'bigint') {
+        return isInt64(input) ? `expected at least ${minimum}` : 'expected an int64 (-2^63 to 2^63-1)';
+      }
+      return `expected integer, received ${describeInput(input)}`;
+    },
+  });
+}
+
 const moneySchema = z.object({
-  amount: z.int(),
+  amount: int64Schema(),
   currency: z.string().check(z.regex(CURRENCY_CODE, { error: CURRENCY_EXPECTED })),
 });
 const optionalMoney = z.nullish(moneySchema);
@@ -192,8 +217,8 @@ const statusSchema = z.enum(ORDER_STATUSES, {
 });
 
 const orderSchema = z.object({
-  id: z.int().check(z.minimum(0)),
-  version: z.int().check(z.minimum(0)),
+  id: int64Schema(0),
+  version: int64Schema(0),
   latestVersion: z.boolean(),
   vendorId: z.string(),
   status: statusSchema,
@@ -377,8 +402,8 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
   const result: Extract<ParseResult, { ok: false }> = { ok: false, reason, issues };
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
     const { id, version } = raw as JsonObject;
-    if (Number.isSafeInteger(id)) result.orderId = id as number;
-    if (Number.isSafeInteger(version)) result.version = version as number;
+    if (isInt64(id)) result.orderId = id;
+    if (isInt64(version)) result.version = version;
   }
   return result;
 }

@@ -3,11 +3,14 @@
 // Date.prototype.toISOString() prints them; money is integer minor units. Optional fields are present
 // only when the partner sent them.
 
+import type { Int64 } from './int64.js';
+
 export type OrderStatus = 'placed' | 'rejected' | 'accepted' | 'cancelled';
 export const ORDER_STATUSES: readonly OrderStatus[] = ['placed', 'rejected', 'accepted', 'cancelled'];
 
 export interface MonetaryAmount {
-  amount: number;
+  /** int64 minor units: a number, or a bigint beyond 2^53 (see int64.ts). */
+  amount: Int64;
   currency: string;
 }
 
@@ -57,8 +60,9 @@ export interface CustomerPayment {
 }
 
 export interface Order {
-  id: number;
-  version: number;
+  /** int64: a number, or a bigint beyond 2^53 (see int64.ts). */
+  id: Int64;
+  version: Int64;
   latestVersion: boolean;
   vendorId: string;
   status: OrderStatus;
@@ -94,6 +98,6 @@ export type ParseResult =
       /** Every problem found, each as `path: message`. */
       issues: string[];
       /** Identity when it could be read, so a quarantined record can be found by order id. */
-      orderId?: number;
-      version?: number;
+      orderId?: Int64;
+      version?: Int64;
     };

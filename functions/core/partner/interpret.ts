@@ -2,6 +2,7 @@
 // 200 → a Page or an Order (checked for shape only; records stay raw for parseOrder); 401, 400, 404
 // and the rest → typed errors. Pure: a status, headers and a body in, a value or an error out.
 
+import { parseJsonExact } from '../model/int64.js';
 import {
   AuthenticationError,
   BadRequestError,
@@ -46,7 +47,8 @@ function serverMessage(body: Buffer, token: string): string | undefined {
  */
 function parseJson(resource: Resource, answer: HttpAnswer, token: string): unknown {
   try {
-    return JSON.parse(answer.body.toString('utf8'));
+    // Exact: an integer beyond 2^53 (the spec's ids, versions and amounts are int64) becomes a bigint.
+    return parseJsonExact(answer.body.toString('utf8'));
   } catch {
     const body = fingerprint(answer.body, headerValue(answer.headers, 'content-type'), token);
     throw new ResponseFormatError(

@@ -16,12 +16,14 @@
 // version below what the partner served a moment earlier is certainly stale (`behind` is never an
 // artefact of the pipeline applying a version meanwhile). The reverse race can show a spurious
 // `ahead` (the partner moved on and the pipeline caught up between the two reads); `ahead` is report-only.
+
 import {
   buildOrderVersionMessage,
   type OutgoingMessage,
   SQS_MAX_MESSAGE_BYTES,
 } from '../contract/order-version-message.js';
 import type { OrderVersionPublisher } from '../ingest/ports.js';
+import type { Int64 } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
 import type { Finding, Order } from '../model/types.js';
 import {
@@ -34,7 +36,7 @@ import type { PartnerApi } from '../partner/types.js';
 
 /** What the orders table holds for one order. */
 export interface StoredVersion {
-  version: number;
+  version: Int64;
   status: string;
 }
 
@@ -72,9 +74,9 @@ export type ResultKind = (typeof RESULT_KINDS)[number];
 export interface ReconciledOrder {
   id: number;
   result: ResultKind;
-  storedVersion?: number;
+  storedVersion?: Int64;
   storedStatus?: string;
-  partnerVersion?: number;
+  partnerVersion?: Int64;
   partnerStatus?: string;
   /** Why (server message, parse reason, error) or what differs; never the token or customer data. */
   detail?: string;

@@ -1,10 +1,12 @@
 // A superseded lower version is acknowledged only once the version superseding it is applied (issue 11
 // point 10): if that write fails, both fail, so neither is missing from the table while the higher one waits.
+
 import { describe, expect, it } from 'vitest';
 import { batchApplier, SupersedingVersionFailedError } from '../../../functions/core/apply/apply-batch.js';
 import { planBatch } from '../../../functions/core/apply/plan-batch.js';
 import type { OrderStore } from '../../../functions/core/apply/ports.js';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
+import type { Int64 } from '../../../functions/core/model/int64.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 import { MemoryOrderStore } from '../../support/fakes.js';
 
@@ -13,8 +15,8 @@ const body = (id: number, version: number) =>
   buildOrderVersionMessage(toOrder(sampleOrder({ id, version })), source).body;
 
 /** A store whose writes of one order fail (a throttled or unavailable table, for that key). */
-function failingFor(orderId: number, store = new MemoryOrderStore()): OrderStore & { writes: number[] } {
-  const writes: number[] = [];
+function failingFor(orderId: number, store = new MemoryOrderStore()): OrderStore & { writes: Int64[] } {
+  const writes: Int64[] = [];
   return {
     writes,
     async putIfNewer(order, sale) {

@@ -29,7 +29,7 @@ function ledger(store: MemoryOrderStore) {
     if (!sale) continue;
     const total = totals[sale.saleKey] ?? { count: 0, amount: 0 };
     total.count += 1;
-    total.amount += sale.amount;
+    total.amount += Number(sale.amount);
     totals[sale.saleKey] = total;
   }
   return totals;

@@ -1,6 +1,8 @@
 // The conformance checks pass a faithful run of each scenario and name what is wrong in a broken one.
+
 import { describe, expect, it } from 'vitest';
 import { salesTotals } from '../../../functions/core/apply/sale.js';
+import type { Int64 } from '../../../functions/core/model/int64.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order } from '../../../functions/core/model/types.js';
 import { SCENARIO_CHECKS, type ScenarioRun } from '../../../tools/local/scenario-checks.js';
@@ -11,7 +13,7 @@ import { SCENARIO_IDS, type ScenarioId } from '../../../tools/simulator/types.js
 /** What a correct pipeline leaves behind for a scenario: the highest version of each order, parsed. */
 function faithfulRun(id: ScenarioId): ScenarioRun {
   const entries = SCENARIOS[id].polls.flat();
-  const latest = new Map<number, Order>();
+  const latest = new Map<Int64, Order>();
   for (const entry of entries) {
     const parsed = parseOrder(toWire(entry.order, entry.latestVersion, { kind: 'epoch' }, Date.now()));
     if (!parsed.ok) throw new Error(parsed.reason);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseJsonExact } from '../../../functions/core/model/int64.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order, ParseResult } from '../../../functions/core/model/types.js';
 import {
@@ -258,8 +259,8 @@ describe('parseOrder', () => {
       );
     });
 
-    it('rejects an id beyond the safe integer range, keeping the readable version', () => {
-      // Prepare
+    it('rejects an id that reached it as a rounded number (float notation beyond 2^53), keeping the version', () => {
+      // Prepare: integer literals beyond 2^53 arrive as bigints (parseJsonExact); only 1e16-style numbers do not.
       const raw = sampleOrder({ id: 2 ** 53 + 2 });
 
       // Act
@@ -267,21 +268,29 @@ describe('parseOrder', () => {
 
       // Assess
       expect(result.reason).toMatch(
-        /^invalid field id: expected a safe integer .*cannot be represented exactly/,
+        /^invalid field id: expected an integer literal: .*cannot be represented exactly/,
       );
       expect(result.orderId).toBeUndefined();
       expect(result.version).toBe(3);
     });
 
-    it('rejects a version beyond the safe integer range', () => {
-      // Prepare
-      const raw = sampleOrder({ version: 2 ** 60 });
+    it('accepts int64 ids, versions and amounts beyond 2^53 exactly, as bigints', () => {
+      const raw = parseJsonExact(
+        JSON.stringify(sampleOrder({ id: 1, version: 2 }))
+          .replace('"id":1,', '"id":9223372036854775807,')
+          .replace('"version":2,', '"version":9007199254740993,'),
+      );
 
-      // Act
-      const result = rejected(parseOrder(raw));
+      const result = parseOrder(raw);
 
-      // Assess
-      expect(result.reason).toMatch(/^invalid field version: expected a safe integer/);
+      expect(result.ok).toBe(true);
+      expect(result.ok && result.order.id).toBe(9_223_372_036_854_775_807n);
+      expect(result.ok && result.order.version).toBe(9_007_199_254_740_993n);
+    });
+
+    it('rejects a value beyond int64', () => {
+      const result = rejected(parseOrder({ ...sampleOrder(), version: 2n ** 63n }));
+      expect(result.reason).toBe('invalid field version: expected an int64 (-2^63 to 2^63-1)');
       expect(result.orderId).toBe(1001);
       expect(result.version).toBeUndefined();
     });

@@ -1,0 +1,107 @@
+// int64 values (order ids, versions, money amounts: the spec says int64) carried exactly. A JSON number
+// above 2^53 cannot be a JS number without rounding, so such a value is a bigint; every value in the safe
+// range stays a number. That canonical form (number when safe, bigint otherwise) means one value always
+// has one representation, so ids still work as map keys and `<`/`>` compare numbers and bigints exactly.
+
+export type Int64 = number | bigint;
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+/** The canonical form of an integer: a number when it is a safe integer, else a bigint. */
+export function canonicalInt64(value: bigint): Int64 {
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+}
+
+export function isInt64(value: unknown): value is Int64 {
+  if (typeof value === 'number') return Number.isSafeInteger(value);
+  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
+}
+
+/** Exact sum of int64 values, in canonical form. */
+export function sumInt64(values: readonly Int64[]): Int64 {
+  let safe = 0;
+  let exact = true;
+  for (const value of values) {
+    if (typeof value !== 'number') {
+      exact = false;
+      break;
+    }
+    safe += value;
+    if (!Number.isSafeInteger(safe)) {
+      exact = false;
+      break;
+    }
+  }
+  if (exact) return safe;
+  return canonicalInt64(values.reduce<bigint>((sum, value) => sum + BigInt(value), 0n));
+}
+
+/** An integer's decimal text (e.g. a DynamoDB `N`) in canonical form. */
+export function int64FromText(text: string): Int64 {
+  return canonicalInt64(BigInt(text));
+}
+
+/** Decimal text of an int64 value (exact for both forms). */
+export const int64Text = (value: Int64): string => value.toString();
+
+// ---- JSON ---------------------------------------------------------------------------------------------
+
+const MARK = '\u0000int64:';
+const LONG_INTEGER = /\d{16}/;
+
+/**
+ * JSON.parse that keeps integers JSON.parse would round: an integer literal outside the safe range becomes
+ * a bigint. Bodies without a run of 16 digits (almost all) take JSON.parse's own path unchanged.
+ */
+export function parseJsonExact(text: string): unknown {
+  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
+  let marked = false;
+  const out: string[] = [];
+  let start = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (inString) {
+      if (char === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (char === 0x22) inString = false;
+      continue;
+    }
+    if (char === 0x22) {
+      inString = true;
+      continue;
+    }
+    if (char === 0x2d || (char >= 0x30 && char <= 0x39)) {
+      let end = i + 1;
+      while (end < text.length && /[0-9eE.+-]/.test(text.charAt(end))) end++;
+      const literal = text.slice(i, end);
+      if (/^-?\d{16,}$/.test(literal) && !Number.isSafeInteger(Number(literal))) {
+        out.push(text.slice(start, i), JSON.stringify(MARK + literal));
+        start = end;
+        marked = true;
+      }
+      i = end - 1;
+    }
+  }
+  if (!marked) return JSON.parse(text);
+  out.push(text.slice(start));
+  return JSON.parse(out.join(''), (_key, value) =>
+    typeof value === 'string' && value.startsWith(MARK)
+      ? canonicalInt64(BigInt(value.slice(MARK.length)))
+      : value,
+  );
+}
+
+/** JSON.stringify that writes bigints as exact JSON numbers (digits, no quotes). */
+export function stringifyJsonExact(value: unknown): string {
+  let marked = false;
+  const text = JSON.stringify(value, (_key, item) => {
+    if (typeof item !== 'bigint') return item;
+    marked = true;
+    return MARK + item.toString();
+  });
+  return marked ? text.replace(/"\\u0000int64:(-?\d+)"/g, '$1') : text;
+}
