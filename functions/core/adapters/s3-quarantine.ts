@@ -1,10 +1,12 @@
 // Quarantine for records the poller cannot publish (invalid, or too large for SQS): one S3 object per
 // record, holding the reason, the raw record and the page it came from. S3 takes records of any size,
 // and the key is derived from the record's content, so replaying a page overwrites instead of doubling.
+
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { QuarantineError } from '../ingest/errors.js';
 import type { Quarantine, QuarantinedRecord } from '../ingest/ports.js';
+import { stringifyJsonExact } from '../model/int64.js';
 
 export const QUARANTINE_PREFIX = 'quarantine/';
 
@@ -21,7 +23,7 @@ export class S3Quarantine implements Quarantine {
         new PutObjectCommand({
           Bucket: this.bucketName,
           Key: key,
-          Body: JSON.stringify(record),
+          Body: stringifyJsonExact(record),
           ContentType: 'application/json',
         }),
       );
@@ -37,7 +39,7 @@ export function quarantineKey(
   record: Pick<QuarantinedRecord, 'feedId' | 'orderId' | 'version' | 'raw'>,
 ): string {
   const hash = createHash('sha256')
-    .update(JSON.stringify(record.raw) ?? 'undefined')
+    .update(stringifyJsonExact(record.raw) ?? 'undefined')
     .digest('hex')
     .slice(0, 16);
   const order = record.orderId === undefined ? 'unidentified' : String(record.orderId);
