@@ -50,7 +50,10 @@ describe('quarantine', () => {
     const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
     const mistyped = { ...sampleOrder({ id: 3 }), total: { amount: '12.50', currency: 'EUR' } };
     const huge = sampleOrder({ id: 4 });
-    huge.items[0] = { ...(huge.items[0] as NonNullable<(typeof huge.items)[0]>), name: 'x'.repeat(1_100_000) };
+    huge.items[0] = {
+      ...(huge.items[0] as NonNullable<(typeof huge.items)[0]>),
+      name: 'x'.repeat(1_100_000),
+    };
     const oddCharacters = sampleOrder({ id: 5 });
     oddCharacters.vendorId = 'vendor-\uFFFF';
     partner.script(
