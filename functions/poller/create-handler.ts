@@ -13,7 +13,7 @@ import type { PollerConfig } from './config.js';
 /** What the handler needs of a metrics sink (Powertools Metrics in handler.ts; a no-op or a recorder elsewhere). */
 export interface PollerMetrics {
   count(name: PollMetricName, value?: number): void;
-  milliseconds(name: 'RunDurationMs', value: number): void;
+  milliseconds(name: 'RunDurationMs' | 'PaceDelayMs', value: number): void;
   seconds(name: 'SecondsSinceCaughtUp', value: number): void;
   /** Flushes what the invocation recorded (Powertools: one EMF document). */
   publish(): void;
@@ -74,6 +74,8 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
       // A 401 may mean the token was rotated: read it from SSM afresh on the next run.
       if (outcome.kind === 'auth-failed') deps.tokens?.invalidate();
       metrics.milliseconds('RunDurationMs', now() - startedAt);
+      // The feed's own delay between page requests: rises while the partner answers 429s (see pace.ts).
+      metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
       if (outcome.secondsSinceCaughtUp !== undefined) {
         metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
       }

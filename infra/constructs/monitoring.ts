@@ -220,6 +220,7 @@ export class Monitoring extends Construct {
       graph('Feed lag: seconds since caught up', [
         this.metric(POLLER_SERVICE_NAME, 'SecondsSinceCaughtUp', Stats.MAXIMUM),
       ]),
+      graph('Feed pace: delay between page requests (ms)', [poller('PaceDelayMs', Stats.MAXIMUM)]),
       graph('Poller run duration (ms)', [
         poller('RunDurationMs', Stats.MAXIMUM),
         poller('RunDurationMs', Stats.AVERAGE),
