@@ -3,10 +3,11 @@
 // factories: size on disk, and module initialisation time in a fresh `node` process (the time to
 // `import()` the bundle, i.e. Lambda's Init phase minus the runtime's own start), median of N runs.
 import { spawn } from 'node:child_process';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
+import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
 import { median } from './measure.js';
@@ -17,7 +18,8 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * The `bundling` options of IngesterFunction (NodejsFunction, OutputFormat.ESM, target node22, minify,
  * source maps without sources content, AWS SDK bundled), restated as esbuild options: the construct
- * passes them to the esbuild CLI and does not export them. Keep the two in step.
+ * passes them to the esbuild CLI and does not export them. Keep the two in step, including the construct's
+ * afterBundling step, which `bundle()` below repeats: the source map is cut down to our own code.
  */
 export const LAMBDA_ESBUILD_OPTIONS: BuildOptions = {
   bundle: true,
@@ -67,6 +69,7 @@ export const handler = async () => client.config.region;`,
 interface Bundle {
   file: string;
   bytes: number;
+  mapBytes: number;
 }
 
 async function bundle(
@@ -85,7 +88,11 @@ async function bundle(
         }),
     outfile: file,
   });
-  return { file, bytes: (await stat(file)).size };
+  // IngesterFunction's afterBundling hook (infra/bundling/trim-source-map.ts) does the same.
+  const mapFile = `${file}.map`;
+  const map = JSON.parse(await readFile(mapFile, 'utf8')) as SourceMapV3;
+  await writeFile(mapFile, JSON.stringify(keepOwnCodeOnly(map)));
+  return { file, bytes: (await stat(file)).size, mapBytes: (await stat(mapFile)).size };
 }
 
 const IMPORT_TIMER =
@@ -160,6 +167,8 @@ export async function coldStartSection(outDir: string, runs: number): Promise<Se
     details[fn.name] = {
       bundleBytes: handler.bytes,
       bareBundleBytes: bare.bytes,
+      sourceMapBytes: handler.mapBytes,
+      bareSourceMapBytes: bare.mapBytes,
       bareClients: fn.clients,
       initMs: times.handlerRuns,
       bareInitMs: times.bareRuns,
