@@ -1,8 +1,8 @@
 // Cuts a bundle's source map down to our own code. With --enable-source-maps, Node reads and JSON-parses
-// the whole map when it loads the bundle: for the poller that was 1.4 MB, nearly all of it mappings for
+// the whole map when it loads the bundle: for the poller that was 1.7 MB, nearly all of it mappings for
 // the AWS SDK and undici, whose minified frames nobody reads back to their sources. Keeping only the
 // mappings into our own TypeScript keeps our stack frames pointing at `functions/…/*.ts` and makes the map
-// a tenth of the size; frames inside node_modules show their position in the bundle (index.mjs:line:col).
+// a twentieth of the size; frames inside node_modules show their position in the bundle (index.mjs:line:col).
 //
 // Source map v3 (https://tc39.es/ecma426/): `mappings` is one group per generated line (`;`), one segment
 // per mapped position (`,`), each segment 1, 4 or 5 base64 VLQ fields, all relative to the previous one.

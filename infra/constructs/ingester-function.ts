@@ -44,8 +44,8 @@ export interface IngesterFunctionProps {
  * clients and undici's Agent), 0.4 MB for the consumer, well within Lambda's limits.
  *
  * Stack traces are source-mapped (`--enable-source-maps`), but the map keeps only our own code: Node
- * reads and parses the whole map at cold start, and the AWS SDK's and undici's mappings made it 1.4 MB
- * (about 10 ms of the poller's init) for frames that stay readable enough as bundle positions.
+ * reads and parses the whole map at cold start, and the AWS SDK's and undici's mappings made it 1.7 MB
+ * (6-12 ms of the poller's init; now 82 KB) for frames that stay readable enough as bundle positions.
  * tools/bench/cold-start.ts restates these options (LAMBDA_ESBUILD_OPTIONS): keep the two in step.
  */
 export class IngesterFunction extends NodejsFunction {
