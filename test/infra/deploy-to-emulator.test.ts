@@ -216,16 +216,7 @@ describe('stack deployed into the emulator', () => {
   });
 
   it('ships handler bundles that load as ESM and export handler', () => {
-    const template = JSON.parse(
-      readFileSync(join(workDir, 'cdk.out', `${STACK_NAME}.template.json`), 'utf8'),
-    ) as {
-      Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string } } }>;
-    };
-    const bundles = Object.values(template.Resources)
-      .filter((resource) => resource.Type === 'AWS::Lambda::Function')
-      .map((resource) =>
-        join(workDir, 'cdk.out', `asset.${resource.Properties.Code?.S3Key?.replace(/\.zip$/, '')}`),
-      );
+    const bundles = shippedBundles();
     const env = {
       ...process.env,
       ...EMULATOR_ENV,
@@ -234,10 +225,12 @@ describe('stack deployed into the emulator', () => {
 
     expect(bundles).toHaveLength(2);
     for (const bundle of bundles) {
-      // A child process: the module runs its cold-start code (config checks, client creation) on import.
+      // A child process: the module runs its cold-start code (config checks, client creation) on import,
+      // with source maps on as the functions' NODE_OPTIONS has it.
       const result = spawnSync(
         process.execPath,
         [
+          '--enable-source-maps',
           '--input-type=module',
           '-e',
           "const m = await import('./index.mjs'); console.log(typeof m.handler);",
@@ -247,6 +240,33 @@ describe('stack deployed into the emulator', () => {
       expect(result.stdout.trim(), result.stderr).toBe('function');
     }
   });
+
+  it("ships source maps of our own code only (IngesterFunction's afterBundling step ran)", () => {
+    const sources = shippedBundles().map(
+      (bundle) =>
+        (JSON.parse(readFileSync(join(bundle, 'index.mjs.map'), 'utf8')) as { sources: string[] }).sources,
+    );
+
+    expect(sources).toHaveLength(2);
+    expect(sources.flat().filter((source) => source.includes('node_modules'))).toEqual([]);
+    expect(
+      sources.flat().filter((source) => /functions\/(poller|consumer)\/handler\.ts$/.test(source)),
+    ).toHaveLength(2);
+  });
+
+  /** The unpacked asset directory of each function in the synthesized template. */
+  function shippedBundles(): string[] {
+    const template = JSON.parse(
+      readFileSync(join(workDir, 'cdk.out', `${STACK_NAME}.template.json`), 'utf8'),
+    ) as {
+      Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string } } }>;
+    };
+    return Object.values(template.Resources)
+      .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+      .map((resource) =>
+        join(workDir, 'cdk.out', `asset.${resource.Properties.Code?.S3Key?.replace(/\.zip$/, '')}`),
+      );
+  }
 
   it('schedules the poller every 5 minutes', async () => {
     const ruleName = output('PollScheduleRuleName');

@@ -1,7 +1,8 @@
 // The undici Agent the partner client sends through, set up in one place: the poller's module-level
 // Agent and the reconcile tool's own Agent use the same timeouts.
 
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './undici-agent.js';
 
 export interface PartnerClientTimeouts {
   /** TCP + TLS handshake. Applies to the default Agent only (an injected dispatcher has its own). */
