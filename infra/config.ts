@@ -40,6 +40,8 @@ export interface OrderFeedConfig {
   readonly scheduleInterval: Duration;
   readonly pageSize: number;
   readonly maxPagesPerRun: number;
+  /** Runs that may follow one another at once while a backlog lasts (0: none). */
+  readonly maxContinuations: number;
   readonly minAgeMinutes: number | undefined;
   readonly vendorIds: readonly string[] | undefined;
   readonly arrayQueryEncoding: ArrayQueryEncoding;
@@ -188,6 +190,7 @@ export const SETTINGS = {
   schedule: DEPLOYMENT_SETTINGS.schedule,
   pageSize: POLLER_SETTINGS.pageSize,
   maxPagesPerRun: POLLER_SETTINGS.maxPagesPerRun,
+  maxContinuations: POLLER_SETTINGS.maxContinuations,
   minAgeMinutes: FEED_SETTINGS.minAgeMinutes,
   vendorIds: FEED_SETTINGS.vendorIds,
   arrayQueryEncoding: POLLER_SETTINGS.arrayQueryEncoding,

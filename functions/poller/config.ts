@@ -14,6 +14,8 @@ export interface PollerConfig {
   quarantineBucketName: string;
   pageSize: number;
   maxPagesPerRun: number;
+  /** Runs that may follow one another at once while a backlog lasts (0: every run waits for the schedule). */
+  maxContinuations: number;
   minAgeMinutes: number | undefined;
   vendorIds: string[] | undefined;
   orderIds: number[] | undefined;
@@ -44,6 +46,7 @@ export function loadPollerConfig(env: Env): PollerConfig {
     quarantineBucketName: readEnv(env, resources.quarantineBucketName),
     pageSize: readEnv(env, poller.pageSize),
     maxPagesPerRun: readEnv(env, poller.maxPagesPerRun),
+    maxContinuations: readEnv(env, poller.maxContinuations),
     minAgeMinutes: readEnv(env, feed.minAgeMinutes),
     vendorIds: readEnv(env, feed.vendorIds),
     orderIds: readEnv(env, tuning.orderIds),

@@ -4,8 +4,15 @@
 // measured and returned; a failed outcome is thrown (PollRunFailedError) so Lambda counts an error.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
+import { continuationOf, nextContinuation } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
-import type { CursorStore, OrderVersionPublisher, PollMetricName, Quarantine } from '../core/ingest/ports.js';
+import type {
+  Continuation,
+  CursorStore,
+  OrderVersionPublisher,
+  PollMetricName,
+  Quarantine,
+} from '../core/ingest/ports.js';
 import { logPort } from '../core/observability/powertools.js';
 import type { PartnerApi } from '../core/partner/types.js';
 import type { PollerConfig } from './config.js';
@@ -29,12 +36,21 @@ export interface PollerDependencies {
   metrics: PollerMetrics;
   /** The token's cache: dropped after a 401, so a rotated token is read afresh on the next run. */
   tokens?: { invalidate(): void };
+  /**
+   * Self-continuation: starts the next run at once when this one ran out of time with more to fetch
+   * (AWS: an asynchronous invoke of this function). Undefined: every run waits for the schedule (local mode
+   * and tests run the next poll at once themselves).
+   */
+  continuation?: Continuation;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
 
 /** What an invocation returns: the run's outcome (pages, versions, retries, pace, lag). */
-export type PollResult = PollOutcome;
+export type PollResult = PollOutcome & {
+  /** The chain position of the run this one started at once (self-continuation), if it did. */
+  continuedWith?: number;
+};
 
 export class PollRunFailedError extends Error {
   readonly outcome: PollResult;
@@ -61,7 +77,30 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
     ...(deps.sleep ? { sleep: deps.sleep } : {}),
   };
 
-  return async (_event, context) => {
+  /** Starts the next run at once when nextContinuation says so; a failure only leaves it to the schedule. */
+  async function continueIfNeeded(outcome: PollOutcome, event: unknown, context: Context, startedAt: number) {
+    if (!deps.continuation) return undefined;
+    const next = nextContinuation(outcome, {
+      feedId: config.feedId,
+      current: continuationOf(event),
+      startedAt: new Date(startedAt).toISOString(),
+      maxContinuations: config.maxContinuations,
+      enabled: true,
+    });
+    if (!next) return undefined;
+    try {
+      await deps.continuation.request(next, context.invokedFunctionArn);
+      return next.continuation.chain;
+    } catch (error) {
+      logger.warn('could not start the next run at once; the schedule will', {
+        feedId: config.feedId,
+        error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+      });
+      return undefined;
+    }
+  }
+
+  return async (event, context) => {
     logger.addContext(context);
     const startedAt = now();
     const remainingMs = context.getRemainingTimeInMillis();
@@ -79,9 +118,13 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
       if (outcome.secondsSinceCaughtUp !== undefined) {
         metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
       }
-      logger.info('poll run finished', { feedId: config.feedId, ...outcome });
-      if (outcome.failed) throw new PollRunFailedError(outcome);
-      return outcome;
+      // The lease is already released: the next run takes it like any run (so does a schedule tick that
+      // happens to fire now; then one of the two finds the lease held and ends at once).
+      const continuedWith = await continueIfNeeded(outcome, event, context, startedAt);
+      const result: PollResult = continuedWith === undefined ? outcome : { ...outcome, continuedWith };
+      logger.info('poll run finished', { feedId: config.feedId, ...result });
+      if (result.failed) throw new PollRunFailedError(result);
+      return result;
     } catch (error) {
       if (!(error instanceof PollRunFailedError)) {
         // E.g. a queue or the cursor table unavailable: the cursor was not committed past the failed page,

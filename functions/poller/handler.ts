@@ -7,6 +7,7 @@ import {
   createSsmClient,
 } from '../core/adapters/aws-clients.js';
 import { DynamoCursorStore } from '../core/adapters/dynamo-cursor-store.js';
+import { createLambdaClient, LambdaContinuation } from '../core/adapters/lambda-continuation.js';
 import { S3Quarantine } from '../core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../core/adapters/sqs-fanout-publisher.js';
 import { SsmTokenProvider } from '../core/adapters/ssm-token.js';
@@ -35,4 +36,5 @@ export const handler = createPollerHandler({
     ...Object.values(config.downstreamQueueUrls),
   ]),
   quarantine: new S3Quarantine(createS3Client(), config.quarantineBucketName),
+  continuation: new LambdaContinuation(createLambdaClient()),
 });

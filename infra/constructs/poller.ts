@@ -4,7 +4,7 @@
 // touch the orders table).
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { Grant, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Grant, Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -59,6 +59,15 @@ export class Poller extends Construct {
       resourceArns: queues.publishTargets.map((queue) => queue.queueArn),
     });
     this.grantTokenRead(config);
+    // Self-continuation: the poller invokes itself (asynchronously) when a run ends with more to fetch. A
+    // policy of its own, attached to the role: in the role's default policy the function's ARN would make a
+    // dependency cycle (the function waits for its default policy).
+    new Policy(this, 'SelfContinuation', {
+      roles: [role],
+      statements: [
+        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.functionArn] }),
+      ],
+    });
 
     const bucketLogicalId = Stack.of(this).resolve(
       (quarantine.bucket.node.defaultChild as CfnBucket).logicalId,

@@ -30,6 +30,7 @@ const POLLER_FIELD: Record<PollerKey, keyof PollerConfig> = {
   minAgeMinutes: 'minAgeMinutes',
   pageSize: 'pageSize',
   maxPagesPerRun: 'maxPagesPerRun',
+  maxContinuations: 'maxContinuations',
   arrayQueryEncoding: 'arrayQueryEncoding',
   cursorRecoveryLookbackMinutes: 'recoveryLookbackMinutes',
 };

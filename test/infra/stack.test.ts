@@ -242,6 +242,7 @@ describe('functions', () => {
       QUARANTINE_BUCKET_NAME: ref(bucketId),
       PAGE_SIZE: '50',
       MAX_PAGES_PER_RUN: '30',
+      MAX_CONTINUATIONS: '1000',
       MIN_AGE_MINUTES: '60',
       VENDOR_IDS: 'vendor-1,vendor-2',
       ARRAY_QUERY_ENCODING: 'comma',
@@ -268,6 +269,7 @@ describe('functions', () => {
         'QUARANTINE_BUCKET_NAME',
         'PAGE_SIZE',
         'MAX_PAGES_PER_RUN',
+        'MAX_CONTINUATIONS',
         'ARRAY_QUERY_ENCODING',
         'POWERTOOLS_SERVICE_NAME',
         'POWERTOOLS_METRICS_NAMESPACE',
@@ -279,6 +281,7 @@ describe('functions', () => {
       DOWNSTREAM_QUEUE_URLS: '{}',
       PAGE_SIZE: '100',
       MAX_PAGES_PER_RUN: '50',
+      MAX_CONTINUATIONS: '1000',
       ARRAY_QUERY_ENCODING: 'repeat',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
     });
@@ -437,6 +440,23 @@ describe('IAM', () => {
     ).toEqual([]);
     expect(actions).not.toContain('sqs:SendMessage');
     expect(actionsOn(statements, cursorId)).toEqual([]);
+  });
+
+  it('lets the poller invoke only itself (self-continuation), from a policy of its own', () => {
+    const [fnId, fn] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
+    const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const invokes = Object.values(full.findResources('AWS::IAM::Policy') as Record<string, Resource>).flatMap(
+      (policy) =>
+        (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter(
+          (statement) => statement.Action === 'lambda:InvokeFunction',
+        ).map((statement) => ({ statement, roles: policy.Properties.Roles })),
+    );
+    expect(invokes).toEqual([
+      {
+        statement: { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: arnOf(fnId) },
+        roles: [ref(roleId)],
+      },
+    ]);
   });
 
   it('uses no managed policies and no "*" resources (the only wildcard is the quarantine/ key prefix)', () => {

@@ -63,11 +63,11 @@ afterAll(async () => {
 
 describe('LambdaContinuation', () => {
   it('is accepted by the Lambda API as an asynchronous invoke of the function (202)', async () => {
-    await expect(new LambdaContinuation(lambda, () => functionArn).request(event)).resolves.toBeUndefined();
+    await expect(new LambdaContinuation(lambda).request(event, functionArn)).resolves.toBeUndefined();
   });
 
   it('fails when the function does not exist, so the handler can log it', async () => {
     const missing = functionArn.replace(/:poller$/, ':no-such-function');
-    await expect(new LambdaContinuation(lambda, () => missing).request(event)).rejects.toThrow();
+    await expect(new LambdaContinuation(lambda).request(event, missing)).rejects.toThrow();
   });
 });

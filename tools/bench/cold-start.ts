@@ -59,7 +59,8 @@ const DUMMY_ENV: Record<string, string> = {
 
 const BARE_SOURCES = {
   poller: `import { createDynamoDbClient, createS3Client, createSqsClient, createSsmClient } from './functions/core/adapters/aws-clients.js';
-export const clients = [createDynamoDbClient(), createSqsClient(), createS3Client(), createSsmClient()];
+import { createLambdaClient } from './functions/core/adapters/lambda-continuation.js';
+export const clients = [createDynamoDbClient(), createSqsClient(), createS3Client(), createSsmClient(), createLambdaClient()];
 export const handler = async () => clients.length;`,
   consumer: `import { createDynamoDbClient } from './functions/core/adapters/aws-clients.js';
 export const client = createDynamoDbClient();

@@ -2,6 +2,7 @@
 // into the adapters. The SDK honours AWS_ENDPOINT_URL on its own; SQS additionally must not follow
 // queue URLs to their host, because queue URLs created through CloudFormation in an emulator point at
 // the real AWS host (LOCAL-AWS.md).
+
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';

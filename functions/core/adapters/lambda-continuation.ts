@@ -2,21 +2,21 @@
 // the next run starts as soon as this one has released the feed's lease. Lambda queues the event and
 // answers 202 at once; the new run takes the lease like any run, so at most one run per feed holds the
 // cursor even if the schedule fires at the same moment.
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { ContinuationEvent } from '../ingest/continuation.js';
 import type { Continuation } from '../ingest/ports.js';
 
-export class LambdaContinuation implements Continuation {
-  constructor(
-    private readonly client: LambdaClient,
-    /** The poller's own function (its ARN from the invocation context, so a version or alias is kept). */
-    private readonly functionArn: () => string,
-  ) {}
+/** The poller's Lambda client, created once per container (in its own module: only the poller loads it). */
+export const createLambdaClient = (): LambdaClient => new LambdaClient({ maxAttempts: 3 });
 
-  async request(event: ContinuationEvent): Promise<void> {
+export class LambdaContinuation implements Continuation {
+  constructor(private readonly client: LambdaClient) {}
+
+  /** `functionArn`: the poller's own, from the invocation context (so a version or alias is kept). */
+  async request(event: ContinuationEvent, functionArn: string): Promise<void> {
     const output = await this.client.send(
       new InvokeCommand({
-        FunctionName: this.functionArn(),
+        FunctionName: functionArn,
         InvocationType: 'Event',
         Payload: Buffer.from(JSON.stringify(event)),
       }),

@@ -70,6 +70,15 @@ export const POLLER_SETTINGS = {
     max: 1000,
     default: 50,
   }),
+  maxContinuations: /* @__PURE__ */ integer({
+    doc:
+      'Runs that may follow one another at once while a backlog lasts (self-continuation, a chain started by ' +
+      'the schedule); 0: every run waits for the schedule',
+    env: 'MAX_CONTINUATIONS',
+    min: 0,
+    max: 100_000,
+    default: 1000,
+  }),
   arrayQueryEncoding: /* @__PURE__ */ choice({
     doc: 'How list filters go in the query string: `repeat` (a=1&a=2) or `comma` (a=1,2)',
     env: 'ARRAY_QUERY_ENCODING',

@@ -106,5 +106,6 @@ export interface Log {
 
 /** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
 export interface Continuation {
-  request(event: ContinuationEvent): Promise<void>;
+  /** Starts `functionArn` (the poller itself) with `event`, asynchronously. */
+  request(event: ContinuationEvent, functionArn: string): Promise<void>;
 }

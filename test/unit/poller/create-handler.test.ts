@@ -2,6 +2,7 @@
 // duration and pace metrics, one flush) and how a failed run surfaces (PollRunFailedError, token dropped).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
+import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
 import { AuthenticationError } from '../../../functions/core/partner/errors.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
 import {
@@ -28,6 +29,7 @@ const config: PollerConfig = {
   quarantineBucketName: 'quarantine',
   pageSize: 10,
   maxPagesPerRun: 10,
+  maxContinuations: 3,
   minAgeMinutes: undefined,
   vendorIds: undefined,
   orderIds: undefined,
@@ -52,11 +54,17 @@ function recordingMetrics() {
   return { metrics, recorded, published: () => published };
 }
 
-function build(partner: ScriptedPartner) {
+function build(partner: ScriptedPartner, overrides: Partial<PollerConfig> = {}) {
   const sink = recordingMetrics();
   let invalidated = 0;
+  const continued: Array<{ event: ContinuationEvent; functionArn: string }> = [];
   const handler = createPollerHandler({
-    config,
+    continuation: {
+      request: async (event, functionArn) => {
+        continued.push({ event, functionArn });
+      },
+    },
+    config: { ...config, ...overrides },
     cursorStore: new MemoryCursorStore(),
     partner,
     publisher: new RecordingPublisher(),
@@ -65,8 +73,15 @@ function build(partner: ScriptedPartner) {
     metrics: sink.metrics,
     tokens: { invalidate: () => (invalidated += 1) },
   });
-  return { handler, sink, invalidated: () => invalidated };
+  return { handler, sink, continued, invalidated: () => invalidated };
 }
+
+/** A long backlog: every page has more. */
+const backlog = () =>
+  new ScriptedPartner((query) => {
+    const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+    return { data: [sampleOrder({ id: index + 1 })], hasMore: true, nextPageId: `c${index + 1}` };
+  });
 
 describe('createPollerHandler', () => {
   it("returns the run's outcome and records its duration and pace, flushing metrics once", async () => {
@@ -92,5 +107,42 @@ describe('createPollerHandler', () => {
     expect((error as PollRunFailedError).outcome).toMatchObject({ kind: 'auth-failed', failed: true });
     expect(invalidated()).toBe(1);
     expect(sink.published()).toBe(1);
+  });
+
+  it('starts the next run at once, with itself as the target, when a run ends with more to fetch', async () => {
+    const { handler, continued } = build(backlog(), { maxPagesPerRun: 2 });
+    const context = lambdaContext('poller', 60_000);
+
+    const first = await handler({ source: 'aws.events' }, context);
+
+    expect(first).toMatchObject({ kind: 'page-limit', pages: 2, continuedWith: 1 });
+    expect(continued).toEqual([
+      {
+        event: { continuation: { feedId: 'feed-a', chain: 1, chainStartedAt: expect.any(String) } },
+        functionArn: context.invokedFunctionArn,
+      },
+    ]);
+
+    // The continued run carries the chain on, until the cap (maxContinuations 3).
+    let event: unknown = continued[0]?.event;
+    for (let run = 0; run < 3; run++) {
+      await handler(event, context);
+      event = continued.at(-1)?.event;
+    }
+    expect(continued.map((call) => call.event.continuation.chain)).toEqual([1, 2, 3]);
+  });
+
+  it('does not continue when caught up, on a 401, or when continuations are off', async () => {
+    const caughtUp = build(new ScriptedPartner(() => ({ data: [], hasMore: false, nextPageId: 'c0' })));
+    await caughtUp.handler({}, lambdaContext('poller', 60_000));
+    expect(caughtUp.continued).toEqual([]);
+
+    const unauthorised = build(new ScriptedPartner(() => new AuthenticationError()));
+    await unauthorised.handler({}, lambdaContext('poller', 60_000)).catch(() => undefined);
+    expect(unauthorised.continued).toEqual([]);
+
+    const off = build(backlog(), { maxPagesPerRun: 1, maxContinuations: 0 });
+    expect(await off.handler({}, lambdaContext('poller', 60_000))).toMatchObject({ kind: 'page-limit' });
+    expect(off.continued).toEqual([]);
   });
 });
