@@ -172,7 +172,9 @@ describe('reconcileOrders against the simulator and moto', () => {
     await drainQueue(aws, resources.ordersQueueUrl, handlers);
 
     const table = await scanOrders(aws, resources.ordersTable);
-    const repairedIds = report.orders.filter((entry) => entry.repair === 'published').map((entry) => entry.id);
+    const repairedIds = report.orders
+      .filter((entry) => entry.repair === 'published')
+      .map((entry) => entry.id);
     for (const id of repairedIds) expect(table.get(id)?.correlationId, `order ${id}`).toBe(correlationId);
     for (const [id, order] of expected.orders) {
       expect(table.get(id), `order ${id}`).toMatchObject({
