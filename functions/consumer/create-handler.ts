@@ -59,8 +59,19 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
     apply: (recordId: string) => Promise<ApplyResult>,
     counts: BatchCounts,
   ): Promise<ApplyResult> {
+    // The run that produced the message (`poll:<runId>:<page>`, `reconcile:<runId>`): read from the
+    // attribute, so even a body that fails validation can be traced to its run.
+    const correlationId = record.messageAttributes?.correlationId?.stringValue;
     try {
       const result = await apply(record.messageId);
+      // Per record, so DEBUG (LOG_LEVEL=DEBUG to see it): which run's version was applied or found stale.
+      logger.debug('order version message processed', {
+        messageId: record.messageId,
+        correlationId,
+        orderId: result.orderId,
+        version: result.version,
+        outcome: result.outcome,
+      });
       if (result.outcome === 'stale') {
         counts.stale += 1;
         metrics.count('VersionsStale');
@@ -76,6 +87,7 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
       // The message id and receive count locate the message; its body (customer data) is not logged.
       logger.error('order version message failed; it will be retried, then dead-lettered', {
         messageId: record.messageId,
+        correlationId,
         receiveCount: record.attributes.ApproximateReceiveCount,
         error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
       });

@@ -64,6 +64,8 @@ function history(): OutgoingMessage[] {
       pageId: null,
       fetchedAt: '2024-05-01T08:00:00.000Z',
       findings: [],
+      correlationId: 'poll:run-1:1',
+      origin: 'poll',
     });
   });
 }
@@ -131,6 +133,8 @@ describe('consumer Lambda', () => {
         pageId: null,
         fetchedAt: '2024-05-01T08:00:00.000Z',
         findings: [],
+        correlationId: 'poll:run-1:1',
+        origin: 'poll',
       }),
     ]);
     await drainQueue(aws, resources.ordersQueueUrl, handlers);
@@ -153,6 +157,26 @@ describe('consumer Lambda', () => {
     });
     expect(item?.items).toEqual(toOrder(raw).items);
     expect(item?.cancelledAt).toBeUndefined();
+  });
+
+  it('stores the correlation id of the applied version: a stale duplicate from another run leaves it', async () => {
+    const message = (version: number, correlationId: string, origin: 'poll' | 'reconcile') =>
+      buildOrderVersionMessage(toOrder(sampleOrder({ id: 61, version })), {
+        feedId: 'partner-feed',
+        pageId: null,
+        fetchedAt: '2024-05-01T08:00:00.000Z',
+        findings: [],
+        correlationId,
+        origin,
+      });
+    await publish([message(1, 'poll:run-a:1', 'poll'), message(2, 'reconcile:run-b', 'reconcile')]);
+    await drainQueue(aws, resources.ordersQueueUrl, handlers, { batchSize: 1 });
+    await publish([message(2, 'poll:run-c:4', 'poll')]); // a redelivery of version 2 by a later run
+    await drainQueue(aws, resources.ordersQueueUrl, handlers);
+
+    const item = (await scanOrders(aws, resources.ordersTable)).get(61);
+
+    expect(item).toMatchObject({ version: 2, correlationId: 'reconcile:run-b' });
   });
 
   it('fails only the poison message, which reaches the dead-letter queue after maxReceiveCount receives', async () => {

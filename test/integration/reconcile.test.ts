@@ -164,10 +164,18 @@ describe('reconcileOrders against the simulator and moto', () => {
     const downstream = (await receiveAll(aws, resources.downstreamQueueUrl)).map(parseOrderVersionMessage);
     expect(downstream).toHaveLength(repaired);
     expect(downstream.every((message) => message.source.feedId === 'partner-feed')).toBe(true);
+    // Each repair names this reconcile run, on the queue and then on the table item it updates.
+    const correlationId = `reconcile:${report.runId}`;
+    expect(downstream.every((message) => message.source.correlationId === correlationId)).toBe(true);
+    expect(downstream.every((message) => message.source.origin === 'reconcile')).toBe(true);
 
     await drainQueue(aws, resources.ordersQueueUrl, handlers);
 
     const table = await scanOrders(aws, resources.ordersTable);
+    const repairedIds = report.orders
+      .filter((entry) => entry.repair === 'published')
+      .map((entry) => entry.id);
+    for (const id of repairedIds) expect(table.get(id)?.correlationId, `order ${id}`).toBe(correlationId);
     for (const [id, order] of expected.orders) {
       expect(table.get(id), `order ${id}`).toMatchObject({
         version: order.version,

@@ -47,6 +47,7 @@ export async function fetchFeedPages(
 const CONTEXT = {
   feedId: 'bench-feed',
   fetchedAt: '2025-01-01T00:00:00.000Z',
+  correlationId: 'poll:bench:1',
   maxMessageBytes: SQS_MAX_MESSAGE_BYTES,
 };
 
@@ -133,7 +134,13 @@ async function pollerBreakdown(
 ): Promise<Record<string, number>> {
   const records = pages.flatMap((page) => (JSON.parse(page.body) as { data: unknown[] }).data);
   const parsed = records.map((record) => parseOrder(record)).filter((result) => result.ok);
-  const source = { feedId: CONTEXT.feedId, pageId: null, fetchedAt: CONTEXT.fetchedAt };
+  const source = {
+    feedId: CONTEXT.feedId,
+    pageId: null,
+    fetchedAt: CONTEXT.fetchedAt,
+    correlationId: CONTEXT.correlationId,
+    origin: 'poll' as const,
+  };
   return {
     'JSON.parse (page bodies)': await fastest(() => {
       for (const page of pages) sink(JSON.parse(page.body));

@@ -16,6 +16,7 @@ import {
 } from '../../functions/core/adapters/aws-clients.js';
 import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
+import { runCorrelationId } from '../../functions/core/contract/order-version-message.js';
 import { createPartnerAgent } from '../../functions/core/partner/agent.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { isBearerTokenShape } from '../../functions/core/partner/token-shape.js';
@@ -45,7 +46,9 @@ Which orders (default: --sample 50):
 What to do:
   --repair                publish the partner's version of every behind/missing order to the
                           orders queue and every downstream queue; the consumer applies it
-                          through its version guard (this tool never writes the table)
+                          through its version guard (this tool never writes the table); the
+                          messages carry origin "reconcile" and correlationId reconcile:<runId>
+                          (runId: printed, and "runId" in --json)
   --json                  print the report as JSON (use: npm run --silent reconcile -- --json)
 Where things are:
   --stack-name NAME       read the table, queues (OrdersQueueUrl, DownstreamQueueUrl*), and the
@@ -459,6 +462,10 @@ function print(io: CliIo, options: CliOptions, report: ReconcileReport, aborted?
   }
   if (report.orders.length > 0) io.stdout(`${renderTable(report)}\n\n`);
   io.stdout(`${renderSummary(report)}${aborted === undefined ? '' : ` (aborted: ${aborted})`}\n`);
+  // How to find these repairs later: on the queues, and on the orders table items they update.
+  if (report.repairs.published > 0) {
+    io.stdout(`repair messages carry correlationId ${runCorrelationId('reconcile', report.runId)}\n`);
+  }
 }
 
 const invokedDirectly = (() => {

@@ -10,6 +10,7 @@ import {
 import {
   isValidAttributeValue,
   type OutgoingMessage,
+  SQS_MAX_MESSAGE_ATTRIBUTES,
   SQS_MAX_MESSAGE_BYTES,
 } from '../contract/order-version-message.js';
 import { PublishError } from '../ingest/errors.js';
@@ -68,6 +69,13 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
     // SQS's attribute rule, enforced here too because the emulator does not: a value SQS would refuse
     // fails the whole batch, and the page could never be committed. The message builder never makes one.
     for (const message of batch) {
+      const attributeCount = Object.keys(message.attributes).length;
+      if (attributeCount > SQS_MAX_MESSAGE_ATTRIBUTES) {
+        throw new PublishError(
+          `message of order ${message.orderId} has ${attributeCount} attributes; SQS accepts at most ${SQS_MAX_MESSAGE_ATTRIBUTES}`,
+          1,
+        );
+      }
       for (const [name, attribute] of Object.entries(message.attributes)) {
         if (!isValidAttributeValue(attribute.StringValue)) {
           throw new PublishError(

@@ -35,6 +35,8 @@ export function storedOrderItem(
     ...(sale ? { saleKey: sale.saleKey, saleAmount: sale.amount } : {}),
     // A string set, so "orders with finding X" is a filter on contains(findingCodes, :x).
     ...(findingCodes.length > 0 ? { findingCodes: new Set(findingCodes) } : {}),
+    // Which run produced this version: from a row to the poller's (or reconcile's) logs.
+    ...(annotations?.correlationId ? { correlationId: annotations.correlationId } : {}),
   };
   const plain = marshall(attributes, { removeUndefinedValues: true });
   const plainSize = itemSize(plain);

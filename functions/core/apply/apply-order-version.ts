@@ -26,7 +26,11 @@ export async function applyValidatedOrderVersion(
   const { order } = message;
   const sale = saleOf(order);
   const findingCodes = [...new Set(message.source.findings.map((finding) => finding.code))];
-  const result = await store.putIfNewer(order, sale, { findingCodes });
+  const { correlationId } = message.source;
+  const result = await store.putIfNewer(order, sale, {
+    findingCodes,
+    ...(correlationId === undefined ? {} : { correlationId }),
+  });
   if (!result.applied) {
     return {
       outcome: 'stale',

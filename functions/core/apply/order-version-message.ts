@@ -2,7 +2,12 @@
 // same parser the poller uses (normalised output parses to itself), so a consumer never trusts a
 // hand-edited or foreign message more than the partner's own data.
 
-import { type OrderVersionMessage, SCHEMA_VERSION } from '../contract/order-version-message.js';
+import {
+  MESSAGE_ORIGINS,
+  type MessageOrigin,
+  type OrderVersionMessage,
+  SCHEMA_VERSION,
+} from '../contract/order-version-message.js';
 import { parseJsonExact } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
 
@@ -44,6 +49,13 @@ export function parseOrderVersionMessage(body: string): OrderVersionMessage {
       findings: Array.isArray(source.findings)
         ? (source.findings as OrderVersionMessage['source']['findings'])
         : [],
+      // Optional within schemaVersion 1 (older messages lack them); carried on to logs and the stored item.
+      ...(typeof source.correlationId === 'string' && source.correlationId !== ''
+        ? { correlationId: source.correlationId }
+        : {}),
+      ...(MESSAGE_ORIGINS.includes(source.origin as MessageOrigin)
+        ? { origin: source.origin as MessageOrigin }
+        : {}),
     },
   };
 }

@@ -19,4 +19,6 @@ export interface OrderStore {
 export interface StoredAnnotations {
   /** Codes of the version's findings (schema drift, consistency-rule violations); empty: none. */
   findingCodes: string[];
+  /** The applied version's `source.correlationId` (the run that produced it); absent in older messages. */
+  correlationId?: string;
 }

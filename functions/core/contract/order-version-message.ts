@@ -14,21 +14,57 @@ export const SCHEMA_VERSION = 1;
  */
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 
+/**
+ * What produced a message: the scheduled poller, a reconcile repair (`npm run reconcile -- --repair`), or a
+ * backfill of a late subscriber (reserved for the ops command's `backfill`; nothing sends it yet).
+ */
+export type MessageOrigin = 'poll' | 'reconcile' | 'backfill';
+export const MESSAGE_ORIGINS: readonly MessageOrigin[] = ['poll', 'reconcile', 'backfill'];
+
+/** Where a message came from: every producer fills all of it. */
+export interface MessageSource {
+  /** Which configured feed produced it (several feeds can share one deployment's tables). */
+  feedId: string;
+  /** The cursor the page was requested with; null for the stream's first page. Replaying from it re-serves this version. */
+  pageId: string | null;
+  /** When the poller received the page (UTC ISO). */
+  fetchedAt: string;
+  /** Consistency-rule violations and schema drift noticed on the record (never a reason to drop it). */
+  findings: Finding[];
+  /**
+   * The run (and page) that produced the message: `poll:<runId>:<page>` (runId: the poller invocation's
+   * request id, which its logs carry as function_request_id; page: 1, 2, … within that run),
+   * `reconcile:<runId>` or `backfill:<runId>`. Also the `correlationId` attribute, and stored on the orders
+   * table item of the applied version. A tracing aid: not unique per message, never parsed by consumers.
+   */
+  correlationId: string;
+  origin: MessageOrigin;
+}
+
 export interface OrderVersionMessage {
   schemaVersion: typeof SCHEMA_VERSION;
   /** The normalised order version (UTC ISO timestamps, integer minor-unit money, optional fields only when sent). */
   order: Order;
-  source: {
-    /** Which configured feed produced it (several feeds can share one deployment's tables). */
-    feedId: string;
-    /** The cursor the page was requested with; null for the stream's first page. Replaying from it re-serves this version. */
-    pageId: string | null;
-    /** When the poller received the page (UTC ISO). */
-    fetchedAt: string;
-    /** Consistency-rule violations and schema drift noticed on the record (never a reason to drop it). */
-    findings: Finding[];
-  };
+  /**
+   * correlationId and origin were added within schemaVersion 1: a message sent before them has neither, so
+   * a reader of version 1 takes them as optional (every message we send now has both).
+   */
+  source: Omit<MessageSource, 'correlationId' | 'origin'> &
+    Partial<Pick<MessageSource, 'correlationId' | 'origin'>>;
 }
+
+/** The correlation id of a poll run's page (pages count from 1 within the run). */
+export function pollCorrelationId(runId: string, pageNumber: number): string {
+  return `poll:${runId}:${pageNumber}`;
+}
+
+/** The correlation id of a reconcile or backfill run. */
+export function runCorrelationId(origin: Exclude<MessageOrigin, 'poll'>, runId: string): string {
+  return `${origin}:${runId}`;
+}
+
+/** SQS's limit of message attributes per message; a message with more is refused. */
+export const SQS_MAX_MESSAGE_ATTRIBUTES = 10;
 
 export interface MessageAttribute {
   DataType: 'String' | 'Number';
@@ -44,10 +80,9 @@ export interface OutgoingMessage {
   sizeBytes: number;
 }
 
-export function buildOrderVersionMessage(
-  order: Order,
-  source: OrderVersionMessage['source'],
-): OutgoingMessage {
+export function buildOrderVersionMessage(order: Order, source: MessageSource): OutgoingMessage {
+  // A programming error, caught here rather than as a batch SQS refuses (an empty attribute value).
+  if (source.correlationId === '') throw new RangeError('a message needs a correlationId');
   const message: OrderVersionMessage = { schemaVersion: SCHEMA_VERSION, order, source };
   // int64 values beyond 2^53 are bigints: written as exact JSON numbers.
   const body = escapeForSqs(stringifyJsonExact(message));
@@ -61,6 +96,9 @@ export function buildOrderVersionMessage(
       : { vendorId: { DataType: 'String', StringValue: attributeText(order.vendorId) } }),
     status: { DataType: 'String', StringValue: order.status },
     schemaVersion: { DataType: 'Number', StringValue: String(SCHEMA_VERSION) },
+    // Lets an operator find the producing run from a message without parsing its body. Six attributes of
+    // SQS's ten; the size below counts this one too.
+    correlationId: { DataType: 'String', StringValue: attributeText(source.correlationId) },
   };
   return {
     orderId: order.id,

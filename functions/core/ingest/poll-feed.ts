@@ -5,7 +5,7 @@
 //   4. only then commit that page's nextPageId; stop on hasMore false, the page limit or the time budget
 // Crash anywhere and the next run repeats from the last committed cursor: versions may be published
 // twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
-import { SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
+import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
 import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { LeaseLostError } from './errors.js';
@@ -39,7 +39,10 @@ export interface PollSettings {
 }
 
 export interface PollRun {
-  /** Unique per invocation (the Lambda request id). */
+  /**
+   * Unique per invocation (the Lambda request id): the lease owner, and the run id of every message's
+   * correlation id (`poll:<owner>:<page>`), so a message leads to this invocation's logs.
+   */
   owner: string;
   /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
   deadline: number;
@@ -225,10 +228,12 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
       counters.pages += 1;
       paceDelayMs = nextPaceDelayMs(paceDelayMs, { rateLimited: result.rateLimited });
       metrics.count('PagesFetched');
+      const correlationId = pollCorrelationId(run.owner, counters.pages);
       const prepared = preparePage(page.data, {
         feedId: settings.feedId,
         pageId: request.pageId ?? null,
         fetchedAt: new Date(fetchedAt).toISOString(),
+        correlationId,
         maxMessageBytes: settings.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
       });
 
@@ -251,7 +256,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
         prefetched = pacedFetch(nextRequest);
       }
 
-      await handOff(deps, prepared, settings.feedId);
+      await handOff(deps, prepared, settings.feedId, correlationId);
       counters.versionsPublished += prepared.messages.length;
       counters.quarantined += prepared.quarantined.length;
 
@@ -316,10 +321,22 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
 }
 
 /** Publishing and quarantining must both be durable before the page's cursor may be committed. */
-async function handOff(deps: PollDeps, prepared: PreparedPage, feedId: string): Promise<void> {
+async function handOff(
+  deps: PollDeps,
+  prepared: PreparedPage,
+  feedId: string,
+  correlationId: string,
+): Promise<void> {
   const quarantining = Promise.all(prepared.quarantined.map((record) => deps.quarantine.put(record)));
   await Promise.all([deps.publisher.publish(prepared.messages), quarantining]);
   if (prepared.messages.length > 0) deps.metrics.count('VersionsPublished', prepared.messages.length);
+  // One line per page: the correlation id its messages carry, so a message leads to this line and run.
+  deps.log.info('page handed off', {
+    feedId,
+    correlationId,
+    versionsPublished: prepared.messages.length,
+    quarantined: prepared.quarantined.length,
+  });
   if (prepared.quarantined.length > 0) {
     deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
     for (const record of prepared.quarantined) {
@@ -329,6 +346,7 @@ async function handOff(deps: PollDeps, prepared: PreparedPage, feedId: string): 
         orderId: record.orderId,
         version: record.version,
         pageId: record.pageId,
+        correlationId,
       });
     }
   }
@@ -342,6 +360,7 @@ async function handOff(deps: PollDeps, prepared: PreparedPage, feedId: string): 
       orderId: record.orderId,
       version: record.version,
       findingCodes: record.codes,
+      correlationId,
     });
   }
 }

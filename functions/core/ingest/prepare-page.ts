@@ -25,6 +25,8 @@ export interface PageContext {
   feedId: string;
   pageId: string | null;
   fetchedAt: string;
+  /** The poll run and page that fetched it (`poll:<runId>:<page>`), carried by every message. */
+  correlationId: string;
   maxMessageBytes: number;
 }
 
@@ -55,8 +57,16 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
       pageId: context.pageId,
       fetchedAt: context.fetchedAt,
       findings,
+      correlationId: context.correlationId,
+      origin: 'poll',
     });
-    const tooLarge = tooLargeToCarry(order, findings, message.sizeBytes, context.maxMessageBytes);
+    const tooLarge = tooLargeToCarry(
+      order,
+      findings,
+      context.correlationId,
+      message.sizeBytes,
+      context.maxMessageBytes,
+    );
     if (tooLarge !== undefined) {
       oversized += 1;
       quarantined.push({
@@ -96,6 +106,7 @@ const CHECK_STORED_ITEM_ABOVE_BYTES = 300 * 1024;
 function tooLargeToCarry(
   order: Order,
   findings: readonly Finding[],
+  correlationId: string,
   messageBytes: number,
   maxMessageBytes: number,
 ): string | undefined {
@@ -104,7 +115,7 @@ function tooLargeToCarry(
   }
   if (messageBytes <= CHECK_STORED_ITEM_ABOVE_BYTES) return undefined;
   const findingCodes = [...new Set(findings.map((finding) => finding.code))];
-  const stored = storedOrderItem(order, saleOf(order), { findingCodes });
+  const stored = storedOrderItem(order, saleOf(order), { findingCodes, correlationId });
   return stored.sizeBytes > DYNAMO_MAX_ITEM_BYTES
     ? `stored item of ${stored.sizeBytes} bytes exceeds the DynamoDB limit of ${DYNAMO_MAX_ITEM_BYTES} bytes even with its items compressed`
     : undefined;

@@ -9,17 +9,19 @@
 // The table is only ever read here: the consumer's version guard and sales ledger stay the only
 // writers, so a repair is exactly as safe as a duplicate delivery from the poller. Nothing is deleted
 // (`not-found`) and nothing is rolled back (`ahead`): those are reported for a person to look at.
-// A repair message carries `source.pageId: null` (it came from GET /v1/orders/{id}, not from a page):
-// the contract has no other way to say so, and replaying the stream from its start re-serves it too.
+// A repair message carries `source.pageId: null` (it came from GET /v1/orders/{id}, not from a page),
+// `source.origin: 'reconcile'` and `source.correlationId: 'reconcile:<runId>'` (the report names the run id).
 //
 // The stored versions are read *after* the partner's answers: stored versions only grow, so a stored
 // version below what the partner served a moment earlier is certainly stale (`behind` is never an
 // artefact of the pipeline applying a version meanwhile). The reverse race can show a spurious
 // `ahead` (the partner moved on and the pipeline caught up between the two reads); `ahead` is report-only.
 
+import { randomUUID } from 'node:crypto';
 import {
   buildOrderVersionMessage,
   type OutgoingMessage,
+  runCorrelationId,
   SQS_MAX_MESSAGE_BYTES,
 } from '../contract/order-version-message.js';
 import type { OrderVersionPublisher } from '../ingest/ports.js';
@@ -85,6 +87,8 @@ export interface ReconciledOrder {
 }
 
 export interface ReconcileReport {
+  /** This run's id: repair messages carry `reconcile:<runId>` as their correlation id. */
+  runId: string;
   /** One entry per distinct id, in the order the ids were given. */
   orders: ReconciledOrder[];
   counts: Record<ResultKind, number>;
@@ -106,6 +110,8 @@ export interface ReconcileRequest {
   concurrency?: number;
   /** Deadline of each partner call, retries and waits included. Default 20 s. */
   callTimeoutMs?: number;
+  /** Names the run in repair messages' correlation id (`reconcile:<runId>`). Default: a random UUID. */
+  runId?: string;
 }
 
 export interface ReconcileDeps {
@@ -150,6 +156,9 @@ export async function reconcileOrders(
   if (!Number.isInteger(callTimeoutMs) || callTimeoutMs < 1)
     throw new RangeError('callTimeoutMs must be >= 1');
 
+  const runId = request.runId ?? randomUUID();
+  if (runId === '') throw new RangeError('runId must not be empty');
+  const correlationId = runCorrelationId('reconcile', runId);
   const ids = [...new Set(request.ids)];
   const orders: ReconciledOrder[] = [];
   for (let start = 0; start < ids.length; start += CHUNK_SIZE) {
@@ -157,7 +166,7 @@ export async function reconcileOrders(
     // 2. the partner's view, first
     const answers = await mapBounded(chunk, concurrency, (id) => fetchPartnerState(deps, id, callTimeoutMs));
     const auth = answers.find((answer) => answer?.kind === 'auth');
-    if (auth?.kind === 'auth') throw new ReconcileAuthError(summarise(orders), { cause: auth.error });
+    if (auth?.kind === 'auth') throw new ReconcileAuthError(summarise(orders, runId), { cause: auth.error });
 
     // 3. then the table's
     const toCompare = chunk.filter((_, index) => answers[index]?.kind === 'order');
@@ -181,6 +190,8 @@ export async function reconcileOrders(
           pageId: null,
           fetchedAt,
           findings: answer.findings,
+          correlationId,
+          origin: 'reconcile',
         });
         if (message.sizeBytes > SQS_MAX_MESSAGE_BYTES) {
           entry.repair = 'failed';
@@ -204,7 +215,7 @@ export async function reconcileOrders(
       }
     }
   }
-  return summarise(orders);
+  return summarise(orders, runId);
 }
 
 async function fetchPartnerState(
@@ -285,7 +296,7 @@ function compare(id: number, order: Order, stored: StoredVersion | undefined): R
   return entry;
 }
 
-export function summarise(orders: ReconciledOrder[]): ReconcileReport {
+export function summarise(orders: ReconciledOrder[], runId: string): ReconcileReport {
   const counts = Object.fromEntries(RESULT_KINDS.map((kind) => [kind, 0])) as Record<ResultKind, number>;
   const repairs = { published: 0, failed: 0 };
   let unresolved = 0;
@@ -295,7 +306,7 @@ export function summarise(orders: ReconciledOrder[]): ReconcileReport {
     if (entry.repair === 'failed') repairs.failed += 1;
     if (needsAttention(entry)) unresolved += 1;
   }
-  return { orders, counts, repairs, unresolved };
+  return { runId, orders, counts, repairs, unresolved };
 }
 
 function needsAttention(entry: ReconciledOrder): boolean {

@@ -10,7 +10,14 @@ import type { Int64 } from '../../../functions/core/model/int64.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 import { MemoryOrderStore } from '../../support/fakes.js';
 
-const source = { feedId: 'f', pageId: null, fetchedAt: '2024-05-01T08:00:00.000Z', findings: [] };
+const source = {
+  feedId: 'f',
+  pageId: null,
+  fetchedAt: '2024-05-01T08:00:00.000Z',
+  findings: [],
+  correlationId: 'poll:run-1:1',
+  origin: 'poll' as const,
+};
 const body = (id: number, version: number) =>
   buildOrderVersionMessage(toOrder(sampleOrder({ id, version })), source).body;
 

@@ -12,6 +12,8 @@ function body(order: Order): string {
     pageId: null,
     fetchedAt: '2024-05-01T08:00:00.000Z',
     findings: [],
+    correlationId: 'poll:run-1:1',
+    origin: 'poll',
   }).body;
 }
 
@@ -118,5 +120,23 @@ describe('sale rule', () => {
     expect(salesChange(a, { ...a, amount: 6 })).toBe('amount-changed');
     expect(salesChange(a, { ...a, saleKey: 'w#EUR', vendorId: 'w' })).toBe('moved');
     expect(salesChange(a, { ...a })).toBe('none');
+  });
+
+  it('stores the correlation id of the applied version with it, and stores nothing without one', async () => {
+    const annotations: unknown[] = [];
+    const store = new MemoryOrderStore();
+    const recording = {
+      putIfNewer: (order: Order, sale: Parameters<MemoryOrderStore['putIfNewer']>[1], notes?: unknown) => {
+        annotations.push(notes);
+        return store.putIfNewer(order, sale);
+      },
+    };
+
+    await applyOrderVersion(recording, body(version(1, 'placed', 100)));
+    const older = JSON.parse(body(version(2, 'placed', 100)));
+    delete older.source.correlationId; // a message sent before correlation ids existed
+    await applyOrderVersion(recording, JSON.stringify(older));
+
+    expect(annotations).toEqual([{ findingCodes: [], correlationId: 'poll:run-1:1' }, { findingCodes: [] }]);
   });
 });

@@ -3,7 +3,14 @@ import { planBatch } from '../../../functions/core/apply/plan-batch.js';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 
-const source = { feedId: 'f', pageId: null, fetchedAt: '2024-05-01T08:00:00.000Z', findings: [] };
+const source = {
+  feedId: 'f',
+  pageId: null,
+  fetchedAt: '2024-05-01T08:00:00.000Z',
+  findings: [],
+  correlationId: 'poll:run-1:1',
+  origin: 'poll' as const,
+};
 const body = (id: number, version: number) =>
   buildOrderVersionMessage(toOrder(sampleOrder({ id, version })), source).body;
 const actions = (plan: ReturnType<typeof planBatch>) =>

@@ -5,7 +5,10 @@ import {
   attributeText,
   buildOrderVersionMessage,
   isValidAttributeValue,
+  pollCorrelationId,
+  runCorrelationId,
   SCHEMA_VERSION,
+  SQS_MAX_MESSAGE_ATTRIBUTES,
 } from '../../../functions/core/contract/order-version-message.js';
 import {
   collectionOrder,
@@ -23,7 +26,14 @@ const schema = JSON.parse(
   ),
 );
 const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
-const source = { feedId: 'feed-a', pageId: 'cursor-1', fetchedAt: '2024-05-01T08:00:00.000Z', findings: [] };
+const source = {
+  feedId: 'feed-a',
+  pageId: 'cursor-1',
+  fetchedAt: '2024-05-01T08:00:00.000Z',
+  findings: [],
+  correlationId: 'poll:run-1:1',
+  origin: 'poll' as const,
+};
 
 describe('order version message contract', () => {
   it('publishes bodies that validate against the published JSON Schema', () => {
@@ -41,7 +51,7 @@ describe('order version message contract', () => {
     }
   });
 
-  it('carries orderId, version, vendorId and status as message attributes', () => {
+  it('carries orderId, version, vendorId, status and the correlation id as message attributes', () => {
     const message = buildOrderVersionMessage(toOrder(sampleOrder({ id: 77, version: 4 })), source);
     expect(message.attributes).toEqual({
       orderId: { DataType: 'Number', StringValue: '77' },
@@ -49,7 +59,38 @@ describe('order version message contract', () => {
       vendorId: { DataType: 'String', StringValue: 'vendor-1' },
       status: { DataType: 'String', StringValue: 'accepted' },
       schemaVersion: { DataType: 'Number', StringValue: String(SCHEMA_VERSION) },
+      correlationId: { DataType: 'String', StringValue: 'poll:run-1:1' },
     });
+    expect(Object.keys(message.attributes).length).toBeLessThanOrEqual(SQS_MAX_MESSAGE_ATTRIBUTES);
+  });
+
+  it('carries the correlation id and origin in the body, valid against the schema', () => {
+    const message = buildOrderVersionMessage(toOrder(sampleOrder()), {
+      ...source,
+      correlationId: 'reconcile:run-7',
+      origin: 'reconcile',
+    });
+    const body = JSON.parse(message.body);
+    expect(body.source).toMatchObject({ correlationId: 'reconcile:run-7', origin: 'reconcile' });
+    expect(validate(body)).toBe(true);
+    // Within schemaVersion 1 both are optional: a message sent before they existed stays valid.
+    delete body.source.correlationId;
+    delete body.source.origin;
+    expect(validate(body)).toBe(true);
+    body.source.origin = 'replay';
+    expect(validate(body)).toBe(false);
+  });
+
+  it('refuses an empty correlation id (SQS would refuse the empty attribute, failing the whole batch)', () => {
+    expect(() => buildOrderVersionMessage(toOrder(sampleOrder()), { ...source, correlationId: '' })).toThrow(
+      RangeError,
+    );
+  });
+
+  it('names poll pages and other runs in the correlation id', () => {
+    expect(pollCorrelationId('3f1c-req', 2)).toBe('poll:3f1c-req:2');
+    expect(runCorrelationId('reconcile', 'r-1')).toBe('reconcile:r-1');
+    expect(runCorrelationId('backfill', 'b-1')).toBe('backfill:b-1');
   });
 
   it('counts body and attributes toward the size SQS enforces', () => {

@@ -41,7 +41,13 @@ describe('findings on published versions', () => {
       {
         level: 'warn',
         message: 'order version has findings',
-        attributes: { feedId: 'feed-a', orderId: 7, version: 3, findingCodes: ['unknown-field'] },
+        attributes: {
+          feedId: 'feed-a',
+          orderId: 7,
+          version: 3,
+          findingCodes: ['unknown-field'],
+          correlationId: 'poll:run-1:1',
+        },
       },
     ]);
     // No payload text (names, vendor ids, the unknown field's value) reaches the log.

@@ -163,7 +163,12 @@ describe('reconcileOrders', () => {
   it('with repair publishes the partner version of behind and missing orders only, as contract messages', async () => {
     const { deps, publisher } = everyKind();
 
-    const report = await reconcileOrders(deps, { ids: [1, 2, 3, 4, 5], feedId: 'orders', repair: true });
+    const report = await reconcileOrders(deps, {
+      ids: [1, 2, 3, 4, 5],
+      feedId: 'orders',
+      repair: true,
+      runId: 'run-9',
+    });
 
     expect(publisher.published.map((message) => [message.orderId, message.version])).toEqual([
       [2, 5],
@@ -171,12 +176,20 @@ describe('reconcileOrders', () => {
     ]);
     const message = parseOrderVersionMessage(publisher.published[0]?.body ?? '');
     expect(message.order).toMatchObject({ id: 2, version: 5, status: 'cancelled' });
+    // A repair names its run: origin reconcile, correlation id reconcile:<runId> (body and attribute).
     expect(message.source).toEqual({
       feedId: 'orders',
       pageId: null,
       fetchedAt: new Date(NOW).toISOString(),
       findings: [],
+      correlationId: 'reconcile:run-9',
+      origin: 'reconcile',
     });
+    expect(publisher.published.map((sent) => sent.attributes.correlationId?.StringValue)).toEqual([
+      'reconcile:run-9',
+      'reconcile:run-9',
+    ]);
+    expect(report.runId).toBe('run-9');
     expect(report.orders.filter((entry) => entry.repair !== undefined)).toEqual([
       expect.objectContaining({ id: 2, result: 'behind', repair: 'published' }),
       expect.objectContaining({ id: 4, result: 'missing', repair: 'published' }),
@@ -306,6 +319,14 @@ describe('reconcileOrders', () => {
       result: 'in-sync',
       detail: 'same version, but status differs: stored placed, partner accepted',
     });
+  });
+
+  it('names each run with its own id when none is given', async () => {
+    const { deps } = setup([], []);
+    const first = await reconcileOrders(deps, { ids: [], feedId: 'orders' });
+    const second = await reconcileOrders(deps, { ids: [], feedId: 'orders' });
+    expect(first.runId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second.runId).not.toBe(first.runId);
   });
 
   it('returns an empty report for no ids', async () => {
