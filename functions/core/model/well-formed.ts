@@ -5,6 +5,8 @@
 // the change is visible on the message and on the stored order.
 import type { Finding, Order } from './types.js';
 
+// Any surrogate at all (paired ones included): a cheap first test, false for almost every string.
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
@@ -15,8 +17,24 @@ export function hasLoneSurrogate(text: string): boolean {
   return LONE_SURROGATE.test(text);
 }
 
+/** True when some string in `value` holds a surrogate code unit (without building any path). */
+function anySurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return ANY_SURROGATE.test(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (const element of value) if (anySurrogate(element)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (ANY_SURROGATE.test(key) || anySurrogate((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
 /** Replaces lone surrogates in every string of `order` (in place) and returns a finding per field changed. */
 export function replaceLoneSurrogates(order: Order): Finding[] {
+  // The poller's hot path: almost no order has a surrogate at all, so the walk that names fields runs rarely.
+  if (!anySurrogate(order)) return [];
   const findings: Finding[] = [];
   const visit = (value: unknown, path: string): unknown => {
     if (typeof value === 'string') {
