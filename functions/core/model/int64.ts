@@ -103,6 +103,8 @@ export function stringifyJsonExact(value: unknown): string {
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
   }
-  const text = JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? MARK + item.toString() : item));
+  const text = JSON.stringify(value, (_key, item) =>
+    typeof item === 'bigint' ? MARK + item.toString() : item,
+  );
   return text.replace(/"\\u0000int64:(-?\d+)"/g, '$1');
 }
