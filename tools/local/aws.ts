@@ -75,14 +75,6 @@ export function emulatorEnvironment(
   return overrides;
 }
 
-/** Applies `emulatorEnvironment` to this process (undefined values delete the variable). */
-export function applyEnvironment(values: Record<string, string | undefined>): void {
-  for (const [key, value] of Object.entries(values)) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-}
-
 export interface LocalAwsClients {
   readonly endpoint: AwsEndpoint;
   readonly region: string;

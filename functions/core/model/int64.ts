@@ -44,12 +44,14 @@ export function int64FromText(text: string): Int64 {
   return canonicalInt64(BigInt(text));
 }
 
-/** Decimal text of an int64 value (exact for both forms). */
-export const int64Text = (value: Int64): string => value.toString();
-
 // ---- JSON ---------------------------------------------------------------------------------------------
 
-const MARK = '\u0000int64:';
+/**
+ * Stands for an exact integer while JSON.parse/stringify runs. Drawn per call, so a partner string that happens
+ * to look like a marker is never mistaken for one.
+ */
+const newTag = (): string => Math.random().toString(36).slice(2);
+const markOf = (tag: string): string => `\u0000int64-${tag}:`;
 const LONG_INTEGER = /\d{16}/;
 
 /**
@@ -58,6 +60,7 @@ const LONG_INTEGER = /\d{16}/;
  */
 export function parseJsonExact(text: string): unknown {
   if (!LONG_INTEGER.test(text)) return JSON.parse(text);
+  const MARK = markOf(newTag());
   let marked = false;
   const out: string[] = [];
   let start = 0;
@@ -103,8 +106,11 @@ export function stringifyJsonExact(value: unknown): string {
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
   }
+  const tag = newTag();
+  const MARK = markOf(tag);
   const text = JSON.stringify(value, (_key, item) =>
     typeof item === 'bigint' ? MARK + item.toString() : item,
   );
-  return text.replace(/"\\u0000int64:(-?\d+)"/g, '$1');
+  // JSON.stringify writes the mark's NUL as the six characters \u0000.
+  return text.replace(new RegExp(`"\\\\u0000int64-${tag}:(-?\\d+)"`, 'g'), '$1');
 }
