@@ -4,8 +4,9 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { loadConfig } from './config.js';
+import { readContext } from './config.js';
 import { FEATURE_FLAGS } from './feature-flags.js';
+import type { OrderFeedIngesterProps } from './order-feed-ingester.js';
 import { OrderFeedIngesterStack } from './stack.js';
 
 export const STACK_NAME = 'OrderFeedIngester';
@@ -16,9 +17,8 @@ export function buildApp(options: { context?: Record<string, unknown>; outdir?: 
   stack: OrderFeedIngesterStack;
 } {
   const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, outdir: options.outdir });
-  const config = loadConfig(app.node);
   const stack = new OrderFeedIngesterStack(app, STACK_NAME, {
-    config,
+    ingester: readContext(app.node) as OrderFeedIngesterProps,
     description:
       'order-feed-ingester: scheduled partner Order Feed poller, SQS fan-out, DynamoDB orders table',
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },

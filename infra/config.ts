@@ -28,32 +28,48 @@ export const CONTEXT_KEY = 'orderFeed';
 export type ArrayQueryEncoding = 'repeat' | 'comma';
 export type RemovalPolicyChoice = 'retain' | 'destroy';
 
-export interface OrderFeedConfig {
+/** One feed: one cursor chain over the partner API, with its own poller, schedule, lease and lag alarm. */
+export interface FeedConfig {
+  /** The feed's id: key of its cursor item, `source.feedId` of its messages, metrics dimension `FeedId`. */
+  readonly id: string;
   /** Partner API base (https; http only for loopback hosts), without a trailing slash. */
   readonly partnerBaseUrl: string;
   /** Name of an existing SSM SecureString parameter holding the partner bearer token (never the token). */
   readonly tokenParameterName: string;
   /** Customer-managed KMS key of the token parameter; omitted: the AWS-managed `alias/aws/ssm` key. */
   readonly tokenKmsKeyArn: string | undefined;
-  readonly feedId: string;
+  readonly vendorIds: readonly string[] | undefined;
+  readonly minAgeMinutes: number | undefined;
+  /** False: the feed's schedule is disabled and its runs do nothing; the cursor is kept. */
+  readonly enabled: boolean;
+}
+
+export interface OrderFeedConfig {
+  /**
+   * The feeds of the deployment: the top-level feed keys alone make one feed (`feedsListed` false, the
+   * resources' logical ids as they always were); `orderFeed.feeds` lists several, the top-level keys being
+   * their defaults.
+   */
+  readonly feeds: readonly FeedConfig[];
+  /** True when `orderFeed.feeds` was given: each feed's resources carry its id in their construct ids. */
+  readonly feedsListed: boolean;
   /** How often the poller runs. */
   readonly scheduleInterval: Duration;
   readonly pageSize: number;
-  readonly maxPagesPerRun: number;
+  /** Pages one run fetches at most; undefined: no cap (a run ends when caught up or out of time). */
+  readonly maxPagesPerRun: number | undefined;
   /** Runs that may follow one another at once while a backlog lasts (0: none). */
   readonly maxContinuations: number;
-  readonly minAgeMinutes: number | undefined;
-  readonly vendorIds: readonly string[] | undefined;
   readonly arrayQueryEncoding: ArrayQueryEncoding;
   readonly cursorRecoveryLookbackMinutes: number | undefined;
-  /** One SQS queue (plus DLQ) each; the poller sends every order version to all of them. */
+  /** One SQS queue (plus DLQ) each; the pollers send every order version to all of them. */
   readonly downstreamSubscribers: readonly string[];
   /** Receives before a message moves to its queue's dead-letter queue. */
   readonly maxReceiveCount: number;
   readonly consumerBatchSize: number;
   readonly consumerMaxBatchingWindowSeconds: number;
   readonly consumerMaxConcurrency: number;
-  /** Alarm when the feed has not caught up for this long (or the poller stops reporting). */
+  /** Alarm when a feed has not caught up for this long (or its poller stops reporting). */
   readonly alarmLagMinutes: number;
   /** Alarm when the oldest message on the orders queue is older than this. */
   readonly alarmQueueAgeMinutes: number;
@@ -179,7 +195,32 @@ const DEPLOYMENT_SETTINGS = {
     values: ['retain', 'destroy'],
     default: 'retain',
   }),
+  feeds: custom(
+    {
+      doc:
+        'Several feeds in one deployment: `[{ "id": "eu", "vendorIds": ["…"] }, …]`, each with its own poller, ' +
+        'schedule, cursor and lag alarm; a feed may set `partnerBaseUrl`, `tokenParameterName`, ' +
+        '`tokenKmsKeyArn`, `vendorIds`, `minAgeMinutes` and `enabled`, the top-level keys being the defaults. ' +
+        'Unset: one feed from the top-level keys (`feedId`)',
+    },
+    // Checked entry by entry in parseFeeds, so an error names the feed and key at fault.
+    { shape: 'any', schema: z.unknown() },
+  ),
 } as const;
+
+/** The keys a feed of `orderFeed.feeds` may set for itself (besides its `id`). */
+export const FEED_KEYS = [
+  'partnerBaseUrl',
+  'tokenParameterName',
+  'tokenKmsKeyArn',
+  'vendorIds',
+  'minAgeMinutes',
+  'enabled',
+] as const;
+type FeedKey = (typeof FEED_KEYS)[number];
+
+/** At most this many feeds: each is a function, a rule, alarms and a dashboard row (CloudFormation's 500-resource limit). */
+export const MAX_FEEDS = 20;
 
 /** Every accepted key of `orderFeed`, in the README's order, with its setting. */
 export const SETTINGS = {
@@ -193,6 +234,7 @@ export const SETTINGS = {
   maxContinuations: POLLER_SETTINGS.maxContinuations,
   minAgeMinutes: FEED_SETTINGS.minAgeMinutes,
   vendorIds: FEED_SETTINGS.vendorIds,
+  enabled: FEED_SETTINGS.enabled,
   arrayQueryEncoding: POLLER_SETTINGS.arrayQueryEncoding,
   cursorRecoveryLookbackMinutes: POLLER_SETTINGS.cursorRecoveryLookbackMinutes,
   downstreamSubscribers: DEPLOYMENT_SETTINGS.downstreamSubscribers,
@@ -206,6 +248,7 @@ export const SETTINGS = {
   metricsNamespace: OBSERVABILITY_SETTINGS.metricsNamespace,
   logRetentionDays: DEPLOYMENT_SETTINGS.logRetentionDays,
   removalPolicy: DEPLOYMENT_SETTINGS.removalPolicy,
+  feeds: DEPLOYMENT_SETTINGS.feeds,
 } as const;
 
 export type ConfigKey = keyof typeof SETTINGS;
@@ -218,23 +261,28 @@ export const KEYS = Object.fromEntries(KEY_NAMES.map((key) => [key, SETTINGS[key
 
 /** Reads `orderFeed` and `orderFeed.<key>` from CDK context and validates them. */
 export function loadConfig(context: ContextReader): OrderFeedConfig {
-  const issues: ConfigIssue[] = [];
+  return parseConfig(readContext(context));
+}
+
+/**
+ * The raw `orderFeed` configuration from CDK context (the whole object, then `orderFeed.<key>` overrides),
+ * not yet validated: the props of the OrderFeedIngester construct.
+ */
+export function readContext(context: ContextReader): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
   const whole = context.tryGetContext(CONTEXT_KEY);
   if (whole !== undefined) {
-    const object = typeof whole === 'string' ? parseJsonObject(whole) : whole;
+    const object = typeof whole === 'string' ? parseJsonValue(whole) : whole;
     if (object === undefined || typeof object !== 'object' || object === null || Array.isArray(object)) {
-      issues.push({ key: CONTEXT_KEY, message: 'must be an object (or a JSON object string)' });
-    } else {
-      Object.assign(raw, object);
+      throw new ConfigError([{ key: CONTEXT_KEY, message: 'must be an object (or a JSON object string)' }]);
     }
+    Object.assign(raw, object);
   }
   for (const key of KEY_NAMES) {
     const override = context.tryGetContext(`${CONTEXT_KEY}.${key}`);
     if (override !== undefined) raw[key] = override;
   }
-  if (issues.length > 0) throw new ConfigError(issues);
-  return parseConfig(raw);
+  return raw;
 }
 
 /** Validates a raw configuration object (values may be JSON-typed or the strings `-c` passes). */
@@ -245,8 +293,12 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
       issues.push({ key: qualified(key), message: `unknown key (accepted: ${KEY_NAMES.join(', ')})` });
     }
   }
+  const feedsListed = !isUnset(raw.feeds);
   const values: Partial<Record<ConfigKey, unknown>> = {};
   for (const key of KEY_NAMES) {
+    // With a list of feeds, a feed key left unset at the top level is only a missing default: each feed
+    // that needs it is told so below.
+    if (feedsListed && (FEED_KEYS as readonly string[]).includes(key) && isUnset(raw[key])) continue;
     const read = readKey(key, raw[key]);
     if (read.ok) values[key] = read.value;
     else issues.push({ key: qualified(key), message: read.message });
@@ -271,10 +323,149 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
       message: `must exceed the schedule interval (${config.schedule} minutes), or it alarms between runs`,
     });
   }
+  const feeds = feedsListed
+    ? parseFeeds(raw.feeds, values, !isUnset(raw.feedId), issues)
+    : [singleFeed(values)];
 
   if (issues.length > 0) throw new ConfigError(issues);
-  const { schedule, ...rest } = config;
-  return { ...rest, scheduleInterval: Duration.minutes(schedule) };
+  const {
+    schedule,
+    feeds: _listed,
+    feedId: _feedId,
+    partnerBaseUrl: _url,
+    tokenParameterName: _token,
+    tokenKmsKeyArn: _key,
+    vendorIds: _vendors,
+    minAgeMinutes: _minAge,
+    enabled: _enabled,
+    ...rest
+  } = config;
+  return { ...rest, feeds, feedsListed, scheduleInterval: Duration.minutes(schedule) };
+}
+
+/** The one feed of a configuration without `feeds`: the top-level keys (already checked, all present). */
+function singleFeed(values: Partial<Record<ConfigKey, unknown>>): FeedConfig {
+  return {
+    id: values.feedId as string,
+    partnerBaseUrl: values.partnerBaseUrl as string,
+    tokenParameterName: values.tokenParameterName as string,
+    tokenKmsKeyArn: values.tokenKmsKeyArn as string | undefined,
+    vendorIds: values.vendorIds as string[] | undefined,
+    minAgeMinutes: values.minAgeMinutes as number | undefined,
+    enabled: values.enabled as boolean,
+  };
+}
+
+/**
+ * `orderFeed.feeds`: a list (or its JSON text) of 1 to MAX_FEEDS objects, each with a distinct `id` and
+ * any of FEED_KEYS; a key a feed leaves out takes the top-level value. Issues name the feed by position.
+ */
+function parseFeeds(
+  given: unknown,
+  defaults: Partial<Record<ConfigKey, unknown>>,
+  feedIdGiven: boolean,
+  issues: ConfigIssue[],
+): FeedConfig[] {
+  const at = qualified('feeds');
+  if (feedIdGiven) {
+    issues.push({ key: qualified('feedId'), message: 'is not used with feeds: give each feed its "id"' });
+  }
+  let list: unknown = given;
+  if (typeof given === 'string') list = parseJsonValue(given);
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FEEDS) {
+    issues.push({
+      key: at,
+      message: `must be a list of 1 to ${MAX_FEEDS} feed objects (a JSON array), e.g. [{"id":"eu","vendorIds":["v-1"]}]`,
+    });
+    return [];
+  }
+  const feeds: FeedConfig[] = [];
+  list.forEach((entry: unknown, index) => {
+    const where = `${at}[${index}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      issues.push({ key: where, message: 'must be an object with an "id"' });
+      return;
+    }
+    const fields = entry as Record<string, unknown>;
+    const before = issues.length;
+    for (const key of Object.keys(fields)) {
+      if (key !== 'id' && !(FEED_KEYS as readonly string[]).includes(key)) {
+        issues.push({
+          key: `${where}.${key}`,
+          message: `unknown feed key (accepted: id, ${FEED_KEYS.join(', ')})`,
+        });
+      }
+    }
+    const id = checkFeedValue(FEED_SETTINGS.feedId, fields.id, `${where}.id`, issues);
+    if (isUnset(fields.id)) issues.push({ key: `${where}.id`, message: 'is required' });
+    const value = (key: FeedKey): unknown => {
+      if (isUnset(fields[key])) return defaults[key];
+      return checkFeedValue(SETTINGS[key], fields[key], `${where}.${key}`, issues);
+    };
+    const feed = {
+      id: id as string,
+      partnerBaseUrl: value('partnerBaseUrl') as string,
+      tokenParameterName: value('tokenParameterName') as string,
+      tokenKmsKeyArn: value('tokenKmsKeyArn') as string | undefined,
+      vendorIds: value('vendorIds') as string[] | undefined,
+      minAgeMinutes: value('minAgeMinutes') as number | undefined,
+      enabled: (value('enabled') ?? true) as boolean,
+    };
+    for (const key of ['partnerBaseUrl', 'tokenParameterName'] as const) {
+      if (feed[key] === undefined && isUnset(fields[key])) {
+        issues.push({
+          key: `${where}.${key}`,
+          message: `is required (set it on the feed, or as ${qualified(key)} for every feed)`,
+        });
+      }
+    }
+    if (issues.length === before) feeds.push(feed);
+  });
+  const seen = new Map<string, string>();
+  for (const feed of feeds) {
+    // Construct ids and output names use the feed's id without punctuation: those must stay unique too.
+    const key = feedIdSuffix(feed.id).toLowerCase();
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      issues.push({
+        key: at,
+        message: `must not repeat a feed id ("${earlier}" and "${feed.id}" collide; ids differing only by case or punctuation collide too)`,
+      });
+    }
+    seen.set(key, feed.id);
+  }
+  return feeds;
+}
+
+/** One value of one feed, checked by its setting's rule; undefined (and an issue) when it fails. */
+function checkFeedValue(setting: Setting, given: unknown, key: string, issues: ConfigIssue[]): unknown {
+  if (isUnset(given)) return undefined;
+  let verdict: ReturnType<typeof checkValue>;
+  try {
+    verdict = checkValue(setting, fromContext(setting, given));
+  } catch (error) {
+    verdict = { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+  if (verdict.ok) return verdict.value;
+  const got = setting.redact ? '' : ` (got ${describe(given)})`;
+  issues.push({ key, message: `${reason(setting, verdict.message)}${got}` });
+  return undefined;
+}
+
+/**
+ * `eu-west.2` → `EuWest2`: a feed's part of construct ids and output names (`PollerEuWest2`,
+ * `PollerFunctionNameEuWest2`).
+ */
+export function feedIdSuffix(id: string): string {
+  return id
+    .split(/[^A-Za-z0-9]+/)
+    .filter((part) => part.length > 0)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
+
+function isUnset(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
 }
 
 /** `orders-audit` → `OrdersAudit`: the subscriber's part of construct ids and output names. */
@@ -339,7 +530,7 @@ function describe(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-function parseJsonObject(text: string): unknown {
+function parseJsonValue(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

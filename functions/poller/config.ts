@@ -13,7 +13,10 @@ export interface PollerConfig {
   downstreamQueueUrls: Record<string, string>;
   quarantineBucketName: string;
   pageSize: number;
-  maxPagesPerRun: number;
+  /** Undefined: no page cap; the run ends when caught up or out of time. */
+  maxPagesPerRun: number | undefined;
+  /** False: the feed is switched off and every run does nothing. */
+  enabled: boolean;
   /** Runs that may follow one another at once while a backlog lasts (0: every run waits for the schedule). */
   maxContinuations: number;
   minAgeMinutes: number | undefined;
@@ -46,6 +49,7 @@ export function loadPollerConfig(env: Env): PollerConfig {
     quarantineBucketName: readEnv(env, resources.quarantineBucketName),
     pageSize: readEnv(env, poller.pageSize),
     maxPagesPerRun: readEnv(env, poller.maxPagesPerRun),
+    enabled: readEnv(env, feed.enabled),
     maxContinuations: readEnv(env, poller.maxContinuations),
     minAgeMinutes: readEnv(env, feed.minAgeMinutes),
     vendorIds: readEnv(env, feed.vendorIds),

@@ -85,7 +85,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
       current: continuationOf(event),
       startedAt: new Date(startedAt).toISOString(),
       maxContinuations: config.maxContinuations,
-      enabled: true,
+      enabled: config.enabled,
     });
     if (!next) return undefined;
     try {

@@ -23,7 +23,7 @@ const tokens = new SsmTokenProvider(createSsmClient(), config.tokenParameterName
 export const handler = createPollerHandler({
   config,
   logger,
-  metrics: powertoolsMetrics(metrics),
+  metrics: powertoolsMetrics(metrics, { feedId: config.feedId }),
   tokens,
   cursorStore: new DynamoCursorStore(createDynamoDbClient(), config.cursorTableName),
   partner: createPartnerClient({

@@ -1,5 +1,8 @@
 // Stateless: alarms and the dashboard. Business metrics come from the functions' Powertools EMF output
-// (namespace from config, dimension `service`); queue and function health from AWS's own metrics.
+// (namespace from config, dimension `service`; the pollers publish each metric twice, under `service` for the
+// whole deployment and under `service` + `FeedId` per feed); queue and function health from AWS's own metrics.
+// Alarms on anything a person must look at use the deployment-wide series (one alarm, whatever the number of
+// feeds); lag is per feed (one alarm each), since one stalled feed hides behind others that keep up.
 import { Duration } from 'aws-cdk-lib';
 import {
   Alarm,
@@ -17,16 +20,23 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { type OrderFeedConfig, pascalCase } from '../config.js';
+import { FEED_ID_DIMENSION } from '../../functions/core/observability/dimensions.js';
+import { feedIdSuffix, type OrderFeedConfig, pascalCase } from '../config.js';
 import { CONSUMER_SERVICE_NAME } from './consumer.js';
 import type { OrderQueues } from './order-queues.js';
 import { POLLER_SERVICE_NAME } from './poller.js';
 
 const PERIOD = Duration.minutes(5);
 
+export interface MonitoredPoller {
+  readonly feedId: string;
+  readonly function: IFunction;
+}
+
 export interface MonitoringProps {
   readonly config: OrderFeedConfig;
-  readonly poller: IFunction;
+  /** One per feed. */
+  readonly pollers: readonly MonitoredPoller[];
   readonly consumer: IFunction;
   readonly queues: OrderQueues;
 }
@@ -83,11 +93,7 @@ export class Monitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
-    this.anyAlarm(
-      'PollerErrors',
-      props.poller.metricErrors({ period: PERIOD }),
-      'The poller function failed a run.',
-    );
+    this.anyAlarm('PollerErrors', pollerErrors(props.pollers), 'A poller function failed a run.');
     this.anyAlarm(
       'ConsumerErrors',
       props.consumer.metricErrors({ period: PERIOD }),
@@ -112,20 +118,26 @@ export class Monitoring extends Construct {
       );
     }
 
-    // Lag: the poller reports how long since the feed was last caught up. Missing data means the poller
-    // is not running at all, which is the same failure: 2 bad periods out of 3 alarm (one late tick does not).
+    // Lag, per feed: each poller reports how long since its feed was last caught up. Missing data means the
+    // poller is not running at all, which is the same failure: 2 bad periods out of 3 alarm (one late tick
+    // does not). A disabled feed reports nothing by design, so it gets no lag alarm.
     const lagPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
-    this.track(
-      new Alarm(this, 'FeedLagAlarm', {
-        alarmDescription: `The order feed has not caught up for more than ${config.alarmLagMinutes} minutes, or the poller stopped reporting.`,
-        metric: this.metric(POLLER_SERVICE_NAME, 'SecondsSinceCaughtUp', Stats.MAXIMUM, lagPeriod),
-        threshold: config.alarmLagMinutes * 60,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 3,
-        datapointsToAlarm: 2,
-        treatMissingData: TreatMissingData.BREACHING,
-      }),
-    );
+    for (const { feedId } of props.pollers) {
+      const feed = config.feeds.find((candidate) => candidate.id === feedId);
+      if (feed?.enabled === false) continue;
+      const suffix = config.feedsListed ? feedIdSuffix(feedId) : '';
+      this.track(
+        new Alarm(this, `FeedLagAlarm${suffix}`, {
+          alarmDescription: `Feed "${feedId}" has not caught up for more than ${config.alarmLagMinutes} minutes, or its poller stopped reporting.`,
+          metric: this.feedMetric(feedId, 'SecondsSinceCaughtUp', Stats.MAXIMUM, lagPeriod),
+          threshold: config.alarmLagMinutes * 60,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 2,
+          treatMissingData: TreatMissingData.BREACHING,
+        }),
+      );
+    }
     this.track(
       new Alarm(this, 'OrdersQueueAgeAlarm', {
         alarmDescription: `The oldest message on the orders queue is older than ${config.alarmQueueAgeMinutes} minutes: the consumer is falling behind.`,
@@ -217,16 +229,8 @@ export class Monitoring extends Construct {
       ]),
     );
     this.dashboard.addWidgets(
-      graph('Feed lag: seconds since caught up', [
-        this.metric(POLLER_SERVICE_NAME, 'SecondsSinceCaughtUp', Stats.MAXIMUM),
-      ]),
-      graph('Feed pace: delay between page requests (ms)', [poller('PaceDelayMs', Stats.MAXIMUM)]),
-      graph('Poller run duration (ms)', [
-        poller('RunDurationMs', Stats.MAXIMUM),
-        poller('RunDurationMs', Stats.AVERAGE),
-      ]),
       graph('Function errors', [
-        props.poller.metricErrors({ period: PERIOD }),
+        ...props.pollers.map(({ function: fn }) => fn.metricErrors({ period: PERIOD })),
         props.consumer.metricErrors({ period: PERIOD }),
       ]),
       new SingleValueWidget({
@@ -237,6 +241,42 @@ export class Monitoring extends Construct {
         height: 6,
       }),
     );
+    // One row per feed: is it moving, is it caught up, is the partner slowing it down.
+    for (const { feedId } of props.pollers) {
+      const feedMetric = (name: string, statistic: string = Stats.SUM) =>
+        this.feedMetric(feedId, name, statistic);
+      this.dashboard.addWidgets(
+        graph(`Feed ${feedId}: pages fetched / versions published`, [
+          feedMetric('PagesFetched'),
+          feedMetric('VersionsPublished'),
+        ]),
+        graph(`Feed ${feedId}: seconds since caught up`, [feedMetric('SecondsSinceCaughtUp', Stats.MAXIMUM)]),
+        graph(`Feed ${feedId}: pace between page requests (ms), rate-limit waits`, [
+          feedMetric('PaceDelayMs', Stats.MAXIMUM),
+          feedMetric('RateLimitWaits'),
+        ]),
+        graph(`Feed ${feedId}: run duration (ms)`, [
+          feedMetric('RunDurationMs', Stats.MAXIMUM),
+          feedMetric('RunDurationMs', Stats.AVERAGE),
+        ]),
+      );
+    }
+  }
+
+  /** A poller metric of one feed (dimensions `service` and `FeedId`). */
+  private feedMetric(
+    feedId: string,
+    metricName: string,
+    statistic: string,
+    period: Duration = PERIOD,
+  ): Metric {
+    return new Metric({
+      namespace: this.namespace,
+      metricName,
+      dimensionsMap: { service: POLLER_SERVICE_NAME, [FEED_ID_DIMENSION]: feedId },
+      statistic,
+      period,
+    });
   }
 
   private metric(service: string, metricName: string, statistic: string, period: Duration = PERIOD): Metric {
@@ -266,6 +306,21 @@ export class Monitoring extends Construct {
   private track(alarm: Alarm): void {
     this.alarms.push(alarm);
   }
+}
+
+/** Errors of every poller: the function's own metric for one, their sum for several. */
+function pollerErrors(pollers: readonly MonitoredPoller[]): IMetric {
+  const metrics = pollers.map(({ function: fn }) => fn.metricErrors({ period: PERIOD }));
+  if (metrics.length === 1) return metrics[0] as IMetric;
+  const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`e${index}`, metric]));
+  return new MathExpression({
+    label: 'Poller errors (all feeds)',
+    expression: Object.keys(usingMetrics)
+      .map((name) => `FILL(${name}, 0)`)
+      .join(' + '),
+    usingMetrics,
+    period: PERIOD,
+  });
 }
 
 function graph(title: string, metrics: IMetric[]): GraphWidget {

@@ -1,7 +1,8 @@
-// Stateless: the poller function. Each scheduled run takes the feed's lease in the cursor table, reads the
+// Stateless: the poller function of one feed. Each run takes the feed's lease in the cursor table, reads the
 // partner token from SSM, pages the partner API, sends every order version to every queue and
 // quarantines what it cannot publish. Its role can do exactly that and nothing else (notably it cannot
-// touch the orders table).
+// touch the orders table, another feed's token or another poller). A deployment with several feeds has one
+// Poller each: its own function, environment, reserved slot and log group.
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Grant, Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -10,7 +11,7 @@ import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { toEnvironment } from '../../functions/core/config/env.js';
 import { FEED_SETTINGS, POLLER_RESOURCES, POLLER_SETTINGS } from '../../functions/core/config/settings.js';
-import type { OrderFeedConfig } from '../config.js';
+import type { FeedConfig, OrderFeedConfig } from '../config.js';
 import type { CursorTable } from './cursor-table.js';
 import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
 import type { OrderQueues } from './order-queues.js';
@@ -23,6 +24,8 @@ export const POLLER_TIMEOUT = Duration.minutes(2);
 
 export interface PollerProps {
   readonly config: OrderFeedConfig;
+  /** The feed this poller serves (one of `config.feeds`). */
+  readonly feed: FeedConfig;
   readonly cursorTable: CursorTable;
   readonly queues: OrderQueues;
   readonly quarantine: QuarantineBucket;
@@ -35,16 +38,16 @@ export class Poller extends Construct {
 
   constructor(scope: Construct, id: string, props: PollerProps) {
     super(scope, id);
-    const { config, cursorTable, queues, quarantine } = props;
+    const { feed, cursorTable, queues, quarantine } = props;
 
     this.function = new IngesterFunction(this, 'Function', {
       entry: POLLER_ENTRY,
-      description: 'order-feed-ingester poller: partner Order Feed API to SQS',
+      description: `order-feed-ingester poller of feed ${feed.id}: partner Order Feed API to SQS`,
       timeout: POLLER_TIMEOUT,
       memorySize: 512,
       // One run at a time; the lease in the cursor table guards against overlap anyway.
       reservedConcurrentExecutions: 1,
-      environment: pollerEnvironment(Stack.of(this), config, props),
+      environment: pollerEnvironment(Stack.of(this), props.config, feed, props),
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
@@ -58,7 +61,7 @@ export class Poller extends Construct {
       actions: ['sqs:SendMessage'],
       resourceArns: queues.publishTargets.map((queue) => queue.queueArn),
     });
-    this.grantTokenRead(config);
+    this.grantTokenRead(feed);
     // Self-continuation: the poller invokes itself (asynchronously) when a run ends with more to fetch. A
     // policy of its own, attached to the role: in the role's default policy the function's ARN would make a
     // dependency cycle (the function waits for its default policy).
@@ -85,7 +88,7 @@ export class Poller extends Construct {
    * grant is needed (its key policy lets any principal of the account decrypt through SSM); with a
    * customer-managed key, kms:Decrypt on that key, only when called through SSM.
    */
-  private grantTokenRead(config: OrderFeedConfig): void {
+  private grantTokenRead(config: Pick<FeedConfig, 'tokenParameterName' | 'tokenKmsKeyArn'>): void {
     const stack = Stack.of(this);
     const role = this.function.executionRole;
     role.addToPrincipalPolicy(
@@ -114,18 +117,19 @@ export class Poller extends Construct {
 }
 
 /**
- * The poller's environment: the feed's and the poller's settings from the validated configuration and the
+ * A feed's poller environment: the feed's and the poller's settings from the validated configuration and the
  * resources' names, each under the variable its declaration names (functions/core/config/settings.ts).
  */
 export function pollerEnvironment(
   stack: Stack,
   config: OrderFeedConfig,
+  feed: FeedConfig,
   resources: Pick<PollerProps, 'cursorTable' | 'queues' | 'quarantine'>,
 ): Record<string, string> {
   const downstreamQueueUrls: Record<string, string> = {};
   for (const [name, pair] of resources.queues.subscribers) downstreamQueueUrls[name] = pair.queue.queueUrl;
   return {
-    ...toEnvironment(FEED_SETTINGS, config),
+    ...toEnvironment(FEED_SETTINGS, { ...feed, feedId: feed.id }),
     ...toEnvironment(POLLER_SETTINGS, config),
     ...toEnvironment(
       POLLER_RESOURCES,

@@ -1,4 +1,5 @@
-// Stateless: the poll schedule. An EventBridge rule invokes the poller asynchronously on a fixed rate.
+// Stateless: a feed's poll schedule. An EventBridge rule invokes the feed's poller asynchronously on a fixed
+// rate; a disabled feed keeps its rule, disabled (switching the feed on again is a deployment, not a rebuild).
 //
 // Why no retries and no dead-letter queue: a run is idempotent and resumes from the stored cursor, so a
 // lost or failed tick costs one interval of latency and the next tick does the work. Retrying instead
@@ -13,6 +14,9 @@ import { Construct } from 'constructs';
 export interface PollScheduleProps {
   readonly target: IFunction;
   readonly interval: Duration;
+  readonly feedId: string;
+  /** False: the rule exists but does not fire (the feed is switched off). */
+  readonly enabled: boolean;
 }
 
 export class PollSchedule extends Construct {
@@ -22,8 +26,9 @@ export class PollSchedule extends Construct {
     super(scope, id);
     const seconds = props.interval.toSeconds();
     this.rule = new Rule(this, 'Rule', {
-      description: 'Runs the order feed poller',
+      description: `Runs the order feed poller of feed ${props.feedId}`,
       schedule: Schedule.rate(props.interval),
+      enabled: props.enabled,
     });
     this.rule.addTarget(
       new LambdaFunction(props.target, {

@@ -1,27 +1,31 @@
-// cfn-lint over the synthesized template (rules that are CDK idioms are suppressed in infra/cfn-lint.yaml).
+// cfn-lint over the synthesized templates, with one feed and with several (rules that are CDK idioms are
+// suppressed in infra/cfn-lint.yaml).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { FULL_CONFIG, synthStack } from './synth.js';
+import { FEEDS_CONFIG, FULL_CONFIG, synthStack } from './synth.js';
 
 const outdir = mkdtempSync(join(tmpdir(), 'order-feed-cfn-lint-'));
 const configFile = fileURLToPath(new URL('../../infra/cfn-lint.yaml', import.meta.url));
 let templates: string[];
 
 beforeAll(() => {
-  synthStack(FULL_CONFIG, { outdir }).app.synth();
-  templates = readdirSync(outdir)
-    .filter((name) => name.endsWith('.template.json'))
-    .map((name) => join(outdir, name));
+  templates = Object.entries({ single: FULL_CONFIG, feeds: FEEDS_CONFIG }).flatMap(([name, config]) => {
+    const dir = join(outdir, name);
+    synthStack(config, { outdir: dir }).app.synth();
+    return readdirSync(dir)
+      .filter((file) => file.endsWith('.template.json'))
+      .map((file) => join(dir, file));
+  });
 });
 
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-it('finds nothing in the synthesized template', () => {
-  expect(templates).toHaveLength(1);
+it('finds nothing in the synthesized templates (one feed, three feeds)', () => {
+  expect(templates).toHaveLength(2);
 
   const result = spawnSync('cfn-lint', ['--config-file', configFile, '--', ...templates], {
     encoding: 'utf8',

@@ -24,14 +24,20 @@ describe('parseConfig', () => {
 
     // Assess
     expect(config).toMatchObject({
-      partnerBaseUrl: 'https://partner.example.com',
-      tokenParameterName: '/order-feed-ingester/partner-token',
-      tokenKmsKeyArn: undefined,
-      feedId: KEYS.feedId,
+      feeds: [
+        {
+          id: KEYS.feedId,
+          partnerBaseUrl: 'https://partner.example.com',
+          tokenParameterName: '/order-feed-ingester/partner-token',
+          tokenKmsKeyArn: undefined,
+          minAgeMinutes: undefined,
+          vendorIds: undefined,
+          enabled: true,
+        },
+      ],
+      feedsListed: false,
       pageSize: 100,
-      maxPagesPerRun: 50,
-      minAgeMinutes: undefined,
-      vendorIds: undefined,
+      maxPagesPerRun: undefined,
       arrayQueryEncoding: 'repeat',
       downstreamSubscribers: [],
       maxReceiveCount: 5,
@@ -51,7 +57,7 @@ describe('parseConfig', () => {
     const config = parseConfig(FULL_CONFIG);
 
     expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
-    expect(config.vendorIds).toEqual(['vendor-1', 'vendor-2']);
+    expect(config.feeds[0]?.vendorIds).toEqual(['vendor-1', 'vendor-2']);
     expect(config.arrayQueryEncoding).toBe('comma');
   });
 
@@ -87,13 +93,16 @@ describe('parseConfig', () => {
   it.each(['http://localhost:4010', 'http://127.0.0.1:4010/test-pagination', 'http://[::1]:8080'])(
     'accepts plain http to the loopback host %s',
     (partnerBaseUrl) => {
-      expect(parseConfig({ ...REQUIRED_CONFIG, partnerBaseUrl }).partnerBaseUrl).toBe(partnerBaseUrl);
+      expect(parseConfig({ ...REQUIRED_CONFIG, partnerBaseUrl }).feeds[0]?.partnerBaseUrl).toBe(
+        partnerBaseUrl,
+      );
     },
   );
 
   it('drops a trailing slash from partnerBaseUrl', () => {
     expect(
-      parseConfig({ ...REQUIRED_CONFIG, partnerBaseUrl: 'https://p.example.com/base/' }).partnerBaseUrl,
+      parseConfig({ ...REQUIRED_CONFIG, partnerBaseUrl: 'https://p.example.com/base/' }).feeds[0]
+        ?.partnerBaseUrl,
     ).toBe('https://p.example.com/base');
   });
 
@@ -120,16 +129,16 @@ describe('parseConfig', () => {
   });
 
   it('accepts a plain parameter name', () => {
-    expect(parseConfig({ ...REQUIRED_CONFIG, tokenParameterName: 'partner-token' }).tokenParameterName).toBe(
-      'partner-token',
-    );
+    expect(
+      parseConfig({ ...REQUIRED_CONFIG, tokenParameterName: 'partner-token' }).feeds[0]?.tokenParameterName,
+    ).toBe('partner-token');
   });
 
   it.each([
     [{ pageSize: 0 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 0)'],
     [{ pageSize: 101 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 101)'],
     [{ pageSize: 2.5 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 2.5)'],
-    [{ maxPagesPerRun: 0 }, 'orderFeed.maxPagesPerRun: must be an integer from 1 to 1000 (got 0)'],
+    [{ maxPagesPerRun: 0 }, 'orderFeed.maxPagesPerRun: must be an integer from 1 to 100000 (got 0)'],
     [{ minAgeMinutes: 1441 }, 'orderFeed.minAgeMinutes: must be an integer from 1 to 1440 (got 1441)'],
     [
       { cursorRecoveryLookbackMinutes: 1_581_121 },
@@ -246,13 +255,13 @@ describe('loadConfig', () => {
     // Assess
     expect(config.pageSize).toBe(7);
     expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
-    expect(config.vendorIds).toEqual(['v1', 'v2']);
+    expect(config.feeds[0]?.vendorIds).toEqual(['v1', 'v2']);
   });
 
   it("accepts the whole object as a JSON string (-c orderFeed='{…}')", () => {
     const config = loadConfig(contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }));
 
-    expect(config.feedId).toBe('f1');
+    expect(config.feeds.map((feed) => feed.id)).toEqual(['f1']);
   });
 
   it('rejects an orderFeed value that is not an object', () => {

@@ -58,10 +58,10 @@ describe('cdk-nag AWS Solutions checks', () => {
 
     expect(found.map((ack) => `${ack.path} ${ack.id}`).sort()).toEqual(
       [
-        'OrderFeedIngester/Consumer/Function AwsSolutions-L1',
-        'OrderFeedIngester/Poller/Function AwsSolutions-L1',
-        'OrderFeedIngester/Poller/FunctionRole AwsSolutions-IAM5[Resource::<QuarantineBucket2B128B57.Arn>/quarantine/*]',
-        'OrderFeedIngester/Quarantine/Bucket AwsSolutions-S1',
+        'OrderFeedIngester/Default/Consumer/Function AwsSolutions-L1',
+        'OrderFeedIngester/Default/Poller/Function AwsSolutions-L1',
+        'OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::<QuarantineBucket2B128B57.Arn>/quarantine/*]',
+        'OrderFeedIngester/Default/Quarantine/Bucket AwsSolutions-S1',
       ].sort(),
     );
     for (const ack of found) expect(ack.reason.length, `${ack.id} reason`).toBeGreaterThan(40);

@@ -28,6 +28,7 @@ const POLLER_FIELD: Record<PollerKey, keyof PollerConfig> = {
   tokenParameterName: 'tokenParameterName',
   vendorIds: 'vendorIds',
   minAgeMinutes: 'minAgeMinutes',
+  enabled: 'enabled',
   pageSize: 'pageSize',
   maxPagesPerRun: 'maxPagesPerRun',
   maxContinuations: 'maxContinuations',
@@ -108,7 +109,14 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
     const loaded = loadPollerConfig(environment);
 
     // Assess
-    for (const key of POLLER_KEYS) expect(loaded[POLLER_FIELD[key]], key).toEqual(expected[key]);
+    const feed = expected.feeds[0];
+    const synthValue = (key: PollerKey): unknown => {
+      if (key === 'feedId') return feed?.id;
+      return key in FEED_SETTINGS
+        ? feed?.[key as Exclude<keyof typeof FEED_SETTINGS, 'feedId'>]
+        : expected[key as keyof typeof POLLER_SETTINGS];
+    };
+    for (const key of POLLER_KEYS) expect(loaded[POLLER_FIELD[key]], key).toEqual(synthValue(key));
     expect(Object.keys(loaded.downstreamQueueUrls)).toEqual(expected.downstreamSubscribers);
   });
 

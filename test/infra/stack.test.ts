@@ -245,6 +245,7 @@ describe('functions', () => {
       MAX_CONTINUATIONS: '1000',
       MIN_AGE_MINUTES: '60',
       VENDOR_IDS: 'vendor-1,vendor-2',
+      FEED_ENABLED: 'true',
       ARRAY_QUERY_ENCODING: 'comma',
       CURSOR_RECOVERY_LOOKBACK_MINUTES: '120',
       POWERTOOLS_SERVICE_NAME: 'order-feed-poller',
@@ -268,8 +269,8 @@ describe('functions', () => {
         'DOWNSTREAM_QUEUE_URLS',
         'QUARANTINE_BUCKET_NAME',
         'PAGE_SIZE',
-        'MAX_PAGES_PER_RUN',
         'MAX_CONTINUATIONS',
+        'FEED_ENABLED',
         'ARRAY_QUERY_ENCODING',
         'POWERTOOLS_SERVICE_NAME',
         'POWERTOOLS_METRICS_NAMESPACE',
@@ -280,8 +281,8 @@ describe('functions', () => {
     expect(variables).toMatchObject({
       DOWNSTREAM_QUEUE_URLS: '{}',
       PAGE_SIZE: '100',
-      MAX_PAGES_PER_RUN: '50',
       MAX_CONTINUATIONS: '1000',
+      FEED_ENABLED: 'true',
       ARRAY_QUERY_ENCODING: 'repeat',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
     });
@@ -534,9 +535,14 @@ describe('monitoring', () => {
     });
   });
 
-  it('alarms on lag above the threshold, treating missing data as breaching', () => {
+  it("alarms on the feed's lag above the threshold, treating missing data as breaching", () => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...emfAlarm('SecondsSinceCaughtUp', 'order-feed-poller'),
+      Namespace: 'OrderFeedTest',
+      MetricName: 'SecondsSinceCaughtUp',
+      Dimensions: [
+        { Name: 'FeedId', Value: 'partner-orders' },
+        { Name: 'service', Value: 'order-feed-poller' },
+      ],
       Statistic: 'Maximum',
       Threshold: 30 * 60,
       ComparisonOperator: 'GreaterThanThreshold',
@@ -689,6 +695,7 @@ describe('stack', () => {
         'PollerFunctionName',
         'ConsumerFunctionName',
         'PollScheduleRuleName',
+        'FeedPollers',
         'DashboardName',
       ].sort(),
     );

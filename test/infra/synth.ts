@@ -43,3 +43,24 @@ export function synthStack(config: Record<string, unknown>, options: SynthOption
   const { app, stack } = buildApp({ context, outdir: options.outdir });
   return { app, stack, template: Template.fromStack(stack) };
 }
+
+/**
+ * Three feeds sharing the defaults: two shard one partner account by vendor, the third is another partner
+ * account (its own URL, token parameter and KMS key) and is switched off.
+ */
+export const FEEDS_CONFIG = {
+  ...REQUIRED_CONFIG,
+  downstreamSubscribers: ['billing'],
+  minAgeMinutes: 30,
+  feeds: [
+    { id: 'eu', vendorIds: ['vendor-eu-1', 'vendor-eu-2'] },
+    { id: 'uk', vendorIds: ['vendor-uk-1'], minAgeMinutes: 5 },
+    {
+      id: 'us.second-account',
+      partnerBaseUrl: 'https://us.partner.example.com',
+      tokenParameterName: '/order-feed-ingester/us-token',
+      tokenKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555',
+      enabled: false,
+    },
+  ],
+} as const;

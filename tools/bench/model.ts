@@ -166,7 +166,7 @@ export function catchUpSection(page: PageCost, schedule: Schedule): Section {
   const s = schedule;
   return {
     id: 'catchUp',
-    title: `Catch-up of a ${s.backlog.toLocaleString('en-US')}-version backlog (rate ${s.scheduleMinutes} min, ${s.maxPagesPerRun} pages/run, pageSize ${s.pageSize}, timeout ${s.pollerTimeoutMs / 1000} s, API ${s.apiLatencyMs} ms/GET)`,
+    title: `Catch-up of a ${s.backlog.toLocaleString('en-US')}-version backlog (rate ${s.scheduleMinutes} min, ${Number.isFinite(s.maxPagesPerRun) ? `${s.maxPagesPerRun} pages/run` : 'no page cap'}, pageSize ${s.pageSize}, timeout ${s.pollerTimeoutMs / 1000} s, API ${s.apiLatencyMs} ms/GET)`,
     floorIs: "the same model with the floor CPU and the ceiling run's publish time per page",
     figures: [
       figure('time per page t_page', 'ms', measured.pageMs, floor.pageMs),

@@ -48,7 +48,8 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
   const started = performance.now();
   const settings: PipelineSettings = {
     pageSize: KEYS.pageSize,
-    maxPagesPerRun: KEYS.maxPagesPerRun,
+    // Unset by default (no cap): a run then ends for lack of time.
+    maxPagesPerRun: KEYS.maxPagesPerRun ?? Number.POSITIVE_INFINITY,
     pollerTimeoutMs: POLLER_TIMEOUT.toMilliseconds(),
     consumerTimeoutMs: CONSUMER_TIMEOUT.toMilliseconds(),
     consumerBatchSize: KEYS.consumerBatchSize,

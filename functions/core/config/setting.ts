@@ -119,6 +119,19 @@ export function choice<const O extends Options & { values: readonly [string, ...
   });
 }
 
+/** On or off: JSON `true`/`false`, or the text "true"/"false" (a `-c` flag, an environment variable). */
+export function flag<const O extends Options & { default: boolean }>(options: O): Declared<boolean, O> {
+  return custom(options, {
+    shape: 'text',
+    schema: z.pipe(
+      z.union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' }),
+      z.transform((value: boolean | 'true' | 'false') => value === true || value === 'true'),
+    ),
+    choices: ['true', 'false'],
+    extremes: [false, true],
+  });
+}
+
 /** A string matching `pattern`; `expected` completes "must be …". */
 export function text<
   const O extends Options & {

@@ -8,7 +8,7 @@
 // top-level keys being the defaults), the poller's deployment-wide settings, tuning the deployment does
 // not expose, and the names of the stack's resources (written from CloudFormation references).
 import { isLoopbackHost, parsePartnerBaseUrl } from '../partner/url-policy.js';
-import { checkedText, choice, integer, integerList, jsonMap, list, text } from './setting.js';
+import { checkedText, choice, flag, integer, integerList, jsonMap, list, text } from './setting.js';
 
 /** Settings of one feed: one cursor chain over the partner API. */
 export const FEED_SETTINGS = {
@@ -52,6 +52,13 @@ export const FEED_SETTINGS = {
     min: 1,
     max: 1440,
   }),
+  enabled: /* @__PURE__ */ flag({
+    doc:
+      'false: the feed is switched off (its schedule is disabled; a run, even one a continuation already ' +
+      'requested, does nothing); its cursor is kept for when it is switched on again',
+    env: 'FEED_ENABLED',
+    default: true,
+  }),
 } as const;
 
 /** The poller's settings, the same for every feed of a deployment. */
@@ -64,11 +71,12 @@ export const POLLER_SETTINGS = {
     default: 100,
   }),
   maxPagesPerRun: /* @__PURE__ */ integer({
-    doc: 'Pages one run fetches at most',
+    doc:
+      'Pages one run fetches at most; unset: no cap, a run goes on until caught up or out of time (then the ' +
+      'next run starts at once, see maxContinuations)',
     env: 'MAX_PAGES_PER_RUN',
     min: 1,
-    max: 1000,
-    default: 50,
+    max: 100_000,
   }),
   maxContinuations: /* @__PURE__ */ integer({
     doc:

@@ -24,7 +24,10 @@ import { type PreparedPage, preparePage } from './prepare-page.js';
 export interface PollSettings {
   feedId: string;
   pageSize: number;
-  maxPagesPerRun: number;
+  /** Pages one run fetches at most; undefined: no cap, the run ends when caught up or out of time. */
+  maxPagesPerRun?: number;
+  /** False: the feed is switched off; a run does nothing (not even take the lease). Default true. */
+  enabled?: boolean;
   minAgeMinutes?: number;
   vendorIds?: string[];
   orderIds?: number[];
@@ -63,7 +66,9 @@ export type PollOutcomeKind =
   /** hasMore true with no nextPageId (breaks pagination rule 1): the page is kept, no cursor is guessed. */
   | 'missing-next-page-id'
   /** hasMore true, but the cursor did not move: the partner re-served the page it was asked for. */
-  | 'stuck-cursor';
+  | 'stuck-cursor'
+  /** The feed is switched off in the deployment's configuration (`enabled: false`): nothing was asked. */
+  | 'disabled';
 
 export interface PollOutcome {
   kind: PollOutcomeKind;
@@ -116,7 +121,12 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
     pageSizeReductions: 0,
   };
   const sleep = deps.sleep ?? timer;
+  const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
   let paceDelayMs = 0;
+  if (settings.enabled === false) {
+    log.info('feed is disabled; this run does nothing', { feedId: settings.feedId });
+    return finish('disabled', false, undefined);
+  }
   const acquired = await cursorStore.acquire(settings.feedId, run.owner, now(), run.leaseMs);
   if (!acquired) {
     metrics.count('LeaseContended');
@@ -172,7 +182,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
 
   try {
     for (;;) {
-      if (counters.pages >= settings.maxPagesPerRun) return finish('page-limit', false, lease);
+      if (counters.pages >= pageCap) return finish('page-limit', false, lease);
       if (!prefetched && now() >= run.deadline) return finish('out-of-time', false, lease);
       const result = await (prefetched ?? fetchPage(request));
       prefetched = undefined;
@@ -250,7 +260,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
         page.hasMore &&
         nextRequest &&
         !cursorStuck &&
-        counters.pages < settings.maxPagesPerRun &&
+        counters.pages < pageCap &&
         now() + paceDelayMs < run.deadline
       ) {
         prefetched = pacedFetch(nextRequest);

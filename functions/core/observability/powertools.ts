@@ -6,6 +6,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { readEnv } from '../config/env.js';
 import { OBSERVABILITY_SETTINGS } from '../config/settings.js';
 import type { Log } from '../ingest/ports.js';
+import { FEED_ID_DIMENSION } from './dimensions.js';
 
 export function createObservability(defaultServiceName: string): { logger: Logger; metrics: Metrics } {
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
@@ -25,13 +26,26 @@ export function countOn(metrics: Metrics) {
 
 export { MetricUnit };
 
-/** The functions' small metrics port over Powertools Metrics: counts, two durations, and the flush. */
-export function powertoolsMetrics(metrics: Metrics) {
+/**
+ * The functions' small metrics port over Powertools Metrics: counts, two durations, and the flush. With a
+ * `feedId` (the pollers) every metric is published under two dimension sets in the same EMF document: `service`
+ * alone, which the deployment-wide alarms watch whatever the number of feeds, and `service` + `FeedId`, which
+ * each feed's lag alarm and dashboard row read. (Powertools clears added dimensions at every flush, so they are
+ * added again before each one.)
+ */
+export function powertoolsMetrics(metrics: Metrics, perFeed?: { feedId: string }) {
   return {
     count: countOn(metrics),
     milliseconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Milliseconds, value),
     seconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Seconds, value),
-    publish: () => metrics.publishStoredMetrics(),
+    publish: () => {
+      if (perFeed) {
+        metrics.addDimension(FEED_ID_DIMENSION, perFeed.feedId);
+        // An extra dimension set with nothing added: the default dimensions alone (`service`).
+        metrics.addDimensions({});
+      }
+      metrics.publishStoredMetrics();
+    },
   };
 }
 

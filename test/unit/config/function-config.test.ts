@@ -18,7 +18,8 @@ describe('poller configuration', () => {
     expect(config).toMatchObject({
       feedId: 'orders',
       pageSize: 100,
-      maxPagesPerRun: 50,
+      maxPagesPerRun: undefined,
+      enabled: true,
       minAgeMinutes: 90,
       vendorIds: ['v-1', 'v-2'],
       arrayQueryEncoding: 'repeat',
@@ -42,7 +43,8 @@ describe('poller configuration', () => {
     [{ VENDOR_IDS: 'a,,b' }, /VENDOR_IDS has an empty entry/],
     [{ ORDER_IDS: '12,x' }, /ORDER_IDS has a value that is not an integer order id: "x"/],
     // The bounds the deployment configuration accepts, no wider and no narrower (core/config/settings.ts).
-    [{ MAX_PAGES_PER_RUN: '1001' }, /MAX_PAGES_PER_RUN must be between 1 and 1000, got 1001/],
+    [{ MAX_PAGES_PER_RUN: '100001' }, /MAX_PAGES_PER_RUN must be between 1 and 100000, got 100001/],
+    [{ FEED_ENABLED: 'yes' }, /FEED_ENABLED must be one of true, false, got "yes"/],
     [
       { CURSOR_RECOVERY_LOOKBACK_MINUTES: '0' },
       /CURSOR_RECOVERY_LOOKBACK_MINUTES must be between 1 and 1581120, got 0/,

@@ -29,6 +29,7 @@ const config: PollerConfig = {
   quarantineBucketName: 'quarantine',
   pageSize: 10,
   maxPagesPerRun: 10,
+  enabled: true,
   maxContinuations: 3,
   minAgeMinutes: undefined,
   vendorIds: undefined,
@@ -144,5 +145,47 @@ describe('createPollerHandler', () => {
     const off = build(backlog(), { maxPagesPerRun: 1, maxContinuations: 0 });
     expect(await off.handler({}, lambdaContext('poller', 60_000))).toMatchObject({ kind: 'page-limit' });
     expect(off.continued).toEqual([]);
+  });
+
+  it('does nothing on a switched-off feed, not even for a continuation already requested: no lease, no GET, no next run', async () => {
+    const partner = backlog();
+    const cursorStore = new MemoryCursorStore();
+    const continued: unknown[] = [];
+    const handler = createPollerHandler({
+      continuation: { request: async (event) => void continued.push(event) },
+      config: { ...config, enabled: false },
+      cursorStore,
+      partner,
+      publisher: new RecordingPublisher(),
+      quarantine: new MemoryQuarantine(),
+      logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
+      metrics: recordingMetrics().metrics,
+    });
+    const inFlight = {
+      continuation: { feedId: 'feed-a', chain: 4, chainStartedAt: new Date(0).toISOString() },
+    };
+
+    const outcome = await handler(inFlight, lambdaContext('poller', 60_000));
+
+    expect(outcome).toMatchObject({ kind: 'disabled', failed: false, pages: 0 });
+    expect(partner.calls).toEqual([]);
+    expect(cursorStore.items.has('feed-a')).toBe(false);
+    expect(continued).toEqual([]);
+  });
+
+  it('runs until caught up or out of time when no page cap is set', async () => {
+    let served = 0;
+    const { handler, continued } = build(
+      new ScriptedPartner(() => {
+        served += 1;
+        return { data: [sampleOrder({ id: served })], hasMore: served < 120, nextPageId: `c${served}` };
+      }),
+      { maxPagesPerRun: undefined },
+    );
+
+    const outcome = await handler({}, lambdaContext('poller', 60_000));
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 120 });
+    expect(continued).toEqual([]);
   });
 });

@@ -1,0 +1,5 @@
+// Metric dimensions the functions publish beyond Powertools' own `service`. The stack's alarms and dashboard
+// (infra/constructs/monitoring.ts) select series by these names, so they are declared once, here.
+
+/** Each poller metric is published twice: under `service` (the deployment) and `service` + FeedId (its feed). */
+export const FEED_ID_DIMENSION = 'FeedId';

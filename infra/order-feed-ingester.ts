@@ -1,0 +1,157 @@
+// The whole ingester as one construct: stateful resources first (their logical ids must never change, or
+// CloudFormation would replace them and their data), then per feed a poller and its schedule, the consumer
+// and monitoring, and the outputs operators and tools look up. This repository's stack (stack.ts) is one user;
+// a platform team adds it to its own CDK app the same way (README "Use it in your own CDK app").
+//
+// Logical ids: this repository's stack creates it with the id `Default`, which CDK leaves out of logical ids,
+// so the resources keep the ids they had before the construct existed and an existing deployment updates in
+// place. Without `feeds`, the single feed's poller and schedule keep their ids (`Poller`, `PollSchedule`);
+// each listed feed gets its own (`Poller<Id>`, `PollSchedule<Id>`).
+import { CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { type FeedConfig, feedIdSuffix, type OrderFeedConfig, parseConfig, pascalCase } from './config.js';
+import { Consumer, ordersQueueVisibilityTimeout } from './constructs/consumer.js';
+import { CursorTable } from './constructs/cursor-table.js';
+import { Monitoring } from './constructs/monitoring.js';
+import { OrderQueues } from './constructs/order-queues.js';
+import { OrdersTable } from './constructs/orders-table.js';
+import { Poller } from './constructs/poller.js';
+import { QuarantineBucket } from './constructs/quarantine-bucket.js';
+import { PollSchedule } from './constructs/schedule.js';
+import type { OrderFeedIngesterProps } from './props.js';
+
+export type { FeedProps, OrderFeedIngesterProps } from './props.js';
+
+/** One feed's poller and schedule. */
+export interface FeedPoller {
+  readonly feed: FeedConfig;
+  readonly poller: Poller;
+  readonly schedule: PollSchedule;
+}
+
+export class OrderFeedIngester extends Construct {
+  /** The validated configuration (props with defaults applied). */
+  readonly config: OrderFeedConfig;
+  readonly ordersTable: OrdersTable;
+  readonly cursorTable: CursorTable;
+  readonly quarantine: QuarantineBucket;
+  readonly queues: OrderQueues;
+  /** One per feed, in the order of `feeds`. */
+  readonly feedPollers: readonly FeedPoller[];
+  readonly consumer: Consumer;
+  readonly monitoring: Monitoring;
+
+  /** Throws a ConfigError naming every invalid prop (`orderFeed.<key>`, as in cdk.json). */
+  constructor(scope: Construct, id: string, props: OrderFeedIngesterProps) {
+    super(scope, id);
+    const config = parseConfig(props as unknown as Record<string, unknown>);
+    this.config = config;
+    const removalPolicy = config.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const logRetention = config.logRetentionDays as RetentionDays;
+
+    // ---- Stateful: data that outlives deployments (retained, recoverable, encrypted at rest) ----------
+    this.ordersTable = new OrdersTable(this, 'OrdersTable', { removalPolicy });
+    this.cursorTable = new CursorTable(this, 'CursorTable', { removalPolicy });
+    this.quarantine = new QuarantineBucket(this, 'Quarantine', { removalPolicy });
+    this.queues = new OrderQueues(this, 'Queues', {
+      subscribers: config.downstreamSubscribers,
+      maxReceiveCount: config.maxReceiveCount,
+      ordersVisibilityTimeout: ordersQueueVisibilityTimeout(config),
+      subscriberVisibilityTimeout: ordersQueueVisibilityTimeout(config),
+      removalPolicy,
+    });
+
+    // ---- Stateless: code, wiring and monitoring (safe to replace at any deployment) ------------------
+    this.feedPollers = config.feeds.map((feed) => {
+      const suffix = config.feedsListed ? feedIdSuffix(feed.id) : '';
+      const poller = new Poller(this, `Poller${suffix}`, {
+        config,
+        feed,
+        cursorTable: this.cursorTable,
+        queues: this.queues,
+        quarantine: this.quarantine,
+        logRetention,
+        removalPolicy,
+      });
+      const schedule = new PollSchedule(this, `PollSchedule${suffix}`, {
+        target: poller.function,
+        interval: config.scheduleInterval,
+        feedId: feed.id,
+        enabled: feed.enabled,
+      });
+      return { feed, poller, schedule };
+    });
+    this.consumer = new Consumer(this, 'Consumer', {
+      config,
+      ordersTable: this.ordersTable,
+      ordersQueue: this.queues.orders.queue,
+      logRetention,
+      removalPolicy,
+    });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      config,
+      pollers: this.feedPollers.map(({ feed, poller }) => ({ feedId: feed.id, function: poller.function })),
+      consumer: this.consumer.function,
+      queues: this.queues,
+    });
+    this.addOutputs();
+  }
+
+  /** What operators, local tooling, `npm run ops` and the tests look up. */
+  private addOutputs(): void {
+    const { config, queues } = this;
+    const output = (id: string, value: string, description: string) =>
+      new CfnOutput(this, id, { value, description });
+    output(
+      'OrdersTableName',
+      this.ordersTable.table.tableName,
+      'Orders table (latest version per order + sales ledger)',
+    );
+    output('CursorTableName', this.cursorTable.table.tableName, 'Cursor and lease per feed');
+    output(
+      'QuarantineBucketName',
+      this.quarantine.bucket.bucketName,
+      'Quarantined partner records (quarantine/)',
+    );
+    output('OrdersQueueUrl', queues.orders.queue.queueUrl, 'Orders queue read by the consumer');
+    output(
+      'OrdersDeadLetterQueueUrl',
+      queues.orders.deadLetterQueue.queueUrl,
+      'Dead-letter queue of the orders queue',
+    );
+    for (const [name, pair] of queues.subscribers) {
+      const suffix = pascalCase(name);
+      output(`DownstreamQueueUrl${suffix}`, pair.queue.queueUrl, `Queue of downstream subscriber "${name}"`);
+      output(
+        `DownstreamDeadLetterQueueUrl${suffix}`,
+        pair.deadLetterQueue.queueUrl,
+        `Dead-letter queue of downstream subscriber "${name}"`,
+      );
+    }
+    for (const { feed, poller, schedule } of this.feedPollers) {
+      const suffix = config.feedsListed ? feedIdSuffix(feed.id) : '';
+      output(
+        `PollerFunctionName${suffix}`,
+        poller.function.functionName,
+        `Poller function of feed "${feed.id}"`,
+      );
+      output(
+        `PollScheduleRuleName${suffix}`,
+        schedule.rule.ruleName,
+        `EventBridge rule that runs feed "${feed.id}"`,
+      );
+    }
+    output(
+      'FeedPollers',
+      Stack.of(this).toJsonString(
+        Object.fromEntries(
+          this.feedPollers.map(({ feed, poller }) => [feed.id, poller.function.functionName]),
+        ),
+      ),
+      'Feed id -> its poller function name (JSON)',
+    );
+    output('ConsumerFunctionName', this.consumer.function.functionName, 'Consumer function');
+    output('DashboardName', this.monitoring.dashboard.dashboardName, 'CloudWatch dashboard');
+  }
+}
