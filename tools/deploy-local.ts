@@ -31,10 +31,18 @@ export interface DeployLocalOptions {
   readonly partnerBaseUrl?: string;
   readonly tokenParameterName?: string;
   readonly subscribers?: readonly string[];
+  /** Several feeds (`orderFeed.feeds`); omitted: the single feed of the top-level keys. */
+  readonly feeds?: readonly LocalFeed[];
   /** Cloud assembly directory; default: next to the outputs file. */
   readonly assemblyDir?: string;
   /** Where the cdk CLI's output goes; default: this process's stderr. */
   readonly log?: (chunk: string) => void;
+}
+
+/** A feed as local mode and the tests deploy it: an id and, to shard, its vendors. */
+export interface LocalFeed {
+  readonly id: string;
+  readonly vendorIds?: readonly string[];
 }
 
 export class DeployLocalError extends Error {
@@ -75,6 +83,7 @@ export async function deployLocal(options: DeployLocalOptions): Promise<Record<s
     ...(options.subscribers !== undefined
       ? [`${CONTEXT_KEY}.downstreamSubscribers=${options.subscribers.join(',')}`]
       : []),
+    ...(options.feeds !== undefined ? [`${CONTEXT_KEY}.feeds=${JSON.stringify(options.feeds)}`] : []),
   ].flatMap((pair) => ['--context', pair]);
   const common = ['--no-notices', '--no-version-reporting', '--ci'];
 

@@ -64,48 +64,58 @@ const NO_METRICS = {
   publish: () => undefined,
 };
 
-export function buildHandlers(options: HandlerOptions): BuiltHandlers {
-  const { clients } = options;
-  const logLevelOf = (env: Env): LogLevel =>
-    options.logLevel ?? asLogLevel(env.POWERTOOLS_LOG_LEVEL) ?? 'WARN';
-  const metricsFor = (env: Env, service: string) =>
-    options.emitMetrics
-      ? powertoolsMetrics(
-          new Metrics({
-            serviceName: service,
-            namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'OrderFeedIngester',
-          }),
-        )
-      : NO_METRICS;
+type LevelOptions = Pick<HandlerOptions, 'logLevel' | 'emitMetrics'>;
 
-  const pollerConfig = loadPollerConfig(options.pollerEnv);
-  const pollerService = options.pollerEnv.POWERTOOLS_SERVICE_NAME ?? 'order-feed-poller';
-  const tokens = new SsmTokenProvider(clients.ssm, pollerConfig.tokenParameterName);
-  const poller = createPollerHandler({
-    config: pollerConfig,
-    logger: new Logger({ serviceName: pollerService, logLevel: logLevelOf(options.pollerEnv) }),
-    metrics: metricsFor(options.pollerEnv, pollerService),
+const logLevelOf = (options: LevelOptions, env: Env): LogLevel =>
+  options.logLevel ?? asLogLevel(env.POWERTOOLS_LOG_LEVEL) ?? 'WARN';
+
+function metricsFor(options: LevelOptions, env: Env, service: string, feedId?: string) {
+  if (!options.emitMetrics) return NO_METRICS;
+  const metrics = new Metrics({
+    serviceName: service,
+    namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'OrderFeedIngester',
+  });
+  return powertoolsMetrics(metrics, feedId === undefined ? undefined : { feedId });
+}
+
+/** One feed's poller handler, from its function's environment (a deployment has one poller per feed). */
+export function buildPollerHandler(
+  options: LevelOptions & { env: Env; clients: HandlerClients },
+): PollerHandler {
+  const { clients, env } = options;
+  const config = loadPollerConfig(env);
+  const service = env.POWERTOOLS_SERVICE_NAME ?? 'order-feed-poller';
+  const tokens = new SsmTokenProvider(clients.ssm, config.tokenParameterName);
+  return createPollerHandler({
+    config,
+    logger: new Logger({ serviceName: service, logLevel: logLevelOf(options, env) }),
+    metrics: metricsFor(options, env, service, config.feedId),
     tokens,
-    cursorStore: new DynamoCursorStore(clients.dynamo, pollerConfig.cursorTableName),
+    cursorStore: new DynamoCursorStore(clients.dynamo, config.cursorTableName),
     partner: createPartnerClient({
-      baseUrl: pollerConfig.partnerBaseUrl,
+      baseUrl: config.partnerBaseUrl,
       token: () => tokens.token(),
-      arrayEncoding: pollerConfig.arrayQueryEncoding,
+      arrayEncoding: config.arrayQueryEncoding,
     }),
     publisher: new SqsFanoutPublisher(clients.sqs, [
-      pollerConfig.ordersQueueUrl,
-      ...Object.values(pollerConfig.downstreamQueueUrls),
+      config.ordersQueueUrl,
+      ...Object.values(config.downstreamQueueUrls),
     ]),
-    quarantine: new S3Quarantine(clients.s3, pollerConfig.quarantineBucketName),
+    quarantine: new S3Quarantine(clients.s3, config.quarantineBucketName),
   });
+}
+
+export function buildHandlers(options: HandlerOptions): BuiltHandlers {
+  const { clients } = options;
+  const poller = buildPollerHandler({ ...options, env: options.pollerEnv });
 
   const consumerConfig = loadConsumerConfig(options.consumerEnv);
   const consumerService = options.consumerEnv.POWERTOOLS_SERVICE_NAME ?? 'order-feed-consumer';
   const consumerTotals: BatchCounts = { applied: 0, stale: 0, failed: 0 };
   const consumer = createConsumerHandler({
     store: new DynamoOrderStore(clients.dynamo, consumerConfig.ordersTableName),
-    logger: new Logger({ serviceName: consumerService, logLevel: logLevelOf(options.consumerEnv) }),
-    metrics: metricsFor(options.consumerEnv, consumerService),
+    logger: new Logger({ serviceName: consumerService, logLevel: logLevelOf(options, options.consumerEnv) }),
+    metrics: metricsFor(options, options.consumerEnv, consumerService),
     onBatchSettled: (counts) => {
       consumerTotals.applied += counts.applied;
       consumerTotals.stale += counts.stale;

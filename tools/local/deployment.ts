@@ -12,6 +12,7 @@ import { ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand } from '@aws-sdk/client-ssm';
 import { parseRateExpression } from '../../infra/schedule-rate.js';
+import type { LocalFeed } from '../deploy-local.js';
 import {
   describeStack as describeStackWith,
   type FunctionDeployment,
@@ -33,6 +34,8 @@ export class DeploymentError extends Error {
 export interface StackContext {
   partnerBaseUrl: string;
   tokenParameterName: string;
+  /** Several feeds (`orderFeed.feeds`, e.g. `npm start -- --shards 3`); omitted: one feed. */
+  feeds?: readonly LocalFeed[];
 }
 
 export interface EnsureStackOptions {
@@ -148,6 +151,7 @@ async function deployWithCdk(
       assemblyDir: join(workDir, 'cdk.out'),
       partnerBaseUrl: context.partnerBaseUrl,
       tokenParameterName: context.tokenParameterName,
+      ...(context.feeds ? { feeds: context.feeds } : {}),
       // deployLocal puts the tail of cdk's output into its error.
       log: log ?? (() => undefined),
     });
@@ -167,6 +171,12 @@ async function deployWithCdk(
 
 export type { FunctionDeployment } from '../stack.js';
 
+/** One feed's poller as deployed. */
+export interface FeedDeployment {
+  feedId: string;
+  function: FunctionDeployment;
+}
+
 export interface Deployment {
   region: string;
   stackName: string;
@@ -178,7 +188,10 @@ export interface Deployment {
   deadLetterQueueUrl: string;
   /** Downstream subscriber queues and their DLQs (published to by the poller; nobody local reads them). */
   downstreamQueueUrls: string[];
+  /** The first feed's poller (the only one without `feeds`). */
   poller: FunctionDeployment;
+  /** Every feed's poller, in the order of the stack's `FeedPollers` output. */
+  pollers: FeedDeployment[];
   consumer: FunctionDeployment;
   schedule: { ruleName: string; expression: string; state: string; intervalMs: number | undefined };
   eventSource: {
@@ -213,11 +226,22 @@ export async function readDeployment(
     if (value === undefined) throw new DeploymentError(`stack ${stackName} has no output ${key}`);
     return value;
   };
-  const [poller, consumer] = await Promise.all([
-    readFunction(aws.lambda, output('PollerFunctionName')),
+  const [pollers, consumer] = await Promise.all([
+    Promise.all(
+      Object.values(feedPollers(outputs, stackName)).map(async (name) => {
+        const fn = await readFunction(aws.lambda, name);
+        return { feedId: fn.environment.FEED_ID ?? '', function: fn };
+      }),
+    ),
     readFunction(aws.lambda, output('ConsumerFunctionName')),
   ]);
-  const ruleName = output('PollScheduleRuleName');
+  const poller = pollers[0]?.function;
+  if (poller === undefined) throw new DeploymentError(`stack ${stackName} has no poller`);
+  // Every feed runs on the same schedule: the first rule speaks for all.
+  const ruleName =
+    outputs.PollScheduleRuleName ??
+    Object.entries(outputs).find(([key]) => key.startsWith('PollScheduleRuleName'))?.[1] ??
+    output('PollScheduleRuleName');
   const rule = await aws.events.send(new DescribeRuleCommand({ Name: ruleName }));
   const queueUrl = output('OrdersQueueUrl');
   const { Attributes: queueAttributes = {} } = await aws.sqs.send(
@@ -247,6 +271,7 @@ export async function readDeployment(
       )
       .map(([, value]) => value),
     poller,
+    pollers,
     consumer,
     schedule: {
       ruleName,
@@ -270,6 +295,17 @@ export async function readDeployment(
     },
     tokenParameterName: poller.environment.PARTNER_TOKEN_PARAMETER ?? DEFAULT_TOKEN_PARAMETER,
   };
+}
+
+/** Feed id → poller function name: the `FeedPollers` output (JSON); older stacks: their one poller. */
+function feedPollers(outputs: Record<string, string>, stackName: string): Record<string, string> {
+  if (outputs.FeedPollers !== undefined) {
+    const map = JSON.parse(outputs.FeedPollers) as Record<string, string>;
+    if (Object.keys(map).length > 0) return map;
+  }
+  const single = outputs.PollerFunctionName;
+  if (single === undefined) throw new DeploymentError(`stack ${stackName} has no output FeedPollers`);
+  return { '': single };
 }
 
 function parseRedrivePolicy(

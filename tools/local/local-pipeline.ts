@@ -13,7 +13,7 @@
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import type { ScheduledEvent } from 'aws-lambda';
 import { type PollResult, PollRunFailedError } from '../../functions/poller/create-handler.js';
-import { type BuiltHandlers, buildHandlers } from '../harness/handlers.js';
+import { type BuiltHandlers, buildHandlers, buildPollerHandler } from '../harness/handlers.js';
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
@@ -128,7 +128,10 @@ export { AUTH_FAILED_MESSAGE } from './scheduling.js';
 
 /** Each function's environment: its deployed variables plus the local overrides. */
 export interface HandlerEnvironments {
+  /** The first feed's poller (the only one without `feeds`). */
   poller: Record<string, string>;
+  /** Every feed's poller, in the deployment's order. */
+  pollers: { feedId: string; env: Record<string, string> }[];
   consumer: Record<string, string>;
 }
 
@@ -145,19 +148,23 @@ export function handlerEnvironments(
   const quiet: Record<string, string> = options.verbose
     ? {}
     : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' };
-  const poller: Record<string, string> = {
-    ...deployment.poller.environment,
-    PARTNER_BASE_URL: options.partnerBaseUrl,
-    ...quiet,
-  };
-  const deployedPages = Number(poller.MAX_PAGES_PER_RUN ?? 50);
-  if (tuning.maxPagesPerRun !== undefined && !(deployedPages <= tuning.maxPagesPerRun)) {
-    poller.MAX_PAGES_PER_RUN = String(tuning.maxPagesPerRun);
-  }
+  const pollers = deployment.pollers.map(({ feedId, function: fn }) => {
+    const env: Record<string, string> = {
+      ...fn.environment,
+      PARTNER_BASE_URL: options.partnerBaseUrl,
+      ...quiet,
+    };
+    // Unset (no cap) or above the local cap: the local cap.
+    const deployedPages = Number(env.MAX_PAGES_PER_RUN ?? Number.POSITIVE_INFINITY);
+    if (tuning.maxPagesPerRun !== undefined && !(deployedPages <= tuning.maxPagesPerRun)) {
+      env.MAX_PAGES_PER_RUN = String(tuning.maxPagesPerRun);
+    }
+    delete env.NODE_OPTIONS;
+    return { feedId, env };
+  });
   const consumer: Record<string, string> = { ...deployment.consumer.environment, ...quiet };
-  delete poller.NODE_OPTIONS;
   delete consumer.NODE_OPTIONS;
-  return { poller, consumer };
+  return { poller: pollers[0]?.env ?? {}, pollers, consumer };
 }
 
 /**
@@ -223,12 +230,26 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const note = options.note ?? (() => undefined);
   const environments = handlerEnvironments(options, tuning);
   const handlers = localHandlers(aws, environments, options.verbose);
-  const feedId = environments.poller.FEED_ID ?? 'orders';
+  // One poller per feed, each scheduled on its own like its EventBridge rule; they share the consumer.
+  const feeds = environments.pollers.map(({ feedId, env }, index) => ({
+    feedId: env.FEED_ID ?? feedId,
+    deployed: deployment.pollers[index]?.function ?? deployment.poller,
+    handler:
+      index === 0
+        ? handlers.poller
+        : buildPollerHandler({
+            env,
+            clients: aws,
+            logLevel: options.verbose ? 'INFO' : 'WARN',
+            emitMetrics: options.verbose === true,
+          }),
+  }));
+  type Feed = (typeof feeds)[number];
+  const lagByFeed = new Map<string, number>();
   const startedAt = Date.now();
   const counters = emptyCounters();
   const totalsAtStart = { ...handlers.consumerTotals };
   let depth = Number.POSITIVE_INFINITY;
-  let lagSeconds: number | undefined;
   let lastPoll: string | undefined;
   let stopping = false;
 
@@ -240,7 +261,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       elapsedMs: Date.now() - startedAt,
       counters: { ...counters },
       queueDepth: Number.isFinite(depth) ? depth : 0,
-      lagSeconds,
+      // The feed furthest behind speaks for the deployment.
+      lagSeconds: lagByFeed.size === 0 ? undefined : Math.max(...lagByFeed.values()),
       lastPoll,
     };
   };
@@ -263,14 +285,14 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     detail: {},
   });
 
-  async function invokePoller(): Promise<{ result: PollResult } | { error: unknown }> {
+  async function invokePoller(feed: Feed): Promise<{ result: PollResult } | { error: unknown }> {
     const context = {
-      ...lambdaContext(deployment.poller.name, deployment.poller.timeoutSeconds * 1000),
+      ...lambdaContext(feed.deployed.name, feed.deployed.timeoutSeconds * 1000),
       // The lease owner: names this process, so a restart can tell that a lease's holder is gone.
       awsRequestId: localInvocationId(),
     };
     try {
-      return { result: await handlers.poller(scheduledEvent(), context) };
+      return { result: await feed.handler(scheduledEvent(), context) };
     } catch (error) {
       if (error instanceof PollRunFailedError) return { result: error.outcome };
       return { error };
@@ -285,8 +307,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
 
   type PollerEnd = { kind: 'caught-up' } | { kind: 'stopped' } | { kind: 'auth-failed'; detail: string };
 
-  /** The poller scheduler: runs the poller one invocation at a time, as decided by scheduling.ts. */
-  async function pollerLoop(): Promise<PollerEnd> {
+  /** A feed's poller scheduler: runs its poller one invocation at a time, as decided by scheduling.ts. */
+  async function pollerLoop(feed: Feed): Promise<PollerEnd> {
     let notBefore = 0;
     // Runs in a row that made no progress (a thrown invocation, or retry-later with nothing fetched).
     let stalled = 0;
@@ -294,7 +316,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       while (!stopping && !mayStartRun(Date.now(), notBefore, depth, tuning)) await sleep(50);
       if (stopping) return { kind: 'stopped' };
       const appliedBefore = handlers.consumerTotals.applied;
-      const run = await invokePoller();
+      const run = await invokePoller(feed);
       counters.polls += 1;
       const finished = 'error' in run ? run : run.result;
       if (!('error' in run)) {
@@ -306,7 +328,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         counters.partnerRetries += result.partnerRetries;
         counters.rateLimitWaits += result.rateLimitWaits;
         lastPoll = result.kind;
-        if (result.secondsSinceCaughtUp !== undefined) lagSeconds = result.secondsSinceCaughtUp;
+        if (result.secondsSinceCaughtUp !== undefined)
+          lagByFeed.set(feed.feedId, result.secondsSinceCaughtUp);
         if (result.pages > 0) stalled = 0;
         // Let the consumer see what was just published before deciding whether the queue is shallow.
         if (result.versionsPublished > 0) await refreshDepth().catch(() => undefined);
@@ -317,10 +340,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
           return { kind: 'auth-failed', detail: decision.detail };
         case 'stall':
           stalled += 1;
-          note(`poller run ${decision.why} (${stalled} in a row)`);
+          note(`${feedLabel(feed)}poller run ${decision.why} (${stalled} in a row)`);
           if (decision.fatal) {
             throw new LocalPipelineError(
-              `the poller made no progress in ${stalled} runs in a row: ${decision.why}`,
+              `${feedLabel(feed)}the poller made no progress in ${stalled} runs in a row: ${decision.why}`,
               {
                 cause: 'error' in run ? run.error : undefined,
               },
@@ -337,7 +360,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
           break;
         }
         case 'release-dead-lease': {
-          const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feedId, false);
+          const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feed.feedId, false);
           if (pid !== undefined)
             note(`released the feed lease left by local process ${pid}, which no longer runs`);
           else notBefore = Date.now() + tuning.idlePollIntervalMs;
@@ -348,6 +371,36 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
           break;
       }
     }
+  }
+
+  const feedLabel = (feed: Feed): string => (feeds.length > 1 ? `feed ${feed.feedId}: ` : '');
+
+  /**
+   * Every feed's scheduler at once. A 401 or a fatal error in one stops the others (on AWS they would go on;
+   * locally one partner answers them all); the run is caught up when every feed is.
+   */
+  async function allPollerLoops(): Promise<PollerEnd> {
+    const ends = await Promise.allSettled(
+      feeds.map((feed) =>
+        pollerLoop(feed).then(
+          (end) => {
+            if (end.kind === 'auth-failed') stopping = true;
+            return end;
+          },
+          (error: unknown) => {
+            stopping = true;
+            throw error;
+          },
+        ),
+      ),
+    );
+    const failed = ends.find((end) => end.status === 'rejected');
+    if (failed) throw failed.reason;
+    const values = ends.flatMap((end) => (end.status === 'fulfilled' ? [end.value] : []));
+    const authFailed = values.find((end) => end.kind === 'auth-failed');
+    if (authFailed) return authFailed;
+    if (values.some((end) => end.kind === 'stopped')) return { kind: 'stopped' };
+    return { kind: 'caught-up' };
   }
 
   // ---- event source: the consumer, up to `concurrency` batches at once ------------------------------
@@ -389,7 +442,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     let outcome: RunOutcome = 'interrupted';
     let detail: string | undefined;
     try {
-      const end = await pollerLoop();
+      const end = await allPollerLoops();
       if (end.kind === 'auth-failed') {
         outcome = 'auth-failed';
         detail = end.detail;

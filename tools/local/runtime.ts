@@ -10,6 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import type { SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { parsePartnerBaseUrl } from '../../functions/core/partner/url-policy.js';
+import type { LocalFeed } from '../deploy-local.js';
+import { DEFAULT_VENDORS, generatedVendorIds } from '../simulator/generated-feed.js';
 import type { RunningSimulator, ScenarioId } from '../simulator/index.js';
 import { SCENARIO_IDS } from '../simulator/types.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
@@ -17,6 +19,7 @@ import { queueDepth, readDataWithOrders, resetData } from './data.js';
 import {
   DEFAULT_TOKEN_PARAMETER,
   type Deployment,
+  DeploymentError,
   type EnsuredStack,
   ensureStack,
   readDeployment,
@@ -79,6 +82,13 @@ export interface LocalRunOptions {
   watch?: boolean;
   verbose?: boolean;
   tuning?: Partial<LocalTuning>;
+  /**
+   * Built-in generated feed only: split its vendors over this many feeds (`orderFeed.feeds`, one poller
+   * each, run side by side). Omitted: one feed.
+   */
+  shards?: number;
+  /** The feeds to deploy, as they are (tests: overlapping feeds); not with `shards`. */
+  feeds?: readonly LocalFeed[];
 }
 
 export interface LocalRunEvents {
@@ -174,6 +184,19 @@ export function checkLocalRunOptions(options: LocalRunOptions): void {
       throw new LocalUsageError('--orders and --seed size the generated feed: not with --scenario');
     }
   }
+  if (options.shards !== undefined) {
+    if (!Number.isSafeInteger(options.shards) || options.shards < 1 || options.shards > DEFAULT_VENDORS) {
+      throw new LocalUsageError(
+        `--shards must be an integer from 1 to ${DEFAULT_VENDORS} (the generated feed's vendors)`,
+      );
+    }
+    if (options.apiUrl !== undefined || options.scenario !== undefined) {
+      throw new LocalUsageError(
+        '--shards splits the built-in generated feed by vendor: not with --api-url or --scenario',
+      );
+    }
+    if (options.feeds !== undefined) throw new LocalUsageError('give either shards or feeds');
+  }
   if (options.orders !== undefined && (!Number.isSafeInteger(options.orders) || options.orders < 1)) {
     throw new LocalUsageError('--orders must be a positive integer');
   }
@@ -261,6 +284,28 @@ export async function readSummary(
   return summary;
 }
 
+/** `n` feeds `shard-1` … `shard-n` over the generated feed's vendors, dealt round-robin. */
+export function shardFeeds(n: number): LocalFeed[] {
+  const vendors = generatedVendorIds();
+  return Array.from({ length: n }, (_, shard) => ({
+    id: `shard-${shard + 1}`,
+    vendorIds: vendors.filter((_, index) => index % n === shard),
+  }));
+}
+
+/** A reused stack must have the feeds this run asked for (moto cannot update a stack to change them). */
+function checkDeployedFeeds(deployment: Deployment, feeds: readonly LocalFeed[] | undefined): void {
+  if (feeds === undefined) return;
+  const deployed = deployment.pollers.map((poller) => poller.feedId).join(', ');
+  const wanted = feeds.map((feed) => feed.id).join(', ');
+  if (deployed !== wanted) {
+    throw new DeploymentError(
+      `the stack at this endpoint runs the feeds ${deployed}, not ${wanted}; moto cannot update a stack: ` +
+        'use a fresh emulator (omit --aws-endpoint)',
+    );
+  }
+}
+
 interface BuiltInSimulator {
   sim: RunningSimulator;
   scenario: ScenarioId | undefined;
@@ -346,12 +391,14 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
       }
       if (token === undefined) throw new LocalUsageError('a partner API token is required with --api-url');
       if (stopRequested) return interruptedEarly();
+      const feeds = options.feeds ?? (options.shards === undefined ? undefined : shardFeeds(options.shards));
       const stack = await ensureStack(
         aws,
-        { partnerBaseUrl: apiUrl, tokenParameterName: DEFAULT_TOKEN_PARAMETER },
+        { partnerBaseUrl: apiUrl, tokenParameterName: DEFAULT_TOKEN_PARAMETER, ...(feeds ? { feeds } : {}) },
         { note, ...(events.cdkLog ? { log: events.cdkLog } : {}) },
       );
       const deployment = await readDeployment(aws, stack.stackName);
+      checkDeployedFeeds(deployment, feeds);
       await storeToken(aws, deployment.tokenParameterName, token);
       if (options.resetData) await resetData(aws, deployment);
       if (stopRequested) return interruptedEarly(deployment);

@@ -31,6 +31,9 @@ Partner API
   --scenario ID        built-in simulator: serve that spec scenario (e.g. test-versioning)
   --orders N           built-in simulator: orders in the generated feed (default ${DEFAULT_ORDERS})
   --seed S             built-in simulator: seed of the generated feed (default ${DEFAULT_SEED})
+  --shards N           built-in simulator: deploy N feeds (orderFeed.feeds) that split the generated
+                       feed's vendors between them, each with its own poller, cursor and lease, run side
+                       by side (1 to 5; needs a fresh emulator: moto cannot update a deployed stack)
   --token-file PATH    file holding the partner token; else env PARTNER_API_TOKEN. Required with
                        --api-url. The built-in simulator otherwise uses the token an earlier run stored at
                        --aws-endpoint, or a random one. Stored in the emulator's SSM as a SecureString,
@@ -96,6 +99,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
       'reset-data': { type: 'boolean' },
       orders: { type: 'string' },
       seed: { type: 'string' },
+      shards: { type: 'string' },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -125,6 +129,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   const seed = integerFlag('seed', values.seed);
   if (orders !== undefined) options.orders = orders;
   if (seed !== undefined) options.seed = seed;
+  const shards = integerFlag('shards', values.shards);
+  if (shards !== undefined) options.shards = shards;
   return { options, summaryJson: values['summary-json'], help: values.help ?? false };
 }
 

@@ -98,6 +98,13 @@ export function formatBanner(ready: ReadyInfo): string[] {
     `AWS endpoint   ${ready.awsEndpoint} (${ready.emulatorStarted ? 'moto started for this run' : 'given'}, ${deployment.region})`,
     `stack          ${deployment.stackName}: ${stack.deployed ? `deployed with cdk deploy in ${seconds(stack.deployMs)}` : 'already deployed, reused'}`,
     `partner API    ${ready.apiUrl} (${source})`,
+    ...(deployment.pollers.length > 1
+      ? [
+          `feeds          ${deployment.pollers
+            .map(({ feedId, function: fn }) => `${feedId} (${fn.environment.VENDOR_IDS ?? 'all vendors'})`)
+            .join(', ')}: one poller each, side by side`,
+        ]
+      : []),
     `schedule       ${deployment.schedule.expression} deployed; here: next run when the previous ended and the queue < ${tuning.shallowQueueDepth}, ${tuning.idlePollIntervalMs / 1000} s after a run with nothing new; ≤ ${tuning.maxPagesPerRun ?? 'all'} page(s) per run`,
     `event source   batch ${deployment.eventSource.batchSize}${deployment.eventSource.reportBatchItemFailures ? ', ReportBatchItemFailures' : ''}, ${tuning.consumerConcurrency} at once; failed records retried after ${tuning.retryDelaySeconds} s, dead-lettered after ${deployment.queue.maxReceiveCount ?? '∞'} receives`,
   ];

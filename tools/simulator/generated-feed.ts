@@ -565,6 +565,14 @@ export interface FeedPage {
   hasMore: boolean;
 }
 
+/** Vendors of a generated feed unless told otherwise: `vendor-1` … `vendor-5`. */
+export const DEFAULT_VENDORS = 5;
+
+/** The vendor ids a generated feed of `count` vendors uses. */
+export function generatedVendorIds(count = DEFAULT_VENDORS): string[] {
+  return Array.from({ length: count }, (_, index) => `vendor-${index + 1}`);
+}
+
 export type FeedOptions = NonNullable<SimulatorOptions['feed']>;
 
 /** The generated feed, built once. Also used with `orders: 0` as the empty /v1 stream. */
@@ -581,7 +589,7 @@ export class GeneratedFeed {
   private purged = 0;
 
   constructor(options: FeedOptions | undefined, endsAt: number) {
-    const vendors = options?.vendors ?? 5;
+    const vendors = options?.vendors ?? DEFAULT_VENDORS;
     const currencies = options?.currencies?.length ? options.currencies : ['EUR'];
     const fingerprint = createHash('sha256')
       .update(
