@@ -1,0 +1,177 @@
+// Self-continuation against the emulator and the simulator: a backlog much larger than one run drains through a
+// chain of runs that follow one another at once (each started by the one before, as Lambda's asynchronous
+// invoke would), with nothing lost and nothing counted twice; and a run that dies in the middle of the chain
+// (after publishing a page, before committing it) ends the chain, and the next scheduled run resumes from the
+// committed cursor. The real poller handler (createPollerHandler) with the real adapters; only the invoke
+// is played by the test, in order.
+import { Logger } from '@aws-lambda-powertools/logger';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
+import { S3Quarantine } from '../../functions/core/adapters/s3-quarantine.js';
+import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
+import { type ContinuationEvent, continuationOf } from '../../functions/core/ingest/continuation.js';
+import type { CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
+import { createPartnerClient } from '../../functions/core/partner/client.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
+import { createPollerHandler, type PollResult } from '../../functions/poller/create-handler.js';
+import {
+  type AwsClients,
+  createPipelineResources,
+  drainQueue,
+  type PipelineResources,
+  pipelineEnv,
+  readLedger,
+  scanOrders,
+  TEST_TOKEN,
+  useEmulator,
+} from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
+import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
+import { handlersFor } from '../support/handlers.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+
+const FUNCTION_TIMEOUT_MS = 60_000;
+let moto: RunningMoto;
+let aws: AwsClients;
+let resources: PipelineResources;
+let sim: RunningSimulator;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = useEmulator(moto);
+  // ~400 versions: about 20 pages of 20, at most 3 pages a run: a chain of about seven runs.
+  sim = await startSimulator({ token: TEST_TOKEN, feed: { seed: 11, orders: 150, vendors: 3 } });
+});
+afterAll(async () => {
+  await sim?.close();
+  await moto?.stop();
+});
+beforeEach(async () => {
+  await moto.reset();
+  resources = await createPipelineResources(aws);
+});
+
+interface Invocation {
+  event: unknown;
+  result?: PollResult;
+  error?: unknown;
+}
+
+/**
+ * Plays Lambda for one poller: invokes it with `event`, then with every event it asks to be started with,
+ * one after another, until a run asks for none. `crashOnPublish` kills the process on that publish (counted
+ * over the whole chain): the page is on the queue, its cursor not committed and the lease not released.
+ */
+async function runChain(
+  event: unknown,
+  options: { crashOnPublish?: number; clockSkewMs?: number } = {},
+): Promise<Invocation[]> {
+  const env = pipelineEnv(resources, sim.url, {
+    PAGE_SIZE: '20',
+    MAX_PAGES_PER_RUN: '3',
+    DOWNSTREAM_QUEUE_URLS: '{}',
+  });
+  const config = loadPollerConfig(env);
+  const realStore = new DynamoCursorStore(aws.dynamo, config.cursorTableName);
+  const realPublisher = new SqsFanoutPublisher(aws.sqs, [config.ordersQueueUrl]);
+  let publishes = 0;
+  let dead = false;
+  const publisher: OrderVersionPublisher = {
+    async publish(messages) {
+      await realPublisher.publish(messages);
+      publishes += 1;
+      if (publishes === options.crashOnPublish) {
+        dead = true;
+        throw new Error('process killed');
+      }
+    },
+  };
+  // A killed process neither commits nor releases.
+  const cursorStore: CursorStore = {
+    acquire: (...args) => realStore.acquire(...args),
+    recordAuthFailure: (...args) => realStore.recordAuthFailure(...args),
+    commit: (...args) => (dead ? Promise.reject(new Error('process killed')) : realStore.commit(...args)),
+    release: (...args) => (dead ? Promise.resolve() : realStore.release(...args)),
+  };
+  const pending: unknown[] = [event];
+  const handler = createPollerHandler({
+    config,
+    cursorStore,
+    partner: createPartnerClient({ baseUrl: sim.url, token: async () => TEST_TOKEN }),
+    publisher,
+    quarantine: new S3Quarantine(aws.s3, config.quarantineBucketName),
+    logger: new Logger({ serviceName: 'poller', logLevel: 'SILENT' }),
+    metrics: {
+      count: () => undefined,
+      milliseconds: () => undefined,
+      seconds: () => undefined,
+      publish: () => {},
+    },
+    continuation: { request: async (next: ContinuationEvent) => void pending.push(next) },
+    now: () => Date.now() + (options.clockSkewMs ?? 0),
+  });
+  const invocations: Invocation[] = [];
+  while (pending.length > 0) {
+    const next = pending.shift();
+    const invocation: Invocation = { event: next };
+    try {
+      invocation.result = await handler(next, lambdaContext('poller', FUNCTION_TIMEOUT_MS));
+    } catch (error) {
+      // Lambda's asynchronous invoke of the poller has no retries (schedule.ts): the chain ends here.
+      invocation.error = error;
+    }
+    invocations.push(invocation);
+    // The consumer drains meanwhile, as on AWS (an undrained queue also slows moto's sends).
+    await drainQueue(aws, resources.ordersQueueUrl, consumer());
+  }
+  return invocations;
+}
+
+const consumer = () => handlersFor(aws, pipelineEnv(resources, sim.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+
+async function expectExactState(): Promise<void> {
+  await drainQueue(aws, resources.ordersQueueUrl, consumer());
+  const expected = sim.expected();
+  const stored = await scanOrders(aws, resources.ordersTable);
+  expect(
+    new Map([...stored.values()].map((order) => [Number(order.id), [order.version, order.status]])),
+  ).toEqual(new Map([...expected.orders.values()].map((order) => [order.id, [order.version, order.status]])));
+  expect(await readLedger(aws, resources.ordersTable)).toEqual(expected.sales);
+}
+
+const chainOf = (invocations: Invocation[]) =>
+  invocations.map((invocation) => continuationOf(invocation.event)?.continuation.chain ?? 0);
+
+describe('a backlog drained by a chain of continuations', () => {
+  it('runs one run after another from one scheduled tick until caught up, losing and doubling nothing', {
+    timeout: 180_000,
+  }, async () => {
+    const invocations = await runChain({ source: 'aws.events' });
+
+    expect(invocations.length).toBeGreaterThanOrEqual(5);
+    // The scheduled run (0), then continuations 1, 2, 3, … in order, each started by the run before.
+    expect(chainOf(invocations)).toEqual(invocations.map((_, index) => index));
+    expect(invocations.slice(0, -1).every((run) => run.result?.kind === 'page-limit')).toBe(true);
+    expect(invocations.at(-1)?.result).toMatchObject({ kind: 'caught-up' });
+    expect(invocations.at(-1)?.result?.continuedWith).toBeUndefined();
+    await expectExactState();
+  });
+
+  it('ends the chain when a run dies mid-page; the next scheduled run resumes from the committed cursor', {
+    timeout: 180_000,
+  }, async () => {
+    // The third run's second page (publish 8) is published, then the process dies before committing it.
+    const broken = await runChain({ source: 'aws.events' }, { crashOnPublish: 8 });
+
+    expect(chainOf(broken)).toEqual([0, 1, 2]);
+    expect(broken.at(-1)?.error).toEqual(new Error('process killed'));
+
+    // The next tick comes after the dead run's lease has lapsed (timeout + grace) and starts a new chain.
+    const resumed = await runChain({ source: 'aws.events' }, { clockSkewMs: 3 * FUNCTION_TIMEOUT_MS });
+
+    expect(resumed[0]?.result?.kind).toBe('page-limit');
+    expect(resumed.at(-1)?.result).toMatchObject({ kind: 'caught-up' });
+    expect(resumed.every((run) => run.error === undefined)).toBe(true);
+    await expectExactState();
+  });
+});
