@@ -15,6 +15,8 @@ export interface BenchOptions {
   backlog: number;
   /** Timed rounds per CPU comparison (after warm-up). */
   cpuRounds: number;
+  /** Sections 9 and 10: backlog drained through continued runs (versions), their run budget and API latency. */
+  chain: { versions: number; runBudgetMs: number; shardVersions: number; shardLatencyMs: number };
   /** Fresh `node` processes per bundle for the cold-start medians. */
   coldStartRuns: number;
   seed: number;
@@ -56,6 +58,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     scheduleMinutes: positiveInteger('--schedule-minutes', values['schedule-minutes'], 1),
     backlog: positiveInteger('--backlog', values.backlog, 1_000_000),
     cpuRounds: quick ? 5 : 21,
+    chain: quick
+      ? { versions: 2_000, runBudgetMs: 1_000, shardVersions: 1_200, shardLatencyMs: 300 }
+      : { versions: 20_000, runBudgetMs: 4_000, shardVersions: 8_000, shardLatencyMs: 400 },
     coldStartRuns: quick ? 3 : 15,
     seed: positiveInteger('--seed', values.seed, 20_240_501),
   };

@@ -33,6 +33,8 @@ export const SECTION_IDS = [
   'endToEnd',
   'catchUp',
   'awsModel',
+  'catchUpMeasured',
+  'shards',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 

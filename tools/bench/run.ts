@@ -16,6 +16,7 @@ import { parseCommandLine } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
 import { awsModelSection } from './aws-model.js';
+import { type ChainMeasurement, catchUpMeasuredSection, measureChains, shardsSection } from './catch-up.js';
 import { coldStartSection } from './cold-start.js';
 import { consumerCpuSection, fetchFeedPages, pollerCpuSection, prepareFeed } from './cpu.js';
 import {
@@ -100,6 +101,34 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       sqsChunkBytes: 64 * 1024,
     });
 
+    progress(
+      `9/10 catch-up measured: ${options.chain.versions} versions, API ${options.apiLatencyMs} ms, continued runs`,
+    );
+    const catchUpMeasured = await measureChains({
+      moto,
+      versions: options.chain.versions,
+      latencyMs: options.apiLatencyMs,
+      runBudgetMs: options.chain.runBudgetMs,
+      feeds: 1,
+      vendors: 4,
+      seed: options.seed,
+    });
+    const shardRuns: ChainMeasurement[] = [];
+    for (const feeds of [1, 2, 4]) {
+      progress(`10/10 shards: ${feeds} feed(s), API ${options.chain.shardLatencyMs} ms`);
+      shardRuns.push(
+        await measureChains({
+          moto,
+          versions: options.chain.shardVersions,
+          latencyMs: options.chain.shardLatencyMs,
+          runBudgetMs: options.chain.runBudgetMs,
+          feeds,
+          vendors: 4,
+          seed: options.seed,
+        }),
+      );
+    }
+
     const perPage = pollerCpu.details.perPageCpuMs as { measured: number; floor: number };
     const page: PageCost = {
       cpuMs: perPage.measured,
@@ -130,6 +159,8 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
         idleRunCursorWrites: 3,
         idleRunMs: 300,
       }),
+      catchUpMeasuredSection(catchUpMeasured),
+      shardsSection(shardRuns),
     ];
     const cpus = os.cpus();
     return {

@@ -20,6 +20,7 @@ import { S3Quarantine } from '../../functions/core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
 import type { Env } from '../../functions/core/config/env.js';
+import type { Continuation, CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
 import { powertoolsMetrics } from '../../functions/core/observability/powertools.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
@@ -80,28 +81,43 @@ function metricsFor(options: LevelOptions, env: Env, service: string, feedId?: s
 
 /** One feed's poller handler, from its function's environment (a deployment has one poller per feed). */
 export function buildPollerHandler(
-  options: LevelOptions & { env: Env; clients: HandlerClients },
+  options: LevelOptions & {
+    env: Env;
+    clients: HandlerClients;
+    /** Self-continuation (default: none, every run waits for its caller). */
+    continuation?: Continuation;
+    /** Wraps the real adapters, e.g. to time or fail them (the bench times publish and commit). */
+    wrap?: {
+      publisher?: (real: OrderVersionPublisher) => OrderVersionPublisher;
+      cursorStore?: (real: CursorStore) => CursorStore;
+    };
+  },
 ): PollerHandler {
   const { clients, env } = options;
   const config = loadPollerConfig(env);
   const service = env.POWERTOOLS_SERVICE_NAME ?? 'order-feed-poller';
   const tokens = new SsmTokenProvider(clients.ssm, config.tokenParameterName);
+  const wrapPublisher = options.wrap?.publisher ?? ((real: OrderVersionPublisher) => real);
+  const wrapCursorStore = options.wrap?.cursorStore ?? ((real: CursorStore) => real);
   return createPollerHandler({
     config,
     logger: new Logger({ serviceName: service, logLevel: logLevelOf(options, env) }),
     metrics: metricsFor(options, env, service, config.feedId),
     tokens,
-    cursorStore: new DynamoCursorStore(clients.dynamo, config.cursorTableName),
+    cursorStore: wrapCursorStore(new DynamoCursorStore(clients.dynamo, config.cursorTableName)),
     partner: createPartnerClient({
       baseUrl: config.partnerBaseUrl,
       token: () => tokens.token(),
       arrayEncoding: config.arrayQueryEncoding,
     }),
-    publisher: new SqsFanoutPublisher(clients.sqs, [
-      config.ordersQueueUrl,
-      ...Object.values(config.downstreamQueueUrls),
-    ]),
+    publisher: wrapPublisher(
+      new SqsFanoutPublisher(clients.sqs, [
+        config.ordersQueueUrl,
+        ...Object.values(config.downstreamQueueUrls),
+      ]),
+    ),
     quarantine: new S3Quarantine(clients.s3, config.quarantineBucketName),
+    ...(options.continuation ? { continuation: options.continuation } : {}),
   });
 }
 

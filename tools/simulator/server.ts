@@ -152,8 +152,10 @@ class Simulator {
   private readonly stateTtlMs: number;
   private readonly scenarioRetryAfterSeconds: number;
   private readonly tokens: ReadonlySet<string>;
+  private readonly latencyMs: number;
 
   constructor(options: SimulatorOptions) {
+    this.latencyMs = options.latencyMs ?? 0;
     const now = Date.now();
     this.feed = new GeneratedFeed(options.feed, options.feed?.endsAt ?? now - 3 * HOUR);
     const anchor = Math.floor(now / 1000) * 1000;
@@ -196,6 +198,7 @@ class Simulator {
       status: 0,
     };
     let reply: Reply;
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     try {
       reply = await this.route(req);
     } catch (err) {

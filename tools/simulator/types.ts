@@ -80,6 +80,11 @@ export interface SimulatorOptions {
   scenarioStateTtlMs?: number;
   /** Retry-After seconds for the test-rate-limit scenario (default 1). */
   scenarioRetryAfterSeconds?: number;
+  /**
+   * Every request is answered this long after it arrived (default 0): the partner's own latency, so a
+   * benchmark can make the partner, not this machine, the bottleneck. Requests are served concurrently.
+   */
+  latencyMs?: number;
 }
 
 export interface ExpectedOrder {

@@ -222,6 +222,15 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
           });
           return finish('auth-failed', true, lease);
         }
+        if (error instanceof RetryLaterError && error.deadlinePassed && counters.pages > 0) {
+          // The run's time ran out with the next page (usually the prefetch) still on its way: nothing of it
+          // was published, the cursor is that page's; the next run asks again. A run that ends like this has
+          // made progress, so it may hand over at once (self-continuation) like any run out of time.
+          log.info('run out of time with a page request in flight; the next run repeats it', {
+            feedId: settings.feedId,
+          });
+          return finish('out-of-time', false, lease);
+        }
         if (error instanceof RetryLaterError) {
           log.warn('partner API asked us to come back later; the next run repeats the request', {
             feedId: settings.feedId,

@@ -72,14 +72,17 @@ export class BadRequestError extends PartnerApiError {
 export class RetryLaterError extends PartnerApiError {
   readonly retryAfterMs: number | undefined;
   readonly reason: 'rate-limited' | 'server-error' | 'network';
+  /** True when the caller's deadline passed with the request in flight or between attempts (out of time). */
+  readonly deadlinePassed: boolean;
   constructor(
     reason: 'rate-limited' | 'server-error' | 'network',
     message: string,
-    options?: { statusCode?: number; retryAfterMs?: number; cause?: unknown },
+    options?: { statusCode?: number; retryAfterMs?: number; cause?: unknown; deadlinePassed?: boolean },
   ) {
     super('ERR_PARTNER_RETRY_LATER', message, options);
     this.reason = reason;
     this.retryAfterMs = options?.retryAfterMs;
+    this.deadlinePassed = options?.deadlinePassed === true;
   }
 }
 

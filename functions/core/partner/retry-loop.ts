@@ -100,6 +100,7 @@ export function withDeadlineRetries(transport: Transport, options: RetryLoopOpti
           {
             statusCode: last?.statusCode,
             cause: last?.cause,
+            deadlinePassed: true,
           },
         );
       }
@@ -110,6 +111,7 @@ export function withDeadlineRetries(transport: Transport, options: RetryLoopOpti
       if (outcome.kind === 'deadline') {
         throw new RetryLaterError('network', `${label}: no complete response before the call deadline`, {
           cause: safeCause(outcome.error, token),
+          deadlinePassed: true,
         });
       } else if (outcome.kind === 'answer' && outcome.answer.status === 429) {
         consecutive429s += 1;

@@ -223,6 +223,24 @@ describe('pollFeed', () => {
     expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
   });
 
+  it('ends out of time, not retry-later, when its deadline passes with the next page in flight', async () => {
+    const outOfTime = () =>
+      new RetryLaterError('network', 'no complete response before the call deadline', {
+        deadlinePassed: true,
+      });
+    const { deps, run } = setup((query) => (query.pageId === 'c1' ? outOfTime() : threePages(query)));
+
+    const outcome = await run();
+
+    // Out of time with progress: the run may hand over at once; the next run asks for c1 again.
+    expect(outcome).toMatchObject({ kind: 'out-of-time', failed: false, pages: 1 });
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+
+    // The same on the run's first request is no progress: retry-later, so no continuation.
+    const first = setup(() => outOfTime());
+    expect(await first.run()).toMatchObject({ kind: 'retry-later', pages: 0 });
+  });
+
   it('skips the run without calling the API while another invocation holds the lease', async () => {
     const { deps, run } = setup(threePages);
     await deps.cursorStore.acquire(FEED, 'other', 1_000_000, 120_000);

@@ -68,20 +68,26 @@ describe('withDeadlineRetries', () => {
     const { send, attempts, now } = loop([{ kind: 'deadline', error: new Error('aborted') }]);
     const err = await send(REQUEST, { deadline: now() + 5_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RetryLaterError);
-    expect(err).toMatchObject({ reason: 'network' });
+    expect(err).toMatchObject({ reason: 'network', deadlinePassed: true });
     expect(attempts).toHaveLength(1);
   });
 
   it('a 429 wait that does not fit before the deadline → RetryLaterError, no sleep', async () => {
     const { send, waits, now } = loop([status(429, { 'retry-after': '10' })]);
     const err = await send(REQUEST, { deadline: now() + 5_000 }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ reason: 'rate-limited', statusCode: 429, retryAfterMs: 10_000 });
+    // Not out of time: the partner asked for a wait the run cannot afford (no continuation follows).
+    expect(err).toMatchObject({
+      reason: 'rate-limited',
+      statusCode: 429,
+      retryAfterMs: 10_000,
+      deadlinePassed: false,
+    });
     expect(waits).toEqual([]);
   });
 
   it('a deadline already past → RetryLaterError before any attempt', async () => {
     const { send, attempts, now } = loop([]);
-    await expect(send(REQUEST, { deadline: now() - 1 })).rejects.toBeInstanceOf(RetryLaterError);
+    await expect(send(REQUEST, { deadline: now() - 1 })).rejects.toMatchObject({ deadlinePassed: true });
     expect(attempts).toHaveLength(0);
   });
 });

@@ -1,0 +1,260 @@
+// Sections 9 and 10: catch-up measured end to end, and shards. The simulator serves a backlog with a fixed
+// latency per GET; the real poller handler (no page cap, a short run budget) drains it against moto, each
+// run starting the next at once through self-continuation as Lambda's asynchronous invoke would; several
+// feeds over disjoint vendors run their chains side by side.
+//
+// Floor, measured in the same run: a feed's chain is sequential, and the poller fetches page n+1 while it
+// publishes and commits page n, so a page cannot take less than max(API latency, the emulator's publish +
+// commit time for that page). Floor time of a feed = Σ over its pages of max(L, publish + commit); for N
+// feeds the floor is the slowest feed's. What the measured time adds on top: CPU, the continuation hand-over
+// between runs (lease release, invoke, lease take, first GET not overlapped) and contention.
+//
+// The orders queue is purged in the background while the chains run: this measures the poller's ingest, and
+// moto's SendMessage slows as a queue grows (every send scans it), which would measure moto instead. The
+// consumer's own ceiling is section 8's model and the end-to-end section's measurement.
+import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import type { ContinuationEvent } from '../../functions/core/ingest/continuation.js';
+import type { PollResult } from '../../functions/poller/create-handler.js';
+import { buildPollerHandler } from '../harness/handlers.js';
+import { createPipelineResources, pipelineEnv, useEmulator } from '../harness/pipeline.js';
+import { lambdaContext } from '../local/lambda-context.js';
+import type { RunningMoto } from '../local/moto.js';
+import { generatedVendorIds } from '../simulator/generated-feed.js';
+import { startSimulator } from '../simulator/index.js';
+import { figure, formatNumber, type Section } from './report.js';
+
+const TOKEN = 'bench-catch-up-token-8c41d2e7';
+/** The generated feed averages about 3.1 versions per order. */
+const VERSIONS_PER_ORDER = 3.1;
+/** What the poller keeps free at the end of a run to publish and commit (SAFETY_MARGIN_SECONDS here). */
+const SAFETY_MARGIN_SECONDS = 1;
+
+export interface ChainOptions {
+  moto: RunningMoto;
+  /** Target versions in the backlog (the simulator's count is reported). */
+  versions: number;
+  latencyMs: number;
+  /** Run budget: the function timeout minus the safety margin; short, so a drain spans several runs. */
+  runBudgetMs: number;
+  /** Feeds, each over a disjoint share of the vendors (1: one feed of every vendor). */
+  feeds: number;
+  vendors: number;
+  seed: number;
+}
+
+export interface FeedChain {
+  feedId: string;
+  runs: number;
+  pages: number;
+  versions: number;
+  /** First run's start to last run's end. */
+  wallMs: number;
+  /** Σ max(L, publish + commit) over the feed's pages. */
+  floorMs: number;
+  /** Mean publish + commit per page (the emulator's side of a page). */
+  awsMsPerPage: number;
+  outcomes: Record<string, number>;
+}
+
+export interface ChainMeasurement {
+  feeds: FeedChain[];
+  versions: number;
+  latencyMs: number;
+  runBudgetMs: number;
+  /** All chains: first start to last end. */
+  wallMs: number;
+  /** The slowest feed's floor. */
+  floorMs: number;
+}
+
+/** Drains a backlog through self-continuing poller runs, one chain per feed, and times it against its floor. */
+export async function measureChains(options: ChainOptions): Promise<ChainMeasurement> {
+  const sim = await startSimulator({
+    token: TOKEN,
+    latencyMs: options.latencyMs,
+    feed: {
+      seed: options.seed,
+      orders: Math.max(1, Math.round(options.versions / VERSIONS_PER_ORDER)),
+      vendors: options.vendors,
+    },
+  });
+  await options.moto.reset();
+  const aws = useEmulator(options.moto);
+  try {
+    const resources = await createPipelineResources(aws, { token: TOKEN });
+    const vendors = generatedVendorIds(options.vendors);
+    let draining = true;
+    const purging = (async () => {
+      while (draining) {
+        await aws.sqs.send(new PurgeQueueCommand({ QueueUrl: resources.ordersQueueUrl }));
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    })();
+    const started = performance.now();
+    const chains = await Promise.all(
+      Array.from({ length: options.feeds }, (_, index) =>
+        runChain({
+          aws,
+          feedId: `feed-${index + 1}`,
+          env: {
+            ...pipelineEnv(resources, sim.url, {
+              FEED_ID: `feed-${index + 1}`,
+              PAGE_SIZE: '100',
+              DOWNSTREAM_QUEUE_URLS: '{}',
+              SAFETY_MARGIN_SECONDS: String(SAFETY_MARGIN_SECONDS),
+              MAX_CONTINUATIONS: '100000',
+              ...(options.feeds > 1
+                ? { VENDOR_IDS: vendors.filter((_, v) => v % options.feeds === index).join(',') }
+                : {}),
+            }),
+          },
+          timeoutMs: options.runBudgetMs + SAFETY_MARGIN_SECONDS * 1000,
+          latencyMs: options.latencyMs,
+        }),
+      ),
+    );
+    const wallMs = performance.now() - started;
+    draining = false;
+    await purging;
+    return {
+      feeds: chains,
+      versions: chains.reduce((sum, chain) => sum + chain.versions, 0),
+      latencyMs: options.latencyMs,
+      runBudgetMs: options.runBudgetMs,
+      wallMs,
+      floorMs: Math.max(...chains.map((chain) => chain.floorMs)),
+    };
+  } finally {
+    aws.dynamo.destroy();
+    aws.sqs.destroy();
+    aws.s3.destroy();
+    aws.ssm.destroy();
+    await sim.close();
+  }
+}
+
+async function runChain(options: {
+  aws: ReturnType<typeof useEmulator>;
+  feedId: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  latencyMs: number;
+}): Promise<FeedChain> {
+  const { env } = options;
+  delete env.MAX_PAGES_PER_RUN; // the default: no page cap
+  const pending: unknown[] = [{ source: 'aws.events' }];
+  // Publish and commit of the page being handed off (the poller does them in that order, per page).
+  let publishStarted = 0;
+  const awsMsPerPage: number[] = [];
+  const handler = buildPollerHandler({
+    env,
+    clients: options.aws,
+    continuation: { request: async (event: ContinuationEvent) => void pending.push(event) },
+    wrap: {
+      publisher: (real) => ({
+        publish: async (messages) => {
+          publishStarted = performance.now();
+          await real.publish(messages);
+        },
+      }),
+      cursorStore: (real) => ({
+        acquire: (...args) => real.acquire(...args),
+        recordAuthFailure: (...args) => real.recordAuthFailure(...args),
+        release: (...args) => real.release(...args),
+        commit: async (...args) => {
+          const lease = await real.commit(...args);
+          awsMsPerPage.push(performance.now() - publishStarted);
+          return lease;
+        },
+      }),
+    },
+  });
+  const outcomes: Record<string, number> = {};
+  let runs = 0;
+  let pages = 0;
+  let versions = 0;
+  const started = performance.now();
+  while (pending.length > 0) {
+    const event = pending.shift();
+    const result: PollResult = await handler(event, lambdaContext('poller', options.timeoutMs));
+    runs += 1;
+    pages += result.pages;
+    versions += result.versionsPublished;
+    outcomes[result.kind] = (outcomes[result.kind] ?? 0) + 1;
+  }
+  const wallMs = performance.now() - started;
+  const floorMs = awsMsPerPage.reduce((sum, ms) => sum + Math.max(options.latencyMs, ms), 0);
+  return {
+    feedId: options.feedId,
+    runs,
+    pages,
+    versions,
+    wallMs,
+    floorMs,
+    awsMsPerPage: awsMsPerPage.reduce((sum, ms) => sum + ms, 0) / Math.max(1, awsMsPerPage.length),
+    outcomes,
+  };
+}
+
+const per1000 = (ms: number, versions: number): number => (ms / versions) * 1000;
+
+/** Section 9: one feed, a backlog over several continued runs, against its floor (target ≥ 0.9× the floor's rate). */
+export function catchUpMeasuredSection(m: ChainMeasurement): Section {
+  const feed = m.feeds[0] as FeedChain;
+  const rate = (m.versions / m.wallMs) * 1000;
+  const floorRate = (m.versions / m.floorMs) * 1000;
+  return {
+    id: 'catchUpMeasured',
+    title: `Catch-up measured: ${m.versions.toLocaleString('en-US')} versions, API ${m.latencyMs} ms/GET, run budget ${m.runBudgetMs / 1000} s, self-continuation, no page cap (moto)`,
+    floorIs:
+      'Σ over pages of max(API latency, publish + commit measured for that page): the sequential chain with every GET overlapped',
+    figures: [
+      // Time per 1,000 versions: a ratio of at most 1.11 is a rate of at least 0.9× the floor's.
+      figure(
+        'time per 1,000 versions',
+        'ms',
+        per1000(m.wallMs, m.versions),
+        per1000(m.floorMs, m.versions),
+        1.11,
+      ),
+      figure('runs (continued one after another)', 'runs', feed.runs),
+      figure('ingest rate', 'versions/s', rate),
+    ],
+    formulas: [
+      `rate = ${m.versions} versions / ${formatNumber(m.wallMs / 1000)} s = ${formatNumber(rate)} /s; floor = ${formatNumber(floorRate)} /s (${formatNumber(rate / floorRate)}× the floor's rate; target ≥ 0.9×)`,
+      `  ${feed.pages} pages in ${feed.runs} runs (${JSON.stringify(feed.outcomes)}); publish + commit ${formatNumber(feed.awsMsPerPage)} ms/page vs API ${m.latencyMs} ms`,
+    ],
+    details: { ...m },
+  };
+}
+
+/**
+ * Section 10: 1, 2 and 4 feeds over disjoint vendors, the partner the bottleneck. The floor of N feeds is
+ * the one-feed time divided by N (perfect scaling); target at least 0.8 × N × the one-feed rate.
+ */
+export function shardsSection(runs: ChainMeasurement[]): Section {
+  const one = runs.find((run) => run.feeds.length === 1) as ChainMeasurement;
+  const oneMsPer1000 = per1000(one.wallMs, one.versions);
+  return {
+    id: 'shards',
+    title: `Shards: the same backlog (${one.versions.toLocaleString('en-US')} versions) over 1, 2, 4 feeds of disjoint vendors, API ${one.latencyMs} ms/GET (moto, this machine)`,
+    floorIs: 'the one-feed time per 1,000 versions divided by the number of feeds (perfect scaling)',
+    figures: runs.map((run) =>
+      figure(
+        `${run.feeds.length} feed(s): time per 1,000 versions`,
+        'ms',
+        per1000(run.wallMs, run.versions),
+        oneMsPer1000 / run.feeds.length,
+        // At most 1.25× the perfect time is at least 0.8 × N × the one-feed rate.
+        run.feeds.length > 1 ? 1.25 : undefined,
+      ),
+    ),
+    formulas: runs.map(
+      (run) =>
+        `  ${run.feeds.length} feed(s): ${formatNumber((run.versions / run.wallMs) * 1000)} versions/s = ${formatNumber(
+          ((run.versions / run.wallMs) * 1000) / ((one.versions / one.wallMs) * 1000),
+        )}× one feed; publish + commit ${run.feeds.map((feed) => formatNumber(feed.awsMsPerPage)).join(' / ')} ms/page`,
+    ),
+    details: { runs },
+  };
+}
