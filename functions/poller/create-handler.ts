@@ -105,9 +105,11 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
     const startedAt = now();
     const remainingMs = context.getRemainingTimeInMillis();
     try {
+      const deadline = startedAt + remainingMs - config.safetyMarginMs;
       const outcome = await pollFeed(useCase, config, {
         owner: context.awsRequestId,
-        deadline: startedAt + remainingMs - config.safetyMarginMs,
+        deadline,
+        requestDeadline: deadline + config.safetyMarginMs / 2,
         leaseMs: remainingMs + config.leaseGraceMs,
       });
       // A 401 may mean the token was rotated: read it from SSM afresh on the next run.

@@ -4,9 +4,9 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { FEATURE_FLAGS } from 'order-feed-ingester/infra/feature-flags';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { type ConfigKey, type FEED_KEYS, SETTINGS } from '../../infra/config.js';
-import { FEATURE_FLAGS } from '../../infra/feature-flags.js';
 import {
   type FeedProps,
   OrderFeedIngester,

@@ -13,6 +13,7 @@
 // moto's SendMessage slows as a queue grows (every send scans it), which would measure moto instead. The
 // consumer's own ceiling is section 8's model and the end-to-end section's measurement.
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { POLLER_TUNING } from '../../functions/core/config/settings.js';
 import type { ContinuationEvent } from '../../functions/core/ingest/continuation.js';
 import type { PollResult } from '../../functions/poller/create-handler.js';
 import { buildPollerHandler } from '../harness/handlers.js';
@@ -26,8 +27,11 @@ import { figure, formatNumber, type Section } from './report.js';
 const TOKEN = 'bench-catch-up-token-8c41d2e7';
 /** The generated feed averages about 3.1 versions per order. */
 const VERSIONS_PER_ORDER = 3.1;
-/** What the poller keeps free at the end of a run to publish and commit (SAFETY_MARGIN_SECONDS here). */
-const SAFETY_MARGIN_SECONDS = 1;
+/**
+ * What the poller keeps free at the end of a run (SAFETY_MARGIN_SECONDS, its default as on AWS): the function
+ * timeout is the run budget plus this. Half of it lets the page request in flight at the deadline finish.
+ */
+const SAFETY_MARGIN_SECONDS = POLLER_TUNING.safetyMarginSeconds.default;
 
 export interface ChainOptions {
   moto: RunningMoto;
@@ -101,7 +105,6 @@ export async function measureChains(options: ChainOptions): Promise<ChainMeasure
               FEED_ID: `feed-${index + 1}`,
               PAGE_SIZE: '100',
               DOWNSTREAM_QUEUE_URLS: '{}',
-              SAFETY_MARGIN_SECONDS: String(SAFETY_MARGIN_SECONDS),
               MAX_CONTINUATIONS: '100000',
               ...(options.feeds > 1
                 ? { VENDOR_IDS: vendors.filter((_, v) => v % options.feeds === index).join(',') }

@@ -16,7 +16,13 @@ export interface BenchOptions {
   /** Timed rounds per CPU comparison (after warm-up). */
   cpuRounds: number;
   /** Sections 9 and 10: backlog drained through continued runs (versions), their run budget and API latency. */
-  chain: { versions: number; runBudgetMs: number; shardVersions: number; shardLatencyMs: number };
+  chain: {
+    versions: number;
+    runBudgetMs: number;
+    shardVersions: number;
+    shardLatencyMs: number;
+    shardRunBudgetMs: number;
+  };
   /** Fresh `node` processes per bundle for the cold-start medians. */
   coldStartRuns: number;
   seed: number;
@@ -59,8 +65,20 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     backlog: positiveInteger('--backlog', values.backlog, 1_000_000),
     cpuRounds: quick ? 5 : 21,
     chain: quick
-      ? { versions: 2_000, runBudgetMs: 1_000, shardVersions: 1_200, shardLatencyMs: 300 }
-      : { versions: 20_000, runBudgetMs: 4_000, shardVersions: 8_000, shardLatencyMs: 400 },
+      ? {
+          versions: 2_000,
+          runBudgetMs: 1_000,
+          shardVersions: 1_200,
+          shardLatencyMs: 1_500,
+          shardRunBudgetMs: 4_000,
+        }
+      : {
+          versions: 20_000,
+          runBudgetMs: 4_000,
+          shardVersions: 2_400,
+          shardLatencyMs: 4_000,
+          shardRunBudgetMs: 12_000,
+        },
     coldStartRuns: quick ? 3 : 15,
     seed: positiveInteger('--seed', values.seed, 20_240_501),
   };

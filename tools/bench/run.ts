@@ -121,7 +121,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
           moto,
           versions: options.chain.shardVersions,
           latencyMs: options.chain.shardLatencyMs,
-          runBudgetMs: options.chain.runBudgetMs,
+          runBudgetMs: options.chain.shardRunBudgetMs,
           feeds,
           vendors: 4,
           seed: options.seed,

@@ -49,6 +49,12 @@ export interface PollRun {
   owner: string;
   /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
   deadline: number;
+  /**
+   * Epoch ms until which a page request already on its way may still be answered (default `deadline`). The
+   * handler gives it half the safety margin: the page prefetched just before the deadline is then not thrown
+   * away and asked again by the next run, and the other half still covers its publish and commit.
+   */
+  requestDeadline?: number;
   /** How long the lease lasts; longer than the invocation can live, so only a crash lets it lapse. */
   leaseMs: number;
 }
@@ -154,7 +160,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
     let rateLimited = false;
     return deps.partner
       .getOrderUpdates(query, {
-        deadline: run.deadline,
+        deadline: run.requestDeadline ?? run.deadline,
         onRetry: (event) => {
           rateLimited ||= event.kind === 'rate-limited';
           if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
