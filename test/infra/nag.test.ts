@@ -59,7 +59,9 @@ describe('cdk-nag AWS Solutions checks', () => {
     expect(found.map((ack) => `${ack.path} ${ack.id}`).sort()).toEqual(
       [
         'OrderFeedIngester/Consumer/Function AwsSolutions-L1',
+        'OrderFeedIngester/Consumer/FunctionRole AwsSolutions-IAM5[Resource::*]',
         'OrderFeedIngester/Poller/Function AwsSolutions-L1',
+        'OrderFeedIngester/Poller/FunctionRole AwsSolutions-IAM5[Resource::*]',
         'OrderFeedIngester/Poller/FunctionRole AwsSolutions-IAM5[Resource::<QuarantineBucket2B128B57.Arn>/quarantine/*]',
         'OrderFeedIngester/Quarantine/Bucket AwsSolutions-S1',
       ].sort(),
