@@ -42,7 +42,7 @@ export const handler = createPollerHandler({
     ...Object.values(config.downstreamQueueUrls),
   ]),
   quarantine: new S3Quarantine(captureClient(createS3Client()), config.quarantineBucketName),
-  // Not captured: an invoke carrying this run's trace header would put the whole continuation chain (a
-  // backlog's worth of runs) into one trace, past X-Ray's size and annotation limits. Each run starts its own.
-  continuation: new LambdaContinuation(createLambdaClient()),
+  // The continuation's Invoke shows in this run's trace. The SDK forwards the invocation's trace header on
+  // every call inside Lambda (captured or not), so the next run joins this trace (functions/README.md).
+  continuation: new LambdaContinuation(captureClient(createLambdaClient())),
 });

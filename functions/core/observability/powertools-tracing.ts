@@ -85,12 +85,11 @@ const UNRECORDED: Span = { annotate: () => undefined, detail: () => undefined };
 
 /**
  * Tracing for one function: Powertools Tracer, spans through PowertoolsTracing, and AWS SDK clients
- * captured with captureAWSv3Client (the reasons are in functions/README.md, Tracing).
+ * captured with captureAWSv3Client (the reasons are in functions/README.md, Tracing and correlation).
  *
  * Outgoing HTTP is not patched (captureHTTPsRequests false): the partner API's calls are the use case's
- * own `### partner fetch` spans, so no X-Ray header is sent to the partner, no http/https patching runs
- * at cold start, and an SDK client left uncaptured (the poller's Lambda client) sends no trace header, so
- * a self-continuation starts a trace of its own instead of growing one trace for a whole backlog.
+ * own `### partner fetch` spans, so no X-Ray header is sent to the partner, its query string (cursor,
+ * vendor ids) is not recorded, and no http/https patching runs at cold start.
  */
 export function powertoolsFunctionTracing(serviceName: string): FunctionTracing {
   const tracer = new Tracer({ serviceName, captureHTTPsRequests: false });
