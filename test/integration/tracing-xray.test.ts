@@ -33,7 +33,7 @@ interface XRayDocument {
 }
 
 const traceId = () => `1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
-const traceIds = [traceId(), traceId(), traceId()] as const;
+const traceIds = [traceId(), traceId(), traceId(), traceId()] as const;
 
 let raw: string[] = [];
 let documents: XRayDocument[] = [];
@@ -101,7 +101,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 
-const inTrace = (index: 0 | 1 | 2) => documents.filter((doc) => doc.trace_id === traceIds[index]);
+const inTrace = (index: 0 | 1 | 2 | 3) => documents.filter((doc) => doc.trace_id === traceIds[index]);
 const named = (docs: XRayDocument[], name: string) => docs.filter((doc) => doc.name === name);
 
 describe('Powertools tracing adapter on Lambda (X-Ray daemon documents)', () => {
@@ -167,6 +167,24 @@ describe('Powertools tracing adapter on Lambda (X-Ray daemon documents)', () => 
     expect(child.dynamoTraceHeaders).toEqual([
       expect.stringMatching(new RegExp(`^Root=${traceIds[2]};Parent=${call?.id};Sampled=1`)),
     ]);
+  });
+
+  it('annotates each consumer record with order id, version (strings) and correlation id, inside the batch span', () => {
+    const trace = inTrace(3);
+    const [batch] = named(trace, '## order batch');
+    const records = named(trace, '### order version');
+    const runId = child.runIds[0];
+
+    expect(batch?.annotations).toEqual({ ColdStart: true, Service: 'order-feed-consumer' });
+    expect(batch?.metadata?.detail).toMatchObject({ records: 2, applied: 2, stale: 0, failed: 0 });
+    expect(records.map((record) => record.annotations)).toEqual(
+      expect.arrayContaining([
+        { orderId: '1', version: '3', correlationId: `poll:${runId}:1` },
+        { orderId: '3', version: '3', correlationId: `poll:${runId}:2` },
+      ]),
+    );
+    expect(records).toHaveLength(2);
+    for (const record of records) expect(record.parent_id).toBe(batch?.id);
   });
 
   it('sends no trace header to the partner API and puts the token in no annotation, metadata or error', () => {
