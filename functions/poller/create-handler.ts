@@ -1,7 +1,9 @@
 // Builds the poller's Lambda handler from its dependencies. handler.ts wires the AWS ones once per
 // container; local mode, tests and benchmarks pass their own (emulator clients, quiet logs, no metrics),
 // so several pollers can run in one process. Flow: invocation → pollFeed (use case) → outcome, logged,
-// measured and returned; a failed outcome is thrown (PollRunFailedError) so Lambda counts an error.
+// measured and returned; a failed outcome is thrown (PollRunFailedError) so Lambda counts an error. The
+// invocation is one span (`## poll run`, annotated with the feed and the run id that every message's
+// correlation id `poll:<runId>:<page>` carries), with a span per page inside it.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { continuationOf, nextContinuation } from '../core/ingest/continuation.js';
@@ -12,8 +14,10 @@ import type {
   OrderVersionPublisher,
   PollMetricName,
   Quarantine,
+  Tracing,
 } from '../core/ingest/ports.js';
 import { logPort } from '../core/observability/powertools.js';
+import { NO_TRACING } from '../core/observability/tracing.js';
 import type { PartnerApi } from '../core/partner/types.js';
 import type { PollerConfig } from './config.js';
 
@@ -42,6 +46,8 @@ export interface PollerDependencies {
    * and tests run the next poll at once themselves).
    */
   continuation?: Continuation;
+  /** Spans of each run and page (handler.ts: X-Ray through Powertools Tracer); default: none. */
+  tracing?: Tracing;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -66,6 +72,7 @@ export type PollerHandler = (event: unknown, context: Context) => Promise<PollRe
 export function createPollerHandler(deps: PollerDependencies): PollerHandler {
   const { config, logger, metrics } = deps;
   const now = deps.now ?? Date.now;
+  const tracing = deps.tracing ?? NO_TRACING;
   const useCase: PollDeps = {
     cursorStore: deps.cursorStore,
     partner: deps.partner,
@@ -74,6 +81,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
     metrics,
     log: logPort(logger),
     now,
+    tracing,
     ...(deps.sleep ? { sleep: deps.sleep } : {}),
   };
 
@@ -102,6 +110,21 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
 
   return async (event, context) => {
     logger.addContext(context);
+    // The run id is the lease owner and the `<runId>` of every correlation id this run writes.
+    return tracing.span(
+      '## poll run',
+      { feedId: config.feedId, runId: context.awsRequestId },
+      async (span) => {
+        const result = await run(event, context);
+        span.detail('outcome', result.kind);
+        span.detail('pages', result.pages);
+        span.detail('versionsPublished', result.versionsPublished);
+        return result;
+      },
+    );
+  };
+
+  async function run(event: unknown, context: Context): Promise<PollResult> {
     const startedAt = now();
     const remainingMs = context.getRemainingTimeInMillis();
     try {
@@ -143,7 +166,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
     } finally {
       metrics.publish();
     }
-  };
+  }
 }
 
 function errorCode(error: Error): string | undefined {

@@ -10,6 +10,7 @@ import {
   LoggingFormat,
   Runtime,
   SystemLogLevel,
+  Tracing,
 } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -35,8 +36,9 @@ export interface IngesterFunctionProps {
 
 /**
  * A Node.js 22 / ARM64 function bundled locally by esbuild as a minified ESM bundle with source maps,
- * with its own log group (JSON format, fixed retention) and its own role holding nothing but the right
- * to write that log group: every other permission is granted explicitly by the construct that uses it.
+ * with its own log group (JSON format, fixed retention), X-Ray active tracing, and its own role holding
+ * nothing but the right to write that log group and trace segments: every other permission is granted
+ * explicitly by the construct that uses it.
  *
  * The AWS SDK v3 is bundled rather than taken from the runtime, so the deployed code runs the exact
  * client versions pinned in package-lock.json and exercised by the tests (the runtime's copy changes
@@ -79,6 +81,10 @@ export class IngesterFunction extends NodejsFunction {
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
+      // X-Ray active tracing: Lambda samples invocations and the function's spans (Powertools Tracer,
+      // functions/core/observability) join its trace. CDK grants xray:PutTraceSegments and
+      // xray:PutTelemetryRecords to the role for it.
+      tracing: Tracing.ACTIVE,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
       bundling: {
         format: OutputFormat.ESM,
@@ -105,6 +111,12 @@ export class IngesterFunction extends NodejsFunction {
     });
     this.executionRole = role;
     logGroup.grantWrite(role);
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords, which CDK grants, support no ' +
+        'resource-level permissions, so their resource is "*" (AWS managed policy AWSXRayDaemonWriteAccess alike).',
+    });
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
       reason:

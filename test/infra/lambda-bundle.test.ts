@@ -14,6 +14,7 @@ import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../functions/core/partner/undici-agent.js';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
+import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
 import { LAMBDA_ESBUILD_OPTIONS } from '../../tools/bench/cold-start.js';
 
@@ -201,6 +202,54 @@ function nextColumn(column: number, segment: string): number {
   }
   return column + (value & 1 ? -(value >>> 1) : value >>> 1);
 }
+
+describe('tracing in the bundles', () => {
+  /** The variables the handlers check at import, with dummy values (the bench's cold start sets the same). */
+  const FUNCTION_ENV = {
+    PATH: process.env.PATH ?? '',
+    AWS_REGION: 'us-east-1',
+    FEED_ID: 'orders',
+    CURSOR_TABLE_NAME: 'cursors',
+    PARTNER_BASE_URL: 'https://partner.example.com',
+    PARTNER_TOKEN_PARAMETER: '/order-feed/partner-token',
+    ORDERS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/orders',
+    DOWNSTREAM_QUEUE_URLS: '{}',
+    QUARANTINE_BUCKET_NAME: 'quarantine',
+    ORDERS_TABLE_NAME: 'orders',
+    POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
+  };
+
+  /** Whether importing the bundle started the X-Ray SDK (its context namespace exists once it is loaded). */
+  async function loadsXRay(file: string, env: Record<string, string>): Promise<boolean> {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(Boolean(process.namespaces?.AWSXRay)));`,
+      ],
+      { env },
+    );
+    return stdout === 'true';
+  }
+
+  it.each([
+    ['poller', POLLER_ENTRY],
+    ['consumer', CONSUMER_ENTRY],
+  ])(
+    '%s: the X-Ray SDK starts inside Lambda only, and not when POWERTOOLS_TRACE_ENABLED is false',
+    async (name, entry) => {
+      const { file } = await bundle(entry, `${name}-tracing`);
+      const lambda = { AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x', LAMBDA_TASK_ROOT: '/var/task' };
+
+      expect(await loadsXRay(file, FUNCTION_ENV)).toBe(false);
+      expect(await loadsXRay(file, { ...FUNCTION_ENV, ...lambda })).toBe(true);
+      expect(await loadsXRay(file, { ...FUNCTION_ENV, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false' })).toBe(
+        false,
+      );
+    },
+  );
+});
 
 describe("the poller's undici", () => {
   it("is undici's own Agent class, the one its public entry exports", async () => {

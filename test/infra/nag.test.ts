@@ -59,7 +59,9 @@ describe('cdk-nag AWS Solutions checks', () => {
     expect(found.map((ack) => `${ack.path} ${ack.id}`).sort()).toEqual(
       [
         'OrderFeedIngester/Default/Consumer/Function AwsSolutions-L1',
+        'OrderFeedIngester/Default/Consumer/FunctionRole AwsSolutions-IAM5[Resource::*]',
         'OrderFeedIngester/Default/Poller/Function AwsSolutions-L1',
+        'OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::*]',
         'OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::<QuarantineBucket2B128B57.Arn>/quarantine/*]',
         'OrderFeedIngester/Default/Quarantine/Bucket AwsSolutions-S1',
       ].sort(),

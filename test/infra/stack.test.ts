@@ -51,6 +51,13 @@ function actionsOn(statements: Statement[], resourceValue: unknown): string[] {
     .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
 }
 
+/** What CDK grants a function with active tracing. */
+const XRAY_WRITE = {
+  Effect: 'Allow',
+  Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+  Resource: '*',
+};
+
 function allActions(statements: Statement[]): string[] {
   return statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
 }
@@ -211,6 +218,14 @@ describe('functions', () => {
       expect(logGroup.Properties.RetentionInDays).toBe(30);
     },
   );
+
+  it.each(['PollerFunction', 'ConsumerFunction'])('%s: X-Ray active tracing', (prefix) => {
+    for (const template of [full, minimal]) {
+      const [, fn] = resource(template, 'AWS::Lambda::Function', prefix);
+
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    }
+  });
 
   it('runs the poller one at a time, for up to 2 minutes, with 512 MB', () => {
     const [, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
@@ -460,19 +475,34 @@ describe('IAM', () => {
     ]);
   });
 
-  it('uses no managed policies and no "*" resources (the only wildcard is the quarantine/ key prefix)', () => {
+  it('uses no managed policies and no "*" resources but X-Ray\'s (the other wildcard is the quarantine/ key prefix)', () => {
     for (const role of Object.values(full.findResources('AWS::IAM::Role') as Record<string, Resource>)) {
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
     }
     const statements = Object.values(
       full.findResources('AWS::IAM::Policy') as Record<string, Resource>,
     ).flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-    const wildcards = statements
-      .map((s) => JSON.stringify(s.Resource))
-      .filter((text) => text === '"*"' || text.includes('*'));
-    expect(wildcards).toEqual([expect.stringContaining('"/quarantine/*"')]);
+    const wildcards = statements.filter((s) => JSON.stringify(s.Resource).includes('*'));
+    // X-Ray's two write actions take no resource-level permissions: "*" is their only form.
+    const [xray, others] = [
+      wildcards.filter((s) => s.Resource === '*'),
+      wildcards.filter((s) => s.Resource !== '*'),
+    ];
+    expect(xray).toEqual([XRAY_WRITE, XRAY_WRITE]);
+    expect(others.map((s) => JSON.stringify(s.Resource))).toEqual([
+      expect.stringContaining('"/quarantine/*"'),
+    ]);
     expect(allActions(statements).filter((a) => a.includes('*'))).toEqual([]);
   });
+
+  it.each([['PollerFunctionRole'], ['ConsumerFunctionRole']])(
+    'lets %s write trace segments and telemetry (X-Ray), and nothing else on "*"',
+    (rolePrefix) => {
+      const statements = statementsOfRole(full, rolePrefix);
+
+      expect(statements.filter((s) => s.Resource === '*')).toEqual([XRAY_WRITE]);
+    },
+  );
 });
 
 describe('monitoring', () => {

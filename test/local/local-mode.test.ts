@@ -184,6 +184,33 @@ describe('npm start', () => {
     expect(JSON.stringify(summary)).not.toContain(TOKEN);
   }, 180_000);
 
+  it('--verbose shows each page’s correlation id in the poller’s log and the same ids in the consumer’s batch lines', async () => {
+    const sim = await simulator(120, 11);
+
+    const run = await runCli(
+      ['--aws-endpoint', moto.endpoint, '--api-url', sim.url, '--reset-data', '--verbose'],
+      { PARTNER_API_TOKEN: TOKEN },
+    );
+
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const logs = (run.stdout + run.stderr)
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const pageIds = logs
+      .filter((line) => line.message === 'page handed off' && Number(line.versionsPublished) > 0)
+      .map((line) => line.correlationId);
+    expect(pageIds.length).toBeGreaterThanOrEqual(2);
+    // Local mode's run id is its lease owner, local:<host>:<pid>:<invocation id>.
+    for (const id of pageIds) expect(id).toMatch(/^poll:local:.+:\d+$/);
+    const batchIds = logs
+      .filter((line) => line.message === 'order version batch processed')
+      .flatMap((line) => line.correlationIds as string[]);
+    // Every page's messages were applied by some batch that names the page's id, and by none that does not.
+    expect(new Set(batchIds)).toEqual(new Set(pageIds));
+    expect(run.stdout + run.stderr).not.toContain(TOKEN);
+  }, 180_000);
+
   it('ends, keeping what it was served, against a partner whose cursor is stuck (hasMore with the same cursor)', async () => {
     const partner = await startScriptedServer();
     partner.setFallback((request) =>

@@ -1,6 +1,8 @@
 // In-memory fakes of the use cases' ports, for unit tests. The cursor store keeps the same fencing
 // rules as the DynamoDB adapter (owner + revision), so lease behaviour is tested here too.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import type { PutResult } from '../../functions/core/apply/ports.js';
 import type { SaleEntry } from '../../functions/core/apply/sale.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
@@ -18,6 +20,12 @@ import type {
 } from '../../functions/core/ingest/ports.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import type { Order } from '../../functions/core/model/types.js';
+import type {
+  Annotations,
+  AnnotationValue,
+  Span,
+  Tracing,
+} from '../../functions/core/observability/tracing.js';
 import type {
   CallOptions,
   OrderUpdatesQuery,
@@ -184,5 +192,53 @@ export class MemoryOrderStore {
       return { applied: false, storedVersion: stored.order.version };
     this.items.set(order.id, { order, sale });
     return { applied: true, previousVersion: stored?.order.version, previousSale: stored?.sale };
+  }
+}
+
+export interface RecordedSpan {
+  name: string;
+  annotations: Record<string, AnnotationValue>;
+  details: Record<string, AnnotationValue>;
+  /** The span it was started from (as the X-Ray adapter nests them: by async context). */
+  parent: RecordedSpan | undefined;
+  /** `Name: message` of the error its work threw. */
+  error?: string;
+  ended: boolean;
+}
+
+/** Records every span, its annotations, details, nesting and failure, as the tracing port receives them. */
+export class RecordingTracing implements Tracing {
+  readonly spans: RecordedSpan[] = [];
+  readonly #current = new AsyncLocalStorage<RecordedSpan>();
+
+  async span<T>(name: string, annotations: Annotations, work: (span: Span) => Promise<T>): Promise<T> {
+    const recorded: RecordedSpan = {
+      name,
+      annotations: { ...annotations },
+      details: {},
+      parent: this.#current.getStore(),
+      ended: false,
+    };
+    this.spans.push(recorded);
+    const span: Span = {
+      annotate: (key, value) => {
+        recorded.annotations[key] = value;
+      },
+      detail: (key, value) => {
+        recorded.details[key] = value;
+      },
+    };
+    try {
+      return await this.#current.run(recorded, () => work(span));
+    } catch (error) {
+      recorded.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      throw error;
+    } finally {
+      recorded.ended = true;
+    }
+  }
+
+  named(name: string): RecordedSpan[] {
+    return this.spans.filter((span) => span.name === name);
   }
 }

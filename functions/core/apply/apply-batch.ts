@@ -5,10 +5,13 @@
 //     → it is acknowledged as stale; failed → it fails too, so SQS redelivers both and the lower version
 //     is never deleted while the higher one is not in the table;
 //   - a `reject` record fails with its validation error (retried, then dead-lettered).
+// Each record is one span (`### order version`), annotated with the order id, the version and the
+// correlation id of the run that produced it, so a trace leads from a record back to its poll run.
 import type { Int64 } from '../model/int64.js';
+import { type Annotations, idValue, NO_TRACING } from '../observability/tracing.js';
 import { type ApplyResult, applyValidatedOrderVersion } from './apply-order-version.js';
 import type { PlannedRecord } from './plan-batch.js';
-import type { OrderStore } from './ports.js';
+import type { OrderStore, Tracing } from './ports.js';
 
 export class SupersedingVersionFailedError extends Error {
   readonly code = 'ERR_SUPERSEDING_VERSION_FAILED';
@@ -21,10 +24,17 @@ export class SupersedingVersionFailedError extends Error {
   }
 }
 
+/**
+ * Applies one record of the plan. `correlationId` is the message's attribute: the span carries it when the
+ * body has none (a body that failed validation, or a message sent before bodies carried it).
+ */
+export type RecordApplier = (recordId: string, correlationId?: string) => Promise<ApplyResult>;
+
 export function batchApplier(
   store: OrderStore,
   plan: ReadonlyMap<string, PlannedRecord>,
-): (recordId: string) => Promise<ApplyResult> {
+  tracing: Tracing = NO_TRACING,
+): RecordApplier {
   const writes = new Map<string, Promise<ApplyResult>>();
   const writeOnce = (recordId: string, planned: Extract<PlannedRecord, { action: 'apply' }>) => {
     let write = writes.get(recordId);
@@ -35,9 +45,7 @@ export function batchApplier(
     return write;
   };
 
-  return async function applyRecord(recordId: string): Promise<ApplyResult> {
-    const planned = plan.get(recordId);
-    if (!planned) throw new Error('record missing from the batch plan');
+  async function applyPlanned(recordId: string, planned: PlannedRecord): Promise<ApplyResult> {
     if (planned.action === 'reject') throw planned.error;
     if (planned.action === 'apply') return writeOnce(recordId, planned);
     const { id, version } = planned.message.order;
@@ -49,5 +57,28 @@ export function batchApplier(
       throw new SupersedingVersionFailedError(id, version, planned.byVersion, { cause: error });
     }
     return { outcome: 'stale', orderId: id, version, storedVersion: planned.byVersion };
+  }
+
+  return async function applyRecord(recordId, correlationId) {
+    const planned = plan.get(recordId);
+    if (!planned) throw new Error('record missing from the batch plan');
+    return tracing.span('### order version', spanAnnotations(planned, correlationId), async (span) => {
+      const result = await applyPlanned(recordId, planned);
+      span.detail('outcome', result.outcome);
+      return result;
+    });
+  };
+}
+
+/** Order id, version (strings: int64) and correlation id: what leads from a record to its run and row. */
+function spanAnnotations(planned: PlannedRecord, attributeCorrelationId: string | undefined): Annotations {
+  const correlationId =
+    planned.action === 'reject'
+      ? attributeCorrelationId
+      : (planned.message.source.correlationId ?? attributeCorrelationId);
+  const order = planned.action === 'reject' ? undefined : planned.message.order;
+  return {
+    ...(order ? { orderId: idValue(order.id), version: idValue(order.version) } : {}),
+    ...(correlationId === undefined || correlationId === '' ? {} : { correlationId }),
   };
 }

@@ -1,7 +1,10 @@
-// Port of the apply use case. Flow: SQS → consumer handler → applyOrderVersion → OrderStore.
+// Ports of the apply use case. Flow: SQS → consumer handler → applyOrderVersion → OrderStore; each record
+// in a span of the Tracing port (X-Ray on AWS, see ../observability).
 import type { Int64 } from '../model/int64.js';
 import type { Order } from '../model/types.js';
 import type { SaleEntry } from './sale.js';
+
+export type { Span, Tracing } from '../observability/tracing.js';
 
 export type PutResult =
   | { applied: true; previousVersion: Int64 | undefined; previousSale: SaleEntry | undefined }

@@ -6,6 +6,7 @@
 // Crash anywhere and the next run repeats from the last committed cursor: versions may be published
 // twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
+import { NO_TRACING } from '../observability/tracing.js';
 import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { LeaseLostError } from './errors.js';
@@ -18,6 +19,7 @@ import type {
   OrderVersionPublisher,
   PollMetrics,
   Quarantine,
+  Tracing,
 } from './ports.js';
 import { type PreparedPage, preparePage } from './prepare-page.js';
 
@@ -107,6 +109,8 @@ export interface PollDeps {
   now: () => number;
   /** Waits between page requests when the feed paces itself (default: a timer). */
   sleep?: (ms: number) => Promise<void>;
+  /** A span per page, from hand-off to commit (default: none). */
+  tracing?: Tracing;
 }
 
 type FetchResult =
@@ -117,6 +121,7 @@ const timer = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 export async function pollFeed(deps: PollDeps, settings: PollSettings, run: PollRun): Promise<PollOutcome> {
   const { cursorStore, log, metrics, now } = deps;
+  const tracing = deps.tracing ?? NO_TRACING;
   const counters = {
     pages: 0,
     versionsPublished: 0,
@@ -158,8 +163,10 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
   let prefetched: Promise<FetchResult> | undefined;
   const fetchPage = (query: OrderUpdatesQuery): Promise<FetchResult> => {
     let rateLimited = false;
-    return deps.partner
-      .getOrderUpdates(query, {
+    // A span per page request, retries and waits included (details only: the page's own span annotates).
+    const traced = tracing.span('### partner fetch', {}, async (span) => {
+      span.detail('page', counters.pages + 1);
+      const page = await deps.partner.getOrderUpdates(query, {
         deadline: run.requestDeadline ?? run.deadline,
         onRetry: (event) => {
           rateLimited ||= event.kind === 'rate-limited';
@@ -176,11 +183,15 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
             ...event,
           });
         },
-      })
-      .then(
-        (page) => ({ ok: true as const, page, fetchedAt: now(), rateLimited }),
-        (error: unknown) => ({ ok: false as const, error }),
-      );
+      });
+      span.detail('versions', page.data.length);
+      span.detail('rateLimited', rateLimited);
+      return page;
+    });
+    return traced.then(
+      (page) => ({ ok: true as const, page, fetchedAt: now(), rateLimited }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
   };
   // The feed's own pace: after a page that met a 429 the next request waits longer (see pace.ts).
   const pacedFetch = (query: OrderUpdatesQuery): Promise<FetchResult> =>
@@ -281,24 +292,36 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
         prefetched = pacedFetch(nextRequest);
       }
 
-      await handOff(deps, prepared, settings.feedId, correlationId);
-      counters.versionsPublished += prepared.messages.length;
-      counters.quarantined += prepared.quarantined.length;
-
       const caughtUp = !page.hasMore;
-      lease = await cursorStore.commit(
-        lease,
-        {
-          // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
-          // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
-          pageId: page.nextPageId ?? request.pageId,
-          ...maxHighWaterMark(lease.state.highWaterMark, prepared, fetchedAt),
-          ...(caughtUp ? { lastCaughtUpAt: new Date(now()).toISOString() } : {}),
-          ...(lease.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
-          paceDelayMs,
+      const held = lease;
+      const pageRequested = request;
+      // The page's span covers what must be durable before its cursor moves: hand-off, then commit (the
+      // next page's fetch, started above, is outside it). Its correlation id is the messages' own.
+      lease = await tracing.span(
+        '### page',
+        { feedId: settings.feedId, page: counters.pages, correlationId },
+        async (span) => {
+          span.detail('versions', page.data.length);
+          await handOff(deps, prepared, settings.feedId, correlationId);
+          counters.versionsPublished += prepared.messages.length;
+          counters.quarantined += prepared.quarantined.length;
+          span.detail('versionsPublished', prepared.messages.length);
+          span.detail('quarantined', prepared.quarantined.length);
+          return cursorStore.commit(
+            held,
+            {
+              // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
+              // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
+              pageId: page.nextPageId ?? pageRequested.pageId,
+              ...maxHighWaterMark(held.state.highWaterMark, prepared, fetchedAt),
+              ...(caughtUp ? { lastCaughtUpAt: new Date(now()).toISOString() } : {}),
+              ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
+              paceDelayMs,
+            },
+            now(),
+            run.leaseMs,
+          );
         },
-        now(),
-        run.leaseMs,
       );
       if (caughtUp) return finish('caught-up', false, lease);
       if (!nextRequest) {

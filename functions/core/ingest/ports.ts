@@ -1,9 +1,13 @@
 // Ports of the poll use case. Flow: schedule → poller handler → pollFeed → (CursorStore, PartnerApi,
-// OrderVersionPublisher, Quarantine). AWS adapters live in ../adapters; tests use in-memory fakes.
+// OrderVersionPublisher, Quarantine, Tracing). AWS adapters live in ../adapters (Tracing's in
+// ../observability); tests use in-memory fakes.
 
 import type { OutgoingMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import type { ContinuationEvent } from './continuation.js';
+
+/** Spans around the use case's units of work (one per page); shared with the apply use case. */
+export type { Span, Tracing } from '../observability/tracing.js';
 
 /** The cursor item's state, as read when the lease was taken. */
 export interface CursorState {

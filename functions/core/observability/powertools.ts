@@ -8,14 +8,18 @@ import { OBSERVABILITY_SETTINGS } from '../config/settings.js';
 import type { Log } from '../ingest/ports.js';
 import { FEED_ID_DIMENSION } from './dimensions.js';
 
-export function createObservability(defaultServiceName: string): { logger: Logger; metrics: Metrics } {
+export function createObservability(defaultServiceName: string): {
+  serviceName: string;
+  logger: Logger;
+  metrics: Metrics;
+} {
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
   const logger = new Logger({ serviceName });
   const metrics = new Metrics({
     serviceName,
     namespace: readEnv(process.env, OBSERVABILITY_SETTINGS.metricsNamespace),
   });
-  return { logger, metrics };
+  return { serviceName, logger, metrics };
 }
 
 export function countOn(metrics: Metrics) {

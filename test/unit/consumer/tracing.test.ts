@@ -1,0 +1,168 @@
+// The consumer's spans and batch line (issue 12 point 3), through the tracing port with a recording fake:
+// one span per batch, one per record inside it annotated with the order id and version (strings: int64
+// exact) and the correlation id of the run that produced it; and one INFO line per batch naming those runs.
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  BATCH_LOG_CORRELATION_IDS,
+  correlationIdsOf,
+  createConsumerHandler,
+} from '../../../functions/consumer/create-handler.js';
+import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
+import type { Int64 } from '../../../functions/core/model/int64.js';
+import { lambdaContext } from '../../../tools/local/lambda-context.js';
+import { sampleOrder, toOrder } from '../../fixtures/orders.js';
+import { MemoryOrderStore, RecordingTracing } from '../../support/fakes.js';
+
+function record(messageId: string, body: string, correlationId?: string): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `rh-${messageId}`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '0',
+      SenderId: 'poller',
+      ApproximateFirstReceiveTimestamp: '0',
+    },
+    messageAttributes:
+      correlationId === undefined
+        ? {}
+        : {
+            correlationId: {
+              dataType: 'String',
+              stringValue: correlationId,
+              binaryListValues: [],
+              stringListValues: [],
+            },
+          },
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:orders',
+    awsRegion: 'us-east-1',
+  };
+}
+
+/** A message of order `id` at `version` from the run and page `correlationId` (body and attribute). */
+function message(messageId: string, id: Int64, version: Int64, correlationId: string): SQSRecord {
+  const built = buildOrderVersionMessage(
+    { ...toOrder(sampleOrder()), id, version },
+    {
+      feedId: 'f',
+      pageId: null,
+      fetchedAt: '2024-05-01T08:00:00.000Z',
+      findings: [],
+      correlationId,
+      origin: 'poll',
+    },
+  );
+  return record(messageId, built.body, correlationId);
+}
+
+/** The JSON log lines the handler writes while `act` runs (Powertools writes them to stdout/stderr). */
+async function logsOf(act: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
+  const written: string[] = [];
+  const capture = (chunk: unknown) => {
+    written.push(String(chunk));
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  await act();
+  vi.restoreAllMocks();
+  return written
+    .join('')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+const MAX_INT64 = 2n ** 63n - 1n;
+
+function build() {
+  const tracing = new RecordingTracing();
+  const handler = createConsumerHandler({
+    store: new MemoryOrderStore(),
+    logger: new Logger({ serviceName: 'consumer-test', logLevel: 'INFO' }),
+    metrics: { count: () => undefined, publish: () => undefined },
+    tracing,
+  });
+  return { handler, tracing };
+}
+
+/** v2 and v1 of order 9 (v1 superseded in the batch), order 2^63-1, and a body that fails validation. */
+const batch: SQSEvent = {
+  Records: [
+    message('m-1', 9, 2, 'poll:req-1:3'),
+    message('m-2', 9, 1, 'poll:req-1:2'),
+    message('m-3', MAX_INT64, 5, 'poll:req-1:3'),
+    record('m-4', '{"schemaVersion":1,"order":{}}', 'reconcile:req-2'),
+  ],
+};
+
+describe('consumer spans', () => {
+  it('one per batch, with one per record inside it: order id and version as exact strings, correlation id', async () => {
+    const { handler, tracing } = build();
+
+    await logsOf(() => handler(batch, lambdaContext('consumer', 30_000)));
+
+    const [batchSpan, ...others] = tracing.named('## order batch');
+    expect(others).toEqual([]);
+    expect(batchSpan).toMatchObject({
+      annotations: {},
+      details: { records: 4, applied: 2, stale: 1, failed: 1 },
+      parent: undefined,
+      ended: true,
+    });
+    const records = tracing.named('### order version');
+    expect(records.map((span) => [span.annotations, span.details, span.error])).toEqual(
+      expect.arrayContaining([
+        [{ orderId: '9', version: '2', correlationId: 'poll:req-1:3' }, { outcome: 'applied' }, undefined],
+        [{ orderId: '9', version: '1', correlationId: 'poll:req-1:2' }, { outcome: 'stale' }, undefined],
+        [
+          { orderId: '9223372036854775807', version: '5', correlationId: 'poll:req-1:3' },
+          { outcome: 'applied' },
+          undefined,
+        ],
+        // No valid body: the correlation id comes from the attribute, and the span carries the error.
+        [{ correlationId: 'reconcile:req-2' }, {}, expect.stringMatching(/^InvalidMessageError: /)],
+      ]),
+    );
+    expect(records).toHaveLength(4);
+    for (const span of records) expect(span.parent).toBe(batchSpan);
+  });
+
+  it('writes one INFO line per batch with its counts and the distinct correlation ids of its records', async () => {
+    const { handler } = build();
+
+    const lines = await logsOf(() => handler(batch, lambdaContext('consumer', 30_000)));
+
+    const batchLines = lines.filter((line) => line.message === 'order version batch processed');
+    expect(batchLines).toEqual([
+      expect.objectContaining({
+        level: 'INFO',
+        applied: 2,
+        stale: 1,
+        failed: 1,
+        correlationIds: ['poll:req-1:3', 'poll:req-1:2', 'reconcile:req-2'],
+      }),
+    ]);
+    expect(batchLines[0]).not.toHaveProperty('moreCorrelationIds');
+  });
+
+  it('names at most BATCH_LOG_CORRELATION_IDS correlation ids in that line, and how many more there were', () => {
+    const records = Array.from({ length: BATCH_LOG_CORRELATION_IDS + 2 }, (_, page) =>
+      record(`m-${page}`, '{}', `poll:req-1:${page + 1}`),
+    );
+
+    const named = correlationIdsOf([...records, record('m-none', '{}')]);
+
+    expect(named.correlationIds).toEqual(
+      Array.from({ length: BATCH_LOG_CORRELATION_IDS }, (_, page) => `poll:req-1:${page + 1}`),
+    );
+    expect(named.moreCorrelationIds).toBe(2);
+  });
+});
