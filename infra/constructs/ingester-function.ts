@@ -8,6 +8,7 @@ import {
   ApplicationLogLevel,
   Architecture,
   LoggingFormat,
+  type RecursiveLoop,
   Runtime,
   SystemLogLevel,
   Tracing,
@@ -30,6 +31,8 @@ export interface IngesterFunctionProps {
   readonly memorySize: number;
   readonly environment: Readonly<Record<string, string>>;
   readonly reservedConcurrentExecutions?: number;
+  /** Lambda's recursive loop detection (default: terminate a chain after 16 invocations). */
+  readonly recursiveLoop?: RecursiveLoop;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -76,6 +79,7 @@ export class IngesterFunction extends NodejsFunction {
       timeout: props.timeout,
       memorySize: props.memorySize,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      ...(props.recursiveLoop === undefined ? {} : { recursiveLoop: props.recursiveLoop }),
       role,
       logGroup,
       loggingFormat: LoggingFormat.JSON,

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Grant, Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -47,6 +48,10 @@ export class Poller extends Construct {
       memorySize: 512,
       // One run at a time; the lease in the cursor table guards against overlap anyway.
       reservedConcurrentExecutions: 1,
+      // Self-continuation is a deliberate loop: without this, Lambda's recursive loop detection (which also
+      // follows direct Invoke calls, by the trace header the AWS SDK passes on) drops the 17th run of a chain.
+      // The chain is bounded by maxContinuations, and only a run that made progress continues.
+      recursiveLoop: RecursiveLoop.ALLOW,
       environment: pollerEnvironment(Stack.of(this), props.config, feed, props),
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,

@@ -316,6 +316,14 @@ describe('functions', () => {
     });
   });
 
+  it("lets the poller's self-continuation chain run past Lambda's 16-hop loop detection, and only the poller", () => {
+    const [, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
+    const [, consumer] = resource(full, 'AWS::Lambda::Function', 'ConsumerFunction');
+
+    expect(poller.Properties.RecursiveLoop).toBe('Allow');
+    expect(consumer.Properties.RecursiveLoop).toBeUndefined();
+  });
+
   it('does not retry a failed poller run and drops ticks older than one interval', () => {
     const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
 

@@ -1,5 +1,7 @@
 // Sections 3, 4, 6 and 7 from the measurements: request counts against their floors, the catch-up
 // model, cost per million versions at list prices, and end-to-end time against the emulator's ceiling.
+
+import { STATED_LATENCIES } from './aws-model.js';
 import type { CeilingMeasurement, PipelineMeasurement } from './pipeline.js';
 import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
 import { type Figure, figure, formatNumber, type Section } from './report.js';
@@ -13,6 +15,8 @@ export interface Schedule {
   apiLatencyMs: number;
   backlog: number;
   consumerBatchSize: number;
+  /** Self-continuation on (maxContinuations > 0): the next run starts when one ends, not at the next tick. */
+  continuation: boolean;
 }
 
 export interface PageCost {
@@ -142,7 +146,9 @@ export interface CatchUp {
 
 /**
  * The poller prefetches page n+1 while it publishes page n, so in steady state a page costs its CPU
- * plus the longer of the partner's latency and the AWS work (publish + commit).
+ * plus the longer of the partner's latency and the AWS work (publish + commit). A run ends for lack of time
+ * (or at the page cap, if one is set) and, with self-continuation, the next run starts at once: a run's period
+ * is its own time plus the hand-over. Without continuation it waits for the next schedule tick.
  */
 export function catchUp(cpuMs: number, awsMs: number, schedule: Schedule): CatchUp {
   const pageMs = cpuMs + Math.max(schedule.apiLatencyMs, awsMs);
@@ -150,7 +156,9 @@ export function catchUp(cpuMs: number, awsMs: number, schedule: Schedule): Catch
   const pagesPerRun = Math.max(1, Math.min(schedule.maxPagesPerRun, pagesByTime));
   const runSeconds = (pagesPerRun * pageMs) / 1000;
   const interval = schedule.scheduleMinutes * 60;
-  const periodSeconds = Math.ceil(runSeconds / interval) * interval;
+  const periodSeconds = schedule.continuation
+    ? runSeconds + STATED_LATENCIES.continuationGapMs / 1000
+    : Math.ceil(runSeconds / interval) * interval;
   const runs = Math.ceil(schedule.backlog / (pagesPerRun * schedule.pageSize));
   return { pageMs, pagesPerRun, runSeconds, periodSeconds, runs, hours: (runs * periodSeconds) / 3600 };
 }
@@ -166,7 +174,7 @@ export function catchUpSection(page: PageCost, schedule: Schedule): Section {
   const s = schedule;
   return {
     id: 'catchUp',
-    title: `Catch-up of a ${s.backlog.toLocaleString('en-US')}-version backlog (rate ${s.scheduleMinutes} min, ${Number.isFinite(s.maxPagesPerRun) ? `${s.maxPagesPerRun} pages/run` : 'no page cap'}, pageSize ${s.pageSize}, timeout ${s.pollerTimeoutMs / 1000} s, API ${s.apiLatencyMs} ms/GET)`,
+    title: `Catch-up model of a ${s.backlog.toLocaleString('en-US')}-version backlog (${s.continuation ? 'self-continuation' : `rate ${s.scheduleMinutes} min`}, ${Number.isFinite(s.maxPagesPerRun) ? `${s.maxPagesPerRun} pages/run` : 'no page cap'}, pageSize ${s.pageSize}, timeout ${s.pollerTimeoutMs / 1000} s, API ${s.apiLatencyMs} ms/GET)`,
     floorIs: "the same model with the floor CPU and the ceiling run's publish time per page",
     figures: [
       figure('time per page t_page', 'ms', measured.pageMs, floor.pageMs),
@@ -176,8 +184,10 @@ export function catchUpSection(page: PageCost, schedule: Schedule): Section {
     formulas: [
       'Catch-up: t_page = t_cpu + max(L, t_aws)   (the next GET overlaps publishing the current page)',
       `  t_cpu = ${formatNumber(page.cpuMs)} ms (section 1), t_aws = t_local - t_cpu = ${formatNumber(page.localMs)} - ${formatNumber(page.cpuMs)} = ${formatNumber(awsMs)} ms, L = ${s.apiLatencyMs} ms  ->  t_page = ${formatNumber(measured.pageMs)} ms`,
-      `  pages/run = min(maxPagesPerRun, floor((timeout - safetyMargin) / t_page)) = min(${s.maxPagesPerRun}, floor(${(s.pollerTimeoutMs - s.safetyMarginMs) / 1000} s / ${formatNumber(measured.pageMs)} ms)) = ${measured.pagesPerRun}`,
-      `  period = ceil(pages/run * t_page / interval) * interval = ${measured.periodSeconds} s   (a tick that finds a run still going is skipped)`,
+      `  pages/run = min(maxPagesPerRun, floor((timeout - safetyMargin) / t_page)) = min(${Number.isFinite(s.maxPagesPerRun) ? s.maxPagesPerRun : 'no cap'}, floor(${(s.pollerTimeoutMs - s.safetyMarginMs) / 1000} s / ${formatNumber(measured.pageMs)} ms)) = ${measured.pagesPerRun}`,
+      s.continuation
+        ? `  period = pages/run * t_page + hand-over (${STATED_LATENCIES.continuationGapMs} ms, section 8) = ${formatNumber(measured.periodSeconds)} s   (self-continuation: the next run starts at once)`
+        : `  period = ceil(pages/run * t_page / interval) * interval = ${measured.periodSeconds} s   (a tick that finds a run still going is skipped)`,
       `  drain = ceil(backlog / (pages/run * pageSize)) * period = ${measured.runs} runs * ${measured.periodSeconds} s = ${formatNumber(measured.hours)} h`,
     ],
     details: {

@@ -61,6 +61,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     scheduleMinutes: options.scheduleMinutes,
     apiLatencyMs: options.apiLatencyMs,
     backlog: options.backlog,
+    continuation: KEYS.maxContinuations > 0,
   };
 
   const sim = await startSimulator({

@@ -60,7 +60,7 @@ export {
 } from './local-pipeline.js';
 
 /** Size of the built-in generated feed: about a minute of pipeline work here (see SESSION.md). */
-export const DEFAULT_ORDERS = 1000;
+export const DEFAULT_ORDERS = 250;
 export const DEFAULT_SEED = 1;
 
 export class LocalUsageError extends Error {
