@@ -104,7 +104,7 @@ export function requestsSection(pipeline: PipelineMeasurement, schedule: Schedul
         w.floorWriteUnits / w.applied,
       ),
       figure(
-        `cursor-table writes per page (${schedule.maxPagesPerRun} pages/run)`,
+        `cursor-table writes per page (${Number.isFinite(schedule.maxPagesPerRun) ? `${schedule.maxPagesPerRun} pages/run` : 'no page cap'})`,
         'writes',
         1 + overhead.cursorCalls / schedule.maxPagesPerRun,
         1,

@@ -22,6 +22,8 @@ export interface BenchOptions {
     shardVersions: number;
     shardLatencyMs: number;
     shardRunBudgetMs: number;
+    /** Smaller pages than the default: more pages per shard (smoother split), less emulator work per page. */
+    shardPageSize: number;
   };
   /** Fresh `node` processes per bundle for the cold-start medians. */
   coldStartRuns: number;
@@ -69,15 +71,17 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
           versions: 2_000,
           runBudgetMs: 1_000,
           shardVersions: 1_200,
-          shardLatencyMs: 1_500,
+          shardLatencyMs: 1_000,
           shardRunBudgetMs: 4_000,
+          shardPageSize: 50,
         }
       : {
           versions: 20_000,
           runBudgetMs: 4_000,
           shardVersions: 2_400,
-          shardLatencyMs: 4_000,
-          shardRunBudgetMs: 12_000,
+          shardLatencyMs: 2_000,
+          shardRunBudgetMs: 8_000,
+          shardPageSize: 50,
         },
     coldStartRuns: quick ? 3 : 15,
     seed: positiveInteger('--seed', values.seed, 20_240_501),

@@ -112,6 +112,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       runBudgetMs: options.chain.runBudgetMs,
       feeds: 1,
       vendors: 4,
+      pageSize: settings.pageSize,
       seed: options.seed,
     });
     const shardRuns: ChainMeasurement[] = [];
@@ -124,7 +125,9 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
           latencyMs: options.chain.shardLatencyMs,
           runBudgetMs: options.chain.shardRunBudgetMs,
           feeds,
-          vendors: 4,
+          // Eight vendors dealt round-robin: each of 4 feeds gets two, so shards come out about equal.
+          vendors: 8,
+          pageSize: options.chain.shardPageSize,
           seed: options.seed,
         }),
       );
