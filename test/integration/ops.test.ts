@@ -6,7 +6,12 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AttributeValue, GetItemCommand, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  GetItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   DeleteMessageBatchCommand,
@@ -118,7 +123,9 @@ async function setCursor(attributes: Record<string, unknown>): Promise<void> {
       Key: marshall({ feedId: FEED }),
       UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
       ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
-      ExpressionAttributeValues: marshall(Object.fromEntries(names.map((name) => [`:${name}`, attributes[name]]))),
+      ExpressionAttributeValues: marshall(
+        Object.fromEntries(names.map((name) => [`:${name}`, attributes[name]])),
+      ),
     }),
   );
 }
@@ -140,7 +147,10 @@ async function takeAll(queueUrl: string): Promise<Message[]> {
     await aws.sqs.send(
       new DeleteMessageBatchCommand({
         QueueUrl: queueUrl,
-        Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
+        Entries: Messages.map((message, index) => ({
+          Id: String(index),
+          ReceiptHandle: message.ReceiptHandle,
+        })),
       }),
     );
   }
@@ -182,7 +192,13 @@ describe('npm run ops', () => {
   it('status reports the feed, every queue, the quarantine and the ledger', async () => {
     const report = await opsJson<{
       feeds: Array<{ feedId: string; cursor: { pageId?: string; revision: number }; leaseLive: boolean }>;
-      queues: Array<{ name: string; role: string; visible: number; oldestAgeSeconds?: number; ageNote: string }>;
+      queues: Array<{
+        name: string;
+        role: string;
+        visible: number;
+        oldestAgeSeconds?: number;
+        ageNote: string;
+      }>;
       quarantined: number;
       ledger: Array<{ vendorId: string; count: number }>;
     }>('status');
@@ -201,7 +217,9 @@ describe('npm run ops', () => {
     expect(report.queues.find((queue) => queue.name === 'billing' && queue.role === 'queue')?.visible).toBe(
       sim.expected().distinctVersions,
     );
-    expect(report.queues.every((queue) => queue.oldestAgeSeconds === undefined && queue.ageNote !== '')).toBe(true);
+    expect(report.queues.every((queue) => queue.oldestAgeSeconds === undefined && queue.ageNote !== '')).toBe(
+      true,
+    );
     expect(report.ledger).toEqual(
       JSON.parse(stringifyJsonExact(await readSalesLedger(aws.dynamo, output('OrdersTableName')))),
     );
@@ -272,7 +290,9 @@ describe('npm run ops', () => {
           Entries: bodies.slice(start, start + 10).map((body, index) => ({
             Id: String(index),
             MessageBody: body,
-            MessageAttributes: { correlationId: { DataType: 'String', StringValue: `poll:test:${start + index}` } },
+            MessageAttributes: {
+              correlationId: { DataType: 'String', StringValue: `poll:test:${start + index}` },
+            },
           })),
         }),
       );
@@ -285,7 +305,9 @@ describe('npm run ops', () => {
     expect(ran.stderr).toContain('redrive orders: 23 of ~23 moved');
     expect(moved.map((message) => message.Body).sort()).toEqual([...bodies].sort());
     expect(
-      moved.every((message) => message.MessageAttributes?.correlationId?.StringValue?.startsWith('poll:test:')),
+      moved.every((message) =>
+        message.MessageAttributes?.correlationId?.StringValue?.startsWith('poll:test:'),
+      ),
     ).toBe(true);
     expect(await takeAll(dlq)).toEqual([]);
   });
@@ -295,7 +317,16 @@ describe('npm run ops', () => {
     await takeAll(billing);
     const stored = await storedVersions();
 
-    const first = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--max-messages', '12', '--yes');
+    const first = await ops(
+      'backfill',
+      '--subscriber',
+      'billing',
+      '--rate',
+      '1000',
+      '--max-messages',
+      '12',
+      '--yes',
+    );
     const checkpoint = await cursorItem(checkpointKey('billing'));
     const second = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
     const messages = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
@@ -307,9 +338,9 @@ describe('npm run ops', () => {
     expect(second.stdout).toContain('resumed');
     expect(second.stdout).toContain('finished');
     expect(messages).toHaveLength(stored.size);
-    expect(new Map(messages.map((message) => [String(message.order.id), String(message.order.version)]))).toEqual(
-      stored,
-    );
+    expect(
+      new Map(messages.map((message) => [String(message.order.id), String(message.order.version)])),
+    ).toEqual(stored);
     expect(new Set(messages.map((message) => message.source.correlationId))).toEqual(
       new Set([`backfill:${checkpoint.runId}`]),
     );
@@ -332,7 +363,12 @@ describe('npm run ops', () => {
       raw: valid,
       quarantinedAt: '2026-01-01T00:00:00.000Z',
     };
-    const stillInvalid = { ...nowValid, orderId: 990_002, raw: { id: 990_002, version: 1 }, reason: 'missing fields' };
+    const stillInvalid = {
+      ...nowValid,
+      orderId: 990_002,
+      raw: { id: 990_002, version: 1 },
+      reason: 'missing fields',
+    };
     for (const record of [nowValid, stillInvalid]) {
       await aws.s3.send(
         new PutObjectCommand({ Bucket: bucket, Key: quarantineKey(record), Body: JSON.stringify(record) }),
@@ -353,7 +389,9 @@ describe('npm run ops', () => {
     expect(listed.stdout).toContain('missing fields');
     expect(retried.code, retried.stderr).toBe(0);
     for (const messages of [ordersQueue, billingQueue]) {
-      expect(messages.map((message) => parseOrderVersionMessage(message.Body ?? '').order.id)).toEqual([990_001]);
+      expect(messages.map((message) => parseOrderVersionMessage(message.Body ?? '').order.id)).toEqual([
+        990_001,
+      ]);
       expect(parseOrderVersionMessage(messages[0]?.Body ?? '').source).toMatchObject({
         feedId: FEED,
         pageId: 'page-7',
@@ -373,6 +411,8 @@ describe('npm run ops', () => {
     const ran = await ops('reconcile', '--ids', id, '--json');
 
     expect(ran.code, ran.stderr).toBe(0);
-    expect(JSON.parse(ran.stdout).orders).toEqual([expect.objectContaining({ id: Number(id), result: 'in-sync' })]);
+    expect(JSON.parse(ran.stdout).orders).toEqual([
+      expect.objectContaining({ id: Number(id), result: 'in-sync' }),
+    ]);
   });
 });
