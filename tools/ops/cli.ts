@@ -261,7 +261,7 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     progress: (line) => run.io.stderr(`${line}\n`),
   });
   const text = [
-    `backfill of ${summary.subscriber}: ${summary.sent} sent in ${formatDuration(summary.elapsedMs)} (run ${summary.runId}${summary.resumed ? ', resumed' : ''}; ${summary.sentTotal} in all)`,
+    `backfill of ${summary.subscriber}: ${summary.sent} sent in ${elapsed(summary.elapsedMs)} (run ${summary.runId}${summary.resumed ? ', resumed' : ''}; ${summary.sentTotal} in all)`,
     summary.finished
       ? 'finished: every stored order was sent'
       : `stopped (${summary.stoppedBy ?? 'unknown'}): run the same command again to go on`,
@@ -322,6 +322,11 @@ async function quarantineRetry(run: Run, shared: SharedOptions) {
     ].join('\n'),
   );
   return EXIT_OK;
+}
+
+/** Seconds with a decimal under a minute (a small backfill takes well under one), else formatDuration. */
+function elapsed(ms: number): string {
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : formatDuration(ms);
 }
 
 const invokedDirectly = (() => {
