@@ -2,7 +2,7 @@
 // against the partner simulator (the real handlers in-process, as local mode runs them), then each ops
 // command run in-process through runOps, as an operator would, and the state it leaves checked through
 // the AWS APIs. One real `tsx` child process checks the exit status of a bad flag.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,6 +173,44 @@ async function storedVersions(): Promise<Map<string, string>> {
   return versions;
 }
 
+/**
+ * A real `ops backfill` process at 5 messages/s, sent SIGINT as soon as it reports its first batch: it
+ * stops at the next batch boundary, leaving its checkpoint.
+ */
+function backfillInterruptedByCtrlC(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'tools/ops/cli.ts',
+        'backfill',
+        '--subscriber',
+        'billing',
+        '--rate',
+        '5',
+        '--yes',
+        '--aws-endpoint',
+        moto.endpoint,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    let interrupted = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!interrupted && /backfill billing: \d+ of/.test(stderr)) interrupted = child.kill('SIGINT');
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 describe('npm run ops', () => {
   it('exits 2 with the usage on stderr for a bad flag (a real tsx process)', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
@@ -312,28 +350,36 @@ describe('npm run ops', () => {
     expect(await takeAll(dlq)).toEqual([]);
   });
 
-  it('backfill sends the latest stored version of every order to the subscriber, resuming after an interrupted run', async () => {
+  it('backfill sends the latest stored version of every order to the subscriber, resuming after Ctrl-C and after --max-messages', async () => {
     const billing = output('DownstreamQueueUrlBilling');
     await takeAll(billing);
     const stored = await storedVersions();
 
+    const interrupted = await backfillInterruptedByCtrlC();
+    const afterInterrupt = await cursorItem(checkpointKey('billing'));
     const first = await ops(
       'backfill',
       '--subscriber',
       'billing',
-      '--rate',
-      '1000',
       '--max-messages',
       '12',
+      '--rate',
+      '1000',
       '--yes',
     );
     const checkpoint = await cursorItem(checkpointKey('billing'));
     const second = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
     const messages = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
 
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(interrupted.stdout).toContain('stopped (interrupt)');
+    expect(afterInterrupt).toMatchObject({ status: 'running' });
+    expect(afterInterrupt.sent).toBeGreaterThan(0);
+    expect(afterInterrupt.sent).toBeLessThan(stored.size);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('stopped (max-messages)');
-    expect(checkpoint).toMatchObject({ status: 'running', sent: 12 });
+    expect(checkpoint).toMatchObject({ status: 'running', sent: (afterInterrupt.sent as number) + 12 });
+    expect(checkpoint.runId).toBe(afterInterrupt.runId);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain('resumed');
     expect(second.stdout).toContain('finished');

@@ -48,7 +48,7 @@ Command flags:
               --restart                 start over instead of resuming an unfinished backfill
 
 Exit status: 0 done (or planned, without --yes); 1 failed or refused (the message says why);
-2 usage error.
+2 usage error; 130 stopped by Ctrl-C (backfill: run it again to go on).
 `;
 
 export type CommandName =

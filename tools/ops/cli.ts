@@ -35,6 +35,8 @@ import { discoverFeeds, messageOf, type OpsTarget, readTarget, resolveFeed } fro
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
+/** Stopped by Ctrl-C at a safe point (the shell's convention for SIGINT); the command can be run again. */
+export const EXIT_INTERRUPTED = 130;
 export { EXIT_USAGE } from '../cli-args.js';
 
 export interface OpsIo {
@@ -209,7 +211,8 @@ async function redrive(
     )
     .join('\n');
   print(run, shared, { applied: true, method, results }, `redrive (${method}):\n${text}`);
-  return results.some((result) => result.notMoved > 0) ? EXIT_FAILED : EXIT_OK;
+  if (results.some((result) => result.notMoved > 0)) return EXIT_FAILED;
+  return run.io.signal?.aborted ? EXIT_INTERRUPTED : EXIT_OK;
 }
 
 async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'backfill' }>, feeds: string[]) {
@@ -271,7 +274,7 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     `messages carry correlationId ${summary.correlationId}`,
   ].join('\n');
   print(run, shared, summary, text);
-  return EXIT_OK;
+  return summary.stoppedBy === 'interrupt' ? EXIT_INTERRUPTED : EXIT_OK;
 }
 
 async function quarantineList(run: Run, shared: SharedOptions) {
@@ -341,11 +344,13 @@ const invokedDirectly = (() => {
 
 if (invokedDirectly) {
   // Ctrl-C: the first asks the running command to stop at a safe point; a second one exits at once.
+  // One listener for both, kept for the whole run: between removing one listener and adding another, the
+  // default action (exit without cleanup) would apply.
   const controller = new AbortController();
-  process.once('SIGINT', () => {
-    process.stderr.write('ops: stopping after the current batch (Ctrl-C again to quit at once)\n');
+  process.on('SIGINT', () => {
+    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED);
     controller.abort();
-    process.once('SIGINT', () => process.exit(130));
+    process.stderr.write('ops: stopping after the current batch (Ctrl-C again to quit at once)\n');
   });
   process.exitCode = await runOps(process.argv.slice(2), { ...processIo, signal: controller.signal });
 }
