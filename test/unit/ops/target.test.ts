@@ -1,6 +1,7 @@
 // Finding the stack's resources and feeds from its outputs, and choosing the feed a command acts on.
 import { describe, expect, it } from 'vitest';
 import { OpsError } from '../../../tools/ops/errors.js';
+import { selectRedriveQueues } from '../../../tools/ops/redrive.js';
 import { declaredPollers, resolveFeed, targetFromOutputs } from '../../../tools/ops/target.js';
 
 const OUTPUTS = {
@@ -91,5 +92,26 @@ describe('resolveFeed', () => {
   it('refuses an unknown feed and a stack without feeds', () => {
     expect(() => resolveFeed('asia', ['eu', 'us'])).toThrow('unknown feed "asia" (known: eu, us)');
     expect(() => resolveFeed(undefined, [])).toThrow('no feed');
+  });
+});
+
+describe('selectRedriveQueues', () => {
+  const target = targetFromOutputs('Stack', OUTPUTS, {}, { billing: 'https://sqs/1/billing' });
+
+  it('takes every queue with a dead-letter queue by default, or the one named', () => {
+    expect(selectRedriveQueues(target.queues, undefined).map((queue) => queue.name)).toEqual([
+      'orders',
+      'audit-log',
+      'billing',
+    ]);
+    expect(selectRedriveQueues(target.queues, 'billing').map((queue) => queue.deadLetterUrl)).toEqual([
+      'https://sqs/1/billing-dlq',
+    ]);
+  });
+
+  it('refuses a name without a dead-letter queue, listing the names', () => {
+    expect(() => selectRedriveQueues(target.queues, 'nope')).toThrow(
+      'no dead-letter queue for "nope" (queues: orders, audit-log, billing)',
+    );
   });
 });
