@@ -16,7 +16,7 @@ export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 
 /**
  * What produced a message: the scheduled poller, a reconcile repair (`npm run reconcile -- --repair`), or a
- * backfill of a late subscriber (reserved for the ops command's `backfill`; nothing sends it yet).
+ * backfill of a late subscriber (`npm run ops -- backfill`).
  */
 export type MessageOrigin = 'poll' | 'reconcile' | 'backfill';
 export const MESSAGE_ORIGINS: readonly MessageOrigin[] = ['poll', 'reconcile', 'backfill'];

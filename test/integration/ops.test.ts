@@ -1,0 +1,464 @@
+// `npm run ops` end to end: the real stack deployed into moto (cdk deploy), one local run of the pipeline
+// against the partner simulator (the real handlers in-process, as local mode runs them), then each ops
+// command run in-process through runOps, as an operator would, and the state it leaves checked through
+// the AWS APIs. One real `tsx` child process checks the exit status of a bad flag.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type AttributeValue,
+  GetItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from '@aws-sdk/client-sqs';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSalesLedger } from '../../functions/core/adapters/dynamo-sales-ledger.js';
+import { quarantineKey } from '../../functions/core/adapters/s3-quarantine.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { stringifyJsonExact } from '../../functions/core/model/int64.js';
+import { STACK_NAME } from '../../infra/app.js';
+import { deployLocal } from '../../tools/deploy-local.js';
+import { TEST_TOKEN } from '../../tools/harness/pipeline.js';
+import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '../../tools/local/aws.js';
+import { type Deployment, readDeployment, storeToken } from '../../tools/local/deployment.js';
+import { startLocalPipeline } from '../../tools/local/local-pipeline.js';
+import { checkpointKey } from '../../tools/ops/backfill.js';
+import { runOps } from '../../tools/ops/cli.js';
+import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
+import { sampleOrder } from '../fixtures/orders.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+
+const SETUP_TIMEOUT_MS = 120_000;
+const FEED = 'orders';
+const workDir = mkdtempSync(join(tmpdir(), 'order-feed-ops-'));
+let moto: RunningMoto;
+let sim: RunningSimulator;
+let aws: LocalAwsClients;
+let deployment: Deployment;
+let outputs: Record<string, string>;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  sim = await startSimulator({ token: TEST_TOKEN, feed: { seed: 12, orders: 40, vendors: 3 } });
+  outputs = await deployLocal({
+    endpoint: moto.endpoint,
+    outputsFile: join(workDir, 'outputs.json'),
+    partnerBaseUrl: sim.url,
+    subscribers: ['billing'],
+    log: () => undefined,
+  });
+  aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
+  deployment = await readDeployment(aws, STACK_NAME);
+  await storeToken(aws, deployment.tokenParameterName, TEST_TOKEN);
+  const pipeline = await startLocalPipeline({ aws, deployment, partnerBaseUrl: sim.url });
+  const result = await pipeline.done;
+  expect(result.outcome).toBe('drained');
+}, SETUP_TIMEOUT_MS);
+
+afterAll(async () => {
+  aws?.destroy();
+  await sim?.close();
+  await moto?.stop();
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function ops(...argv: string[]): Promise<Ran> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runOps([...argv, '--aws-endpoint', moto.endpoint], {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    env: {},
+  });
+  return { code, stdout, stderr };
+}
+
+async function opsJson<T = Record<string, unknown>>(...argv: string[]): Promise<T> {
+  const ran = await ops(...argv, '--json');
+  expect(ran.code, ran.stderr).toBe(0);
+  return JSON.parse(ran.stdout) as T;
+}
+
+const output = (key: string): string => {
+  const value = outputs[key];
+  if (value === undefined) throw new Error(`no output ${key}`);
+  return value;
+};
+
+async function cursorItem(feedId = FEED): Promise<Record<string, unknown>> {
+  const { Item } = await aws.dynamo.send(
+    new GetItemCommand({
+      TableName: output('CursorTableName'),
+      Key: marshall({ feedId }),
+      ConsistentRead: true,
+    }),
+  );
+  return Item ? unmarshall(Item) : {};
+}
+
+async function setCursor(attributes: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(attributes);
+  await aws.dynamo.send(
+    new UpdateItemCommand({
+      TableName: output('CursorTableName'),
+      Key: marshall({ feedId: FEED }),
+      UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+      ExpressionAttributeValues: marshall(
+        Object.fromEntries(names.map((name) => [`:${name}`, attributes[name]])),
+      ),
+    }),
+  );
+}
+
+/** Receives and deletes every message of a queue. */
+async function takeAll(queueUrl: string): Promise<Message[]> {
+  const taken: Message[] = [];
+  for (;;) {
+    const { Messages = [] } = await aws.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 60,
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    if (Messages.length === 0) return taken;
+    taken.push(...Messages);
+    await aws.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((message, index) => ({
+          Id: String(index),
+          ReceiptHandle: message.ReceiptHandle,
+        })),
+      }),
+    );
+  }
+}
+
+async function storedVersions(): Promise<Map<string, string>> {
+  const versions = new Map<string, string>();
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await aws.dynamo.send(
+      new ScanCommand({
+        TableName: output('OrdersTableName'),
+        ProjectionExpression: 'orderId, version',
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    for (const item of page.Items ?? []) versions.set(item.orderId?.N ?? '', item.version?.N ?? '');
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return versions;
+}
+
+/**
+ * A real `ops backfill` process at 5 messages/s, sent SIGINT as soon as it reports its first batch: it
+ * stops at the next batch boundary, leaving its checkpoint.
+ */
+function backfillInterruptedByCtrlC(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'tools/ops/cli.ts',
+        'backfill',
+        '--subscriber',
+        'billing',
+        '--rate',
+        '5',
+        '--yes',
+        '--aws-endpoint',
+        moto.endpoint,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    let interrupted = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!interrupted && /backfill billing: \d+ of/.test(stderr)) interrupted = child.kill('SIGINT');
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('npm run ops', () => {
+  it('exits 2 with the usage on stderr for a bad flag (a real tsx process)', async () => {
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(
+        join('node_modules', '.bin', 'tsx'),
+        ['tools/ops/cli.ts', 'status', '--no-such-flag'],
+        { encoding: 'utf8' },
+        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
+      );
+    });
+
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Unknown option '--no-such-flag'");
+    expect(result.stderr).toContain('Usage: npm run ops');
+  });
+
+  it('status reports the feed, every queue, the quarantine and the ledger', async () => {
+    const report = await opsJson<{
+      feeds: Array<{ feedId: string; cursor: { pageId?: string; revision: number }; leaseLive: boolean }>;
+      queues: Array<{
+        name: string;
+        role: string;
+        visible: number;
+        oldestAgeSeconds?: number;
+        ageNote: string;
+      }>;
+      quarantined: number;
+      ledger: Array<{ vendorId: string; count: number }>;
+    }>('status');
+    const table = await ops('status');
+
+    expect(report.feeds.map((feed) => feed.feedId)).toEqual([FEED]);
+    expect(report.feeds[0]?.cursor.revision).toBe((await cursorItem()).revision);
+    expect(report.feeds[0]?.leaseLive).toBe(false);
+    expect(report.queues.map((queue) => `${queue.name}/${queue.role}`)).toEqual([
+      'orders/queue',
+      'orders/dead-letter',
+      'billing/queue',
+      'billing/dead-letter',
+    ]);
+    // Nobody reads the billing queue locally: it holds every version the poller published.
+    expect(report.queues.find((queue) => queue.name === 'billing' && queue.role === 'queue')?.visible).toBe(
+      sim.expected().distinctVersions,
+    );
+    expect(report.queues.every((queue) => queue.oldestAgeSeconds === undefined && queue.ageNote !== '')).toBe(
+      true,
+    );
+    expect(report.ledger).toEqual(
+      JSON.parse(stringifyJsonExact(await readSalesLedger(aws.dynamo, output('OrdersTableName')))),
+    );
+    expect(report.ledger.reduce((sum, total) => sum + total.count, 0)).toBe(
+      sim.expected().sales.reduce((sum, sale) => sum + sale.count, 0),
+    );
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('n/a (no CloudWatch metrics on an emulator)');
+  });
+
+  it('reset-cursor plans without --yes, refuses under a live lease, and with --yes clears the cursor and bumps the revision', async () => {
+    const before = await cursorItem();
+    expect(before.pageId).toBeDefined();
+
+    const planned = await ops('reset-cursor');
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toContain('add --yes');
+    expect(await cursorItem()).toEqual(before);
+
+    await setCursor({ leaseOwner: 'run-in-progress', leaseExpiresAt: Date.now() + 60_000 });
+    const refused = await ops('reset-cursor', '--yes');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('leased by run-in-progress');
+    expect((await cursorItem()).pageId).toBe(before.pageId);
+
+    const forced = await ops('reset-cursor', '--yes', '--force');
+    const after = await cursorItem();
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(after.pageId).toBeUndefined();
+    expect(after.highWaterMark).toBeUndefined();
+    expect(after.revision).toBe((before.revision as number) + 1);
+  });
+
+  it('replay sets the cursor to the page and bumps the revision', async () => {
+    await setCursor({ leaseExpiresAt: 0 });
+    const before = await cursorItem();
+
+    const ran = await ops('replay', '--from-page', 'page-token-123', '--yes');
+    const after = await cursorItem();
+
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(after.pageId).toBe('page-token-123');
+    expect(after.revision).toBe((before.revision as number) + 1);
+  });
+
+  it('clear-auth-backoff removes the backoff and bumps the revision', async () => {
+    await setCursor({ authFailures: 3, authRetryNotBefore: Date.now() + 3_600_000 });
+    const before = await cursorItem();
+
+    const ran = await ops('clear-auth-backoff', '--feed', FEED, '--yes');
+    const after = await cursorItem();
+
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(after.authFailures).toBeUndefined();
+    expect(after.authRetryNotBefore).toBeUndefined();
+    expect(after.revision).toBe((before.revision as number) + 1);
+  });
+
+  it('redrive moves every dead-lettered message back to its source queue with its attributes, losing none', async () => {
+    const dlq = output('OrdersDeadLetterQueueUrl');
+    const queue = output('OrdersQueueUrl');
+    await takeAll(queue);
+    const bodies = Array.from({ length: 23 }, (_, index) => `{"poison":${index}}`);
+    for (let start = 0; start < bodies.length; start += 10) {
+      await aws.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: dlq,
+          Entries: bodies.slice(start, start + 10).map((body, index) => ({
+            Id: String(index),
+            MessageBody: body,
+            MessageAttributes: {
+              correlationId: { DataType: 'String', StringValue: `poll:test:${start + index}` },
+            },
+          })),
+        }),
+      );
+    }
+
+    const ran = await ops('redrive', '--queue', 'orders', '--yes');
+    const moved = await takeAll(queue);
+
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).toContain('redrive orders: 23 of ~23 moved');
+    expect(moved.map((message) => message.Body).sort()).toEqual([...bodies].sort());
+    expect(
+      moved.every((message) =>
+        message.MessageAttributes?.correlationId?.StringValue?.startsWith('poll:test:'),
+      ),
+    ).toBe(true);
+    expect(await takeAll(dlq)).toEqual([]);
+  });
+
+  it('backfill sends the latest stored version of every order to the subscriber, resuming after Ctrl-C and after --max-messages', async () => {
+    const billing = output('DownstreamQueueUrlBilling');
+    await takeAll(billing);
+    const stored = await storedVersions();
+
+    const interrupted = await backfillInterruptedByCtrlC();
+    const afterInterrupt = await cursorItem(checkpointKey('billing'));
+    const first = await ops(
+      'backfill',
+      '--subscriber',
+      'billing',
+      '--max-messages',
+      '12',
+      '--rate',
+      '1000',
+      '--yes',
+    );
+    const checkpoint = await cursorItem(checkpointKey('billing'));
+    const second = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
+    const messages = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
+
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(interrupted.stdout).toContain('stopped (interrupt)');
+    expect(afterInterrupt).toMatchObject({ status: 'running' });
+    expect(afterInterrupt.sent).toBeGreaterThan(0);
+    expect(afterInterrupt.sent).toBeLessThan(stored.size);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('stopped (max-messages)');
+    expect(checkpoint).toMatchObject({ status: 'running', sent: (afterInterrupt.sent as number) + 12 });
+    expect(checkpoint.runId).toBe(afterInterrupt.runId);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('resumed');
+    expect(second.stdout).toContain('finished');
+    expect(messages).toHaveLength(stored.size);
+    expect(
+      new Map(messages.map((message) => [String(message.order.id), String(message.order.version)])),
+    ).toEqual(stored);
+    expect(new Set(messages.map((message) => message.source.correlationId))).toEqual(
+      new Set([`backfill:${checkpoint.runId}`]),
+    );
+    expect(messages.every((message) => message.source.origin === 'backfill')).toBe(true);
+    expect((await cursorItem(checkpointKey('billing'))).status).toBe('done');
+    // The checkpoint's key is not a feed: status still shows the one feed.
+    expect((await opsJson<{ feeds: unknown[] }>('status')).feeds).toHaveLength(1);
+  });
+
+  it('quarantine list shows the reasons; retry publishes a record that now passes to every queue, once', async () => {
+    const bucket = output('QuarantineBucketName');
+    const valid = sampleOrder({ id: 990_001, version: 4 });
+    const nowValid = {
+      feedId: FEED,
+      pageId: 'page-7',
+      reason: 'rejected by an older parser',
+      issues: [],
+      orderId: 990_001,
+      version: 4,
+      raw: valid,
+      quarantinedAt: '2026-01-01T00:00:00.000Z',
+    };
+    const stillInvalid = {
+      ...nowValid,
+      orderId: 990_002,
+      raw: { id: 990_002, version: 1 },
+      reason: 'missing fields',
+    };
+    for (const record of [nowValid, stillInvalid]) {
+      await aws.s3.send(
+        new PutObjectCommand({ Bucket: bucket, Key: quarantineKey(record), Body: JSON.stringify(record) }),
+      );
+    }
+    await takeAll(output('OrdersQueueUrl'));
+    await takeAll(output('DownstreamQueueUrlBilling'));
+
+    const listed = await ops('quarantine', 'list');
+    const retried = await ops('quarantine', 'retry', '--yes');
+    const ordersQueue = await takeAll(output('OrdersQueueUrl'));
+    const billingQueue = await takeAll(output('DownstreamQueueUrlBilling'));
+    const again = await opsJson<{ published: string[] }>('quarantine', 'retry', '--yes');
+    const { Contents = [] } = await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('rejected by an older parser');
+    expect(listed.stdout).toContain('missing fields');
+    expect(retried.code, retried.stderr).toBe(0);
+    for (const messages of [ordersQueue, billingQueue]) {
+      expect(messages.map((message) => parseOrderVersionMessage(message.Body ?? '').order.id)).toEqual([
+        990_001,
+      ]);
+      expect(parseOrderVersionMessage(messages[0]?.Body ?? '').source).toMatchObject({
+        feedId: FEED,
+        pageId: 'page-7',
+        origin: 'poll',
+      });
+    }
+    expect(again.published).toEqual([]);
+    const keys = Contents.map((object) => object.Key);
+    expect(keys).toContain(quarantineKey(stillInvalid));
+    expect(keys).not.toContain(quarantineKey(nowValid));
+    expect(keys).toContain(`retried/${quarantineKey(nowValid).slice('quarantine/'.length)}`);
+  });
+
+  it('reconcile runs npm run reconcile against the stack', async () => {
+    const id = [...(await storedVersions()).keys()][0] ?? '';
+
+    const ran = await ops('reconcile', '--ids', id, '--json');
+
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout).orders).toEqual([
+      expect.objectContaining({ id: Number(id), result: 'in-sync' }),
+    ]);
+  });
+});

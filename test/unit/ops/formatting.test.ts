@@ -1,0 +1,158 @@
+// What people read: the status report, the quarantine list and retry plan, tables, cursors, durations.
+import { describe, expect, it } from 'vitest';
+import { quarantineKey } from '../../../functions/core/adapters/s3-quarantine.js';
+import type { QuarantinedRecord } from '../../../functions/core/ingest/ports.js';
+import { cursorItemOf } from '../../../tools/ops/cursor.js';
+import { formatDuration, renderTable, shortenCursor } from '../../../tools/ops/format.js';
+import { judgeQuarantined, renderQuarantineList, renderRetryPlan } from '../../../tools/ops/quarantine.js';
+import { feedStatusOf, renderStatus, type StatusReport } from '../../../tools/ops/status.js';
+import { sampleOrder } from '../../fixtures/orders.js';
+
+const NOW = Date.parse('2026-05-01T12:00:00.000Z');
+
+describe('format helpers', () => {
+  it('aligns table columns', () => {
+    expect(
+      renderTable(
+        ['A', 'LONG'],
+        [
+          ['xyz', '1'],
+          ['q', '22'],
+        ],
+      ),
+    ).toBe('A    LONG\nxyz  1\nq    22');
+  });
+
+  it('shortens long cursors only', () => {
+    expect(shortenCursor(undefined)).toBe('(start)');
+    expect(shortenCursor('short')).toBe('short');
+    expect(shortenCursor('0123456789abcdefghijklmnop')).toBe('01234567…ijklmnop');
+  });
+
+  it('prints durations in their two largest units', () => {
+    expect(formatDuration(0)).toBe('0s');
+    expect(formatDuration(42_900)).toBe('42s');
+    expect(formatDuration(303_000)).toBe('5m 3s');
+    expect(formatDuration((2 * 3600 + 10 * 60 + 5) * 1000)).toBe('2h 10m');
+    expect(formatDuration((3 * 86_400 + 4 * 3600) * 1000)).toBe('3d 4h');
+  });
+});
+
+describe('status', () => {
+  it('computes lag from the last catch-up, else from the item creation, and a backoff only while it lasts', () => {
+    const caughtUp = cursorItemOf('orders', {
+      revision: 3,
+      lastCaughtUpAt: '2026-05-01T11:55:00.000Z',
+      createdAt: '2026-04-01T00:00:00.000Z',
+      authFailures: 2,
+      authRetryNotBefore: NOW + 60_000,
+    });
+    const never = cursorItemOf('eu', {
+      revision: 1,
+      createdAt: '2026-05-01T11:00:00.000Z',
+      authRetryNotBefore: NOW - 1,
+    });
+
+    expect(feedStatusOf(caughtUp, 'fn', NOW)).toMatchObject({
+      lagSeconds: 300,
+      authBackoffUntil: '2026-05-01T12:01:00.000Z',
+      leaseLive: false,
+    });
+    expect(feedStatusOf(never, undefined, NOW)).toMatchObject({
+      lagSeconds: 3600,
+      authBackoffUntil: undefined,
+    });
+  });
+
+  it('renders feeds, queues with n/a ages and the reason, quarantine and ledger', () => {
+    const cursor = cursorItemOf('orders', {
+      revision: 9,
+      pageId: 'eyJrIjoiZmVlZDowMjU3MDU0YmM4M2UiLCJwIjoxMzB9',
+      lastCaughtUpAt: '2026-05-01T11:59:00.000Z',
+      leaseOwner: 'req-1',
+      leaseExpiresAt: NOW + 30_000,
+      authFailures: 1,
+      authRetryNotBefore: NOW + 300_000,
+    });
+    const report: StatusReport = {
+      stackName: 'OrderFeedIngester',
+      at: new Date(NOW).toISOString(),
+      feeds: [feedStatusOf(cursor, 'poller', NOW)],
+      queues: [
+        {
+          name: 'orders',
+          role: 'queue',
+          url: 'u',
+          visible: 3,
+          inFlight: 1,
+          delayed: 0,
+          oldestAgeSeconds: 125,
+          ageNote: undefined,
+        },
+        {
+          name: 'orders',
+          role: 'dead-letter',
+          url: 'u',
+          visible: 0,
+          inFlight: 0,
+          delayed: 0,
+          oldestAgeSeconds: undefined,
+          ageNote: 'no CloudWatch metrics on an emulator',
+        },
+      ],
+      quarantined: 2,
+      ledger: [{ vendorId: 'v1', currency: 'EUR', count: 2, amount: 2n ** 60n }],
+    };
+
+    const text = renderStatus(report);
+
+    expect(text).toContain('eyJrIjoi…IjoxMzB9');
+    expect(text).toContain('auth-failed');
+    expect(text).toContain('1 failed run(s), no call before 2026-05-01T12:05:00.000Z');
+    expect(text).toContain('held by req-1 until 2026-05-01T12:00:30.000Z');
+    expect(text).toMatch(/orders \(DLQ\)\s+0\s+0\s+0\s+n\/a \(no CloudWatch metrics on an emulator\)/);
+    expect(text).toMatch(/orders\s+3\s+1\s+0\s+2m 5s/);
+    expect(text).toContain('Quarantined records: 2');
+    expect(text).toMatch(/v1\s+EUR\s+2\s+1152921504606846976/);
+  });
+});
+
+describe('quarantine', () => {
+  const record = (raw: unknown, reason: string): QuarantinedRecord => ({
+    feedId: 'orders',
+    pageId: 'page-3',
+    reason,
+    issues: [],
+    raw,
+    quarantinedAt: '2026-04-30T10:00:00.000Z',
+  });
+  const passing = { ...record(sampleOrder({ id: 77 }), 'old parser said no'), orderId: 77 };
+  const failing = record({ id: 78 }, 'missing fields');
+  const stored = [
+    { key: quarantineKey(passing), record: passing },
+    { key: quarantineKey(failing), record: failing },
+  ];
+
+  it("judges each record with the poller's own preparation: the message a poll would have sent, or today's reason", () => {
+    const [now, still] = judgeQuarantined(stored, 'run-1');
+
+    expect(now?.message?.orderId).toBe(77);
+    expect(JSON.parse(now?.message?.body ?? '{}').source).toMatchObject({
+      feedId: 'orders',
+      pageId: 'page-3',
+      fetchedAt: '2026-04-30T10:00:00.000Z',
+      origin: 'poll',
+      correlationId: 'quarantine-retry:run-1',
+    });
+    expect(still?.message).toBeUndefined();
+    expect(still?.reason).toMatch(/missing required field/);
+  });
+
+  it('lists records with their reasons, and plans a retry', () => {
+    expect(renderQuarantineList(stored)).toMatch(
+      /orders\s+77\s+-\s+2026-04-30T10:00:00.000Z\s+old parser said no/,
+    );
+    expect(renderQuarantineList([])).toBe('No quarantined records.');
+    expect(renderRetryPlan(judgeQuarantined(stored, 'r'))).toContain('1 of 2 pass today');
+  });
+});

@@ -1,0 +1,117 @@
+// Finding the stack's resources and feeds from its outputs, and choosing the feed a command acts on.
+import { describe, expect, it } from 'vitest';
+import { OpsError } from '../../../tools/ops/errors.js';
+import { selectRedriveQueues } from '../../../tools/ops/redrive.js';
+import { declaredPollers, resolveFeed, targetFromOutputs } from '../../../tools/ops/target.js';
+
+const OUTPUTS = {
+  OrdersTableName: 'orders-table',
+  CursorTableName: 'cursor-table',
+  QuarantineBucketName: 'quarantine-bucket',
+  OrdersQueueUrl: 'https://sqs/1/orders',
+  OrdersDeadLetterQueueUrl: 'https://sqs/1/orders-dlq',
+  DownstreamQueueUrlBilling: 'https://sqs/1/billing',
+  DownstreamDeadLetterQueueUrlBilling: 'https://sqs/1/billing-dlq',
+  DownstreamQueueUrlAuditLog: 'https://sqs/1/audit',
+  DownstreamDeadLetterQueueUrlAuditLog: 'https://sqs/1/audit-dlq',
+  PollerFunctionName: 'poller-fn',
+};
+
+describe('targetFromOutputs', () => {
+  it('pairs every queue with its dead-letter queue, orders first, subscribers by their configured names', () => {
+    const target = targetFromOutputs(
+      'Stack',
+      OUTPUTS,
+      { orders: 'poller-fn' },
+      { billing: 'https://sqs/1/billing' },
+    );
+
+    expect(target).toEqual({
+      stackName: 'Stack',
+      ordersTable: 'orders-table',
+      cursorTable: 'cursor-table',
+      quarantineBucket: 'quarantine-bucket',
+      queues: [
+        {
+          name: 'orders',
+          kind: 'orders',
+          url: 'https://sqs/1/orders',
+          deadLetterUrl: 'https://sqs/1/orders-dlq',
+        },
+        // Not in the poller's map: the name comes back from the output key.
+        {
+          name: 'audit-log',
+          kind: 'subscriber',
+          url: 'https://sqs/1/audit',
+          deadLetterUrl: 'https://sqs/1/audit-dlq',
+        },
+        {
+          name: 'billing',
+          kind: 'subscriber',
+          url: 'https://sqs/1/billing',
+          deadLetterUrl: 'https://sqs/1/billing-dlq',
+        },
+      ],
+      pollers: { orders: 'poller-fn' },
+    });
+  });
+
+  it('names a missing output', () => {
+    const { CursorTableName: _, ...outputs } = OUTPUTS;
+
+    expect(() => targetFromOutputs('Stack', outputs, {}, {})).toThrow(
+      'stack Stack has no output CursorTableName',
+    );
+  });
+});
+
+describe('declaredPollers', () => {
+  it('reads the FeedPollers output of a multi-feed stack, keeping only feed ids', () => {
+    const outputs = { FeedPollers: JSON.stringify({ eu: 'poller-eu', us: 'poller-us', '#x': 'nope', n: 3 }) };
+
+    expect(declaredPollers(outputs)).toEqual({ eu: 'poller-eu', us: 'poller-us' });
+  });
+
+  it('is empty on a single-feed stack and refuses a malformed value', () => {
+    expect(declaredPollers({})).toEqual({});
+    expect(() => declaredPollers({ FeedPollers: '[1]' })).toThrow(OpsError);
+    expect(() => declaredPollers({ FeedPollers: '{' })).toThrow('not JSON');
+  });
+});
+
+describe('resolveFeed', () => {
+  it('takes the only feed by default', () => {
+    expect(resolveFeed(undefined, ['orders'])).toBe('orders');
+  });
+
+  it('requires --feed among several, naming them', () => {
+    expect(() => resolveFeed(undefined, ['eu', 'us'])).toThrow('several feeds (eu, us): pass --feed ID');
+    expect(resolveFeed('us', ['eu', 'us'])).toBe('us');
+  });
+
+  it('refuses an unknown feed and a stack without feeds', () => {
+    expect(() => resolveFeed('asia', ['eu', 'us'])).toThrow('unknown feed "asia" (known: eu, us)');
+    expect(() => resolveFeed(undefined, [])).toThrow('no feed');
+  });
+});
+
+describe('selectRedriveQueues', () => {
+  const target = targetFromOutputs('Stack', OUTPUTS, {}, { billing: 'https://sqs/1/billing' });
+
+  it('takes every queue with a dead-letter queue by default, or the one named', () => {
+    expect(selectRedriveQueues(target.queues, undefined).map((queue) => queue.name)).toEqual([
+      'orders',
+      'audit-log',
+      'billing',
+    ]);
+    expect(selectRedriveQueues(target.queues, 'billing').map((queue) => queue.deadLetterUrl)).toEqual([
+      'https://sqs/1/billing-dlq',
+    ]);
+  });
+
+  it('refuses a name without a dead-letter queue, listing the names', () => {
+    expect(() => selectRedriveQueues(target.queues, 'nope')).toThrow(
+      'no dead-letter queue for "nope" (queues: orders, audit-log, billing)',
+    );
+  });
+});

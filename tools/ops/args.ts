@@ -1,0 +1,256 @@
+// The ops command line: `<command> [subcommand] [flags]`. The words before the first flag name the
+// command; the flags are parsed strictly (shared flags plus the command's own), and anything unknown or
+// unusable is a UsageError (usage on stderr, exit 2). Pure: unit-tested without AWS.
+
+import { parseFlags, UsageError } from '../cli-args.js';
+import { parseAwsEndpoint } from '../local/aws.js';
+
+export const DEFAULT_STACK_NAME = 'OrderFeedIngester';
+/** The poller's FEED_ID rule (functions/core/config/settings.ts): the key of a feed's cursor item. */
+export const FEED_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const DEFAULT_BACKFILL_RATE = 50;
+const MAX_BACKFILL_RATE = 3000;
+
+export const USAGE = `Usage: npm run ops -- <command> [flags]      (npm run --silent ops -- ... --json for scripts)
+
+Commands:
+  status                        feeds (cursor, lease, last caught up and lag, auth backoff), queues
+                                (depth, oldest age), quarantined records, the sales ledger's totals
+  reset-cursor --feed ID        replay the feed from the start of the partner's stream
+  replay --feed ID --from-page PAGE_ID
+                                replay the feed from a page (the pageId a message or quarantined
+                                record carries)
+  clear-auth-backoff --feed ID  let the next poller run call the partner at once after a 401
+  redrive [--queue NAME]        move a dead-letter queue's messages back to its source queue
+                                (NAME: orders or a subscriber; default: every dead-letter queue)
+  backfill --subscriber NAME    send the latest stored version of every order to that subscriber's
+                                queue (origin "backfill"); resumable: run it again to go on
+  quarantine list               quarantined records and why
+  quarantine retry              validate them again with the current code; publish those that pass
+                                to every queue and move them to retried/
+  reconcile [flags]             npm run reconcile (its flags: npm run ops -- reconcile --help)
+
+Shared flags:
+  --stack-name NAME             the deployed stack (default ${DEFAULT_STACK_NAME})
+  --aws-endpoint URL            an AWS emulator (e.g. http://localhost:5000); default: AWS with the
+                                usual credential chain
+  --feed ID                     the feed (default: the only one; required when there are several)
+  --json                        machine-readable output on stdout
+  --yes                         do it: commands that change state only print their plan without it
+  --force                       change a cursor even while a poller run holds the feed's lease
+  -h, --help                    this help
+
+Command flags:
+  redrive     --method move-task|loop   SQS message move task (default on AWS) or a receive, send,
+                                        delete loop (default with --aws-endpoint)
+  backfill    --rate N                  messages per second, 1 to ${MAX_BACKFILL_RATE} (default ${DEFAULT_BACKFILL_RATE})
+              --max-messages N          stop after N messages (run again to go on)
+              --restart                 start over instead of resuming an unfinished backfill
+
+Exit status: 0 done (or planned, without --yes); 1 failed or refused (the message says why);
+2 usage error; 130 stopped by Ctrl-C (backfill: run it again to go on).
+`;
+
+export type CommandName =
+  | 'status'
+  | 'reset-cursor'
+  | 'replay'
+  | 'clear-auth-backoff'
+  | 'redrive'
+  | 'backfill'
+  | 'quarantine list'
+  | 'quarantine retry'
+  | 'reconcile';
+
+export interface SharedOptions {
+  stackName: string;
+  /** Validated `http(s)://host[:port]`, or undefined for AWS itself. */
+  awsEndpoint: string | undefined;
+  feed: string | undefined;
+  json: boolean;
+  yes: boolean;
+  force: boolean;
+}
+
+export type ParsedCommand =
+  | { command: 'help' }
+  | { command: 'reconcile'; shared: SharedOptions; argv: string[] }
+  | {
+      command: 'status' | 'reset-cursor' | 'clear-auth-backoff' | 'quarantine list' | 'quarantine retry';
+      shared: SharedOptions;
+    }
+  | { command: 'replay'; shared: SharedOptions; fromPage: string }
+  | { command: 'redrive'; shared: SharedOptions; queue: string | undefined; method: 'move-task' | 'loop' }
+  | {
+      command: 'backfill';
+      shared: SharedOptions;
+      subscriber: string;
+      rate: number;
+      maxMessages: number | undefined;
+      restart: boolean;
+    };
+
+const SHARED_FLAGS = {
+  'stack-name': { type: 'string' },
+  'aws-endpoint': { type: 'string' },
+  feed: { type: 'string' },
+  json: { type: 'boolean' },
+  yes: { type: 'boolean' },
+  force: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const COMMAND_FLAGS = {
+  status: {},
+  'reset-cursor': {},
+  replay: { 'from-page': { type: 'string' } },
+  'clear-auth-backoff': {},
+  redrive: { queue: { type: 'string' }, method: { type: 'string' } },
+  backfill: {
+    subscriber: { type: 'string' },
+    rate: { type: 'string' },
+    'max-messages': { type: 'string' },
+    restart: { type: 'boolean' },
+  },
+  'quarantine list': {},
+  'quarantine retry': {},
+} as const;
+
+/** Which commands need `--feed` resolved (the others ignore it or use it as a filter). */
+export const FEED_COMMANDS: ReadonlySet<CommandName> = new Set([
+  'reset-cursor',
+  'replay',
+  'clear-auth-backoff',
+]);
+
+export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
+  const words: string[] = [];
+  let index = 0;
+  while (index < argv.length && !(argv[index] ?? '').startsWith('-')) words.push(argv[index++] ?? '');
+  const rest = argv.slice(index);
+  if (words.length === 0) {
+    if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' };
+    throw new UsageError('a command is required');
+  }
+  const name = words.join(' ');
+  if (words[0] === 'reconcile') {
+    if (words.length > 1) throw new UsageError(`unexpected argument "${words[1]}"`);
+    return reconcileCommand(rest);
+  }
+  if (words[0] === 'quarantine' && words.length === 1) {
+    throw new UsageError('quarantine needs a subcommand: list or retry');
+  }
+  if (!(name in COMMAND_FLAGS)) throw new UsageError(`unknown command "${name}"`);
+  const command = name as keyof typeof COMMAND_FLAGS;
+  const values = parseFlags(rest, { ...SHARED_FLAGS, ...COMMAND_FLAGS[command] }) as Record<
+    string,
+    string | boolean | undefined
+  >;
+  if (values.help) return { command: 'help' };
+  const shared = sharedOptions(values);
+  switch (command) {
+    case 'replay':
+      return { command, shared, fromPage: required(values, 'from-page') };
+    case 'redrive':
+      return {
+        command,
+        shared,
+        queue: optionalText(values, 'queue'),
+        method: redriveMethod(optionalText(values, 'method'), shared.awsEndpoint),
+      };
+    case 'backfill': {
+      const maxMessages = optionalText(values, 'max-messages');
+      const rate = optionalText(values, 'rate');
+      return {
+        command,
+        shared,
+        subscriber: required(values, 'subscriber'),
+        rate: rate === undefined ? DEFAULT_BACKFILL_RATE : integer('--rate', rate, 1, MAX_BACKFILL_RATE),
+        maxMessages:
+          maxMessages === undefined
+            ? undefined
+            : integer('--max-messages', maxMessages, 1, Number.MAX_SAFE_INTEGER),
+        restart: values.restart === true,
+      };
+    }
+    default:
+      return { command, shared };
+  }
+}
+
+/**
+ * reconcile keeps its own flags (tools/cli/reconcile.ts); only the stack and endpoint are shared. The
+ * default stack is added unless the operator named a stack or a table of their own.
+ */
+function reconcileCommand(rest: readonly string[]): ParsedCommand {
+  const argv = [...rest];
+  const hasFlag = (flag: string) => argv.some((arg) => arg === flag || arg.startsWith(`${flag}=`));
+  if (!hasFlag('--stack-name') && !hasFlag('--orders-table')) argv.push('--stack-name', DEFAULT_STACK_NAME);
+  const shared: SharedOptions = {
+    stackName: DEFAULT_STACK_NAME,
+    awsEndpoint: undefined,
+    feed: undefined,
+    json: hasFlag('--json'),
+    yes: false,
+    force: false,
+  };
+  return { command: 'reconcile', shared, argv };
+}
+
+function sharedOptions(values: Record<string, string | boolean | undefined>): SharedOptions {
+  const feed = optionalText(values, 'feed');
+  if (feed !== undefined && !FEED_ID_PATTERN.test(feed)) {
+    throw new UsageError(`--feed "${feed}" is not a feed id (letters, digits, ".", "_" or "-", 1 to 64)`);
+  }
+  const endpoint = optionalText(values, 'aws-endpoint');
+  let awsEndpoint: string | undefined;
+  if (endpoint !== undefined) {
+    try {
+      awsEndpoint = parseAwsEndpoint(endpoint).sdk;
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+  }
+  return {
+    stackName: optionalText(values, 'stack-name') ?? DEFAULT_STACK_NAME,
+    awsEndpoint,
+    feed,
+    json: values.json === true,
+    yes: values.yes === true,
+    force: values.force === true,
+  };
+}
+
+function redriveMethod(raw: string | undefined, endpoint: string | undefined): 'move-task' | 'loop' {
+  // Emulators (moto) have no message move tasks; AWS has, and they keep each message's attributes.
+  if (raw === undefined) return endpoint === undefined ? 'move-task' : 'loop';
+  if (raw !== 'move-task' && raw !== 'loop') {
+    throw new UsageError(`--method must be move-task or loop (got "${raw}")`);
+  }
+  return raw;
+}
+
+function optionalText(
+  values: Record<string, string | boolean | undefined>,
+  flag: string,
+): string | undefined {
+  const value = values[flag];
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  if (trimmed === '') throw new UsageError(`--${flag} needs a value`);
+  return trimmed;
+}
+
+function required(values: Record<string, string | boolean | undefined>, flag: string): string {
+  const value = optionalText(values, flag);
+  if (value === undefined) throw new UsageError(`--${flag} is required`);
+  return value;
+}
+
+function integer(flag: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}

@@ -1,0 +1,296 @@
+// backfill: sends the latest stored version of every order to one subscriber's queue, so a service that
+// joins late gets the current state before (and alongside) the live stream. Each message follows the
+// contract (functions/core/contract/order-version-message.ts) with origin "backfill" and correlationId
+// `backfill:<runId>`; duplicates and interleaving with live versions are already part of the contract
+// (consumers apply by version).
+//
+// Flow: scan the orders table (exact int64 reads) → rebuild each order from its item → send in batches of
+// up to 10 at the chosen rate → after every batch, write a checkpoint (the last order id sent) into the
+// cursor table under `#backfill/<subscriber>`, a key no feed id can take. Ctrl-C, a crash or
+// --max-messages stop the run; the next run resumes after the checkpoint with the same runId (a batch sent
+// but not checkpointed is sent again: a duplicate, never a gap). A finished backfill starts afresh.
+import { randomUUID } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import {
+  type AttributeValue,
+  DescribeTableCommand,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
+import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
+import {
+  buildOrderVersionMessage,
+  type OutgoingMessage,
+  runCorrelationId,
+} from '../../functions/core/contract/order-version-message.js';
+import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
+import { isInt64, parseJsonExact } from '../../functions/core/model/int64.js';
+import type { Finding, Order } from '../../functions/core/model/types.js';
+import type { OpsAws } from './aws.js';
+
+const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;
+/** SendMessageBatch's limit. */
+const MAX_BATCH = 10;
+const SCAN_PAGE = 100;
+
+/** What the orders table item carries besides the order itself (stored-order-item.ts). */
+const STORAGE_ATTRIBUTES = new Set([
+  KEY,
+  'saleKey',
+  'saleAmount',
+  'findingCodes',
+  'correlationId',
+  'itemsGzip',
+  'itemsEncoding',
+]);
+
+export class UnreadableItemError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreadableItemError';
+  }
+}
+
+/**
+ * The order version an orders table item holds, exactly (int64 as stored), with its items decompressed
+ * when the item was too large to store them plain; findings come back as their codes.
+ */
+export function orderOfItem(raw: Record<string, AttributeValue>): { order: Order; findings: Finding[] } {
+  const item = unmarshallExact(raw);
+  const order: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(item)) if (!STORAGE_ATTRIBUTES.has(name)) order[name] = value;
+  if (item.itemsEncoding !== undefined) {
+    if (item.itemsEncoding !== 'gzip+json' || !(item.itemsGzip instanceof Uint8Array)) {
+      throw new UnreadableItemError(
+        `order ${String(item[KEY])}: items stored as ${String(item.itemsEncoding)}`,
+      );
+    }
+    order.items = parseJsonExact(gunzipSync(item.itemsGzip).toString('utf8'));
+  }
+  if (!isInt64(order.id) || !isInt64(order.version) || !Array.isArray(order.items)) {
+    throw new UnreadableItemError(`order ${String(item[KEY])}: the item has no id, version or items`);
+  }
+  const codes = item.findingCodes instanceof Set ? [...item.findingCodes].map(String).sort() : [];
+  return {
+    order: order as unknown as Order,
+    // The detail was logged when the version was ingested; the item keeps only the codes.
+    findings: codes.map((code) => ({ code, detail: 'recorded when this version was ingested' })),
+  };
+}
+
+export interface Checkpoint {
+  runId: string;
+  status: 'running' | 'done';
+  /** The orders table key (orderId, as its exact decimal text) of the last order sent. */
+  lastOrderId: string | undefined;
+  sent: number;
+  startedAt: string;
+  updatedAt: string;
+}
+
+export interface BackfillPorts {
+  /** Up to `limit` items after `afterOrderId` in scan order, and whether the scan has more. */
+  scan(
+    afterOrderId: string | undefined,
+    limit: number,
+  ): Promise<{ items: Array<Record<string, AttributeValue>>; more: boolean }>;
+  readCheckpoint(): Promise<Checkpoint | undefined>;
+  writeCheckpoint(checkpoint: Checkpoint): Promise<void>;
+  publisher: OrderVersionPublisher;
+  /** Approximate number of orders, for the progress line. */
+  estimateTotal(): Promise<number | undefined>;
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface BackfillRequest {
+  subscriber: string;
+  feedId: string;
+  /** Messages per second. */
+  rate: number;
+  maxMessages: number | undefined;
+  restart: boolean;
+  signal?: AbortSignal;
+  progress: (line: string) => void;
+}
+
+export interface BackfillSummary {
+  subscriber: string;
+  runId: string;
+  correlationId: string;
+  resumed: boolean;
+  /** Sent by this invocation. */
+  sent: number;
+  /** Sent by the whole backfill run, over all its invocations. */
+  sentTotal: number;
+  /** Items that could not be read back into an order (named in `skippedIds`). */
+  skipped: number;
+  skippedIds: string[];
+  finished: boolean;
+  /** Why it stopped before the end, if it did. */
+  stoppedBy: 'interrupt' | 'max-messages' | undefined;
+  elapsedMs: number;
+}
+
+export async function runBackfill(ports: BackfillPorts, request: BackfillRequest): Promise<BackfillSummary> {
+  const startedMs = ports.now();
+  const previous = await ports.readCheckpoint();
+  const resumed = previous?.status === 'running' && !request.restart;
+  const checkpoint: Checkpoint = resumed
+    ? { ...previous }
+    : {
+        runId: randomUUID(),
+        status: 'running',
+        lastOrderId: undefined,
+        sent: 0,
+        startedAt: new Date(startedMs).toISOString(),
+        updatedAt: new Date(startedMs).toISOString(),
+      };
+  if (!resumed) await ports.writeCheckpoint(checkpoint);
+  const correlationId = runCorrelationId('backfill', checkpoint.runId);
+  const total = await ports.estimateTotal();
+  const batchSize = Math.min(MAX_BATCH, request.rate);
+  const summary: BackfillSummary = {
+    subscriber: request.subscriber,
+    runId: checkpoint.runId,
+    correlationId,
+    resumed,
+    sent: 0,
+    sentTotal: checkpoint.sent,
+    skipped: 0,
+    skippedIds: [],
+    finished: false,
+    stoppedBy: undefined,
+    elapsedMs: 0,
+  };
+  const fetchedAt = new Date(startedMs).toISOString();
+  const toMessage = (raw: Record<string, AttributeValue>): OutgoingMessage | undefined => {
+    try {
+      const { order, findings } = orderOfItem(raw);
+      return buildOrderVersionMessage(order, {
+        feedId: request.feedId,
+        pageId: null,
+        fetchedAt,
+        findings,
+        correlationId,
+        origin: 'backfill',
+      });
+    } catch (error) {
+      if (!(error instanceof UnreadableItemError)) throw error;
+      summary.skipped += 1;
+      if (summary.skippedIds.length < 20) summary.skippedIds.push(raw[KEY]?.N ?? '?');
+      return undefined;
+    }
+  };
+
+  outer: for (;;) {
+    const page = await ports.scan(checkpoint.lastOrderId, SCAN_PAGE);
+    for (let start = 0; start < page.items.length; start += batchSize) {
+      if (request.signal?.aborted) {
+        summary.stoppedBy = 'interrupt';
+        break outer;
+      }
+      let chunk = page.items.slice(start, start + batchSize);
+      if (request.maxMessages !== undefined) {
+        const left = request.maxMessages - summary.sent;
+        if (left <= 0) {
+          summary.stoppedBy = 'max-messages';
+          break outer;
+        }
+        chunk = chunk.slice(0, left);
+      }
+      const messages = chunk.map(toMessage).filter((message) => message !== undefined);
+      await ports.publisher.publish(messages);
+      summary.sent += messages.length;
+      checkpoint.sent += messages.length;
+      checkpoint.lastOrderId = chunk[chunk.length - 1]?.[KEY]?.N ?? checkpoint.lastOrderId;
+      checkpoint.updatedAt = new Date(ports.now()).toISOString();
+      await ports.writeCheckpoint(checkpoint);
+      const elapsed = ports.now() - startedMs;
+      request.progress(
+        `backfill ${request.subscriber}: ${checkpoint.sent}${total === undefined ? '' : ` of ~${total}`} sent` +
+          ` (${elapsed > 0 ? Math.round((summary.sent * 1000) / elapsed) : summary.sent}/s)`,
+      );
+      // Pace: this invocation's sends never run ahead of `rate` per second on average.
+      const due = startedMs + (summary.sent * 1000) / request.rate;
+      const wait = due - ports.now();
+      if (wait > 0) await ports.sleep(wait);
+      if (chunk.length < Math.min(batchSize, page.items.length - start)) {
+        summary.stoppedBy = 'max-messages';
+        break outer;
+      }
+    }
+    if (!page.more) {
+      summary.finished = true;
+      checkpoint.status = 'done';
+      checkpoint.updatedAt = new Date(ports.now()).toISOString();
+      await ports.writeCheckpoint(checkpoint);
+      break;
+    }
+  }
+  summary.sentTotal = checkpoint.sent;
+  summary.elapsedMs = ports.now() - startedMs;
+  return summary;
+}
+
+/** The checkpoint's key in the cursor table: `#` can never start a feed id. */
+export const checkpointKey = (subscriber: string): string => `#backfill/${subscriber}`;
+
+/** The AWS side of the ports: the orders table, the cursor table and the subscriber's queue. */
+export function awsBackfillPorts(
+  aws: OpsAws,
+  tables: { ordersTable: string; cursorTable: string },
+  subscriber: string,
+  publisher: OrderVersionPublisher,
+): BackfillPorts {
+  const key = marshall({ feedId: checkpointKey(subscriber) });
+  return {
+    async scan(afterOrderId, limit) {
+      const output = await aws.dynamo.send(
+        new ScanCommand({
+          TableName: tables.ordersTable,
+          Limit: limit,
+          // A scan may resume from any item's key: the last order sent is enough.
+          ...(afterOrderId === undefined ? {} : { ExclusiveStartKey: { [KEY]: { N: afterOrderId } } }),
+        }),
+      );
+      return { items: output.Items ?? [], more: output.LastEvaluatedKey !== undefined };
+    },
+    async readCheckpoint() {
+      const { Item } = await aws.dynamo.send(
+        new GetItemCommand({ TableName: tables.cursorTable, Key: key, ConsistentRead: true }),
+      );
+      if (Item === undefined) return undefined;
+      const item = unmarshall(Item);
+      return {
+        runId: String(item.runId),
+        status: item.status === 'done' ? 'done' : 'running',
+        lastOrderId: typeof item.lastOrderId === 'string' ? item.lastOrderId : undefined,
+        sent: typeof item.sent === 'number' ? item.sent : 0,
+        startedAt: String(item.startedAt),
+        updatedAt: String(item.updatedAt),
+      };
+    },
+    async writeCheckpoint(checkpoint) {
+      await aws.dynamo.send(
+        new PutItemCommand({
+          TableName: tables.cursorTable,
+          Item: marshall(
+            { feedId: checkpointKey(subscriber), subscriber, ...checkpoint },
+            { removeUndefinedValues: true },
+          ),
+        }),
+      );
+    },
+    publisher,
+    async estimateTotal() {
+      const { Table } = await aws.dynamo.send(new DescribeTableCommand({ TableName: tables.ordersTable }));
+      return Table?.ItemCount;
+    },
+    now: Date.now,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  };
+}

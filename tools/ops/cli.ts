@@ -1,0 +1,356 @@
+// `npm run ops -- <command>`: one tool for on-call to operate a deployed stack (tools/ops/README.md).
+// Flow: parse the command line (usage + exit 2 on a bad flag) → AWS clients (AWS, or --aws-endpoint) →
+// the stack's resources and feeds → the command's module → a table on stdout, or JSON with --json;
+// progress lines and errors on stderr. Commands that change state print their plan and act only with
+// --yes. Exit 0 done (or planned), 1 failed or refused, 2 usage.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
+import { stringifyJsonExact } from '../../functions/core/model/int64.js';
+import { runCli as runReconcile } from '../cli/reconcile.js';
+import { reportUsageError } from '../cli-args.js';
+import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
+import { createOpsAws, type OpsAws } from './aws.js';
+import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
+import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
+import { OpsError } from './errors.js';
+import { formatDuration, queueNameOf } from './format.js';
+import {
+  judgeQuarantined,
+  listQuarantined,
+  newRunId,
+  renderQuarantineList,
+  renderRetryPlan,
+  retryQuarantined,
+} from './quarantine.js';
+import {
+  planRedrive,
+  type RedriveResult,
+  redriveWithLoop,
+  redriveWithMoveTask,
+  selectRedriveQueues,
+} from './redrive.js';
+import { gatherStatus, renderStatus } from './status.js';
+import { discoverFeeds, messageOf, type OpsTarget, readTarget, resolveFeed } from './target.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+/** Stopped by Ctrl-C at a safe point (the shell's convention for SIGINT); the command can be run again. */
+export const EXIT_INTERRUPTED = 130;
+export { EXIT_USAGE } from '../cli-args.js';
+
+export interface OpsIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+  /** Aborted on Ctrl-C: long commands (backfill, redrive) stop at the next batch boundary. */
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+const processIo: OpsIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+/** Runs one ops command; resolves with the exit status. */
+export async function runOps(argv: readonly string[], io: OpsIo = processIo): Promise<number> {
+  let parsed: ParsedCommand;
+  try {
+    parsed = parseOpsArgs(argv);
+  } catch (error) {
+    return reportUsageError(error, { usage: USAGE, prefix: 'ops: ', stderr: io.stderr });
+  }
+  if (parsed.command === 'help') {
+    io.stdout(USAGE);
+    return EXIT_OK;
+  }
+  if (parsed.command === 'reconcile') return runReconcile(parsed.argv, io);
+
+  const aws = createOpsAws(parsed.shared.awsEndpoint, io.env);
+  try {
+    const target = await readTarget(aws, parsed.shared.stackName);
+    return await dispatch(parsed, { aws, target, io, now: io.now ?? Date.now });
+  } catch (error) {
+    io.stderr(`ops: ${error instanceof OpsError ? error.message : messageOf(error)}\n`);
+    return EXIT_FAILED;
+  } finally {
+    aws.destroy();
+  }
+}
+
+interface Run {
+  aws: OpsAws;
+  target: OpsTarget;
+  io: OpsIo;
+  now: () => number;
+}
+
+async function dispatch(parsed: Exclude<ParsedCommand, { command: 'help' | 'reconcile' }>, run: Run) {
+  const { shared } = parsed;
+  const feeds = await discoverFeeds(run.aws, run.target);
+  const feedId = FEED_COMMANDS.has(parsed.command) ? resolveFeed(shared.feed, feeds) : undefined;
+  switch (parsed.command) {
+    case 'status':
+      return status(run, shared, shared.feed === undefined ? feeds : [resolveFeed(shared.feed, feeds)]);
+    case 'reset-cursor':
+      return changeCursor(run, shared, feedId as string, { kind: 'reset-cursor' });
+    case 'replay':
+      return changeCursor(run, shared, feedId as string, { kind: 'replay', fromPage: parsed.fromPage });
+    case 'clear-auth-backoff':
+      return changeCursor(run, shared, feedId as string, { kind: 'clear-auth-backoff' });
+    case 'redrive':
+      return redrive(run, shared, parsed.queue, parsed.method);
+    case 'backfill':
+      return backfill(run, parsed, feeds);
+    case 'quarantine list':
+      return quarantineList(run, shared);
+    case 'quarantine retry':
+      return quarantineRetry(run, shared);
+  }
+}
+
+function print(run: Run, shared: SharedOptions, json: unknown, text: string): void {
+  // int64 values (ledger amounts, order ids) print exactly in both forms.
+  run.io.stdout(shared.json ? `${stringifyJsonExact(json)}\n` : `${text}\n`);
+}
+
+async function status(run: Run, shared: SharedOptions, feeds: string[]): Promise<number> {
+  const report = await gatherStatus(run.aws, run.target, feeds, run.now());
+  print(run, shared, report, renderStatus(report));
+  return EXIT_OK;
+}
+
+async function changeCursor(run: Run, shared: SharedOptions, feedId: string, action: CursorAction) {
+  const item = await readCursorItem(run.aws, run.target.cursorTable, feedId);
+  const nowMs = run.now();
+  const plan = planCursorChange(item, action, { nowMs, force: shared.force });
+  if (plan.kind === 'no-op') {
+    print(
+      run,
+      shared,
+      { feedId, action: action.kind, applied: false, why: plan.why },
+      `Nothing to do: ${plan.why}.`,
+    );
+    return EXIT_OK;
+  }
+  if (plan.kind === 'refused') {
+    if (shared.json)
+      print(run, shared, { feedId, action: action.kind, applied: false, refused: plan.why }, '');
+    throw new OpsError(plan.why);
+  }
+  const planText = [`${action.kind} of feed ${feedId}:`, ...plan.changes.map((change) => `  ${change}`)].join(
+    '\n',
+  );
+  if (!shared.yes) {
+    print(
+      run,
+      shared,
+      { feedId, action: action.kind, applied: false, changes: plan.changes },
+      `${planText}\n\nNothing changed: add --yes to do it.`,
+    );
+    return EXIT_OK;
+  }
+  const after = await applyCursorPlan(run.aws, run.target.cursorTable, plan, nowMs);
+  print(
+    run,
+    shared,
+    { feedId, action: action.kind, applied: true, changes: plan.changes, cursor: after },
+    `${planText}\n\nDone: revision is now ${after.revision}.`,
+  );
+  return EXIT_OK;
+}
+
+async function redrive(
+  run: Run,
+  shared: SharedOptions,
+  queue: string | undefined,
+  method: 'move-task' | 'loop',
+) {
+  const pairs = await planRedrive(run.aws, selectRedriveQueues(run.target.queues, queue));
+  const planText = pairs
+    .map(
+      (pair) =>
+        `  ${pair.name}: ~${pair.waiting} message(s) from ${queueNameOf(pair.deadLetterUrl)} back to ${queueNameOf(pair.sourceUrl)}`,
+    )
+    .join('\n');
+  if (!shared.yes) {
+    print(
+      run,
+      shared,
+      { applied: false, method, queues: pairs },
+      `redrive (${method}):\n${planText}\n\nNothing moved: add --yes to do it.`,
+    );
+    return EXIT_OK;
+  }
+  const results: RedriveResult[] = [];
+  for (const pair of pairs) {
+    if (pair.waiting === 0 && method === 'move-task') {
+      results.push({ name: pair.name, moved: 0, notMoved: 0, notDeleted: 0, method });
+      continue;
+    }
+    const options = {
+      progress: (line: string) => run.io.stderr(`${line}\n`),
+      ...(run.io.signal ? { signal: run.io.signal } : {}),
+    };
+    results.push(
+      method === 'loop'
+        ? await redriveWithLoop(run.aws, pair, options)
+        : await redriveWithMoveTask(run.aws, pair, options),
+    );
+  }
+  const text = results
+    .map(
+      (result) =>
+        `  ${result.name}: ${result.moved} moved` +
+        (result.notMoved > 0 ? `, ${result.notMoved} refused by the source queue (left in the DLQ)` : '') +
+        (result.notDeleted > 0
+          ? `, ${result.notDeleted} not deleted from the DLQ (will be moved again)`
+          : ''),
+    )
+    .join('\n');
+  print(run, shared, { applied: true, method, results }, `redrive (${method}):\n${text}`);
+  if (results.some((result) => result.notMoved > 0)) return EXIT_FAILED;
+  return run.io.signal?.aborted ? EXIT_INTERRUPTED : EXIT_OK;
+}
+
+async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'backfill' }>, feeds: string[]) {
+  const { shared } = parsed;
+  const queue = run.target.queues.find(
+    (candidate) => candidate.kind === 'subscriber' && candidate.name === parsed.subscriber,
+  );
+  if (queue === undefined) {
+    const names = run.target.queues
+      .filter((candidate) => candidate.kind === 'subscriber')
+      .map((candidate) => candidate.name);
+    throw new OpsError(
+      `unknown subscriber "${parsed.subscriber}" (subscribers: ${names.join(', ') || 'none'})`,
+    );
+  }
+  // source.feedId: the feed asked for, else the only feed; orders of several feeds share the table.
+  const feedId = shared.feed ?? (feeds.length === 1 ? (feeds[0] as string) : 'backfill');
+  const ports = awsBackfillPorts(
+    run.aws,
+    run.target,
+    parsed.subscriber,
+    new SqsFanoutPublisher(run.aws.sqs, [queue.url]),
+  );
+  if (!shared.yes) {
+    const checkpoint = await ports.readCheckpoint();
+    const total = await ports.estimateTotal();
+    const resume = checkpoint?.status === 'running' && !parsed.restart;
+    const text =
+      `backfill of subscriber ${parsed.subscriber} (${queueNameOf(queue.url)}) at ${parsed.rate} message(s)/s:\n` +
+      (resume
+        ? `  resumes run ${checkpoint.runId} after order ${checkpoint.lastOrderId ?? '(none)'} (${checkpoint.sent} sent so far)\n`
+        : `  sends the latest version of each of ~${total ?? '?'} order(s) from the start\n`) +
+      '\nNothing sent: add --yes to do it.';
+    print(
+      run,
+      shared,
+      { applied: false, subscriber: parsed.subscriber, resume, checkpoint, estimatedOrders: total },
+      text,
+    );
+    return EXIT_OK;
+  }
+  const summary: BackfillSummary = await runBackfill(ports, {
+    subscriber: parsed.subscriber,
+    feedId,
+    rate: parsed.rate,
+    maxMessages: parsed.maxMessages,
+    restart: parsed.restart,
+    ...(run.io.signal ? { signal: run.io.signal } : {}),
+    progress: (line) => run.io.stderr(`${line}\n`),
+  });
+  const text = [
+    `backfill of ${summary.subscriber}: ${summary.sent} sent in ${elapsed(summary.elapsedMs)} (run ${summary.runId}${summary.resumed ? ', resumed' : ''}; ${summary.sentTotal} in all)`,
+    summary.finished
+      ? 'finished: every stored order was sent'
+      : `stopped (${summary.stoppedBy ?? 'unknown'}): run the same command again to go on`,
+    ...(summary.skipped > 0
+      ? [`skipped ${summary.skipped} unreadable item(s): ${summary.skippedIds.join(', ')}`]
+      : []),
+    `messages carry correlationId ${summary.correlationId}`,
+  ].join('\n');
+  print(run, shared, summary, text);
+  return summary.stoppedBy === 'interrupt' ? EXIT_INTERRUPTED : EXIT_OK;
+}
+
+async function quarantineList(run: Run, shared: SharedOptions) {
+  const records = await listQuarantined(run.aws, run.target.quarantineBucket, shared.feed);
+  print(run, shared, records, renderQuarantineList(records));
+  return EXIT_OK;
+}
+
+async function quarantineRetry(run: Run, shared: SharedOptions) {
+  const records = await listQuarantined(run.aws, run.target.quarantineBucket, shared.feed);
+  const runId = newRunId();
+  const verdicts = judgeQuarantined(records, runId);
+  if (!shared.yes) {
+    print(
+      run,
+      shared,
+      {
+        applied: false,
+        verdicts: verdicts.map((verdict) => ({
+          key: verdict.key,
+          passes: verdict.message !== undefined,
+          reason: verdict.reason,
+        })),
+      },
+      `${renderRetryPlan(verdicts)}\n\nNothing published: add --yes to do it.`,
+    );
+    return EXIT_OK;
+  }
+  const publisher = new SqsFanoutPublisher(
+    run.aws.sqs,
+    run.target.queues.map((queue) => queue.url),
+  );
+  const result = await retryQuarantined(
+    run.aws,
+    run.target.quarantineBucket,
+    verdicts,
+    publisher,
+    runId,
+    (line) => run.io.stderr(`${line}\n`),
+  );
+  print(
+    run,
+    shared,
+    { applied: true, ...result },
+    [
+      `quarantine retry ${runId}: ${result.published.length} published to every queue and moved to retried/; ${result.stillFailing.length} still fail`,
+      ...result.stillFailing.map((entry) => `  ${entry.key}: ${entry.reason}`),
+    ].join('\n'),
+  );
+  return EXIT_OK;
+}
+
+/** Seconds with a decimal under a minute (a small backfill takes well under one), else formatDuration. */
+function elapsed(ms: number): string {
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : formatDuration(ms);
+}
+
+const invokedDirectly = (() => {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+})();
+
+if (invokedDirectly) {
+  // Ctrl-C: the first asks the running command to stop at a safe point; a second one exits at once.
+  // One listener for both, kept for the whole run: between removing one listener and adding another, the
+  // default action (exit without cleanup) would apply.
+  const controller = new AbortController();
+  process.on('SIGINT', () => {
+    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED);
+    controller.abort();
+    process.stderr.write('ops: stopping after the current batch (Ctrl-C again to quit at once)\n');
+  });
+  process.exitCode = await runOps(process.argv.slice(2), { ...processIo, signal: controller.signal });
+}

@@ -1,0 +1,196 @@
+// status: one look at a deployed stack. Per feed, what its cursor item holds (cursor, revision, lease,
+// last caught up and lag, auth backoff, pace); per queue (orders, each subscriber, each dead-letter
+// queue) depth and age of the oldest message; the number of quarantined records; the sales ledger's
+// totals. Flow: gather (AWS reads) → StatusReport → renderStatus (pure) or JSON.
+//
+// The cursor item holds no outcome of the last run: the poller returns it and logs it, and only a run
+// that ended in 401 leaves a trace on the item (authFailures). The report says so instead of guessing.
+
+import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
+import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import type { OpsAws } from './aws.js';
+import { type CursorItem, liveLease, readCursorItem } from './cursor.js';
+import { formatDuration, queueNameOf, renderTable, shortenCursor } from './format.js';
+import { type OldestAgeSource, oldestAgeSourceFor } from './queue-age.js';
+import type { OpsTarget } from './target.js';
+
+export interface FeedStatus {
+  feedId: string;
+  poller: string | undefined;
+  cursor: CursorItem;
+  leaseLive: boolean;
+  /** Seconds since lastCaughtUpAt (else since the item was created); undefined without either. */
+  lagSeconds: number | undefined;
+  /** A 401 backoff in force: no partner call before this time. */
+  authBackoffUntil: string | undefined;
+}
+
+export interface QueueStatus {
+  name: string;
+  role: 'queue' | 'dead-letter';
+  url: string;
+  visible: number;
+  inFlight: number;
+  delayed: number;
+  /** Seconds, from CloudWatch's ApproximateAgeOfOldestMessage; undefined with `ageNote` saying why. */
+  oldestAgeSeconds: number | undefined;
+  ageNote: string | undefined;
+}
+
+export interface StatusReport {
+  stackName: string;
+  at: string;
+  feeds: FeedStatus[];
+  queues: QueueStatus[];
+  quarantined: number;
+  ledger: SalesTotal[];
+}
+
+export async function gatherStatus(
+  aws: OpsAws,
+  target: OpsTarget,
+  feeds: readonly string[],
+  nowMs: number,
+  ageSource: OldestAgeSource = oldestAgeSourceFor(aws),
+): Promise<StatusReport> {
+  const feedStatuses = await Promise.all(
+    feeds.map(async (feedId): Promise<FeedStatus> => {
+      const cursor = await readCursorItem(aws, target.cursorTable, feedId);
+      return feedStatusOf(cursor, target.pollers[feedId], nowMs);
+    }),
+  );
+  const queueRefs = target.queues.flatMap((queue) => [
+    { name: queue.name, role: 'queue' as const, url: queue.url },
+    ...(queue.deadLetterUrl
+      ? [{ name: queue.name, role: 'dead-letter' as const, url: queue.deadLetterUrl }]
+      : []),
+  ]);
+  const queues = await Promise.all(
+    queueRefs.map(async (ref): Promise<QueueStatus> => {
+      const { Attributes = {} } = await aws.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: ref.url,
+          AttributeNames: [
+            'ApproximateNumberOfMessages',
+            'ApproximateNumberOfMessagesNotVisible',
+            'ApproximateNumberOfMessagesDelayed',
+          ],
+        }),
+      );
+      const age = await ageSource.oldestAgeSeconds(queueNameOf(ref.url), nowMs);
+      return {
+        ...ref,
+        visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+        inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+        delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+        oldestAgeSeconds: age.seconds,
+        ageNote: age.note,
+      };
+    }),
+  );
+  const [quarantined, ledger] = await Promise.all([
+    countQuarantined(aws, target.quarantineBucket),
+    readSalesLedger(aws.dynamo, target.ordersTable),
+  ]);
+  return {
+    stackName: target.stackName,
+    at: new Date(nowMs).toISOString(),
+    feeds: feedStatuses,
+    queues,
+    quarantined,
+    ledger,
+  };
+}
+
+export function feedStatusOf(cursor: CursorItem, poller: string | undefined, nowMs: number): FeedStatus {
+  const since = cursor.lastCaughtUpAt ?? cursor.createdAt;
+  const sinceMs = since === undefined ? Number.NaN : Date.parse(since);
+  return {
+    feedId: cursor.feedId,
+    poller,
+    cursor,
+    leaseLive: liveLease(cursor, nowMs),
+    lagSeconds: Number.isNaN(sinceMs) ? undefined : Math.max(0, Math.floor((nowMs - sinceMs) / 1000)),
+    authBackoffUntil:
+      cursor.authRetryNotBefore !== undefined && cursor.authRetryNotBefore > nowMs
+        ? new Date(cursor.authRetryNotBefore).toISOString()
+        : undefined,
+  };
+}
+
+async function countQuarantined(aws: OpsAws, bucket: string): Promise<number> {
+  let count = 0;
+  for await (const page of paginateListObjectsV2(
+    { client: aws.s3 },
+    { Bucket: bucket, Prefix: QUARANTINE_PREFIX },
+  )) {
+    count += page.KeyCount ?? page.Contents?.length ?? 0;
+  }
+  return count;
+}
+
+export function renderStatus(report: StatusReport): string {
+  const feedRows = report.feeds.map((feed) => {
+    const { cursor } = feed;
+    const lease =
+      cursor.leaseOwner === undefined
+        ? 'free'
+        : `${feed.leaseLive ? 'held' : 'expired'} by ${cursor.leaseOwner} until ${new Date(cursor.leaseExpiresAt ?? 0).toISOString()}`;
+    const backoff =
+      cursor.authFailures === 0 && feed.authBackoffUntil === undefined
+        ? 'none'
+        : `${cursor.authFailures} failed run(s)${feed.authBackoffUntil ? `, no call before ${feed.authBackoffUntil}` : ', may call now'}`;
+    return [
+      feed.feedId,
+      cursor.exists ? shortenCursor(cursor.pageId) : '(no item)',
+      cursor.revision === undefined ? '-' : String(cursor.revision),
+      cursor.lastCaughtUpAt ?? 'never',
+      feed.lagSeconds === undefined ? '-' : formatDuration(feed.lagSeconds * 1000),
+      lastRunOf(cursor),
+      backoff,
+      lease,
+    ];
+  });
+  const queueRows = report.queues.map((queue) => [
+    queue.role === 'queue' ? queue.name : `${queue.name} (DLQ)`,
+    String(queue.visible),
+    String(queue.inFlight),
+    String(queue.delayed),
+    queue.oldestAgeSeconds === undefined
+      ? `n/a (${queue.ageNote ?? 'no data'})`
+      : formatDuration(queue.oldestAgeSeconds * 1000),
+  ]);
+  const ledgerRows = report.ledger.map((total) => [
+    total.vendorId,
+    total.currency,
+    String(total.count),
+    String(total.amount),
+  ]);
+  return [
+    `Stack ${report.stackName} at ${report.at}`,
+    '',
+    renderTable(
+      ['FEED', 'CURSOR', 'REVISION', 'LAST CAUGHT UP', 'LAG', 'LAST RUN', 'AUTH BACKOFF', 'LEASE'],
+      feedRows,
+    ),
+    '',
+    renderTable(['QUEUE', 'VISIBLE', 'IN FLIGHT', 'DELAYED', 'OLDEST'], queueRows),
+    '',
+    `Quarantined records: ${report.quarantined}`,
+    '',
+    report.ledger.length === 0
+      ? 'Sales ledger: no sales'
+      : renderTable(['VENDOR', 'CURRENCY', 'SALES', 'AMOUNT (minor units)'], ledgerRows),
+    '',
+    ...(report.feeds.length === 0 ? ['No feed found (no poller output and no cursor item).'] : []),
+  ]
+    .join('\n')
+    .replace(/\n+$/, '');
+}
+
+/** All the cursor item says about the last run: a 401 streak, else nothing (n/a). */
+function lastRunOf(cursor: CursorItem): string {
+  return cursor.authFailures > 0 ? 'auth-failed' : 'n/a';
+}
