@@ -1,6 +1,7 @@
 // The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
 // keeps a stale or overlapping invocation from moving the cursor.
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
@@ -105,8 +106,27 @@ describe('DynamoCursorStore', () => {
     const stale = await store.acquire('feed', 'slow', NOW, 1_000);
     if (!stale) throw new Error('no lease');
     await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
-    await store.release(stale);
+    await store.release(stale, { outcome: 'out-of-time', at: NOW + 2_500 });
     expect(await store.acquire('feed', 'third', NOW + 3_000, 60_000)).toBeUndefined();
+    // Nor does it record its outcome over the holder's item.
+    const item = await aws.dynamo.send(
+      new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: 'feed' }) }),
+    );
+    expect(item.Item?.lastRunOutcome).toBeUndefined();
+  });
+
+  it("records the run's outcome and end as it releases the lease", async () => {
+    const lease = await store.acquire('feed', 'run', NOW, 60_000);
+    if (!lease) throw new Error('no lease');
+
+    await store.release(lease, { outcome: 'caught-up', at: NOW + 1_000 });
+
+    const item = await aws.dynamo.send(
+      new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: 'feed' }) }),
+    );
+    expect(item.Item?.lastRunOutcome).toEqual({ S: 'caught-up' });
+    expect(item.Item?.lastRunAt).toEqual({ S: new Date(NOW + 1_000).toISOString() });
+    expect(item.Item?.leaseOwner).toBeUndefined();
   });
 });
 

@@ -229,7 +229,11 @@ describe('npm run ops', () => {
 
   it('status reports the feed, every queue, the quarantine and the ledger', async () => {
     const report = await opsJson<{
-      feeds: Array<{ feedId: string; cursor: { pageId?: string; revision: number }; leaseLive: boolean }>;
+      feeds: Array<{
+        feedId: string;
+        cursor: { pageId?: string; revision: number; lastRunOutcome?: string };
+        leaseLive: boolean;
+      }>;
       queues: Array<{
         name: string;
         role: string;
@@ -266,6 +270,9 @@ describe('npm run ops', () => {
     );
     expect(table.code).toBe(0);
     expect(table.stdout).toContain('n/a (no CloudWatch metrics on an emulator)');
+    // The local run ended caught up, and the poller recorded that when it gave its lease up.
+    expect(report.feeds[0]?.cursor.lastRunOutcome).toBe('caught-up');
+    expect(table.stdout).toMatch(/caught-up at \d{4}-\d\d-\d\dT/);
   });
 
   it('reset-cursor plans without --yes, refuses under a live lease, and with --yes clears the cursor and bumps the revision', async () => {

@@ -11,6 +11,7 @@ import type {
   CursorCommit,
   CursorState,
   CursorStore,
+  LastRun,
   Lease,
   Log,
   OrderVersionPublisher,
@@ -89,10 +90,14 @@ export class MemoryCursorStore implements CursorStore {
     return { ...lease, state: stateOf(next) };
   }
 
-  async release(lease: Lease): Promise<void> {
+  /** The last run recorded by each release, per feed. */
+  readonly lastRuns = new Map<string, LastRun>();
+
+  async release(lease: Lease, lastRun?: LastRun): Promise<void> {
     const item = this.items.get(lease.feedId);
     if (!item || item.leaseOwner !== lease.owner || item.revision !== lease.state.revision) return;
     this.items.set(lease.feedId, { ...item, leaseOwner: undefined, leaseExpiresAt: undefined });
+    if (lastRun) this.lastRuns.set(lease.feedId, lastRun);
     this.journal.push('release');
   }
 

@@ -30,6 +30,9 @@ export interface CursorItem {
   authFailures: number;
   authRetryNotBefore: number | undefined;
   paceDelayMs: number | undefined;
+  /** How the last run that released the lease ended, and when (UTC ISO). */
+  lastRunOutcome: string | undefined;
+  lastRunAt: string | undefined;
 }
 
 export function cursorItemOf(feedId: string, raw: Record<string, unknown> | undefined): CursorItem {
@@ -49,6 +52,8 @@ export function cursorItemOf(feedId: string, raw: Record<string, unknown> | unde
     authFailures: count('authFailures') ?? 0,
     authRetryNotBefore: count('authRetryNotBefore'),
     paceDelayMs: count('paceDelayMs'),
+    lastRunOutcome: text('lastRunOutcome'),
+    lastRunAt: text('lastRunAt'),
   };
 }
 

@@ -3,8 +3,7 @@
 // GetMetricData (the latest point of the last 15 minutes); an emulator has no such metrics, and then the
 // answer is "n/a" with the reason, never an invented figure.
 //
-// The CloudWatch client (@aws-sdk/client-cloudwatch) is not among this repository's dependencies yet; it
-// is loaded when present, and without it the age is "n/a" with that reason.
+import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import type { OpsAws } from './aws.js';
 
 export interface OldestAge {
@@ -21,38 +20,17 @@ export const unavailableAge = (note: string): OldestAgeSource => ({
   oldestAgeSeconds: async () => ({ seconds: undefined, note }),
 });
 
-/** The slice of @aws-sdk/client-cloudwatch used here. */
-interface CloudWatchModule {
-  CloudWatchClient: new (
-    config: Record<string, unknown>,
-  ) => {
-    send(command: unknown): Promise<{
-      MetricDataResults?: Array<{ Timestamps?: Date[]; Values?: number[] }>;
-    }>;
-  };
-  GetMetricDataCommand: new (input: Record<string, unknown>) => unknown;
-}
-
-const CLOUDWATCH_PACKAGE = '@aws-sdk/client-cloudwatch';
 const WINDOW_MS = 15 * 60_000;
 
 export function oldestAgeSourceFor(aws: OpsAws): OldestAgeSource {
   if (aws.endpoint !== undefined) return unavailableAge('no CloudWatch metrics on an emulator');
-  let loaded: Promise<CloudWatchModule | undefined> | undefined;
-  let client: InstanceType<CloudWatchModule['CloudWatchClient']> | undefined;
+  let client: CloudWatchClient | undefined;
   return {
     async oldestAgeSeconds(queueName, nowMs) {
-      loaded ??= import(CLOUDWATCH_PACKAGE).then(
-        (module: unknown) => module as CloudWatchModule,
-        () => undefined,
-      );
-      const cloudWatch = await loaded;
-      if (cloudWatch === undefined)
-        return { seconds: undefined, note: `${CLOUDWATCH_PACKAGE} not installed` };
-      client ??= new cloudWatch.CloudWatchClient(aws.region ? { region: aws.region } : {});
+      client ??= new CloudWatchClient(aws.region ? { region: aws.region } : {});
       try {
         const output = await client.send(
-          new cloudWatch.GetMetricDataCommand({
+          new GetMetricDataCommand({
             StartTime: new Date(nowMs - WINDOW_MS),
             EndTime: new Date(nowMs),
             ScanBy: 'TimestampDescending',

@@ -3,8 +3,8 @@
 // queue) depth and age of the oldest message; the number of quarantined records; the sales ledger's
 // totals. Flow: gather (AWS reads) → StatusReport → renderStatus (pure) or JSON.
 //
-// The cursor item holds no outcome of the last run: the poller returns it and logs it, and only a run
-// that ended in 401 leaves a trace on the item (authFailures). The report says so instead of guessing.
+// The last run's outcome is what the poller recorded on the cursor item when it gave its lease up
+// (`lastRunOutcome`, `lastRunAt`); a run that crashed or never released leaves the previous one there.
 
 import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -190,7 +190,8 @@ export function renderStatus(report: StatusReport): string {
     .replace(/\n+$/, '');
 }
 
-/** All the cursor item says about the last run: a 401 streak, else nothing (n/a). */
+/** The last run's outcome and time as the poller recorded them (items written before that: n/a). */
 function lastRunOf(cursor: CursorItem): string {
-  return cursor.authFailures > 0 ? 'auth-failed' : 'n/a';
+  if (cursor.lastRunOutcome === undefined) return cursor.authFailures > 0 ? 'auth-failed' : 'n/a';
+  return `${cursor.lastRunOutcome} at ${cursor.lastRunAt ?? '?'}`;
 }

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../ingest/errors.js';
-import type { CursorCommit, CursorState, CursorStore, Lease } from '../ingest/ports.js';
+import type { CursorCommit, CursorState, CursorStore, LastRun, Lease } from '../ingest/ports.js';
 
 export class DynamoCursorStore implements CursorStore {
   constructor(
@@ -96,16 +96,22 @@ export class DynamoCursorStore implements CursorStore {
     );
   }
 
-  async release(lease: Lease): Promise<void> {
+  async release(lease: Lease, lastRun?: LastRun): Promise<void> {
+    // The last run's outcome rides on the release: no extra write, and only the lease holder records it.
+    const record = lastRun ? ' SET lastRunOutcome = :outcome, lastRunAt = :at' : '';
     try {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: marshall({ feedId: lease.feedId }),
-          UpdateExpression: 'REMOVE leaseOwner, leaseExpiresAt',
+          UpdateExpression: `REMOVE leaseOwner, leaseExpiresAt${record}`,
           ConditionExpression: 'leaseOwner = :owner AND #revision = :revision',
           ExpressionAttributeNames: { '#revision': 'revision' },
-          ExpressionAttributeValues: marshall({ ':owner': lease.owner, ':revision': lease.state.revision }),
+          ExpressionAttributeValues: marshall({
+            ':owner': lease.owner,
+            ':revision': lease.state.revision,
+            ...(lastRun ? { ':outcome': lastRun.outcome, ':at': new Date(lastRun.at).toISOString() } : {}),
+          }),
         }),
       );
     } catch (error) {

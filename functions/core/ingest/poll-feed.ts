@@ -14,6 +14,7 @@ import { nextPaceDelayMs } from './pace.js';
 import type {
   CursorStore,
   FindingMetricName,
+  LastRun,
   Lease,
   Log,
   OrderVersionPublisher,
@@ -153,7 +154,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
       authFailures: lease.state.authFailures,
       nextAttemptAt: new Date(notBefore).toISOString(),
     });
-    await cursorStore.release(lease);
+    await cursorStore.release(lease, { outcome: 'auth-backoff', at: now() });
     return finish('auth-backoff', false, lease);
   }
 
@@ -351,7 +352,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
       });
       return finish('lease-lost', true, undefined);
     }
-    await releaseQuietly(cursorStore, lease, log);
+    await releaseQuietly(cursorStore, lease, log, { outcome: 'error', at: now() });
     throw error;
   }
 
@@ -360,7 +361,8 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
     failed: boolean,
     held: Lease | undefined,
   ): Promise<PollOutcome> {
-    if (held && kind !== 'auth-backoff') await releaseQuietly(cursorStore, held, log);
+    if (held && kind !== 'auth-backoff')
+      await releaseQuietly(cursorStore, held, log, { outcome: kind, at: now() });
     const reference = held?.state.lastCaughtUpAt ?? held?.state.createdAt;
     const secondsSinceCaughtUp =
       reference === undefined ? undefined : Math.max(0, Math.round((now() - Date.parse(reference)) / 1000));
@@ -468,9 +470,9 @@ export function maxHighWaterMark(
   return { highWaterMark: stored };
 }
 
-async function releaseQuietly(store: CursorStore, lease: Lease, log: Log): Promise<void> {
+async function releaseQuietly(store: CursorStore, lease: Lease, log: Log, lastRun: LastRun): Promise<void> {
   try {
-    await store.release(lease);
+    await store.release(lease, lastRun);
   } catch (error) {
     // The lease expires on its own; failing to release early only delays the next run.
     log.warn('could not release the feed lease; it will expire on its own', {

@@ -51,8 +51,19 @@ export interface CursorStore {
   commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease>;
   /** Records a 401 run and when the next run may try again (under the lease). */
   recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease>;
-  /** Gives the lease up early; losing it meanwhile is not an error. */
-  release(lease: Lease): Promise<void>;
+  /**
+   * Gives the lease up early, recording how the run ended (`npm run ops -- status` shows it); losing the lease
+   * meanwhile is not an error.
+   */
+  release(lease: Lease, lastRun?: LastRun): Promise<void>;
+}
+
+/** How a run ended, kept on the cursor item when the run gives its lease up. */
+export interface LastRun {
+  /** The poll outcome's kind ('caught-up', 'out-of-time', 'retry-later', …). */
+  outcome: string;
+  /** When the run ended (epoch ms). */
+  at: number;
 }
 
 export interface OrderVersionPublisher {

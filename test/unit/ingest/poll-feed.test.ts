@@ -241,6 +241,15 @@ describe('pollFeed', () => {
     expect(await first.run()).toMatchObject({ kind: 'retry-later', pages: 0 });
   });
 
+  it('records how the run ended on the cursor item as it gives the lease up', async () => {
+    const { deps, clock, run } = setup(threePages);
+
+    await run('run-1', { ...SETTINGS, maxPagesPerRun: 1 });
+    expect(deps.cursorStore.lastRuns.get(FEED)).toEqual({ outcome: 'page-limit', at: clock.now });
+    await run('run-2');
+    expect(deps.cursorStore.lastRuns.get(FEED)).toEqual({ outcome: 'caught-up', at: clock.now });
+  });
+
   it('skips the run without calling the API while another invocation holds the lease', async () => {
     const { deps, run } = setup(threePages);
     await deps.cursorStore.acquire(FEED, 'other', 1_000_000, 120_000);

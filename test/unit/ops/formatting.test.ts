@@ -107,6 +107,7 @@ describe('status', () => {
     const text = renderStatus(report);
 
     expect(text).toContain('eyJrIjoi…IjoxMzB9');
+    // An item written before runs recorded their outcome: only the 401 streak says anything.
     expect(text).toContain('auth-failed');
     expect(text).toContain('1 failed run(s), no call before 2026-05-01T12:05:00.000Z');
     expect(text).toContain('held by req-1 until 2026-05-01T12:00:30.000Z');
