@@ -121,9 +121,11 @@ describe('stack deployed into the emulator', () => {
         'PollerFunctionName',
         'ConsumerFunctionName',
         'PollScheduleRuleName',
+        'FeedPollers',
         'DashboardName',
       ].sort(),
     );
+    expect(JSON.parse(described.FeedPollers ?? '{}')).toEqual({ orders: described.PollerFunctionName });
   });
 
   it('has the orders table keyed by orderId with the salesByVendor index', async () => {

@@ -34,7 +34,7 @@ let summary: LocalSummary;
 beforeAll(async () => {
   moto = await startMoto();
   aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
-  sim = await startSimulator({ token: TOKEN, feed: { seed: 7, orders: 300 } });
+  sim = await startSimulator({ token: TOKEN, feed: { seed: 7, orders: 150 } });
   summary = await runLocal({
     apiUrl: sim.url,
     token: TOKEN,

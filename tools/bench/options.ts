@@ -68,11 +68,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     cpuRounds: quick ? 5 : 21,
     chain: quick
       ? {
-          versions: 2_000,
+          versions: 1_000,
           runBudgetMs: 1_000,
-          shardVersions: 1_200,
-          shardLatencyMs: 1_000,
-          shardRunBudgetMs: 4_000,
+          shardVersions: 600,
+          shardLatencyMs: 400,
+          shardRunBudgetMs: 2_000,
           shardPageSize: 50,
         }
       : {
