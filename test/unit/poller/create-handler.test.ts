@@ -18,28 +18,9 @@ import {
   RecordingPublisher,
   ScriptedPartner,
 } from '../../support/fakes.js';
+import { pollerConfig } from '../../support/poller-config.js';
 
-const config: PollerConfig = {
-  feedId: 'feed-a',
-  cursorTableName: 'cursors',
-  partnerBaseUrl: 'https://partner.example.com',
-  tokenParameterName: '/token',
-  ordersQueueUrl: 'orders',
-  downstreamQueueUrls: {},
-  quarantineBucketName: 'quarantine',
-  pageSize: 10,
-  maxPagesPerRun: 10,
-  enabled: true,
-  maxContinuations: 3,
-  minAgeMinutes: undefined,
-  vendorIds: undefined,
-  orderIds: undefined,
-  arrayQueryEncoding: 'repeat',
-  recoveryLookbackMinutes: undefined,
-  safetyMarginMs: 1_000,
-  leaseGraceMs: 1_000,
-  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
-};
+const config = pollerConfig({ maxContinuations: 3 });
 
 function recordingMetrics() {
   const recorded: Array<[string, number]> = [];

@@ -4,7 +4,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { AuthenticationError } from '../../../functions/core/partner/errors.js';
-import type { PollerConfig } from '../../../functions/poller/config.js';
 import { createPollerHandler } from '../../../functions/poller/create-handler.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder } from '../../fixtures/orders.js';
@@ -15,28 +14,9 @@ import {
   RecordingTracing,
   ScriptedPartner,
 } from '../../support/fakes.js';
+import { pollerConfig } from '../../support/poller-config.js';
 
-const config: PollerConfig = {
-  feedId: 'feed-a',
-  cursorTableName: 'cursors',
-  partnerBaseUrl: 'https://partner.example.com',
-  tokenParameterName: '/token',
-  ordersQueueUrl: 'orders',
-  downstreamQueueUrls: {},
-  quarantineBucketName: 'quarantine',
-  pageSize: 10,
-  maxPagesPerRun: 10,
-  enabled: true,
-  maxContinuations: 0,
-  minAgeMinutes: undefined,
-  vendorIds: undefined,
-  orderIds: undefined,
-  arrayQueryEncoding: 'repeat',
-  recoveryLookbackMinutes: undefined,
-  safetyMarginMs: 1_000,
-  leaseGraceMs: 1_000,
-  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
-};
+const config = pollerConfig();
 
 /** Pages c0 → c1 (last), two orders each; the second holds one record that is quarantined. */
 const twoPages = () =>

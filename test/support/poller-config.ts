@@ -1,0 +1,28 @@
+// A complete poller configuration for handler tests that build the poller with fake ports (no environment to
+// read): small pages, short margins, continuation off unless a test turns it on.
+import type { PollerConfig } from '../../functions/poller/config.js';
+
+export function pollerConfig(overrides: Partial<PollerConfig> = {}): PollerConfig {
+  return {
+    feedId: 'feed-a',
+    cursorTableName: 'cursors',
+    partnerBaseUrl: 'https://partner.example.com',
+    tokenParameterName: '/token',
+    ordersQueueUrl: 'orders',
+    downstreamQueueUrls: {},
+    quarantineBucketName: 'quarantine',
+    pageSize: 10,
+    maxPagesPerRun: 10,
+    enabled: true,
+    maxContinuations: 0,
+    minAgeMinutes: undefined,
+    vendorIds: undefined,
+    orderIds: undefined,
+    arrayQueryEncoding: 'repeat',
+    recoveryLookbackMinutes: undefined,
+    safetyMarginMs: 1_000,
+    leaseGraceMs: 1_000,
+    authBackoff: { initialMs: 60_000, maxMs: 600_000 },
+    ...overrides,
+  };
+}
