@@ -58,7 +58,8 @@ Where things are:
                           queue (overrides the stack's list; required with --repair without a stack)
   --api-url URL           the partner base URL (overrides the stack's)
   --feed-id ID            source.feedId of repair messages (default: the poller's FEED_ID,
-                          else "reconcile")
+                          else "reconcile"); on a stack of several feeds, also whose poller
+                          supplies the partner URL and token (default: the first feed)
   --aws-endpoint URL      an AWS emulator's endpoint: sets AWS_ENDPOINT_URL, plus dummy
                           credentials and region when none are set
 Partner token (never printed; the first one found is used):
@@ -232,7 +233,7 @@ async function resolveTarget(options: CliOptions): Promise<Target> {
       warnings,
     };
   }
-  const stack = await readStack(options.stackName);
+  const stack = await readStack(options.stackName, options.feedId);
   const queueUrls = options.queueUrls.length > 0 ? options.queueUrls : stack.queueUrls;
   // The poller publishes to the queues in its own environment: a repair must reach the same ones.
   for (const url of stack.pollerQueueUrls) {
@@ -254,7 +255,7 @@ async function resolveTarget(options: CliOptions): Promise<Target> {
   };
 }
 
-async function readStack(stackName: string) {
+async function readStack(stackName: string, feedId: string | undefined) {
   const cfn = new CloudFormationClient({});
   const lambda = new LambdaClient({});
   try {
@@ -274,7 +275,9 @@ async function readStack(stackName: string) {
     };
     const ordersTable = required('OrdersTableName');
     const ordersQueueUrl = required('OrdersQueueUrl');
-    const pollerName = required('PollerFunctionName');
+    // A single-feed stack names its poller; a stack of several feeds lists them all (FeedPollers): the
+    // poller of --feed-id, else the first, supplies the partner's URL and token parameter.
+    const pollerName = pollerOf(outputs, feedId) ?? required('PollerFunctionName');
     const downstream = Object.keys(outputs)
       .filter((key) => key.startsWith('DownstreamQueueUrl'))
       .sort()
@@ -300,6 +303,20 @@ async function readStack(stackName: string) {
 }
 
 /** ORDERS_QUEUE_URL and the values of the DOWNSTREAM_QUEUE_URLS JSON map, as far as they parse. */
+/** The poller function of `feedId` (or the first feed) from a multi-feed stack's `FeedPollers` output. */
+function pollerOf(outputs: Record<string, string>, feedId: string | undefined): string | undefined {
+  if (outputs.PollerFunctionName) return outputs.PollerFunctionName;
+  if (!outputs.FeedPollers) return undefined;
+  let pollers: Record<string, string>;
+  try {
+    pollers = JSON.parse(outputs.FeedPollers) as Record<string, string>;
+  } catch {
+    throw new SetupError("the stack's FeedPollers output is not JSON");
+  }
+  if (feedId !== undefined && pollers[feedId] !== undefined) return pollers[feedId];
+  return Object.values(pollers)[0];
+}
+
 function pollerQueueUrls(env: Record<string, string>): string[] {
   const urls = env.ORDERS_QUEUE_URL ? [env.ORDERS_QUEUE_URL] : [];
   try {
