@@ -219,6 +219,9 @@ export const FEED_KEYS = [
 ] as const;
 type FeedKey = (typeof FEED_KEYS)[number];
 
+/** VENDOR_IDS' share of the poller's 4 KB Lambda environment (the other variables take about 1 KB). */
+export const MAX_VENDOR_IDS_CHARACTERS = 2800;
+
 /** At most this many feeds: each is a function, a rule, alarms and a dashboard row (CloudFormation's 500-resource limit). */
 export const MAX_FEEDS = 20;
 
@@ -326,6 +329,16 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
   const feeds = feedsListed
     ? parseFeeds(raw.feeds, values, !isUnset(raw.feedId), issues)
     : [singleFeed(values)];
+  feeds.forEach((feed, index) => {
+    // Lambda refuses a function whose environment exceeds 4 KB: say so at synth, not at deploy time.
+    const length = (feed.vendorIds ?? []).join(',').length;
+    if (length > MAX_VENDOR_IDS_CHARACTERS) {
+      issues.push({
+        key: feedsListed ? `${qualified('feeds')}[${index}].vendorIds` : qualified('vendorIds'),
+        message: `is ${length} characters as the poller's VENDOR_IDS; at most ${MAX_VENDOR_IDS_CHARACTERS} fit in Lambda's 4 KB environment (split the vendors over more feeds)`,
+      });
+    }
+  });
 
   if (issues.length > 0) throw new ConfigError(issues);
   const {

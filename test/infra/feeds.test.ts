@@ -110,6 +110,19 @@ describe('orderFeed.feeds in the configuration', () => {
     expect(issuesOf({ ...REQUIRED_CONFIG, feeds })).toEqual([expect.stringMatching(expected)]);
   });
 
+  it("refuses a vendor list too long for Lambda's 4 KB environment, naming the feed", () => {
+    const vendorIds = Array.from({ length: 300 }, (_, index) => `vendor-${String(index).padStart(4, '0')}`);
+
+    expect(issuesOf({ ...REQUIRED_CONFIG, feeds: [{ id: 'eu' }, { id: 'all', vendorIds }] })).toEqual([
+      expect.stringMatching(
+        /^orderFeed\.feeds\[1\]\.vendorIds: is 3599 characters as the poller's VENDOR_IDS; at most 2800/,
+      ),
+    ]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds })).toEqual([
+      expect.stringMatching(/^orderFeed\.vendorIds: is 3599 characters/),
+    ]);
+  });
+
   it('asks for partnerBaseUrl on the feed when there is no top-level default', () => {
     expect(issuesOf({ tokenParameterName: '/t', feeds: [{ id: 'eu' }] })).toEqual([
       'orderFeed.feeds[0].partnerBaseUrl: is required (set it on the feed, or as orderFeed.partnerBaseUrl for every feed)',
