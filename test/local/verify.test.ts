@@ -5,7 +5,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalAwsClients, parseAwsEndpoint, readDeployment } from '../../tools/local/runtime.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
@@ -23,15 +26,11 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-function verify(args: string[], env: Record<string, string> = {}) {
+function verify(args: string[], env: Record<string, string> = {}, endpoint = moto.endpoint) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', VERIFY, '--aws-endpoint', moto.endpoint, ...args],
-      {
-        env: { ...process.env, ...env },
-      },
-    );
+    const child = spawn(process.execPath, ['--import', 'tsx', VERIFY, '--aws-endpoint', endpoint, ...args], {
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -82,8 +81,47 @@ describe('npm run verify', () => {
     expect(partner.requests.map((request) => request.pathname)).toContain('/test-versioning/v1/orderUpdates');
   });
 
+  it('runs every configured feed: two feeds reading each scenario side by side still pass, each with its own cursor', {
+    timeout: 300_000,
+  }, async () => {
+    // A stack with other feeds needs an emulator of its own (moto cannot update a stack).
+    const ownMoto = await startMoto();
+    try {
+      const result = await verify(
+        ['--feeds', '2', '--scenario', 'test-versioning', '--scenario', 'test-rate-limit'],
+        {},
+        ownMoto.endpoint,
+      );
+
+      expect(result.stdout).toMatch(/test-versioning\s+PASS/);
+      expect(result.stdout).toMatch(/test-rate-limit\s+PASS/);
+      expect(result.code).toBe(0);
+      // Both feeds ran the last scenario to the end, each on its own cursor item.
+      const aws = createLocalAwsClients(parseAwsEndpoint(ownMoto.endpoint));
+      try {
+        const deployment = await readDeployment(aws);
+        expect(deployment.pollers.map((poller) => poller.feedId)).toEqual(['feed-1', 'feed-2']);
+        const { Items = [] } = await aws.dynamo.send(new ScanCommand({ TableName: deployment.cursorTable }));
+        const feeds = Items.map((item) => unmarshall(item)).filter(
+          (item) => !String(item.feedId).includes('#'),
+        );
+        expect(feeds.map((item) => [item.feedId, item.lastRunOutcome]).sort()).toEqual([
+          ['feed-1', 'caught-up'],
+          ['feed-2', 'caught-up'],
+        ]);
+      } finally {
+        aws.destroy();
+      }
+    } finally {
+      await ownMoto.stop();
+    }
+  });
+
   it('prints usage and exits 2 on a bad flag or a test URL without a token', async () => {
     const bad = await verify(['--frobnicate']);
+    const badFeeds = await verify(['--feeds', '9']);
+    expect(badFeeds.code).toBe(2);
+    expect(badFeeds.stderr).toContain('--feeds must be an integer from 1 to 5');
     const noToken = await verify(['--test-base-url', 'https://partner.example/test'], {
       PARTNER_API_TOKEN: '',
     });

@@ -195,7 +195,7 @@ export function checkLocalRunOptions(options: LocalRunOptions): void {
         '--shards splits the built-in generated feed by vendor: not with --api-url or --scenario',
       );
     }
-    if (options.feeds !== undefined) throw new LocalUsageError('give either shards or feeds');
+    if (options.feeds !== undefined) throw new LocalUsageError('--shards and --feeds each choose the feeds: give one of them');
   }
   if (options.orders !== undefined && (!Number.isSafeInteger(options.orders) || options.orders < 1)) {
     throw new LocalUsageError('--orders must be a positive integer');
@@ -282,6 +282,13 @@ export async function readSummary(
     };
   }
   return summary;
+}
+
+export const MAX_OVERLAPPING_FEEDS = 5;
+
+/** `n` feeds `feed-1` … `feed-n`, each reading every vendor (`npm start -- --feeds n`, `npm run verify -- --feeds n`). */
+export function overlappingFeeds(n: number): LocalFeed[] {
+  return Array.from({ length: n }, (_, index) => ({ id: `feed-${index + 1}` }));
 }
 
 /** `n` feeds `shard-1` … `shard-n` over the generated feed's vendors, dealt round-robin. */

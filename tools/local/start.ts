@@ -13,6 +13,8 @@ import {
   DEFAULT_TUNING,
   type LocalRunOptions,
   LocalUsageError,
+  MAX_OVERLAPPING_FEEDS,
+  overlappingFeeds,
   runLocal,
 } from './runtime.js';
 import { createTerminal, formatBanner, formatSummary } from './terminal.js';
@@ -31,6 +33,9 @@ Partner API
   --scenario ID        built-in simulator: serve that spec scenario (e.g. test-versioning)
   --orders N           built-in simulator: orders in the generated feed (default ${DEFAULT_ORDERS})
   --seed S             built-in simulator: seed of the generated feed (default ${DEFAULT_SEED})
+  --feeds N            deploy N feeds (orderFeed.feeds, 1 to 5) that each read every vendor: they overlap,
+                       so every version arrives N times and the version guard keeps one (any partner API;
+                       needs a fresh emulator)
   --shards N           built-in simulator: deploy N feeds (orderFeed.feeds) that split the generated
                        feed's vendors between them, each with its own poller, cursor and lease, run side
                        by side (1 to 5; needs a fresh emulator: moto cannot update a deployed stack)
@@ -100,6 +105,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
       orders: { type: 'string' },
       seed: { type: 'string' },
       shards: { type: 'string' },
+      feeds: { type: 'string' },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -131,6 +137,13 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (seed !== undefined) options.seed = seed;
   const shards = integerFlag('shards', values.shards);
   if (shards !== undefined) options.shards = shards;
+  const feeds = integerFlag('feeds', values.feeds);
+  if (feeds !== undefined) {
+    if (feeds < 1 || feeds > MAX_OVERLAPPING_FEEDS) {
+      throw new LocalUsageError(`--feeds must be an integer from 1 to ${MAX_OVERLAPPING_FEEDS}`);
+    }
+    options.feeds = overlappingFeeds(feeds);
+  }
   return { options, summaryJson: values['summary-json'], help: values.help ?? false };
 }
 

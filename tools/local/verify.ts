@@ -28,12 +28,17 @@ scenario. Exit 0 only when all pass.
   --token-file PATH     file holding the test token (or env PARTNER_API_TOKEN); required with
                         --test-base-url. The token is never printed.
   --scenario ID         run only this scenario (repeatable)
+  --feeds N             deploy N feeds (orderFeed.feeds) that each read the whole scenario, run side by side
+                        by local mode: the checks must hold with every version arriving N times (1 to 5;
+                        with --aws-endpoint, an emulator without the stack or with the same feeds)
   --aws-endpoint URL    reuse a running AWS emulator (e.g. moto_server); omitted: one is started
   --json PATH           also write the results as JSON
   --help                this text
 `;
 
 interface Options {
+  /** Feeds to deploy (local mode's --feeds); undefined: the single feed. */
+  feeds: number | undefined;
   testBaseUrl: string | undefined;
   token: string | undefined;
   scenarios: string[];
@@ -52,6 +57,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       'test-base-url': { type: 'string' },
       'token-file': { type: 'string' },
       scenario: { type: 'string', multiple: true },
+      feeds: { type: 'string' },
       'aws-endpoint': { type: 'string' },
       json: { type: 'string' },
       help: { type: 'boolean' },
@@ -73,7 +79,15 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values['test-base-url'] && !token) {
     throw new UsageError('--test-base-url needs a test token: set PARTNER_API_TOKEN or pass --token-file');
   }
+  let feeds: number | undefined;
+  if (values.feeds !== undefined) {
+    feeds = Number(values.feeds);
+    if (!/^\d+$/.test(values.feeds) || feeds < 1 || feeds > 5) {
+      throw new UsageError(`--feeds must be an integer from 1 to 5 (got "${values.feeds}")`);
+    }
+  }
   return {
+    feeds,
     testBaseUrl: values['test-base-url']?.replace(/\/+$/, ''),
     token,
     scenarios,
@@ -97,9 +111,11 @@ async function runScenario(
   token: string,
   endpoint: string,
   workDir: string,
+  feeds: number | undefined,
 ): Promise<ScenarioRun> {
   const summaryPath = join(workDir, `summary-${randomBytes(4).toString('hex')}.json`);
   const args = ['--import', 'tsx', START, '--aws-endpoint', endpoint, '--api-url', apiUrl, '--reset-data'];
+  if (feeds !== undefined) args.push('--feeds', String(feeds));
   const exitCode = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, [...args, '--summary-json', summaryPath], {
       env: { ...process.env, PARTNER_API_TOKEN: token },
@@ -194,7 +210,7 @@ async function main(): Promise<number> {
     const results: Result[] = [];
     for (const scenario of options.scenarios) {
       const started = Date.now();
-      const run = await runScenario(`${baseUrl}/${scenario}`, token, endpoint, workDir);
+      const run = await runScenario(`${baseUrl}/${scenario}`, token, endpoint, workDir, options.feeds);
       const problems = SCENARIO_CHECKS[scenario]?.check(run) ?? ['no check for this scenario'];
       const result = {
         scenario,
