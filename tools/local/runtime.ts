@@ -195,7 +195,8 @@ export function checkLocalRunOptions(options: LocalRunOptions): void {
         '--shards splits the built-in generated feed by vendor: not with --api-url or --scenario',
       );
     }
-    if (options.feeds !== undefined) throw new LocalUsageError('--shards and --feeds each choose the feeds: give one of them');
+    if (options.feeds !== undefined)
+      throw new LocalUsageError('--shards and --feeds each choose the feeds: give one of them');
   }
   if (options.orders !== undefined && (!Number.isSafeInteger(options.orders) || options.orders < 1)) {
     throw new LocalUsageError('--orders must be a positive integer');
