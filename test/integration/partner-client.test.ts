@@ -134,6 +134,15 @@ describe('successful calls', () => {
     expect(server.requests[0]?.url).toBe('/test-scenario/v1/orders/42');
   });
 
+  it('fetches a 64-bit id beyond 2^53 by its exact digits (a bigint)', async () => {
+    const { client } = harness();
+    server.script({ status: 200, body: { id: 1 } });
+
+    await client.getOrder(2n ** 63n - 1n, within());
+
+    expect(server.requests[0]?.url).toBe('/test-scenario/v1/orders/9223372036854775807');
+  });
+
   it('asks the token provider before every attempt, so a rotated token is used on the retry', async () => {
     const tokens = [TOKEN, `${TOKEN}-rotated`];
     const { client } = harness({ token: async () => tokens.shift() ?? 'none' });
@@ -552,10 +561,11 @@ describe('client-side validation', () => {
   });
 
   it.each([
-    [2 ** 53, /cannot be represented exactly/],
+    [2 ** 53, /pass an int64 id beyond that as a bigint/],
     [-1, /non-negative integer/],
     [1.5, /non-negative integer/],
-  ])('refuses order id %d for getOrder', async (id, message) => {
+    [2n ** 63n, /non-negative int64/],
+  ])('refuses order id %s for getOrder', async (id, message) => {
     const { client } = harness();
     const err = await rejectionOf(client.getOrder(id, within()));
     expect(err).toBeInstanceOf(InvalidArgumentError);

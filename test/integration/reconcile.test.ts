@@ -4,6 +4,7 @@
 
 import { execFile } from 'node:child_process';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSqsClient } from '../../functions/core/adapters/aws-clients.js';
@@ -116,7 +117,7 @@ async function expectedResults(): Promise<Map<number, ResultKind>> {
   return results;
 }
 
-function resultsOf(report: ReconcileReport): Map<number, ResultKind> {
+function resultsOf(report: ReconcileReport): Map<Int64, ResultKind> {
   return new Map(report.orders.map((entry) => [entry.id, entry.result]));
 }
 
@@ -146,7 +147,7 @@ describe('reconcileOrders against the simulator and moto', () => {
     expect(report.counts['in-sync']).toBeGreaterThan(0);
     expect(report.unresolved).toBe(report.counts.behind + report.counts.missing);
     const behind = report.orders.find((entry) => entry.result === 'behind');
-    expect(behind?.partnerVersion).toBe(expected.orders.get(behind?.id ?? -1)?.version);
+    expect(behind?.partnerVersion).toBe(expected.orders.get(Number(behind?.id ?? -1))?.version);
     expect(await tableVersions()).toEqual(before);
     expect(await queueDepth(resources.ordersQueueUrl)).toBe(0);
     expect(await queueDepth(resources.downstreamQueueUrl)).toBe(0);
@@ -205,6 +206,29 @@ describe('reconcileOrders against the simulator and moto', () => {
     expect(new Map([...versions].map(([id, v]) => [id, v.version]))).toEqual(
       new Map([...table].map(([id, item]) => [id, item.version])),
     );
+  });
+
+  it('samples and reads a 64-bit id beyond 2^53 exactly, apart from its rounding neighbour', async () => {
+    const big = 2n ** 62n + 7n;
+    for (const [id, version] of [
+      [big, 3],
+      [big + 1n, 9],
+    ] as const) {
+      await aws.dynamo.send(
+        new PutItemCommand({
+          TableName: resources.ordersTable,
+          Item: { orderId: { N: String(id) }, version: { N: String(version) }, status: { S: 'accepted' } },
+        }),
+      );
+    }
+    const stored = new DynamoStoredOrders(aws.dynamo, resources.ordersTable);
+
+    const sampled = await stored.sampleIds(10);
+    const versions = await stored.getVersions([big, big + 1n]);
+
+    expect(sampled).toEqual(expect.arrayContaining([big, big + 1n]));
+    expect(versions.get(big)?.version).toBe(3);
+    expect(versions.get(big + 1n)?.version).toBe(9);
   });
 });
 

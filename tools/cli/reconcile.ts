@@ -17,6 +17,7 @@ import {
 import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { runCorrelationId } from '../../functions/core/contract/order-version-message.js';
+import { type Int64, int64FromText, isInt64, stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { createPartnerAgent } from '../../functions/core/partner/agent.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { isBearerTokenShape } from '../../functions/core/partner/token-shape.js';
@@ -91,7 +92,7 @@ class SetupError extends Error {
 
 export interface CliOptions {
   /** Undefined: sample. */
-  ids: number[] | undefined;
+  ids: Int64[] | undefined;
   sample: number;
   repair: boolean;
   json: boolean;
@@ -185,16 +186,16 @@ function integerFlag(flag: string, raw: string, min: number, max: number): numbe
   return value;
 }
 
-function parseIds(raw: string): number[] {
+function parseIds(raw: string): Int64[] {
   const parts = raw
     .split(',')
     .map((part) => part.trim())
     .filter((part) => part !== '');
   if (parts.length === 0) throw new UsageError('--ids needs at least one order id');
   return parts.map((part) => {
-    const id = Number(part);
-    if (!/^\d+$/.test(part) || !Number.isSafeInteger(id)) {
-      throw new UsageError(`--ids: "${part}" is not an order id (a non-negative integer up to 2^53 - 1)`);
+    const id = /^\d+$/.test(part) ? int64FromText(part) : undefined;
+    if (id === undefined || !isInt64(id)) {
+      throw new UsageError(`--ids: "${part}" is not an order id (a non-negative int64, up to 2^63 - 1)`);
     }
     return id;
   });
@@ -474,7 +475,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
 
 function print(io: CliIo, options: CliOptions, report: ReconcileReport, aborted?: string): void {
   if (options.json) {
-    io.stdout(`${JSON.stringify(aborted === undefined ? report : { ...report, aborted }, null, 2)}\n`);
+    // Exact: ids and versions beyond 2^53 are written as the partner's digits.
+    io.stdout(`${stringifyJsonExact(aborted === undefined ? report : { ...report, aborted }, 2)}\n`);
     return;
   }
   if (report.orders.length > 0) io.stdout(`${renderTable(report)}\n\n`);

@@ -10,7 +10,7 @@ import {
   type KeysAndAttributes,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isInt64 } from '../model/int64.js';
+import { type Int64, int64FromText, isInt64 } from '../model/int64.js';
 import type { StoredOrders, StoredVersion } from '../reconcile/reconcile-orders.js';
 import { unmarshallExact } from './exact-item.js';
 import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
@@ -56,16 +56,17 @@ export class DynamoStoredOrders implements StoredOrders {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
-  async getVersions(ids: readonly number[]): Promise<Map<number, StoredVersion>> {
+  async getVersions(ids: readonly Int64[]): Promise<Map<Int64, StoredVersion>> {
+    // Canonical int64s (a number when safe, else a bigint) are equal as Set and Map keys exactly when equal.
     const distinct = [...new Set(ids)];
-    const found = new Map<number, StoredVersion>();
+    const found = new Map<Int64, StoredVersion>();
     for (let start = 0; start < distinct.length; start += MAX_KEYS_PER_BATCH) {
       await this.readChunk(distinct.slice(start, start + MAX_KEYS_PER_BATCH), found);
     }
     return found;
   }
 
-  private async readChunk(ids: number[], found: Map<number, StoredVersion>): Promise<void> {
+  private async readChunk(ids: Int64[], found: Map<Int64, StoredVersion>): Promise<void> {
     let pending: KeysAndAttributes | undefined = {
       Keys: ids.map((id) => ({ [KEY]: { N: String(id) } })),
       // `status` is a DynamoDB reserved word; `version` and `orderId` are not.
@@ -83,8 +84,8 @@ export class DynamoStoredOrders implements StoredOrders {
       );
       for (const raw of output.Responses?.[this.tableName] ?? []) {
         const item = unmarshallExact(raw);
-        const id = Number(item[KEY]);
-        if (isInt64(item.version)) {
+        const id = item[KEY];
+        if (isInt64(id) && isInt64(item.version)) {
           found.set(id, {
             version: item.version,
             status: typeof item.status === 'string' ? item.status : '',
@@ -101,9 +102,9 @@ export class DynamoStoredOrders implements StoredOrders {
    * segment (wrapping around), so each run looks at a different stretch of the table at the cost of a
    * plain Scan of `limit` keys. Scan order is the order of the keys' hashes, unrelated to id or age.
    */
-  async sampleIds(limit: number): Promise<number[]> {
+  async sampleIds(limit: number): Promise<Int64[]> {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
-    const ids: number[] = [];
+    const ids: Int64[] = [];
     const first = Math.floor(this.random() * this.sampleSegments) % this.sampleSegments;
     for (let step = 0; step < this.sampleSegments && ids.length < limit; step++) {
       const segment = (first + step) % this.sampleSegments;
@@ -119,10 +120,10 @@ export class DynamoStoredOrders implements StoredOrders {
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),
           }),
         );
-        // Reconciliation asks the partner by id as a safe integer; a 64-bit id beyond 2^53 is not sampled.
+        // Exact: a 64-bit id beyond 2^53 is a bigint (model/int64.ts), asked for as it is.
         for (const raw of output.Items ?? []) {
-          const id = Number(raw[KEY]?.N);
-          if (Number.isSafeInteger(id)) ids.push(id);
+          const text = raw[KEY]?.N;
+          if (text !== undefined && /^\d+$/.test(text)) ids.push(int64FromText(text));
         }
         startKey = output.LastEvaluatedKey;
       } while (startKey && ids.length < limit);

@@ -98,18 +98,20 @@ export function parseJsonExact(text: string): unknown {
   );
 }
 
-/** JSON.stringify that writes bigints as exact JSON numbers (digits, no quotes). */
-export function stringifyJsonExact(value: unknown): string {
+/** JSON.stringify that writes bigints as exact JSON numbers (digits, no quotes); `space` as JSON.stringify's. */
+export function stringifyJsonExact(value: unknown, space?: number): string {
   // The hot path: without a bigint, plain JSON.stringify (a replacer function would slow every value down).
   try {
-    return JSON.stringify(value);
+    return JSON.stringify(value, null, space);
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
   }
   const tag = newTag();
   const MARK = markOf(tag);
-  const text = JSON.stringify(value, (_key, item) =>
-    typeof item === 'bigint' ? MARK + item.toString() : item,
+  const text = JSON.stringify(
+    value,
+    (_key, item) => (typeof item === 'bigint' ? MARK + item.toString() : item),
+    space,
   );
   // JSON.stringify writes the mark's NUL as the six characters \u0000.
   return text.replace(new RegExp(`"\\\\u0000int64-${tag}:(-?\\d+)"`, 'g'), '$1');

@@ -14,6 +14,7 @@
 // copied into plain causes so no request object, header or socket is reachable from an error.
 
 import type { Dispatcher } from 'undici';
+import type { Int64 } from '../model/int64.js';
 import { DEFAULT_TIMEOUTS, defaultPartnerDispatcher, type PartnerClientTimeouts } from './agent.js';
 import { InvalidArgumentError } from './errors.js';
 import { interpret, interpretPage } from './interpret.js';
@@ -135,7 +136,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
 
   return {
     getOrderUpdates,
-    async getOrder(id: number, callOptions: CallOptions): Promise<unknown> {
+    async getOrder(id: Int64, callOptions: CallOptions): Promise<unknown> {
       const orderId = checkOrderId('order id', id);
       const path = `${ordersPath}/${orderId}`;
       const label = `GET ${path}`;

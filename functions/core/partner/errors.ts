@@ -1,6 +1,7 @@
 // Typed errors of the partner API client, in undici's style: a stable machine `code`, plus what the
 // caller needs to act (status, the server's message, how long to wait). No error ever carries the token
 // or a request header: messages are built from the method, the path and the server's `message` only.
+import type { Int64 } from '../model/int64.js';
 
 export type PartnerErrorCode =
   | 'ERR_PARTNER_AUTH'
@@ -40,8 +41,8 @@ export class CursorExpiredError extends PartnerApiError {
 
 /** 404 on GET /v1/orders/{id}. */
 export class OrderNotFoundError extends PartnerApiError {
-  readonly orderId: number;
-  constructor(orderId: number, serverMessage?: string) {
+  readonly orderId: Int64;
+  constructor(orderId: Int64, serverMessage?: string) {
     super('ERR_PARTNER_NOT_FOUND', `order ${orderId} not found${serverMessage ? `: ${serverMessage}` : ''}`, {
       statusCode: 404,
     });

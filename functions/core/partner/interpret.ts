@@ -2,7 +2,7 @@
 // 200 → a Page or an Order (checked for shape only; records stay raw for parseOrder); 401, 400, 404
 // and the rest → typed errors. Pure: a status, headers and a body in, a value or an error out.
 
-import { parseJsonExact } from '../model/int64.js';
+import { type Int64, parseJsonExact } from '../model/int64.js';
 import {
   AuthenticationError,
   BadRequestError,
@@ -24,7 +24,7 @@ export type Resource =
       /** A 404 `pageId not found` means an expired cursor only when a cursor was sent. */
       sentPageId: boolean;
     }
-  | { kind: 'order'; label: string; orderId: number };
+  | { kind: 'order'; label: string; orderId: Int64 };
 
 /** The `message` of an Error body, cut and with the token redacted; undefined when there is none. */
 function serverMessage(body: Buffer, token: string): string | undefined {

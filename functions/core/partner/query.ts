@@ -1,6 +1,7 @@
 // Client-side validation and encoding of request inputs. Values the API would refuse are caught here
 // with a message naming the parameter, before any request (and any token) leaves the process.
 
+import { type Int64, isInt64 } from '../model/int64.js';
 import { InvalidArgumentError } from './errors.js';
 import type { OrderUpdatesQuery } from './types.js';
 
@@ -29,13 +30,20 @@ function checkIntegerInRange(name: string, value: unknown, range: { min: number;
  * Order ids are int64 on the wire, but a JS number is exact only up to 2^53 - 1: a larger id would be
  * silently rounded to a different order, so it is refused rather than sent.
  */
-export function checkOrderId(name: string, value: unknown): number {
+export function checkOrderId(name: string, value: unknown): Int64 {
+  if (typeof value === 'bigint') {
+    // int64 ids beyond 2^53 travel as bigints (the canonical form, model/int64.ts).
+    if (value < 0n || !isInt64(value)) {
+      throw new InvalidArgumentError(`${name} must be a non-negative int64 (got ${String(value)})`);
+    }
+    return value;
+  }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new InvalidArgumentError(`${name} must be a non-negative integer (got ${String(value)})`);
   }
   if (!Number.isSafeInteger(value)) {
     throw new InvalidArgumentError(
-      `${name} ${String(value)} exceeds Number.MAX_SAFE_INTEGER (2^53 - 1): int64 ids beyond that cannot be represented exactly in a JS number`,
+      `${name} ${String(value)} exceeds Number.MAX_SAFE_INTEGER (2^53 - 1) as a number, so it is not exact: pass an int64 id beyond that as a bigint`,
     );
   }
   return value;

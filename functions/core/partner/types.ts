@@ -1,4 +1,5 @@
 // The partner API's wire shapes that the client deals in, and the client's port.
+import type { Int64 } from '../model/int64.js';
 
 export interface OrderUpdatesQuery {
   /** Opaque cursor from a previous page; sent unmodified (only URL-encoded). Omitted: earliest page. */
@@ -50,5 +51,5 @@ export interface RetryEvent {
 export interface PartnerApi {
   getOrderUpdates(query: OrderUpdatesQuery, options: CallOptions): Promise<RawPage>;
   /** The current state of one order, raw (validate with parseOrder). */
-  getOrder(id: number, options: CallOptions): Promise<unknown>;
+  getOrder(id: Int64, options: CallOptions): Promise<unknown>;
 }

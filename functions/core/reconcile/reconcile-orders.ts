@@ -25,7 +25,7 @@ import {
   SQS_MAX_MESSAGE_BYTES,
 } from '../contract/order-version-message.js';
 import type { OrderVersionPublisher } from '../ingest/ports.js';
-import type { Int64 } from '../model/int64.js';
+import { type Int64, isInt64 } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
 import type { Finding, Order } from '../model/types.js';
 import {
@@ -45,9 +45,9 @@ export interface StoredVersion {
 /** Read-only view of the orders table. */
 export interface StoredOrders {
   /** Stored version and status of each id that has an item; ids without an item are absent. */
-  getVersions(ids: readonly number[]): Promise<Map<number, StoredVersion>>;
+  getVersions(ids: readonly Int64[]): Promise<Map<Int64, StoredVersion>>;
   /** Up to `limit` order ids from the table (see the adapter for how they are chosen). */
-  sampleIds(limit: number): Promise<number[]>;
+  sampleIds(limit: number): Promise<Int64[]>;
 }
 
 export const RESULT_KINDS = [
@@ -67,14 +67,15 @@ export const RESULT_KINDS = [
  * - `ahead`: the table holds a higher version than the partner serves now (report only).
  * - `missing`: the partner has the order, the table does not (repairable).
  * - `not-found`: 404, the partner does not know the id (report only; nothing is deleted).
- * - `invalid-id`: 400 (with the server's message), or an id that is not a safe non-negative integer.
+ * - `invalid-id`: 400 (with the server's message), or an id that is not a non-negative int64.
  * - `invalid-record`: the partner's record fails parseOrder (or is a different order).
  * - `error`: anything else (rate limit or 5xx beyond the deadline, network, malformed body).
  */
 export type ResultKind = (typeof RESULT_KINDS)[number];
 
 export interface ReconciledOrder {
-  id: number;
+  /** int64, in canonical form (a bigint beyond 2^53). */
+  id: Int64;
   result: ResultKind;
   storedVersion?: Int64;
   storedStatus?: string;
@@ -101,7 +102,7 @@ export interface ReconcileReport {
 }
 
 export interface ReconcileRequest {
-  ids: readonly number[];
+  ids: readonly Int64[];
   /** Publish the partner's version of `behind` and `missing` orders. Default false. */
   repair?: boolean;
   /** `source.feedId` of repair messages (the poller's FEED_ID, so subscribers see one feed). */
@@ -220,14 +221,14 @@ export async function reconcileOrders(
 
 async function fetchPartnerState(
   deps: ReconcileDeps,
-  id: number,
+  id: Int64,
   callTimeoutMs: number,
 ): Promise<PartnerAnswer> {
   // Refused here rather than by the client, whose InvalidArgumentError can also mean a bad token.
-  if (!Number.isSafeInteger(id) || id < 0) {
+  if (!isInt64(id) || id < 0) {
     return {
       kind: 'result',
-      entry: { id, result: 'invalid-id', detail: 'not sent: not a non-negative integer up to 2^53 - 1' },
+      entry: { id, result: 'invalid-id', detail: 'not sent: not a non-negative int64' },
     };
   }
   let raw: unknown;
@@ -270,7 +271,7 @@ async function fetchPartnerState(
   return { kind: 'order', order: parsed.order, findings: parsed.findings };
 }
 
-function compare(id: number, order: Order, stored: StoredVersion | undefined): ReconciledOrder {
+function compare(id: Int64, order: Order, stored: StoredVersion | undefined): ReconciledOrder {
   const entry: ReconciledOrder = {
     id,
     result: 'in-sync',
@@ -334,9 +335,9 @@ function describe(error: unknown): string {
  * task answers `auth`, no further task starts (the ones in flight finish).
  */
 async function mapBounded(
-  items: readonly number[],
+  items: readonly Int64[],
   limit: number,
-  task: (item: number) => Promise<PartnerAnswer>,
+  task: (item: Int64) => Promise<PartnerAnswer>,
 ): Promise<Array<PartnerAnswer | undefined>> {
   const results: Array<PartnerAnswer | undefined> = new Array(items.length);
   let next = 0;

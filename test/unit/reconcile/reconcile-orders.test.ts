@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrderVersionMessage } from '../../../functions/core/apply/order-version-message.js';
+import type { Int64 } from '../../../functions/core/model/int64.js';
 import {
   AuthenticationError,
   BadRequestError,
@@ -23,11 +24,11 @@ const NOW = 1_714_600_000_000;
 
 /** The partner's answer per id: a raw record, or an error to throw. Unknown ids answer 404. */
 class FakePartner implements PartnerApi {
-  readonly calls: Array<{ id: number; deadline: number }> = [];
+  readonly calls: Array<{ id: Int64; deadline: number }> = [];
   inFlight = 0;
   maxInFlight = 0;
   constructor(
-    private readonly answers: Map<number, unknown>,
+    private readonly answers: Map<Int64, unknown>,
     private readonly journal: string[] = [],
   ) {}
 
@@ -35,7 +36,7 @@ class FakePartner implements PartnerApi {
     throw new Error('not used by reconciliation');
   }
 
-  async getOrder(id: number, options: CallOptions): Promise<unknown> {
+  async getOrder(id: Int64, options: CallOptions): Promise<unknown> {
     this.calls.push({ id, deadline: options.deadline });
     this.journal.push(`getOrder ${id}`);
     this.inFlight += 1;
@@ -51,13 +52,13 @@ class FakePartner implements PartnerApi {
 }
 
 class FakeStoredOrders implements StoredOrders {
-  readonly reads: number[][] = [];
+  readonly reads: Int64[][] = [];
   constructor(
-    readonly items: Map<number, StoredVersion>,
+    readonly items: Map<Int64, StoredVersion>,
     private readonly journal: string[] = [],
   ) {}
 
-  async getVersions(ids: readonly number[]): Promise<Map<number, StoredVersion>> {
+  async getVersions(ids: readonly Int64[]): Promise<Map<Int64, StoredVersion>> {
     this.reads.push([...ids]);
     this.journal.push(`getVersions ${ids.join(',')}`);
     return new Map(
@@ -65,12 +66,12 @@ class FakeStoredOrders implements StoredOrders {
     );
   }
 
-  async sampleIds(limit: number): Promise<number[]> {
+  async sampleIds(limit: number): Promise<Int64[]> {
     return [...this.items.keys()].slice(0, limit);
   }
 }
 
-function setup(answers: Array<[number, unknown]>, stored: Array<[number, StoredVersion]>) {
+function setup(answers: Array<[Int64, unknown]>, stored: Array<[Int64, StoredVersion]>) {
   const journal: string[] = [];
   const partner = new FakePartner(new Map(answers), journal);
   const storedOrders = new FakeStoredOrders(new Map(stored), journal);
@@ -278,9 +279,43 @@ describe('reconcileOrders', () => {
 
   it('refuses ids that cannot be sent exactly, without calling the partner', async () => {
     const { deps, partner } = setup([], []);
-    const report = await reconcileOrders(deps, { ids: [-1, 2 ** 53, 1.5], feedId: 'orders' });
-    expect(report.orders.map((entry) => entry.result)).toEqual(['invalid-id', 'invalid-id', 'invalid-id']);
+    const report = await reconcileOrders(deps, {
+      ids: [-1, 2 ** 53, 1.5, 2n ** 63n, -5n],
+      feedId: 'orders',
+    });
+    expect(report.orders.map((entry) => entry.result)).toEqual([
+      'invalid-id',
+      'invalid-id',
+      'invalid-id',
+      'invalid-id',
+      'invalid-id',
+    ]);
     expect(partner.calls).toEqual([]);
+  });
+
+  it('reconciles 64-bit ids beyond 2^53 exactly, and repairs one with its exact id', async () => {
+    const big = 2n ** 62n + 7n;
+    const neighbour = big + 1n; // the same double as `big`: a rounded id would mix the two up
+    const { deps, partner, publisher } = setup(
+      [
+        [big, { ...sampleOrder({ id: 1, version: 5 }), id: big }],
+        [neighbour, { ...sampleOrder({ id: 1, version: 2 }), id: neighbour }],
+      ],
+      [
+        [big, { version: 4, status: 'accepted' }],
+        [neighbour, { version: 2, status: 'accepted' }],
+      ],
+    );
+
+    const report = await reconcileOrders(deps, { ids: [big, neighbour], feedId: 'orders', repair: true });
+
+    expect(partner.calls.map((call) => call.id)).toEqual([big, neighbour]);
+    expect(report.orders.map((entry) => [entry.id, entry.result])).toEqual([
+      [big, 'behind'],
+      [neighbour, 'in-sync'],
+    ]);
+    const repaired = publisher.published.map((message) => parseOrderVersionMessage(message.body));
+    expect(repaired.map((message) => message.order.id)).toEqual([big]);
   });
 
   it('treats a record for another order id, or a malformed body, as not comparable', async () => {
