@@ -453,15 +453,9 @@ function parseFeeds(
 /** One value of one feed, checked by its setting's rule; undefined (and an issue) when it fails. */
 function checkFeedValue(setting: Setting, given: unknown, key: string, issues: ConfigIssue[]): unknown {
   if (isUnset(given)) return undefined;
-  let verdict: ReturnType<typeof checkValue>;
-  try {
-    verdict = checkValue(setting, fromContext(setting, given));
-  } catch (error) {
-    verdict = { ok: false, message: error instanceof Error ? error.message : String(error) };
-  }
+  const verdict = checkGiven(setting, given);
   if (verdict.ok) return verdict.value;
-  const got = setting.redact ? '' : ` (got ${describe(given)})`;
-  issues.push({ key, message: `${reason(setting, verdict.message)}${got}` });
+  issues.push({ key, message: verdict.message });
   return undefined;
 }
 
@@ -506,7 +500,14 @@ function readKey(
     };
   }
   if (unset && setting.presence === 'optional') return { ok: true, value: undefined };
-  const value = unset ? setting.default : given;
+  return checkGiven(setting, unset ? setting.default : given);
+}
+
+/** A value as given in context, checked by its setting's rule; the message in this surface's words. */
+function checkGiven(
+  setting: Setting,
+  value: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
   let verdict: ReturnType<typeof checkValue>;
   try {
     verdict = checkValue(setting, fromContext(setting, value));

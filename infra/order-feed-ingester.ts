@@ -91,7 +91,11 @@ export class OrderFeedIngester extends Construct {
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       config,
-      pollers: this.feedPollers.map(({ feed, poller }) => ({ feedId: feed.id, function: poller.function })),
+      pollers: this.feedPollers.map(({ feed, poller }) => ({
+        feedId: feed.id,
+        enabled: feed.enabled,
+        function: poller.function,
+      })),
       consumer: this.consumer.function,
       queues: this.queues,
     });

@@ -1,5 +1,5 @@
 // A deployed stack read back through CloudFormation and Lambda: its outputs and its functions'
-// configuration as deployed. Shared by local mode (local/deployment.ts) and the reconcile CLI.
+// configuration as deployed. Shared by local mode (local/deployment.ts), the reconcile CLI and `npm run ops`.
 import { type CloudFormationClient, DescribeStacksCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 
@@ -25,6 +25,34 @@ export function stackOutputs(stack: Stack | undefined): Record<string, string> {
   }
   return outputs;
 }
+
+/**
+ * Feed id → poller function name, from the stack's `FeedPollers` output (JSON; every stack since feeds
+ * exist has it); `{}` when absent. Throws an Error naming the problem when it is not such a JSON object.
+ */
+export function feedPollersOf(outputs: Record<string, string>): Record<string, string> {
+  const raw = outputs.FeedPollers;
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw new Error(
+      `the stack's FeedPollers output is not JSON: ${error instanceof Error ? error.message : error}`,
+    );
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error('the stack\'s FeedPollers output is not a JSON object { "<feedId>": "<function>" }');
+  }
+  const pollers: Record<string, string> = {};
+  for (const [feedId, name] of Object.entries(parsed)) {
+    if (typeof name === 'string' && FEED_ID.test(feedId)) pollers[feedId] = name;
+  }
+  return pollers;
+}
+
+/** A feed id as the configuration accepts it (functions/core/config/settings.ts, `feedId`). */
+const FEED_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export interface FunctionDeployment {
   name: string;

@@ -30,6 +30,8 @@ const PERIOD = Duration.minutes(5);
 
 export interface MonitoredPoller {
   readonly feedId: string;
+  /** A switched-off feed reports nothing by design: no lag alarm. */
+  readonly enabled: boolean;
   readonly function: IFunction;
 }
 
@@ -122,9 +124,8 @@ export class Monitoring extends Construct {
     // poller is not running at all, which is the same failure: 2 bad periods out of 3 alarm (one late tick
     // does not). A disabled feed reports nothing by design, so it gets no lag alarm.
     const lagPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
-    for (const { feedId } of props.pollers) {
-      const feed = config.feeds.find((candidate) => candidate.id === feedId);
-      if (feed?.enabled === false) continue;
+    for (const { feedId, enabled } of props.pollers) {
+      if (!enabled) continue;
       const suffix = config.feedsListed ? feedIdSuffix(feedId) : '';
       this.track(
         new Alarm(this, `FeedLagAlarm${suffix}`, {

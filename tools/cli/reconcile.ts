@@ -28,7 +28,7 @@ import {
   reconcileOrders,
 } from '../../functions/core/reconcile/reconcile-orders.js';
 import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
-import { describeStack, readFunction, stackOutputs } from '../stack.js';
+import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
 
 export { EXIT_USAGE } from '../cli-args.js';
 
@@ -307,12 +307,11 @@ async function readStack(stackName: string, feedId: string | undefined) {
 /** The poller function of `feedId` (or the first feed) from a multi-feed stack's `FeedPollers` output. */
 function pollerOf(outputs: Record<string, string>, feedId: string | undefined): string | undefined {
   if (outputs.PollerFunctionName) return outputs.PollerFunctionName;
-  if (!outputs.FeedPollers) return undefined;
   let pollers: Record<string, string>;
   try {
-    pollers = JSON.parse(outputs.FeedPollers) as Record<string, string>;
-  } catch {
-    throw new SetupError("the stack's FeedPollers output is not JSON");
+    pollers = feedPollersOf(outputs);
+  } catch (error) {
+    throw new SetupError(messageOf(error));
   }
   if (feedId !== undefined && pollers[feedId] !== undefined) return pollers[feedId];
   return Object.values(pollers)[0];

@@ -16,6 +16,7 @@ import type { LocalFeed } from '../deploy-local.js';
 import {
   describeStack as describeStackWith,
   type FunctionDeployment,
+  feedPollersOf,
   readFunction,
   stackOutputs,
 } from '../stack.js';
@@ -228,7 +229,7 @@ export async function readDeployment(
   };
   const [pollers, consumer] = await Promise.all([
     Promise.all(
-      Object.values(feedPollers(outputs, stackName)).map(async (name) => {
+      pollerNames(outputs, stackName).map(async (name) => {
         const fn = await readFunction(aws.lambda, name);
         return { feedId: fn.environment.FEED_ID ?? '', function: fn };
       }),
@@ -297,15 +298,14 @@ export async function readDeployment(
   };
 }
 
-/** Feed id → poller function name: the `FeedPollers` output (JSON); older stacks: their one poller. */
-function feedPollers(outputs: Record<string, string>, stackName: string): Record<string, string> {
-  if (outputs.FeedPollers !== undefined) {
-    const map = JSON.parse(outputs.FeedPollers) as Record<string, string>;
-    if (Object.keys(map).length > 0) return map;
+/** Every feed's poller function: the `FeedPollers` output; a stack from before feeds: its one poller. */
+function pollerNames(outputs: Record<string, string>, stackName: string): string[] {
+  const names = Object.values(feedPollersOf(outputs));
+  if (names.length > 0) return names;
+  if (outputs.PollerFunctionName === undefined) {
+    throw new DeploymentError(`stack ${stackName} has no output FeedPollers`);
   }
-  const single = outputs.PollerFunctionName;
-  if (single === undefined) throw new DeploymentError(`stack ${stackName} has no output FeedPollers`);
-  return { '': single };
+  return [outputs.PollerFunctionName];
 }
 
 function parseRedrivePolicy(

@@ -5,7 +5,7 @@
 // multi-feed one.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
-import { describeStack, readFunction, stackOutputs } from '../stack.js';
+import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
 import { FEED_ID_PATTERN } from './args.js';
 import type { OpsAws } from './aws.js';
 import { OpsError } from './errors.js';
@@ -112,24 +112,13 @@ export function targetFromOutputs(
   };
 }
 
-/** The `FeedPollers` output of a multi-feed stack, when present and well-formed. */
+/** The `FeedPollers` output of a multi-feed stack, when present and well-formed (tools/stack.ts). */
 export function declaredPollers(outputs: Record<string, string>): Record<string, string> {
-  const raw = outputs.FeedPollers;
-  if (raw === undefined) return {};
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
+    return feedPollersOf(outputs);
   } catch (error) {
-    throw new OpsError(`the stack's FeedPollers output is not JSON: ${messageOf(error)}`);
+    throw new OpsError(messageOf(error));
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new OpsError('the stack\'s FeedPollers output is not a JSON object { "<feedId>": "<function>" }');
-  }
-  const pollers: Record<string, string> = {};
-  for (const [feedId, name] of Object.entries(parsed)) {
-    if (typeof name === 'string' && FEED_ID_PATTERN.test(feedId)) pollers[feedId] = name;
-  }
-  return pollers;
 }
 
 function subscriberNames(pollerEnv: Record<string, string>): Record<string, string> {

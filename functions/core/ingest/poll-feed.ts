@@ -154,7 +154,6 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
       authFailures: lease.state.authFailures,
       nextAttemptAt: new Date(notBefore).toISOString(),
     });
-    await cursorStore.release(lease, { outcome: 'auth-backoff', at: now() });
     return finish('auth-backoff', false, lease);
   }
 
@@ -361,8 +360,7 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
     failed: boolean,
     held: Lease | undefined,
   ): Promise<PollOutcome> {
-    if (held && kind !== 'auth-backoff')
-      await releaseQuietly(cursorStore, held, log, { outcome: kind, at: now() });
+    if (held) await releaseQuietly(cursorStore, held, log, { outcome: kind, at: now() });
     const reference = held?.state.lastCaughtUpAt ?? held?.state.createdAt;
     const secondsSinceCaughtUp =
       reference === undefined ? undefined : Math.max(0, Math.round((now() - Date.parse(reference)) / 1000));
