@@ -258,7 +258,7 @@ describe("the poller's undici", () => {
     expect(Agent).toBe(undici.Agent);
   });
 
-  it("holds undici's Agent and none of its fetch, WebSocket, cache, mock or public entry", async () => {
+  it("holds undici's Agent and request() and none of its other Dispatcher APIs, fetch, WebSocket, cache, mock or public entry", async () => {
     const { metafile } = await bundle(POLLER_ENTRY, 'poller');
 
     const undici = Object.keys(metafile.inputs)
@@ -268,7 +268,7 @@ describe("the poller's undici", () => {
     expect(undici).toContain('lib/api/api-request.js');
     expect(
       undici.filter((input) =>
-        /^(index\.js|lib\/(web\/(fetch\/index|websocket|eventsource|cache)|cache|mock|interceptor)\/?)/.test(
+        /^(index\.js|lib\/(api\/(index|api-stream|api-pipeline|api-upgrade|api-connect)\.js|web\/(fetch\/index|websocket|eventsource|cache)|cache|mock|interceptor)\/?)/.test(
           input,
         ),
       ),

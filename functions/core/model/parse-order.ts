@@ -50,7 +50,7 @@
 // zod/mini: the same validation core as 'zod' with a functional API that esbuild can tree-shake; the
 // classic `z` namespace pulls the whole library (about 450 KB) into the bundle and its load into every
 // cold start.
-import * as z from 'zod/mini';
+import type * as z from 'zod/mini';
 import {
   COLLECTORS,
   DELIVERY_PROVIDERS,
@@ -60,182 +60,17 @@ import {
   readCleanOrder,
 } from './clean-order.js';
 import { checkConsistency } from './consistency.js';
-import { type Int64, isInt64 } from './int64.js';
-import { formatUtcIso, TIMESTAMP_EXPECTED, timestampToEpochMs } from './timestamps.js';
+import { isInt64 } from './int64.js';
+import {
+  describeInput,
+  MISSING,
+  type ObjectKeys,
+  type OrderSchema,
+  orderSchema,
+  PARSE_OPTIONS,
+} from './order-schema.js';
 import type { Finding, Order, ParseResult } from './types.js';
-import { ORDER_STATUSES } from './types.js';
 import { replaceLoneSurrogates } from './well-formed.js';
-
-// ---------------------------------------------------------------------------------------------
-// Messages
-// ---------------------------------------------------------------------------------------------
-
-const MISSING = 'missing required field';
-// A JSON number the body parser left as a number although it is beyond 2^53: written in float notation
-// (1e20), so its digits were never exact. Integer literals beyond 2^53 arrive as bigints and are accepted.
-const UNSAFE_INTEGER =
-  'expected an integer literal: a number beyond 2^53 in float notation cannot be represented exactly';
-const CURRENCY_EXPECTED = 'expected a 3-letter uppercase ISO 4217 currency code';
-
-function describeInput(input: unknown): string {
-  if (input === null) return 'null';
-  if (Array.isArray(input)) return 'array';
-  if (typeof input === 'number' && !Number.isInteger(input)) return 'non-integer number';
-  return typeof input;
-}
-
-/** Per-parse zod error map: short, stable messages that never quote customer data. */
-const errorMap: z.core.$ZodErrorMap = (issue) => {
-  switch (issue.code) {
-    case 'invalid_type':
-      if (issue.input === undefined) return MISSING;
-      // Every number in these schemas is an integer (z.int() reports a non-number as `number`).
-      if (issue.expected === 'int' || issue.expected === 'number') {
-        return typeof issue.input === 'number'
-          ? 'expected integer'
-          : `expected integer, received ${describeInput(issue.input)}`;
-      }
-      return `expected ${issue.expected}, received ${describeInput(issue.input)}`;
-    case 'invalid_union':
-      // Only the timestamp schema is a union.
-      return issue.input === undefined ? MISSING : TIMESTAMP_EXPECTED;
-    case 'too_big':
-    case 'too_small':
-      if (issue.origin === 'int' && issue.note !== undefined) return UNSAFE_INTEGER;
-      return issue.code === 'too_big'
-        ? `expected at most ${issue.maximum}`
-        : `expected at least ${issue.minimum}`;
-    case 'invalid_value':
-      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    default:
-      return undefined;
-  }
-};
-
-const PARSE_OPTIONS = { error: errorMap } as const;
-
-// ---------------------------------------------------------------------------------------------
-// Timestamps
-// ---------------------------------------------------------------------------------------------
-
-/** zod transform: epoch ms or offset ISO string -> `toISOString()` form; a custom issue otherwise. */
-function normaliseTimestamp(value: number | string, ctx: z.core.ParsePayload): string {
-  const ms = timestampToEpochMs(value);
-  if (typeof ms === 'string') {
-    ctx.issues.push({ code: 'custom', message: ms, input: value });
-    return z.NEVER;
-  }
-  return formatUtcIso(ms);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Schemas (built once)
-// ---------------------------------------------------------------------------------------------
-
-const CURRENCY_CODE = /^[A-Z]{3}$/;
-
-const timestamp = z.pipe(z.union([z.number(), z.string()]), z.transform(normaliseTimestamp));
-const optionalTimestamp = z.nullish(timestamp);
-
-/**
- * An int64 (the spec's ids, versions and amounts): a safe-integer number, or a bigint within int64 (the body
- * parser turns integers beyond 2^53 into bigints, int64.ts). Messages never quote the value.
- */
-function int64Schema(minimum?: number) {
-  return z.custom<Int64>((value) => isInt64(value) && (minimum === undefined || value >= minimum), {
-    error: (issue) => {
-      const input = issue.input;
-      if (input === undefined) return MISSING;
-      if (typeof input === 'number') {
-        if (!Number.isInteger(input)) return 'expected integer';
-        if (!Number.isSafeInteger(input)) return UNSAFE_INTEGER;
-        return `expected at least ${minimum}`;
-      }
-      if (typeof input === 'bigint') {
-        return isInt64(input) ? `expected at least ${minimum}` : 'expected an int64 (-2^63 to 2^63-1)';
-      }
-      return `expected integer, received ${describeInput(input)}`;
-    },
-  });
-}
-
-const moneySchema = z.object({
-  amount: int64Schema(),
-  currency: z.string().check(z.regex(CURRENCY_CODE, { error: CURRENCY_EXPECTED })),
-});
-const optionalMoney = z.nullish(moneySchema);
-const count = z.int().check(z.minimum(0));
-const idList = z.array(z.string());
-
-const selectedOptionSchema = z.object({
-  name: z.string(),
-  optionPrice: optionalMoney,
-});
-
-const optionCategorySchema = z.object({
-  name: z.string(),
-  selectedOptions: z.array(selectedOptionSchema),
-});
-
-const substitutionDetailsSchema = z.object({
-  substitutedBy: z.nullish(idList),
-  substitutedFor: z.nullish(idList),
-});
-
-const priceAdjustmentDetailsSchema = z.object({
-  relatedPriceAdjustment: z.nullish(z.string()),
-  itemsAdjusted: z.nullish(idList),
-});
-
-const itemSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  ageRestricted: z.nullish(z.boolean()),
-  barcode: z.nullish(z.string()),
-  vendorReference: z.nullish(z.string()),
-  type: z.string(),
-  optionCategories: z.nullish(z.array(optionCategorySchema)),
-  quantityOrdered: count,
-  quantityFulfilled: count,
-  price: moneySchema,
-  total: moneySchema,
-  substitutionDetails: z.nullish(substitutionDetailsSchema),
-  priceAdjustmentDetails: z.nullish(priceAdjustmentDetailsSchema),
-});
-
-const paymentSchema = z.object({
-  type: z.string(),
-  collectedBy: z.string(),
-  payment: moneySchema,
-});
-
-const statusSchema = z.enum(ORDER_STATUSES, {
-  error: (issue) =>
-    issue.code === 'invalid_value' && typeof issue.input === 'string'
-      ? `unknown status ${JSON.stringify(issue.input.length > 64 ? `${issue.input.slice(0, 64)}…` : issue.input)}`
-      : undefined,
-});
-
-const orderSchema = z.object({
-  id: int64Schema(0),
-  version: int64Schema(0),
-  latestVersion: z.boolean(),
-  vendorId: z.string(),
-  status: statusSchema,
-  type: z.string(),
-  placedAt: timestamp,
-  acceptedAt: optionalTimestamp,
-  cancelledAt: optionalTimestamp,
-  dispatchedAt: optionalTimestamp,
-  deliveredAt: optionalTimestamp,
-  returnedAt: optionalTimestamp,
-  deliveryFee: optionalMoney,
-  serviceFee: moneySchema,
-  total: moneySchema,
-  items: z.array(itemSchema),
-  customerPayments: z.array(paymentSchema),
-  deliveryProvider: z.nullish(z.string()),
-});
 
 // ---------------------------------------------------------------------------------------------
 // Normalisation walk (unknown fields, null optionals, unknown enum values)
@@ -243,29 +78,7 @@ const orderSchema = z.object({
 
 type JsonObject = Record<string, unknown>;
 
-interface ObjectKeys {
-  /** Every key the schema knows. */
-  known: ReadonlySet<string>;
-  /** Optional keys, whose explicit `null` means absent. */
-  optional: readonly string[];
-}
-
-function keysOf(schema: z.ZodMiniObject): ObjectKeys {
-  const entries = Object.entries(schema.shape);
-  return {
-    known: new Set(entries.map(([key]) => key)),
-    optional: entries.filter(([, field]) => field instanceof z.ZodMiniOptional).map(([key]) => key),
-  };
-}
-
-const ORDER_KEYS = keysOf(orderSchema);
-const ITEM_KEYS = keysOf(itemSchema);
-const PAYMENT_KEYS = keysOf(paymentSchema);
-const MONEY_KEYS = keysOf(moneySchema);
-const OPTION_CATEGORY_KEYS = keysOf(optionCategorySchema);
-const SELECTED_OPTION_KEYS = keysOf(selectedOptionSchema);
-const SUBSTITUTION_KEYS = keysOf(substitutionDetailsSchema);
-const PRICE_ADJUSTMENT_KEYS = keysOf(priceAdjustmentDetailsSchema);
+type Keys = OrderSchema['keys'];
 
 /**
  * Records unknown keys of `raw` (zod already stripped them from `out`) and removes `null` optionals
@@ -292,17 +105,17 @@ function checkEnum(value: string, known: ReadonlySet<string>, path: string, find
 }
 
 /** Money has no optional keys, so only the raw side is looked at: for unknown keys. */
-function tidyMoney(raw: unknown, path: string, findings: Finding[]): void {
+function tidyMoney(raw: unknown, keys: Keys, path: string, findings: Finding[]): void {
   for (const key in raw as JsonObject) {
-    if (!MONEY_KEYS.known.has(key)) findings.push({ code: 'unknown-field', detail: `${path}.${key}` });
+    if (!keys.money.known.has(key)) findings.push({ code: 'unknown-field', detail: `${path}.${key}` });
   }
 }
 
-function tidyItem(raw: JsonObject, out: JsonObject, path: string, findings: Finding[]): void {
-  tidyObject(raw, out, ITEM_KEYS, `${path}.`, findings);
+function tidyItem(raw: JsonObject, out: JsonObject, keys: Keys, path: string, findings: Finding[]): void {
+  tidyObject(raw, out, keys.item, `${path}.`, findings);
   checkEnum(out.type as string, ITEM_TYPES, `${path}.type`, findings);
-  tidyMoney(raw.price, `${path}.price`, findings);
-  tidyMoney(raw.total, `${path}.total`, findings);
+  tidyMoney(raw.price, keys, `${path}.price`, findings);
+  tidyMoney(raw.total, keys, `${path}.total`, findings);
   const categories = out.optionCategories as JsonObject[] | undefined;
   if (categories !== undefined) {
     const rawCategories = raw.optionCategories as JsonObject[];
@@ -310,16 +123,16 @@ function tidyItem(raw: JsonObject, out: JsonObject, path: string, findings: Find
       const category = categories[c] as JsonObject;
       const rawCategory = rawCategories[c] as JsonObject;
       const categoryPath = `${path}.optionCategories[${c}]`;
-      tidyObject(rawCategory, category, OPTION_CATEGORY_KEYS, `${categoryPath}.`, findings);
+      tidyObject(rawCategory, category, keys.optionCategory, `${categoryPath}.`, findings);
       const options = category.selectedOptions as JsonObject[];
       const rawOptions = rawCategory.selectedOptions as JsonObject[];
       for (let o = 0; o < options.length; o++) {
         const option = options[o] as JsonObject;
         const rawOption = rawOptions[o] as JsonObject;
         const optionPath = `${categoryPath}.selectedOptions[${o}]`;
-        tidyObject(rawOption, option, SELECTED_OPTION_KEYS, `${optionPath}.`, findings);
+        tidyObject(rawOption, option, keys.selectedOption, `${optionPath}.`, findings);
         if (option.optionPrice !== undefined) {
-          tidyMoney(rawOption.optionPrice, `${optionPath}.optionPrice`, findings);
+          tidyMoney(rawOption.optionPrice, keys, `${optionPath}.optionPrice`, findings);
         }
       }
     }
@@ -329,7 +142,7 @@ function tidyItem(raw: JsonObject, out: JsonObject, path: string, findings: Find
     tidyObject(
       raw.substitutionDetails as JsonObject,
       substitution,
-      SUBSTITUTION_KEYS,
+      keys.substitution,
       `${path}.substitutionDetails.`,
       findings,
     );
@@ -339,7 +152,7 @@ function tidyItem(raw: JsonObject, out: JsonObject, path: string, findings: Find
     tidyObject(
       raw.priceAdjustmentDetails as JsonObject,
       adjustment,
-      PRICE_ADJUSTMENT_KEYS,
+      keys.priceAdjustment,
       `${path}.priceAdjustmentDetails.`,
       findings,
     );
@@ -347,19 +160,19 @@ function tidyItem(raw: JsonObject, out: JsonObject, path: string, findings: Find
 }
 
 /** The normalisation walk over the raw record and zod's output side by side (same structure). */
-function tidyOrder(raw: JsonObject, out: JsonObject, findings: Finding[]): void {
-  tidyObject(raw, out, ORDER_KEYS, '', findings);
+function tidyOrder(raw: JsonObject, out: JsonObject, keys: Keys, findings: Finding[]): void {
+  tidyObject(raw, out, keys.order, '', findings);
   checkEnum(out.type as string, ORDER_TYPES, 'type', findings);
   if (out.deliveryProvider !== undefined) {
     checkEnum(out.deliveryProvider as string, DELIVERY_PROVIDERS, 'deliveryProvider', findings);
   }
-  if (out.deliveryFee !== undefined) tidyMoney(raw.deliveryFee, 'deliveryFee', findings);
-  tidyMoney(raw.serviceFee, 'serviceFee', findings);
-  tidyMoney(raw.total, 'total', findings);
+  if (out.deliveryFee !== undefined) tidyMoney(raw.deliveryFee, keys, 'deliveryFee', findings);
+  tidyMoney(raw.serviceFee, keys, 'serviceFee', findings);
+  tidyMoney(raw.total, keys, 'total', findings);
   const items = out.items as JsonObject[];
   const rawItems = raw.items as JsonObject[];
   for (let i = 0; i < items.length; i++) {
-    tidyItem(rawItems[i] as JsonObject, items[i] as JsonObject, `items[${i}]`, findings);
+    tidyItem(rawItems[i] as JsonObject, items[i] as JsonObject, keys, `items[${i}]`, findings);
   }
   const payments = out.customerPayments as JsonObject[];
   const rawPayments = raw.customerPayments as JsonObject[];
@@ -367,10 +180,10 @@ function tidyOrder(raw: JsonObject, out: JsonObject, findings: Finding[]): void 
     const payment = payments[p] as JsonObject;
     const rawPayment = rawPayments[p] as JsonObject;
     const path = `customerPayments[${p}]`;
-    tidyObject(rawPayment, payment, PAYMENT_KEYS, `${path}.`, findings);
+    tidyObject(rawPayment, payment, keys.payment, `${path}.`, findings);
     checkEnum(payment.type as string, PAYMENT_TYPES, `${path}.type`, findings);
     checkEnum(payment.collectedBy as string, COLLECTORS, `${path}.collectedBy`, findings);
-    tidyMoney(rawPayment.payment, `${path}.payment`, findings);
+    tidyMoney(rawPayment.payment, keys, `${path}.payment`, findings);
   }
 }
 
@@ -430,10 +243,11 @@ export function parseOrder(raw: unknown): ParseResult {
  * drift. parseOrder's fast path must give the same answer; exported for the test that checks it.
  */
 export function parseOrderWithZod(raw: unknown): ParseResult {
-  const parsed = orderSchema.safeParse(raw, PARSE_OPTIONS);
+  const schema = orderSchema();
+  const parsed = schema.order.safeParse(raw, PARSE_OPTIONS);
   if (!parsed.success) return rejection(raw, parsed.error.issues);
   const findings: Finding[] = [];
-  tidyOrder(raw as JsonObject, parsed.data, findings);
+  tidyOrder(raw as JsonObject, parsed.data, schema.keys, findings);
   // After the walk no optional key holds null, which is the one way zod's output differs from Order.
   const order = parsed.data as Order;
   const consistency = checkConsistency(order);

@@ -8,7 +8,7 @@ declare module 'undici/lib/dispatcher/dispatcher.js' {
   const Dispatcher: typeof import('undici').Dispatcher;
   export default Dispatcher;
 }
-declare module 'undici/lib/api/index.js' {
-  const api: Pick<import('undici').Dispatcher, 'request' | 'stream' | 'pipeline' | 'upgrade' | 'connect'>;
-  export default api;
+declare module 'undici/lib/api/api-request.js' {
+  const request: import('undici').Dispatcher['request'];
+  export default request;
 }
