@@ -1,15 +1,24 @@
 // Section 5: each function's deployment bundle (esbuild, built the way infra/constructs/ingester-function.ts
 // has CDK build it) against a bare bundle that only constructs the same AWS SDK clients with the same
-// factories: size on disk, and module initialisation time in a fresh `node` process (the time to
-// `import()` the bundle, i.e. Lambda's Init phase minus the runtime's own start), median of N runs.
-import { spawn } from 'node:child_process';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+// factories: size on disk, and module initialisation in a fresh `node` process (the `import()` of the
+// bundle, i.e. Lambda's Init phase minus the runtime's own start), measured two ways:
+// - wall time, the fastest of N imports of each (alternating): on this shared VM the speed of a whole run
+//   jumps between two levels for seconds at a time, which only ever adds time, so medians of separately
+//   collected runs mix the levels (the medians stay in the details);
+// - the instructions the import executes, counted by valgrind (callgrind) in `node --single-threaded`, less
+//   those of importing an empty module: steady to about 0.5 % from run to run, so a change of 2 % shows,
+//   where wall time needs many runs to show 10 %. Skipped when valgrind is not installed.
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type BuildOptions, build } from 'esbuild';
+import { promisify } from 'node:util';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
+import { pollerInitParts } from './cold-start-parts.js';
 import { median } from './measure.js';
 import { figure, type Section } from './report.js';
 
@@ -67,16 +76,17 @@ export const client = createDynamoDbClient();
 export const handler = async () => client.config.region;`,
 } as const;
 
-interface Bundle {
+export interface Bundle {
   file: string;
   bytes: number;
   mapBytes: number;
 }
 
-async function bundle(
+export async function bundle(
   outDir: string,
   name: string,
   source: { entry: string } | { contents: string },
+  plugins: Plugin[] = [],
 ): Promise<Bundle> {
   const file = path.join(outDir, name, 'index.mjs');
   await mkdir(path.dirname(file), { recursive: true });
@@ -88,6 +98,7 @@ async function bundle(
           stdin: { contents: source.contents, resolveDir: REPO_ROOT, sourcefile: `${name}.ts`, loader: 'ts' },
         }),
     outfile: file,
+    plugins,
   });
   // IngesterFunction's afterBundling hook (infra/bundling/trim-source-map.ts) does the same.
   const mapFile = `${file}.map`;
@@ -161,33 +172,129 @@ async function initTimes(
   return { handlerRuns, bareRuns };
 }
 
-export async function coldStartSection(outDir: string, runs: number): Promise<Section> {
+export async function valgrindInstalled(): Promise<boolean> {
+  try {
+    await promisify(execFile)('valgrind', ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function emptyModule(outDir: string): Promise<string> {
+  const file = path.join(outDir, 'empty', 'index.mjs');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, 'export const handler = async () => undefined;\n');
+  return file;
+}
+
+/**
+ * Instructions executed by a fresh `node --single-threaded --enable-source-maps` that imports `file` and
+ * exits (callgrind's total). One thread, so no background compiler or collector thread makes the count
+ * depend on timing.
+ */
+export async function instructionsToImport(file: string): Promise<number> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bench-callgrind-'));
+  try {
+    const out = path.join(dir, 'callgrind.out');
+    await promisify(execFile)(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        `--callgrind-out-file=${out}`,
+        process.execPath,
+        '--single-threaded',
+        '--enable-source-maps',
+        '--input-type=module',
+        '-e',
+        'await import(process.argv[1]);',
+        pathToFileURL(file).href,
+      ],
+      { env: { PATH: process.env.PATH ?? '', ...DUMMY_ENV }, maxBuffer: 16 * 1024 * 1024 },
+    );
+    const totals = /^(?:summary|totals): (\d+)/m.exec(await readFile(out, 'utf8'));
+    if (!totals?.[1]) throw new Error(`callgrind wrote no total for ${file}`);
+    return Number(totals[1]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `parts`: also break the poller's init down by part, in instructions (cold-start-parts.ts; about a minute
+ * more, and only with valgrind).
+ */
+export async function coldStartSection(
+  outDir: string,
+  runs: number,
+  options: { parts: boolean } = { parts: false },
+): Promise<Section> {
   const functions = [
     { name: 'poller', entry: POLLER_ENTRY, bare: BARE_SOURCES.poller, clients: 'DynamoDB, SQS, S3, SSM' },
     { name: 'consumer', entry: CONSUMER_ENTRY, bare: BARE_SOURCES.consumer, clients: 'DynamoDB' },
   ] as const;
   const figures = [];
   const details: Record<string, unknown> = { runs, outDir, esbuild: LAMBDA_ESBUILD_OPTIONS };
+  const emptyImport = (await valgrindInstalled())
+    ? await instructionsToImport(await emptyModule(outDir))
+    : undefined;
+  details.emptyImportInstructions = emptyImport ?? 'not counted: valgrind is not installed';
+  /** Instructions of each import above the empty module's (the process start they share). */
+  const importInstructionsOf = async (handler: Bundle, bare: Bundle) => {
+    const [handlerTotal, bareTotal] = await Promise.all([
+      instructionsToImport(handler.file),
+      instructionsToImport(bare.file),
+    ]);
+    const empty = emptyImport ?? 0;
+    return { handler: handlerTotal - empty, bare: bareTotal - empty };
+  };
   for (const fn of functions) {
     const handler = await bundle(outDir, fn.name, { entry: fn.entry });
     const bare = await bundle(outDir, `${fn.name}-bare`, { contents: fn.bare });
     const times = await initTimes(handler.file, bare.file, runs);
+    const instructions = emptyImport === undefined ? undefined : await importInstructionsOf(handler, bare);
     figures.push(
       figure(`${fn.name} bundle size`, 'KB', handler.bytes / 1024, bare.bytes / 1024),
       figure(
-        `${fn.name} module init (median)`,
+        `${fn.name} module init (fastest of ${runs})`,
         'ms',
-        median(times.handlerRuns.map((run) => run.wallMs)),
-        median(times.bareRuns.map((run) => run.wallMs)),
+        Math.min(...times.handlerRuns.map((run) => run.wallMs)),
+        Math.min(...times.bareRuns.map((run) => run.wallMs)),
         1.3,
       ),
+      ...(instructions === undefined
+        ? []
+        : [
+            figure(
+              `${fn.name} module init, instructions`,
+              'M instr',
+              instructions.handler / 1e6,
+              instructions.bare / 1e6,
+              1.3,
+            ),
+          ]),
     );
+    if (fn.name === 'poller' && options.parts && instructions !== undefined && emptyImport !== undefined) {
+      const parts = await pollerInitParts(
+        outDir,
+        handler,
+        instructions.handler,
+        instructions.bare,
+        emptyImport,
+      );
+      figures.push(...parts.figures);
+      details.pollerInitParts = parts.details;
+    }
     details[fn.name] = {
       bundleBytes: handler.bytes,
       bareBundleBytes: bare.bytes,
       sourceMapBytes: handler.mapBytes,
       bareSourceMapBytes: bare.mapBytes,
       bareClients: fn.clients,
+      initMedianMs: median(times.handlerRuns.map((run) => run.wallMs)),
+      bareInitMedianMs: median(times.bareRuns.map((run) => run.wallMs)),
+      importInstructions: instructions?.handler,
+      bareImportInstructions: instructions?.bare,
       initMs: times.handlerRuns.map((run) => run.wallMs),
       bareInitMs: times.bareRuns.map((run) => run.wallMs),
       initCpuMs: times.handlerRuns.map((run) => run.cpuMs),

@@ -83,7 +83,9 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     progress('2/7 consumer CPU');
     const consumerCpu = await consumerCpuSection(feed, options.cpuRounds);
     progress('5/7 cold start (bundling, fresh node processes)');
-    const coldStart = await coldStartSection(path.resolve('.local/bench/bundles'), options.coldStartRuns);
+    const coldStart = await coldStartSection(path.resolve('.local/bench/bundles'), options.coldStartRuns, {
+      parts: !options.quick,
+    });
 
     progress('6/7 emulator ceiling');
     moto = await startMoto();
