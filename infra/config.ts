@@ -219,8 +219,22 @@ export const FEED_KEYS = [
 ] as const;
 type FeedKey = (typeof FEED_KEYS)[number];
 
-/** VENDOR_IDS' share of the poller's 4 KB Lambda environment (the other variables take about 1 KB). */
+/**
+ * The share of the poller's 4 KB Lambda environment left to the two variables that grow with the
+ * configuration, VENDOR_IDS and DOWNSTREAM_QUEUE_URLS (the others take about 1 KB together).
+ */
 export const MAX_VENDOR_IDS_CHARACTERS = 2800;
+
+/**
+ * The longest an SQS queue URL gets: `https://sqs.` + region + `.amazonaws.com` (`.com.cn` in China) + `/` +
+ * account + `/` + the queue name CloudFormation generates (at most 80 characters).
+ */
+const MAX_QUEUE_URL_CHARACTERS = 140;
+
+/** The most DOWNSTREAM_QUEUE_URLS can hold for these subscribers: `"name":"url",` each, URLs at their longest. */
+export function downstreamQueueUrlsCharacters(subscribers: readonly string[]): number {
+  return subscribers.reduce((total, name) => total + name.length + 6 + MAX_QUEUE_URL_CHARACTERS, 0);
+}
 
 /** At most this many feeds: each is a function, a rule, alarms and a dashboard row (CloudFormation's 500-resource limit). */
 export const MAX_FEEDS = 20;
@@ -329,16 +343,27 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
   const feeds = feedsListed
     ? parseFeeds(raw.feeds, values, !isUnset(raw.feedId), issues)
     : [singleFeed(values)];
-  feeds.forEach((feed, index) => {
-    // Lambda refuses a function whose environment exceeds 4 KB: say so at synth, not at deploy time.
-    const length = (feed.vendorIds ?? []).join(',').length;
-    if (length > MAX_VENDOR_IDS_CHARACTERS) {
-      issues.push({
-        key: feedsListed ? `${qualified('feeds')}[${index}].vendorIds` : qualified('vendorIds'),
-        message: `is ${length} characters as the poller's VENDOR_IDS; at most ${MAX_VENDOR_IDS_CHARACTERS} fit in Lambda's 4 KB environment (split the vendors over more feeds)`,
-      });
-    }
-  });
+  // Lambda refuses a function whose environment exceeds 4 KB: say so at synth, not at deploy time. Every
+  // poller carries the downstream queue URLs; each feed's own vendor list shares the rest.
+  const subscribers = config.downstreamSubscribers ?? [];
+  const queueUrls = downstreamQueueUrlsCharacters(subscribers);
+  if (queueUrls > MAX_VENDOR_IDS_CHARACTERS) {
+    issues.push({
+      key: qualified('downstreamSubscribers'),
+      message: `has ${subscribers.length} subscribers, whose queue URLs take up to ${queueUrls} characters of the poller's DOWNSTREAM_QUEUE_URLS; at most ${MAX_VENDOR_IDS_CHARACTERS} fit in Lambda's 4 KB environment (give subscribers shorter names, or fan out from one queue with SNS or EventBridge)`,
+    });
+  } else {
+    const room = MAX_VENDOR_IDS_CHARACTERS - queueUrls;
+    feeds.forEach((feed, index) => {
+      const length = (feed.vendorIds ?? []).join(',').length;
+      if (length > room) {
+        issues.push({
+          key: feedsListed ? `${qualified('feeds')}[${index}].vendorIds` : qualified('vendorIds'),
+          message: `is ${length} characters as the poller's VENDOR_IDS; at most ${room} fit in Lambda's 4 KB environment${subscribers.length > 0 ? ` beside the ${subscribers.length} downstream queue URLs` : ''} (split the vendors over more feeds)`,
+        });
+      }
+    });
+  }
 
   if (issues.length > 0) throw new ConfigError(issues);
   const {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, MAX_FEEDS, parseConfig } from '../../infra/config.js';
+import { ConfigError, downstreamQueueUrlsCharacters, MAX_FEEDS, parseConfig } from '../../infra/config.js';
 import { FEEDS_CONFIG, REQUIRED_CONFIG, synthStack } from './synth.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -120,6 +120,32 @@ describe('orderFeed.feeds in the configuration', () => {
     ]);
     expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds })).toEqual([
       expect.stringMatching(/^orderFeed\.vendorIds: is 3599 characters/),
+    ]);
+  });
+
+  it('leaves the vendor list less room beside the downstream queue URLs every poller carries', () => {
+    // 200 vendors: 2399 characters, which fit alone (2800) but not beside three subscribers' URLs.
+    const vendorIds = Array.from({ length: 200 }, (_, index) => `vendor-${String(index).padStart(4, '0')}`);
+    const downstreamSubscribers = ['analytics', 'billing', 'search'];
+    const room = 2800 - downstreamQueueUrlsCharacters(downstreamSubscribers);
+
+    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds })).toEqual([]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds, downstreamSubscribers })).toEqual([
+      `orderFeed.vendorIds: is 2399 characters as the poller's VENDOR_IDS; at most ${room} fit in Lambda's 4 KB environment beside the 3 downstream queue URLs (split the vendors over more feeds)`,
+    ]);
+  });
+
+  it("refuses more downstream subscribers than the poller's environment can carry the queue URLs of", () => {
+    const name = (index: number) => `subscriber-${String(index).padStart(2, '0')}-${'x'.repeat(26)}`;
+    const fits = Array.from({ length: 15 }, (_, index) => name(index));
+    const tooMany = Array.from({ length: 16 }, (_, index) => name(index));
+
+    expect(downstreamQueueUrlsCharacters(fits)).toBeLessThanOrEqual(2800);
+    expect(issuesOf({ ...REQUIRED_CONFIG, downstreamSubscribers: fits })).toEqual([]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, downstreamSubscribers: tooMany })).toEqual([
+      expect.stringMatching(
+        /^orderFeed\.downstreamSubscribers: has 16 subscribers, whose queue URLs take up to 2976 characters/,
+      ),
     ]);
   });
 
