@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_NAME } from '../../infra/app.js';
@@ -289,6 +290,19 @@ describe('npm start', () => {
     // The restart resumed: the killed run had stored part of the feed already.
     expect(storedBeforeRestart.length).toBeGreaterThan(0);
   }, 240_000);
+
+  it('--reset-data empties the quarantine bucket, records moved to retried/ by a quarantine retry included', async () => {
+    const deployment = await deployedStack();
+    const bucket = deployment.quarantineBucket;
+    for (const key of ['quarantine/orders/2026/run-1/0.json', 'retried/orders/2026/run-1/1.json']) {
+      await aws.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: '{}' }));
+    }
+
+    await resetData(aws, deployment);
+
+    const listed = await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    expect(listed.Contents ?? []).toEqual([]);
+  });
 
   it('takes over at once a feed lease left by a local process that no longer exists, but waits out a live one', async () => {
     const deployment = await deployedStack();

@@ -40,12 +40,13 @@ export async function queueDepth(aws: LocalAwsClients, queueUrl: string): Promis
   return { visible, inFlight, delayed, total: visible + inFlight + delayed };
 }
 
-export async function quarantinedKeys(aws: LocalAwsClients, bucket: string): Promise<string[]> {
+export function quarantinedKeys(aws: LocalAwsClients, bucket: string): Promise<string[]> {
+  return keysUnder(aws, bucket, QUARANTINE_PREFIX);
+}
+
+async function keysUnder(aws: LocalAwsClients, bucket: string, prefix: string): Promise<string[]> {
   const keys: string[] = [];
-  for await (const page of paginateListObjectsV2(
-    { client: aws.s3 },
-    { Bucket: bucket, Prefix: QUARANTINE_PREFIX },
-  )) {
+  for await (const page of paginateListObjectsV2({ client: aws.s3 }, { Bucket: bucket, Prefix: prefix })) {
     for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
   }
   return keys.sort();
@@ -88,8 +89,9 @@ export async function readDataWithOrders(
 }
 
 /**
- * Empties the orders and cursor tables, purges every queue of the stack and deletes the quarantined
- * objects. Only for an emulator: on AWS this would be data loss, so callers check `endpoint.loopback`.
+ * Empties the orders and cursor tables, purges every queue of the stack and empties the quarantine bucket
+ * (the quarantined records and those `npm run ops -- quarantine retry` moved to `retried/`). Only for an
+ * emulator: on AWS this would be data loss, so callers check `endpoint.loopback`.
  */
 export async function resetData(aws: LocalAwsClients, deployment: Deployment): Promise<void> {
   if (!aws.endpoint.loopback)
@@ -100,7 +102,7 @@ export async function resetData(aws: LocalAwsClients, deployment: Deployment): P
     ...[deployment.queueUrl, deployment.deadLetterQueueUrl, ...deployment.downstreamQueueUrls].map((url) =>
       aws.sqs.send(new PurgeQueueCommand({ QueueUrl: url })),
     ),
-    deleteQuarantined(aws, deployment.quarantineBucket),
+    emptyBucket(aws, deployment.quarantineBucket),
   ]);
 }
 
@@ -122,8 +124,8 @@ async function emptyTable(aws: LocalAwsClients, table: string, key: string): Pro
   }
 }
 
-async function deleteQuarantined(aws: LocalAwsClients, bucket: string): Promise<void> {
-  const keys = await quarantinedKeys(aws, bucket);
+async function emptyBucket(aws: LocalAwsClients, bucket: string): Promise<void> {
+  const keys = await keysUnder(aws, bucket, '');
   for (let start = 0; start < keys.length; start += 1000) {
     await aws.s3.send(
       new DeleteObjectsCommand({
