@@ -2,6 +2,8 @@
 // configuration as deployed. Shared by local mode (local/deployment.ts), the reconcile CLI and `npm run ops`.
 import { type CloudFormationClient, DescribeStacksCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { checkValue } from '../functions/core/config/setting.js';
+import { FEED_SETTINGS } from '../functions/core/config/settings.js';
 
 /** The stack, or undefined when CloudFormation says it does not exist; other failures are thrown. */
 export async function describeStack(
@@ -46,13 +48,16 @@ export function feedPollersOf(outputs: Record<string, string>): Record<string, s
   }
   const pollers: Record<string, string> = {};
   for (const [feedId, name] of Object.entries(parsed)) {
-    if (typeof name === 'string' && FEED_ID.test(feedId)) pollers[feedId] = name;
+    if (typeof name === 'string' && isFeedId(feedId)) pollers[feedId] = name;
   }
   return pollers;
 }
 
-/** A feed id as the configuration accepts it (functions/core/config/settings.ts, `feedId`). */
-const FEED_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Whether `value` is a feed id exactly as the configuration and the poller's FEED_ID accept it. */
+export function isFeedId(value: string): boolean {
+  const verdict = checkValue(FEED_SETTINGS.feedId, value);
+  return verdict.ok && verdict.value === value;
+}
 
 export interface FunctionDeployment {
   name: string;

@@ -4,10 +4,9 @@
 
 import { parseFlags, UsageError } from '../cli-args.js';
 import { parseAwsEndpoint } from '../local/aws.js';
+import { isFeedId } from '../stack.js';
 
 export const DEFAULT_STACK_NAME = 'OrderFeedIngester';
-/** The poller's FEED_ID rule (functions/core/config/settings.ts): the key of a feed's cursor item. */
-export const FEED_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const DEFAULT_BACKFILL_RATE = 50;
 const MAX_BACKFILL_RATE = 3000;
 
@@ -199,7 +198,7 @@ function reconcileCommand(rest: readonly string[]): ParsedCommand {
 
 function sharedOptions(values: Record<string, string | boolean | undefined>): SharedOptions {
   const feed = optionalText(values, 'feed');
-  if (feed !== undefined && !FEED_ID_PATTERN.test(feed)) {
+  if (feed !== undefined && !isFeedId(feed)) {
     throw new UsageError(`--feed "${feed}" is not a feed id (letters, digits, ".", "_" or "-", 1 to 64)`);
   }
   const endpoint = optionalText(values, 'aws-endpoint');

@@ -5,8 +5,7 @@
 // multi-feed one.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
-import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
-import { FEED_ID_PATTERN } from './args.js';
+import { describeStack, feedPollersOf, isFeedId, readFunction, stackOutputs } from '../stack.js';
 import type { OpsAws } from './aws.js';
 import { OpsError } from './errors.js';
 
@@ -145,7 +144,7 @@ export async function discoverFeeds(aws: OpsAws, target: OpsTarget): Promise<str
     for (const item of page.Items ?? []) {
       const feedId = item.feedId?.S;
       // Other keys (e.g. `#backfill/<subscriber>`) can never be feed ids.
-      if (feedId !== undefined && FEED_ID_PATTERN.test(feedId)) feeds.add(feedId);
+      if (feedId !== undefined && isFeedId(feedId)) feeds.add(feedId);
     }
   }
   return [...feeds].sort();
