@@ -221,13 +221,13 @@ export async function instructionsToImport(file: string): Promise<number> {
 }
 
 /**
- * `parts`: also break the poller's init down by part, in instructions (cold-start-parts.ts; about a minute
- * more, and only with valgrind).
+ * `instructions`: also count each import's instructions (about half a minute, only with valgrind); `parts`:
+ * and break the poller's init down by part (cold-start-parts.ts, about a minute more).
  */
 export async function coldStartSection(
   outDir: string,
   runs: number,
-  options: { parts: boolean } = { parts: false },
+  options: { instructions: boolean; parts: boolean } = { instructions: false, parts: false },
 ): Promise<Section> {
   const functions = [
     { name: 'poller', entry: POLLER_ENTRY, bare: BARE_SOURCES.poller, clients: 'DynamoDB, SQS, S3, SSM' },
@@ -235,10 +235,11 @@ export async function coldStartSection(
   ] as const;
   const figures = [];
   const details: Record<string, unknown> = { runs, outDir, esbuild: LAMBDA_ESBUILD_OPTIONS };
-  const emptyImport = (await valgrindInstalled())
-    ? await instructionsToImport(await emptyModule(outDir))
-    : undefined;
-  details.emptyImportInstructions = emptyImport ?? 'not counted: valgrind is not installed';
+  const counting = options.instructions && (await valgrindInstalled());
+  const emptyImport = counting ? await instructionsToImport(await emptyModule(outDir)) : undefined;
+  details.emptyImportInstructions =
+    emptyImport ??
+    (options.instructions ? 'not counted: valgrind is not installed' : 'not counted (--quick)');
   /** Instructions of each import above the empty module's (the process start they share). */
   const importInstructionsOf = async (handler: Bundle, bare: Bundle) => {
     const [handlerTotal, bareTotal] = await Promise.all([

@@ -84,6 +84,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     const consumerCpu = await consumerCpuSection(feed, options.cpuRounds);
     progress('5/7 cold start (bundling, fresh node processes)');
     const coldStart = await coldStartSection(path.resolve('.local/bench/bundles'), options.coldStartRuns, {
+      instructions: !options.quick,
       parts: !options.quick,
     });
 
