@@ -21,6 +21,7 @@ import {
   type ValueOf,
 } from '../functions/core/config/setting.js';
 import { FEED_SETTINGS, OBSERVABILITY_SETTINGS, POLLER_SETTINGS } from '../functions/core/config/settings.js';
+import { LONGEST_GENERATED } from './constructs/lambda-environment.js';
 import { parseRateExpression } from './schedule-rate.js';
 
 export const CONTEXT_KEY = 'orderFeed';
@@ -221,19 +222,15 @@ type FeedKey = (typeof FEED_KEYS)[number];
 
 /**
  * The share of the poller's 4 KB Lambda environment left to the two variables that grow with the
- * configuration, VENDOR_IDS and DOWNSTREAM_QUEUE_URLS (the others take about 1 KB together).
+ * configuration, VENDOR_IDS and DOWNSTREAM_QUEUE_URLS (the others take about 1 KB together). A first check
+ * that names the configuration key at fault; IngesterFunction checks each whole environment at synth
+ * (constructs/lambda-environment.ts).
  */
 export const MAX_VENDOR_IDS_CHARACTERS = 2800;
 
-/**
- * The longest an SQS queue URL gets: `https://sqs.` + region + `.amazonaws.com` (`.com.cn` in China) + `/` +
- * account + `/` + the queue name CloudFormation generates (at most 80 characters).
- */
-const MAX_QUEUE_URL_CHARACTERS = 140;
-
 /** The most DOWNSTREAM_QUEUE_URLS can hold for these subscribers: `"name":"url",` each, URLs at their longest. */
 export function downstreamQueueUrlsCharacters(subscribers: readonly string[]): number {
-  return subscribers.reduce((total, name) => total + name.length + 6 + MAX_QUEUE_URL_CHARACTERS, 0);
+  return subscribers.reduce((total, name) => total + name.length + 6 + LONGEST_GENERATED.queueUrl, 0);
 }
 
 /** At most this many feeds: each is a function, a rule, alarms and a dashboard row (CloudFormation's 500-resource limit). */

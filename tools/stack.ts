@@ -2,8 +2,7 @@
 // configuration as deployed. Shared by local mode (local/deployment.ts), the reconcile CLI and `npm run ops`.
 import { type CloudFormationClient, DescribeStacksCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { checkValue } from '../functions/core/config/setting.js';
-import { FEED_SETTINGS } from '../functions/core/config/settings.js';
+import { isFeedId } from './feed-id.js';
 
 /** The stack, or undefined when CloudFormation says it does not exist; other failures are thrown. */
 export async function describeStack(
@@ -51,12 +50,6 @@ export function feedPollersOf(outputs: Record<string, string>): Record<string, s
     if (typeof name === 'string' && isFeedId(feedId)) pollers[feedId] = name;
   }
   return pollers;
-}
-
-/** Whether `value` is a feed id exactly as the configuration and the poller's FEED_ID accept it. */
-export function isFeedId(value: string): boolean {
-  const verdict = checkValue(FEED_SETTINGS.feedId, value);
-  return verdict.ok && verdict.value === value;
 }
 
 export interface FunctionDeployment {

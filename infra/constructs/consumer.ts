@@ -7,10 +7,11 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { toEnvironment } from '../../functions/core/config/env.js';
+import { toEnvironment, variableOf } from '../../functions/core/config/env.js';
 import { CONSUMER_RESOURCES } from '../../functions/core/config/settings.js';
 import type { OrderFeedConfig } from '../config.js';
 import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
+import { LONGEST_GENERATED } from './lambda-environment.js';
 import type { OrdersTable } from './orders-table.js';
 
 export const CONSUMER_ENTRY = fileURLToPath(new URL('../../functions/consumer/handler.ts', import.meta.url));
@@ -43,6 +44,9 @@ export class Consumer extends Construct {
       timeout: CONSUMER_TIMEOUT,
       memorySize: 512,
       environment: consumerEnvironment(config, props.ordersTable),
+      longestDeployTimeValues: {
+        [variableOf(CONSUMER_RESOURCES.ordersTableName)]: LONGEST_GENERATED.tableName,
+      },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });

@@ -19,6 +19,7 @@ import type { Construct } from 'constructs';
 import { toEnvironment } from '../../functions/core/config/env.js';
 import { OBSERVABILITY_SETTINGS } from '../../functions/core/config/settings.js';
 import type { OrderFeedConfig } from '../config.js';
+import { checkEnvironmentSize } from './lambda-environment.js';
 
 /** Rewrites the bundle's source map to cover our own code only (see infra/bundling/own-code-source-map.ts). */
 const TRIM_SOURCE_MAP_SCRIPT = fileURLToPath(new URL('../bundling/trim-source-map.ts', import.meta.url));
@@ -30,6 +31,11 @@ export interface IngesterFunctionProps {
   readonly timeout: Duration;
   readonly memorySize: number;
   readonly environment: Readonly<Record<string, string>>;
+  /**
+   * The longest each deploy-time value of `environment` can get (a generated name, a queue URL), by
+   * variable: the whole environment is checked against Lambda's 4 KB at synth.
+   */
+  readonly longestDeployTimeValues: Readonly<Record<string, number>>;
   readonly reservedConcurrentExecutions?: number;
   /** Lambda's recursive loop detection (default: terminate a chain after 16 invocations). */
   readonly recursiveLoop?: RecursiveLoop;
@@ -51,7 +57,7 @@ export interface IngesterFunctionProps {
  * Stack traces are source-mapped (`--enable-source-maps`), but the map keeps only our own code: Node
  * reads and parses the whole map at cold start, and the AWS SDK's and undici's mappings made it 1.7 MB
  * (6-12 ms of the poller's init; now 82 KB) for frames that stay readable enough as bundle positions.
- * tools/bench/cold-start.ts restates these options (LAMBDA_ESBUILD_OPTIONS): keep the two in step.
+ * tools/bench/bundles.ts restates these options (LAMBDA_ESBUILD_OPTIONS): keep the two in step.
  */
 export class IngesterFunction extends NodejsFunction {
   /** The function's own role (also reachable as the optional `role`), for the grants of the caller. */
@@ -61,6 +67,8 @@ export class IngesterFunction extends NodejsFunction {
     if (!existsSync(props.entry)) throw new Error(`${id}: handler entry ${props.entry} does not exist`);
     if ('NODE_OPTIONS' in props.environment)
       throw new Error(`${id}: NODE_OPTIONS is fixed by IngesterFunction`);
+    const environment = { ...props.environment, NODE_OPTIONS: '--enable-source-maps' };
+    checkEnvironmentSize(`${scope.node.path}/${id}`, environment, props.longestDeployTimeValues);
     // Created beside the function (ids derived from its id) because `this` does not exist before super().
     const logGroup = new LogGroup(scope, `${id}LogGroup`, {
       retention: props.logRetention,
@@ -89,7 +97,7 @@ export class IngesterFunction extends NodejsFunction {
       // functions/core/observability) join its trace. CDK grants xray:PutTraceSegments and
       // xray:PutTelemetryRecords to the role for it.
       tracing: Tracing.ACTIVE,
-      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      environment,
       bundling: {
         format: OutputFormat.ESM,
         target: 'node22',

@@ -10,11 +10,12 @@ import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { toEnvironment } from '../../functions/core/config/env.js';
+import { toEnvironment, variableOf } from '../../functions/core/config/env.js';
 import { FEED_SETTINGS, POLLER_RESOURCES, POLLER_SETTINGS } from '../../functions/core/config/settings.js';
-import type { FeedConfig, OrderFeedConfig } from '../config.js';
+import { downstreamQueueUrlsCharacters, type FeedConfig, type OrderFeedConfig } from '../config.js';
 import type { CursorTable } from './cursor-table.js';
 import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
+import { LONGEST_GENERATED } from './lambda-environment.js';
 import type { OrderQueues } from './order-queues.js';
 import { QUARANTINE_PREFIX, type QuarantineBucket } from './quarantine-bucket.js';
 
@@ -53,6 +54,7 @@ export class Poller extends Construct {
       // The chain is bounded by maxContinuations, and only a run that made progress continues.
       recursiveLoop: RecursiveLoop.ALLOW,
       environment: pollerEnvironment(Stack.of(this), props.config, feed, props),
+      longestDeployTimeValues: longestPollerDeployTimeValues(props.config),
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
@@ -119,6 +121,20 @@ export class Poller extends Construct {
       );
     }
   }
+}
+
+/** The longest the poller's deploy-time values get: generated names, and the queue URLs' JSON. */
+function longestPollerDeployTimeValues(config: OrderFeedConfig): Record<string, number> {
+  return {
+    [variableOf(POLLER_RESOURCES.cursorTableName)]: LONGEST_GENERATED.tableName,
+    [variableOf(POLLER_RESOURCES.ordersQueueUrl)]: LONGEST_GENERATED.queueUrl,
+    [variableOf(POLLER_RESOURCES.quarantineBucketName)]: LONGEST_GENERATED.bucketName,
+    // {"name":"url",…}, each URL at its longest, plus the escaping of its four quotes inside Lambda's JSON.
+    [variableOf(POLLER_RESOURCES.downstreamQueueUrls)]:
+      2 +
+      downstreamQueueUrlsCharacters(config.downstreamSubscribers) +
+      4 * config.downstreamSubscribers.length,
+  };
 }
 
 /**

@@ -16,7 +16,7 @@ import { Agent } from '../../functions/core/partner/undici-agent.js';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
-import { LAMBDA_ESBUILD_OPTIONS } from '../../tools/bench/cold-start.js';
+import { LAMBDA_ESBUILD_OPTIONS } from '../../tools/bench/bundles.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/bundle/throwers.ts', import.meta.url));
 

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'esbuild';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
-import { type Bundle, bundle, instructionsToImport } from './cold-start.js';
+import { type Bundle, bundle, instructionsToImport } from './bundles.js';
 import { type Figure, figure } from './report.js';
 
 /** Replaces every module whose path matches `filter` with `contents`. */

@@ -89,9 +89,10 @@ export async function readDataWithOrders(
 }
 
 /**
- * Empties the orders and cursor tables, purges every queue of the stack and empties the quarantine bucket
- * (the quarantined records and those `npm run ops -- quarantine retry` moved to `retried/`). Only for an
- * emulator: on AWS this would be data loss, so callers check `endpoint.loopback`.
+ * Empties the orders and cursor tables, purges every queue of the stack and deletes every object of the
+ * quarantine bucket (the quarantined records and those `npm run ops -- quarantine retry` moved to
+ * `retried/`; the bucket is versioned, so older versions stay, as on AWS). Only for an emulator: on AWS
+ * this would be data loss, so callers check `endpoint.loopback`.
  */
 export async function resetData(aws: LocalAwsClients, deployment: Deployment): Promise<void> {
   if (!aws.endpoint.loopback)
@@ -127,12 +128,15 @@ async function emptyTable(aws: LocalAwsClients, table: string, key: string): Pro
 async function emptyBucket(aws: LocalAwsClients, bucket: string): Promise<void> {
   const keys = await keysUnder(aws, bucket, '');
   for (let start = 0; start < keys.length; start += 1000) {
-    await aws.s3.send(
+    const { Errors } = await aws.s3.send(
       new DeleteObjectsCommand({
         Bucket: bucket,
         Delete: { Objects: keys.slice(start, start + 1000).map((Key) => ({ Key })), Quiet: true },
       }),
     );
+    const failed = Errors?.[0];
+    if (failed)
+      throw new Error(`could not delete ${failed.Key} from ${bucket}: ${failed.Code} ${failed.Message}`);
   }
 }
 

@@ -3,8 +3,8 @@
 // unusable is a UsageError (usage on stderr, exit 2). Pure: unit-tested without AWS.
 
 import { parseFlags, UsageError } from '../cli-args.js';
+import { isFeedId } from '../feed-id.js';
 import { parseAwsEndpoint } from '../local/aws.js';
-import { isFeedId } from '../stack.js';
 
 export const DEFAULT_STACK_NAME = 'OrderFeedIngester';
 export const DEFAULT_BACKFILL_RATE = 50;

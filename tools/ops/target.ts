@@ -5,7 +5,8 @@
 // multi-feed one.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
-import { describeStack, feedPollersOf, isFeedId, readFunction, stackOutputs } from '../stack.js';
+import { isFeedId } from '../feed-id.js';
+import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
 import type { OpsAws } from './aws.js';
 import { OpsError } from './errors.js';
 

@@ -61,7 +61,8 @@ export function toEnvironment<D extends Readonly<Record<string, Setting>>>(
   return environment;
 }
 
-function variableOf(setting: Setting): string {
+/** The environment variable a setting is read from (an error for a deployment-only setting). */
+export function variableOf(setting: Setting): string {
   if (setting.env === undefined) throw new Error(`setting "${setting.doc}" has no environment variable`);
   return setting.env;
 }

@@ -47,9 +47,6 @@
  *   cross-links) are checked on accepted records and reported as findings, never as rejections
  *   (see consistency.ts).
  */
-// zod/mini: the same validation core as 'zod' with a functional API that esbuild can tree-shake; the
-// classic `z` namespace pulls the whole library (about 450 KB) into the bundle and its load into every
-// cold start.
 import type * as z from 'zod/mini';
 import {
   COLLECTORS,

@@ -1,7 +1,8 @@
 // undici's Agent without the rest of undici. Its one documented entry (`undici`, index.js) loads the
 // whole library when imported: fetch, WebSocket, EventSource, the cache stores and interceptors, the mock
 // agents. In the poller's bundle that was 526 KB and 40-50 ms of the cold start; what the client uses is
-// 296 KB (141 KB of it llhttp's WebAssembly as text, compiled at the first connection) and about 15 ms.
+// about 290 KB (141 KB of it llhttp's WebAssembly as text, compiled at the first connection). Its share of
+// the poller's init is measured by `npm run bench` (section 5, "poller init share").
 // The client needs one class, Agent, and the `request()` method that index.js puts on
 // every Dispatcher; this module loads those two from the files index.js itself loads them from and sets
 // `request` as index.js does (the same function, so loading both entries is harmless). The other four
