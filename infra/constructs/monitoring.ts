@@ -95,7 +95,16 @@ export class Monitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
-    this.anyAlarm('PollerErrors', pollerErrors(props.pollers), 'A poller function failed a run.');
+    // One alarm per group of pollers (the first keeps the single-feed logical id).
+    const errorGroups = pollerErrors(props.pollers);
+    for (const [index, group] of errorGroups.entries()) {
+      const feeds = errorGroups.length > 1 ? ` (feeds ${group.feedIds.join(', ')})` : '';
+      this.anyAlarm(
+        index === 0 ? 'PollerErrors' : `PollerErrors${index + 1}`,
+        group.metric,
+        `A poller function failed a run${feeds}.`,
+      );
+    }
     this.anyAlarm(
       'ConsumerErrors',
       props.consumer.metricErrors({ period: PERIOD }),
@@ -309,19 +318,35 @@ export class Monitoring extends Construct {
   }
 }
 
-/** Errors of every poller: the function's own metric for one, their sum for several. */
-function pollerErrors(pollers: readonly MonitoredPoller[]): IMetric {
-  const metrics = pollers.map(({ function: fn }) => fn.metricErrors({ period: PERIOD }));
-  if (metrics.length === 1) return metrics[0] as IMetric;
-  const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`e${index}`, metric]));
-  return new MathExpression({
-    label: 'Poller errors (all feeds)',
-    expression: Object.keys(usingMetrics)
-      .map((name) => `FILL(${name}, 0)`)
-      .join(' + '),
-    usingMetrics,
-    period: PERIOD,
-  });
+/** CloudWatch's hard limit on the metrics one metric-math alarm may reference. */
+const METRICS_PER_MATH_ALARM = 10;
+
+/**
+ * Errors of every poller, in groups of at most METRICS_PER_MATH_ALARM feeds: the function's own metric for a
+ * group of one, the sum of the group's otherwise. One alarm watches each group.
+ */
+function pollerErrors(pollers: readonly MonitoredPoller[]): Array<{ feedIds: string[]; metric: IMetric }> {
+  const groups = [];
+  for (let start = 0; start < pollers.length; start += METRICS_PER_MATH_ALARM) {
+    const group = pollers.slice(start, start + METRICS_PER_MATH_ALARM);
+    const metrics = group.map(({ function: fn }) => fn.metricErrors({ period: PERIOD }));
+    const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`e${index}`, metric]));
+    groups.push({
+      feedIds: group.map((poller) => poller.feedId),
+      metric:
+        metrics.length === 1
+          ? (metrics[0] as IMetric)
+          : new MathExpression({
+              label: `Poller errors (feeds ${group.map((poller) => poller.feedId).join(', ')})`,
+              expression: Object.keys(usingMetrics)
+                .map((name) => `FILL(${name}, 0)`)
+                .join(' + '),
+              usingMetrics,
+              period: PERIOD,
+            }),
+    });
+  }
+  return groups;
 }
 
 function graph(title: string, metrics: IMetric[]): GraphWidget {

@@ -290,6 +290,25 @@ describe('a stack with three feeds', () => {
     );
   });
 
+  it('keeps every metric-math alarm within CloudWatch’s 10 metrics at the most feeds allowed, each poller in one PollerErrors alarm', () => {
+    const feeds = Array.from({ length: MAX_FEEDS }, (_, index) => ({ id: `f${index}` }));
+    const { template: most } = synthStack({ ...REQUIRED_CONFIG, feeds });
+    const alarms = Object.entries(most.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>);
+
+    for (const [, alarm] of alarms) {
+      const metrics = (alarm.Properties.Metrics ?? []) as { MetricStat?: unknown }[];
+      expect(metrics.filter((metric) => metric.MetricStat).length).toBeLessThanOrEqual(10);
+    }
+    const pollerErrors = alarms.filter(([id]) => id.startsWith('MonitoringPollerErrors'));
+    const watched = pollerErrors.flatMap(([, alarm]) =>
+      (alarm.Properties.Metrics as { MetricStat?: { Metric: { Dimensions: { Value: unknown }[] } } }[])
+        .filter((metric) => metric.MetricStat)
+        .map((metric) => JSON.stringify(metric.MetricStat?.Metric.Dimensions[0]?.Value)),
+    );
+    expect(pollerErrors).toHaveLength(Math.ceil(MAX_FEEDS / 10));
+    expect(new Set(watched).size).toBe(MAX_FEEDS);
+  });
+
   it('gives each feed a dashboard row', () => {
     const dashboard = Object.values(
       template.findResources('AWS::CloudWatch::Dashboard') as Record<string, Resource>,

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'esbuild';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
-import { type Bundle, bundle, instructionsToImport } from './bundles.js';
+import { bundle, instructionsToImport } from './bundles.js';
 import { type Figure, figure } from './report.js';
 
 /** Replaces every module whose path matches `filter` with `contents`. */
@@ -102,7 +102,6 @@ const LABELS: Record<keyof typeof PARTS, string> = {
  */
 export async function pollerInitParts(
   outDir: string,
-  full: Bundle,
   fullInstructions: number,
   bareInstructions: number,
   emptyInstructions: number,
@@ -128,7 +127,6 @@ export async function pollerInitParts(
   }
   const undiciAndOwnCode = await without('all-but-undici', [PARTS.tracer, PARTS.zod, PARTS.powertools]);
   details.undiciAndOwnCodeOnly = undiciAndOwnCode;
-  details.fullBundleBytes = full.bytes;
   figures.push(
     figure(
       'poller with only undici and our own code, instructions',

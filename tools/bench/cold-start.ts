@@ -144,7 +144,7 @@ export async function coldStartSection(
     const handler = await bundle(outDir, fn.name, { entry: fn.entry });
     const bare = await bundle(outDir, `${fn.name}-bare`, { contents: fn.bare });
     const times = await initTimes(handler.file, bare.file, runs);
-    const instructions = emptyImport === undefined ? undefined : await importInstructionsOf(handler, bare);
+    const instructions = await importInstructionsOf(handler, bare);
     // The steady count carries the target when there is one; wall time then only shows the order of size.
     figures.push(
       figure(`${fn.name} bundle size`, 'KB', handler.bytes / 1024, bare.bytes / 1024),
@@ -169,7 +169,7 @@ export async function coldStartSection(
     );
     if (fn.name === 'poller' && options.parts && instructions !== undefined && emptyImport !== undefined) {
       const parts = await counted(() =>
-        pollerInitParts(outDir, handler, instructions.handler, instructions.bare, emptyImport),
+        pollerInitParts(outDir, instructions.handler, instructions.bare, emptyImport),
       );
       if (parts !== undefined) {
         figures.push(...parts.figures);

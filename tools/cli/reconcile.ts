@@ -303,9 +303,11 @@ async function readStack(stackName: string, feedId: string | undefined) {
   }
 }
 
-/** ORDERS_QUEUE_URL and the values of the DOWNSTREAM_QUEUE_URLS JSON map, as far as they parse. */
-/** The poller function of `feedId` (or the first feed) from a multi-feed stack's `FeedPollers` output. */
-function pollerOf(outputs: Record<string, string>, feedId: string | undefined): string | undefined {
+/**
+ * The poller function of `feedId` (or, without one, the first feed) from a multi-feed stack's `FeedPollers`
+ * output. A feed id the stack does not have is an error: another feed's partner and token would be asked.
+ */
+export function pollerOf(outputs: Record<string, string>, feedId: string | undefined): string | undefined {
   if (outputs.PollerFunctionName) return outputs.PollerFunctionName;
   let pollers: Record<string, string>;
   try {
@@ -313,10 +315,17 @@ function pollerOf(outputs: Record<string, string>, feedId: string | undefined): 
   } catch (error) {
     throw new SetupError(messageOf(error));
   }
-  if (feedId !== undefined && pollers[feedId] !== undefined) return pollers[feedId];
-  return Object.values(pollers)[0];
+  if (feedId === undefined) return Object.values(pollers)[0];
+  const poller = pollers[feedId];
+  if (poller === undefined && Object.keys(pollers).length > 0) {
+    throw new SetupError(
+      `--feed-id ${feedId}: the stack has no such feed (feeds: ${Object.keys(pollers).join(', ')})`,
+    );
+  }
+  return poller;
 }
 
+/** ORDERS_QUEUE_URL and the values of the DOWNSTREAM_QUEUE_URLS JSON map, as far as they parse. */
 function pollerQueueUrls(env: Record<string, string>): string[] {
   const urls = env.ORDERS_QUEUE_URL ? [env.ORDERS_QUEUE_URL] : [];
   try {

@@ -10,7 +10,6 @@
 // --max-messages stop the run; the next run resumes after the checkpoint with the same runId (a batch sent
 // but not checkpointed is sent again: a duplicate, never a gap). A finished backfill starts afresh.
 import { randomUUID } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 import {
   type AttributeValue,
   DescribeTableCommand,
@@ -19,7 +18,7 @@ import {
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
+import { orderOfStoredItem, UnreadableItemError } from '../../functions/core/adapters/stored-order-item.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import {
   buildOrderVersionMessage,
@@ -27,59 +26,12 @@ import {
   runCorrelationId,
 } from '../../functions/core/contract/order-version-message.js';
 import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
-import { isInt64, parseJsonExact } from '../../functions/core/model/int64.js';
-import type { Finding, Order } from '../../functions/core/model/types.js';
 import type { OpsAws } from './aws.js';
 
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;
 /** SendMessageBatch's limit. */
 const MAX_BATCH = 10;
 const SCAN_PAGE = 100;
-
-/** What the orders table item carries besides the order itself (stored-order-item.ts). */
-const STORAGE_ATTRIBUTES = new Set([
-  KEY,
-  'saleKey',
-  'saleAmount',
-  'findingCodes',
-  'correlationId',
-  'itemsGzip',
-  'itemsEncoding',
-]);
-
-export class UnreadableItemError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UnreadableItemError';
-  }
-}
-
-/**
- * The order version an orders table item holds, exactly (int64 as stored), with its items decompressed
- * when the item was too large to store them plain; findings come back as their codes.
- */
-export function orderOfItem(raw: Record<string, AttributeValue>): { order: Order; findings: Finding[] } {
-  const item = unmarshallExact(raw);
-  const order: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(item)) if (!STORAGE_ATTRIBUTES.has(name)) order[name] = value;
-  if (item.itemsEncoding !== undefined) {
-    if (item.itemsEncoding !== 'gzip+json' || !(item.itemsGzip instanceof Uint8Array)) {
-      throw new UnreadableItemError(
-        `order ${String(item[KEY])}: items stored as ${String(item.itemsEncoding)}`,
-      );
-    }
-    order.items = parseJsonExact(gunzipSync(item.itemsGzip).toString('utf8'));
-  }
-  if (!isInt64(order.id) || !isInt64(order.version) || !Array.isArray(order.items)) {
-    throw new UnreadableItemError(`order ${String(item[KEY])}: the item has no id, version or items`);
-  }
-  const codes = item.findingCodes instanceof Set ? [...item.findingCodes].map(String).sort() : [];
-  return {
-    order: order as unknown as Order,
-    // The detail was logged when the version was ingested; the item keeps only the codes.
-    findings: codes.map((code) => ({ code, detail: 'recorded when this version was ingested' })),
-  };
-}
 
 export interface Checkpoint {
   runId: string;
@@ -169,7 +121,7 @@ export async function runBackfill(ports: BackfillPorts, request: BackfillRequest
   const fetchedAt = new Date(startedMs).toISOString();
   const toMessage = (raw: Record<string, AttributeValue>): OutgoingMessage | undefined => {
     try {
-      const { order, findings } = orderOfItem(raw);
+      const { order, findings } = orderOfStoredItem(raw);
       return buildOrderVersionMessage(order, {
         feedId: request.feedId,
         pageId: null,

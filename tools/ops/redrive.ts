@@ -4,6 +4,7 @@
 // delete from the dead-letter queue only the messages the source queue accepted. A crash between send and
 // delete leaves a message in both: a duplicate, which the contract already allows; never a loss.
 import {
+  CancelMessageMoveTaskCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
@@ -162,6 +163,13 @@ export async function redriveWithMoveTask(
   );
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 2000));
+    if (options.signal?.aborted) {
+      // Ctrl-C stops the move, as it stops the loop: what moved stays moved, the rest stays in the DLQ.
+      const { ApproximateNumberOfMessagesMoved: moved = 0 } = await aws.sqs.send(
+        new CancelMessageMoveTaskCommand({ TaskHandle }),
+      );
+      return { name: pair.name, moved, notMoved: 0, notDeleted: 0, method: 'move-task' };
+    }
     const { Results = [] } = await aws.sqs.send(
       new ListMessageMoveTasksCommand({ SourceArn: sourceArn, MaxResults: 1 }),
     );

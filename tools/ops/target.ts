@@ -1,8 +1,8 @@
 // What the ops commands act on, found from the deployed stack: its outputs (tables, bucket, queues and
 // their dead-letter queues, pollers) and a poller's environment (the subscribers' names). Feeds come from
-// the cursor table (every item whose key is a feed id) and from the stack: `PollerFunctionName` (its
-// FEED_ID) on a single-feed stack, and the `FeedPollers` output ({ feedId: function name }) on a
-// multi-feed one.
+// the cursor table (every item whose key is a feed id) and from the stack: the `FeedPollers` output
+// ({ feedId: function name }, which every stack has), or on a stack deployed before it, the FEED_ID of
+// `PollerFunctionName`.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
 import { isFeedId } from '../feed-id.js';

@@ -27,8 +27,9 @@ function checkIntegerInRange(name: string, value: unknown, range: { min: number;
 }
 
 /**
- * Order ids are int64 on the wire, but a JS number is exact only up to 2^53 - 1: a larger id would be
- * silently rounded to a different order, so it is refused rather than sent.
+ * Order ids are int64 on the wire. Beyond 2^53 - 1 a JS number is no longer exact, so such an id must come as
+ * a bigint (model/int64.ts); a number that large would already have been rounded to another order, so it is
+ * refused rather than sent.
  */
 export function checkOrderId(name: string, value: unknown): Int64 {
   if (typeof value === 'bigint') {

@@ -2,7 +2,8 @@
 // after each batch, resuming after an interrupted run with the same runId, and the rate limit.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
+import { orderOfStoredItem, storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
+import { saleOf } from '../../../functions/core/apply/sale.js';
 import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
 import type { OutgoingMessage } from '../../../functions/core/contract/order-version-message.js';
 import type { Order } from '../../../functions/core/model/types.js';
@@ -10,7 +11,6 @@ import {
   type BackfillPorts,
   type BackfillRequest,
   type Checkpoint,
-  orderOfItem,
   runBackfill,
 } from '../../../tools/ops/backfill.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
@@ -19,15 +19,17 @@ function order(id: number | bigint, version: number | bigint = 2): Order {
   return { ...toOrder(sampleOrder()), id, version };
 }
 
-describe('orderOfItem', () => {
-  it('gives back the stored order exactly, int64 beyond 2^53 included, with its finding codes', () => {
-    const stored = order(2n ** 63n - 1n, 2n ** 53n + 1n);
-    const { item } = storedOrderItem(stored, undefined, {
+describe('orderOfStoredItem', () => {
+  it('gives back the stored order exactly, int64 beyond 2^53 included, without its sale entry, with its finding codes', () => {
+    const stored: Order = { ...order(2n ** 63n - 1n, 2n ** 53n + 1n), status: 'accepted' };
+    const sale = saleOf(stored);
+    expect(sale).toBeDefined();
+    const { item } = storedOrderItem(stored, sale, {
       findingCodes: ['unknown-field'],
       correlationId: 'poll:r:1',
     });
 
-    expect(orderOfItem(item)).toEqual({
+    expect(orderOfStoredItem(item)).toEqual({
       order: stored,
       findings: [{ code: 'unknown-field', detail: 'recorded when this version was ingested' }],
     });
@@ -45,7 +47,7 @@ describe('orderOfItem', () => {
     const stored = storedOrderItem(large, undefined, undefined);
     expect(stored.itemsCompressed).toBe(true);
 
-    expect(orderOfItem(stored.item).order).toEqual(large);
+    expect(orderOfStoredItem(stored.item).order).toEqual(large);
   });
 });
 
