@@ -1,10 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
-// Integration tests start their own moto_server and simulator on free loopback ports,
-// so test files may run in parallel; two workers match the 2-core machine.
+// `npm test`: unit, integration and infrastructure tests (test/unit, test/integration, test/infra). Integration
+// tests talk to a real moto_server and the partner simulator over loopback HTTP, each file starting its own on
+// free ports, so files may run in parallel; two workers match the 2-core machine. The slow tier (local mode as a
+// child process, `npm run verify`, `cdk deploy` into moto, chaos and bench smoke runs) is test/e2e, run by
+// `npm run test:e2e` (vitest.e2e.config.ts).
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/{unit,integration,infra}/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
