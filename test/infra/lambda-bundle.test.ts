@@ -1,18 +1,14 @@
 // The Lambda bundles as IngesterFunction builds them (esbuild with LAMBDA_ESBUILD_OPTIONS, then the source
 // map cut down to our own code), built for real and run in a child Node process as Lambda runs them.
 import { execFile } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
 import { SourceMap, type SourceMapPayload } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent } from '../../functions/core/partner/undici-agent.js';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
@@ -90,9 +86,7 @@ describe('source map of our own code only', () => {
 
     expect(trimmed.sources.filter((source) => source.includes('node_modules'))).toEqual([]);
     expect(trimmed.sources.some((source) => source.endsWith('test/fixtures/bundle/throwers.ts'))).toBe(true);
-    expect(trimmed.sources.some((source) => source.endsWith('functions/core/partner/undici-agent.ts'))).toBe(
-      true,
-    );
+    expect(trimmed.sources.some((source) => source.endsWith('functions/core/partner/client.ts'))).toBe(true);
   });
 
   it('maps every position in our code as the full map does, and no position in a dependency', () => {
@@ -249,62 +243,4 @@ describe('tracing in the bundles', () => {
       );
     },
   );
-});
-
-describe("the poller's undici", () => {
-  it("is undici's own Agent class, the one its public entry exports", async () => {
-    const undici = await import('undici');
-
-    expect(Agent).toBe(undici.Agent);
-  });
-
-  it("holds undici's Agent and request() and none of its other Dispatcher APIs, fetch, WebSocket, cache, mock or public entry", async () => {
-    const { metafile } = await bundle(POLLER_ENTRY, 'poller');
-
-    const undici = Object.keys(metafile.inputs)
-      .map((input) => input.split('node_modules/undici/')[1])
-      .filter((input) => input !== undefined);
-    expect(undici).toContain('lib/dispatcher/agent.js');
-    expect(undici).toContain('lib/api/api-request.js');
-    expect(
-      undici.filter((input) =>
-        /^(index\.js|lib\/(api\/(index|api-stream|api-pipeline|api-upgrade|api-connect)\.js|web\/(fetch\/index|websocket|eventsource|cache)|cache|mock|interceptor)\/?)/.test(
-          input,
-        ),
-      ),
-    ).toEqual([]);
-  });
-
-  describe('a bundle of the Agent alone', () => {
-    let server: Server;
-    let origin: string;
-
-    beforeAll(async () => {
-      server = createServer((request, response) => {
-        response.setHeader('content-type', 'text/plain');
-        response.end(`${request.method} ${request.url}`);
-      });
-      server.listen(0, '127.0.0.1');
-      await once(server, 'listening');
-      origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    });
-
-    afterAll(async () => {
-      server.close();
-      await once(server, 'close');
-    });
-
-    it("sends a request with undici's request() and reads the answer", async () => {
-      const { file } = await bundle(FIXTURE, 'agent');
-      const script = `const { Agent } = await import(${JSON.stringify(pathToFileURL(file).href)});
-const agent = new Agent();
-const res = await agent.request({ origin: ${JSON.stringify(origin)}, path: '/orders?x=1', method: 'GET' });
-process.stdout.write(res.statusCode + ' ' + (await res.body.text()));
-await agent.close();`;
-
-      const stdout = await runNode(script);
-
-      expect(stdout).toBe('200 GET /orders?x=1');
-    });
-  });
 });
