@@ -20,17 +20,16 @@ import {
   type ResponseBodyFingerprint,
   ResponseFormatError,
   RetryLaterError,
+  type RetryLaterOptions,
   UnexpectedStatusError,
 } from './errors.js';
 import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
+/** Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence). */
 export interface PartnerClientTimeouts {
-  /** TCP + TLS handshake. Applies to the default Agent only (an injected dispatcher has its own). */
   connectTimeoutMs: number;
-  /** From sending the request to the last response header. */
   headersTimeoutMs: number;
-  /** Longest silence between two body chunks. */
   bodyTimeoutMs: number;
 }
 
@@ -42,21 +41,14 @@ export const DEFAULT_TIMEOUTS: Readonly<PartnerClientTimeouts> = Object.freeze({
 });
 
 export interface RetryPolicy {
-  /** Attempts in total for 5xx and network failures (the first request included). */
-  maxAttempts: number;
-  /** Full-jitter backoff: the ceiling of retry n is min(maxBackoffMs, baseBackoffMs * 2^(n-1)). */
-  baseBackoffMs: number;
+  maxAttempts: number; // for 5xx and network failures, the first request included
+  baseBackoffMs: number; // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
   maxBackoffMs: number;
-  /** Wait after a 429 whose Retry-After is missing or unparseable. */
-  defaultRetryAfterMs: number;
-  /** Longest 429 wait slept through; a server asking for more gets RetryLaterError with its value. */
-  maxRetryAfterMs: number;
-  /** Growth of the wait per consecutive 429 (the spec: "backs off on repeats"). */
-  rateLimitBackoffFactor: number;
-  /** Consecutive 429s waited through before giving up with RetryLaterError. */
-  maxRateLimitRetries: number;
-  /** A wait is only started if at least this much time remains afterwards for the request itself. */
-  minAttemptBudgetMs: number;
+  defaultRetryAfterMs: number; // the 429 wait when Retry-After is missing or unparseable
+  maxRetryAfterMs: number; // longest 429 wait; a server asking for more gets RetryLaterError with its value
+  rateLimitBackoffFactor: number; // growth per consecutive 429 (the spec: "backs off on repeats")
+  maxRateLimitRetries: number; // consecutive 429s waited through before RetryLaterError
+  minAttemptBudgetMs: number; // a wait starts only if this much time is left after it for the request
 }
 
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
@@ -277,7 +269,7 @@ async function readBounded(res: Dispatcher.ResponseData, limit: number) {
 export type Resource =
   | {
       kind: 'orderUpdates';
-      label: string /** a 404 `pageId not found` means expiry only then */;
+      label: string /** 404 `pageId not found` is an expiry only then */;
       sentPageId: boolean;
     }
   | { kind: 'order'; label: string; orderId: Int64 };
@@ -358,29 +350,28 @@ export function interpret(resource: Resource, answer: HttpAnswer, token: string)
 
 // ---- request inputs, checked before any request (and any token) leaves the process ----
 
-function checkIntegerInRange(name: string, value: unknown, min: number, max: number): string {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
-  }
+function argument(ok: boolean, message: string): asserts ok {
+  if (!ok) throw new InvalidArgumentError(message);
+}
+
+function integerIn(name: string, value: unknown, min: number, max: number): string {
+  const ok = typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+  argument(ok, `${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
   return String(value);
 }
 
 /** int64 ids: a bigint beyond 2^53 - 1 (model/int64.ts); a number that large is already rounded, so refused. */
 function checkOrderId(name: string, value: unknown): Int64 {
   if (typeof value === 'bigint') {
-    if (value < 0n || !isInt64(value)) {
-      throw new InvalidArgumentError(`${name} must be a non-negative int64 (got ${String(value)})`);
-    }
+    argument(value >= 0n && isInt64(value), `${name} must be a non-negative int64 (got ${String(value)})`);
     return value;
   }
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new InvalidArgumentError(`${name} must be a non-negative integer (got ${String(value)})`);
-  }
-  if (!Number.isSafeInteger(value)) {
-    throw new InvalidArgumentError(
-      `${name} ${String(value)} exceeds Number.MAX_SAFE_INTEGER (2^53 - 1) as a number, so it is not exact: pass an int64 id beyond that as a bigint`,
-    );
-  }
+  const ok = typeof value === 'number' && Number.isInteger(value) && value >= 0;
+  argument(ok, `${name} must be a non-negative integer (got ${String(value)})`);
+  argument(
+    Number.isSafeInteger(value),
+    `${name} ${String(value)} exceeds Number.MAX_SAFE_INTEGER (2^53 - 1) as a number, so it is not exact: pass an int64 id beyond that as a bigint`,
+  );
   return value;
 }
 
@@ -388,27 +379,24 @@ function checkOrderId(name: string, value: unknown): Int64 {
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
 
 function checkTimestamp(value: unknown): string {
-  const ms =
-    value instanceof Date
-      ? value.getTime()
-      : typeof value === 'string' && ISO_DATE_TIME.test(value)
-        ? Date.parse(value)
-        : Number.NaN;
-  if (Number.isNaN(ms)) {
-    throw new InvalidArgumentError(
-      value instanceof Date
-        ? 'fromTimestamp is an invalid Date'
-        : 'fromTimestamp must be a valid Date or an ISO 8601 string with a time zone (e.g. 2024-05-01T00:00:00Z)',
-    );
+  if (value instanceof Date) {
+    argument(!Number.isNaN(value.getTime()), 'fromTimestamp is an invalid Date');
+    return value.toISOString();
   }
+  const ms = typeof value === 'string' && ISO_DATE_TIME.test(value) ? Date.parse(value) : Number.NaN;
+  argument(
+    !Number.isNaN(ms),
+    'fromTimestamp must be a valid Date or an ISO 8601 string with a time zone (e.g. 2024-05-01T00:00:00Z)',
+  );
   return new Date(ms).toISOString();
 }
 
-function checkArray<T>(name: string, value: unknown, check: (item: unknown, index: number) => T): T[] {
-  // Refused rather than dropped: omitting the parameter means "all", which would widen the query.
-  if (!Array.isArray(value) || value.length === 0) {
-    throw new InvalidArgumentError(`${name} must be a non-empty array when given (omit it to mean all)`);
-  }
+/** Refused when empty rather than dropped: omitting the parameter means "all", a wider query. */
+function checkArray(name: string, value: unknown, check: (item: unknown, index: number) => string) {
+  argument(
+    Array.isArray(value) && value.length > 0,
+    `${name} must be a non-empty array when given (omit it to mean all)`,
+  );
   return value.map(check);
 }
 
@@ -416,53 +404,46 @@ function checkArray<T>(name: string, value: unknown, check: (item: unknown, inde
 const formPair = (name: string, value: string) => new URLSearchParams([[name, value]]).toString();
 
 /** The query string for GET /v1/orderUpdates ('' or '?...'). */
-export function buildOrderUpdatesQuery(query: OrderUpdatesQuery, arrayEncoding: ArrayEncoding): string {
-  if (query === null || typeof query !== 'object') throw new InvalidArgumentError('query must be an object');
+export function buildOrderUpdatesQuery(query: OrderUpdatesQuery, encoding: ArrayEncoding): string {
+  argument(query !== null && typeof query === 'object', 'query must be an object');
   const pairs: string[] = [];
-  const addArray = (name: string, values: string[]) => {
-    if (arrayEncoding === 'comma')
-      pairs.push(`${name}=${values.map((v) => formPair('', v).slice(1)).join(',')}`);
-    else for (const v of values) pairs.push(formPair(name, v));
+  const add = (name: string, values: string[]) => {
+    if (encoding === 'repeat') for (const v of values) pairs.push(formPair(name, v));
+    else pairs.push(`${name}=${values.map((v) => formPair('', v).slice(1)).join(',')}`);
   };
-  if (query.pageId !== undefined) {
-    if (typeof query.pageId !== 'string' || query.pageId === '') {
-      throw new InvalidArgumentError('pageId must be a non-empty string (the nextPageId of a previous page)');
-    }
-    pairs.push(formPair('pageId', query.pageId));
+  const { pageId, pageSize, vendorIds, orderIds, fromTimestamp, minAgeMinutes } = query;
+  if (pageId !== undefined) {
+    argument(
+      typeof pageId === 'string' && pageId !== '',
+      'pageId must be a non-empty string (the nextPageId of a previous page)',
+    );
+    add('pageId', [pageId]);
   }
-  if (query.pageSize !== undefined)
-    pairs.push(formPair('pageSize', checkIntegerInRange('pageSize', query.pageSize, 1, 100)));
-  if (query.vendorIds !== undefined) {
-    const ids = checkArray('vendorIds', query.vendorIds, (id, i) => {
-      if (typeof id !== 'string' || id === '')
-        throw new InvalidArgumentError(`vendorIds[${i}] must be a non-empty string`);
-      if (arrayEncoding === 'comma' && id.includes(',')) {
-        throw new InvalidArgumentError(
-          `vendorIds[${i}] contains a comma, which the 'comma' array encoding cannot carry`,
-        );
-      }
+  if (pageSize !== undefined) add('pageSize', [integerIn('pageSize', pageSize, 1, 100)]);
+  if (vendorIds !== undefined) {
+    const ids = checkArray('vendorIds', vendorIds, (id, i) => {
+      argument(typeof id === 'string' && id !== '', `vendorIds[${i}] must be a non-empty string`);
+      argument(
+        encoding === 'repeat' || !id.includes(','),
+        `vendorIds[${i}] contains a comma, which the 'comma' array encoding cannot carry`,
+      );
       return id;
     });
-    addArray('vendorIds', ids);
+    add('vendorIds', ids);
   }
-  if (query.orderIds !== undefined) {
-    addArray(
+  if (orderIds !== undefined) {
+    add(
       'orderIds',
-      checkArray('orderIds', query.orderIds, (id, i) => String(checkOrderId(`orderIds[${i}]`, id))),
+      checkArray('orderIds', orderIds, (id, i) => String(checkOrderId(`orderIds[${i}]`, id))),
     );
   }
-  if (query.fromTimestamp !== undefined)
-    pairs.push(formPair('fromTimestamp', checkTimestamp(query.fromTimestamp)));
-  if (query.minAgeMinutes !== undefined) {
-    pairs.push(formPair('minAgeMinutes', checkIntegerInRange('minAgeMinutes', query.minAgeMinutes, 1, 1440)));
-  }
+  if (fromTimestamp !== undefined) add('fromTimestamp', [checkTimestamp(fromTimestamp)]);
+  if (minAgeMinutes !== undefined) add('minAgeMinutes', [integerIn('minAgeMinutes', minAgeMinutes, 1, 1440)]);
   return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
 }
 
-function checkPositiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new InvalidArgumentError(`${name} must be a positive integer (got ${String(value)})`);
-  }
+function positiveInteger(name: string, value: number): number {
+  argument(Number.isInteger(value) && value > 0, `${name} must be a positive integer (got ${String(value)})`);
   return value;
 }
 
@@ -472,18 +453,17 @@ function checkPositiveInteger(name: string, value: number): number {
  */
 export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const { origin, basePath } = parsePartnerBaseUrl(options.baseUrl);
-  if (typeof options.token !== 'function') {
-    throw new InvalidArgumentError('token must be a function returning the bearer token');
-  }
+  argument(typeof options.token === 'function', 'token must be a function returning the bearer token');
   const timeouts: PartnerClientTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  for (const [name, value] of Object.entries(timeouts)) checkPositiveInteger(`timeouts.${name}`, value);
+  for (const [name, value] of Object.entries(timeouts)) positiveInteger(`timeouts.${name}`, value);
   const arrayEncoding = options.arrayEncoding ?? 'repeat';
-  if (arrayEncoding !== 'repeat' && arrayEncoding !== 'comma') {
-    throw new InvalidArgumentError(`arrayEncoding must be 'repeat' or 'comma'`);
-  }
-  const maxBodyBytes = checkPositiveInteger('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  argument(
+    arrayEncoding === 'repeat' || arrayEncoding === 'comma',
+    `arrayEncoding must be 'repeat' or 'comma'`,
+  );
+  const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retryPolicy };
-  checkPositiveInteger('retryPolicy.maxAttempts', policy.maxAttempts);
+  positiveInteger('retryPolicy.maxAttempts', policy.maxAttempts);
   const { random = Math.random, now = Date.now } = options;
   const wait = options.sleep ?? sleep;
   const dispatcher = options.dispatcher ?? defaultAgent(timeouts.connectTimeoutMs);
@@ -531,38 +511,36 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
 
   /** The retry loop: the final answer (any status but 429 and 5xx) and the token it was sent with. */
   async function send(path: string, label: string, callOptions: CallOptions) {
-    if (typeof callOptions?.deadline !== 'number' || !Number.isFinite(callOptions.deadline)) {
-      throw new InvalidArgumentError('options.deadline must be an epoch-milliseconds number');
-    }
+    const ok = typeof callOptions?.deadline === 'number' && Number.isFinite(callOptions.deadline);
+    argument(ok, 'options.deadline must be an epoch-milliseconds number');
     const { deadline, signal } = callOptions;
+    const later = (kind: RetryEvent['kind'], message: string, more: RetryLaterOptions) =>
+      new RetryLaterError(kind, `${label}: ${message}`, more);
     let [attempts, failures, consecutive429s] = [0, 0, 0];
     let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } | undefined;
     for (;;) {
       signal?.throwIfAborted();
       const token = await options.token();
-      if (!isBearerTokenShape(token)) {
-        throw new InvalidArgumentError(
-          'token() must resolve to a non-empty string of visible ASCII characters',
-        );
-      }
+      argument(
+        isBearerTokenShape(token),
+        'token() must resolve to a non-empty string of visible ASCII characters',
+      );
       signal?.throwIfAborted();
       const remainingMs = deadline - now();
       if (remainingMs <= 0) {
-        throw new RetryLaterError(
-          last?.kind ?? 'network',
-          `${label}: the call deadline passed before a response`,
-          {
-            statusCode: last?.statusCode,
-            cause: last?.cause,
-            deadlinePassed: true,
-          },
-        );
+        const { kind = 'network', statusCode, cause } = last ?? {};
+        throw later(kind, 'the call deadline passed before a response', {
+          statusCode,
+          cause,
+          deadlinePassed: true,
+        });
       }
       attempts += 1;
       const outcome: AttemptOutcome = await attempt(path, token, remainingMs, signal);
       if (outcome.kind === 'deadline') {
-        throw new RetryLaterError('network', `${label}: no complete response before the call deadline`, {
-          cause: safeCause(outcome.error, token),
+        const cause = safeCause(outcome.error, token);
+        throw later('network', 'no complete response before the call deadline', {
+          cause,
           deadlinePassed: true,
         });
       }
@@ -579,21 +557,13 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         const retryAfter = parseRetryAfter(headerValue(outcome.answer.headers, 'retry-after'), now());
         const decision = rateLimitWaitMs(retryAfter, consecutive429s, policy);
         if (decision.action === 'give-up') {
-          throw new RetryLaterError(
-            'rate-limited',
-            `${label}: rate limited (429); Retry-After ${decision.retryAfterMs} ms exceeds the ${policy.maxRetryAfterMs} ms the client waits`,
-            { statusCode: 429, retryAfterMs: decision.retryAfterMs },
-          );
+          const { retryAfterMs } = decision;
+          const message = `rate limited (429); Retry-After ${retryAfterMs} ms exceeds the ${policy.maxRetryAfterMs} ms the client waits`;
+          throw later('rate-limited', message, { statusCode: 429, retryAfterMs });
         }
         if (consecutive429s > policy.maxRateLimitRetries) {
-          throw new RetryLaterError(
-            'rate-limited',
-            `${label}: still rate limited after ${consecutive429s} 429s`,
-            {
-              statusCode: 429,
-              retryAfterMs: decision.waitMs,
-            },
-          );
+          const message = `still rate limited after ${consecutive429s} 429s`;
+          throw later('rate-limited', message, { statusCode: 429, retryAfterMs: decision.waitMs });
         }
         [kind, waitMs, describe] = ['rate-limited', decision.waitMs, 'rate limited (429)'];
       } else {
@@ -608,21 +578,13 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         }
       }
       last = { kind, statusCode: status, cause };
-      const errorOptions = { statusCode: status, retryAfterMs: waitMs, cause };
+      const more = { statusCode: status, retryAfterMs: waitMs, cause };
       if (kind !== 'rate-limited' && failures >= policy.maxAttempts) {
-        throw new RetryLaterError(
-          kind,
-          `${label}: ${describe}; gave up after ${failures} attempts`,
-          errorOptions,
-        );
+        throw later(kind, `${describe}; gave up after ${failures} attempts`, more);
       }
       // Never start a wait that ends past the deadline (or leaves no time for the request after it).
       if (now() + waitMs + policy.minAttemptBudgetMs > deadline) {
-        throw new RetryLaterError(
-          kind,
-          `${label}: ${describe}; the ${waitMs} ms wait does not fit before the call deadline`,
-          errorOptions,
-        );
+        throw later(kind, `${describe}; the ${waitMs} ms wait does not fit before the call deadline`, more);
       }
       try {
         callOptions.onRetry?.({ kind, attempt: attempts, waitMs, status });
@@ -640,11 +602,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
       const search = buildOrderUpdatesQuery(query, arrayEncoding);
       const label = `GET ${updatesPath}`;
       const { answer, token } = await send(`${updatesPath}${search}`, label, callOptions);
-      return interpret(
-        { kind: 'orderUpdates', label, sentPageId: query.pageId !== undefined },
-        answer,
-        token,
-      ) as RawPage;
+      const resource = { kind: 'orderUpdates', label, sentPageId: query.pageId !== undefined } as const;
+      return interpret(resource, answer, token) as RawPage;
     },
     async getOrder(id, callOptions) {
       const orderId = checkOrderId('order id', id);
