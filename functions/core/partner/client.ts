@@ -470,7 +470,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
 
   /** One GET: cut off at the deadline and at the caller's signal; the body read up to its limit. */
   async function attempt(path: string, token: string, remainingMs: number, callerSignal?: AbortSignal) {
-    const deadline = AbortSignal.timeout(Math.min(remainingMs, MAX_TIMER_MS));
+    // AbortSignal.timeout takes whole milliseconds only (the poller's deadline may end in .5).
+    const deadline = AbortSignal.timeout(Math.ceil(Math.min(remainingMs, MAX_TIMER_MS)));
     const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
     try {
       const res = await dispatcher.request({

@@ -99,6 +99,12 @@ describe('the retry loop', () => {
     expect(waits).toEqual([]);
   });
 
+  it('accepts a deadline that is not a whole millisecond (half an odd safety margin)', async () => {
+    const page = JSON.stringify({ hasMore: false, data: [] });
+    const { send, now } = loop([status(200, {}, page)]);
+    expect(await send({ deadline: now() + 20_000.5 })).toEqual({ hasMore: false, data: [] });
+  });
+
   it('a deadline already past → RetryLaterError before any attempt', async () => {
     const { send, attempts, now } = loop([]);
     await expect(send({ deadline: now() - 1 })).rejects.toMatchObject({ deadlinePassed: true });
