@@ -1,8 +1,11 @@
 // The Lambda bundles as IngesterFunction builds them (esbuild with LAMBDA_ESBUILD_OPTIONS, then the source
 // map cut down to our own code), built for real and run in a child Node process as Lambda runs them.
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { SourceMap, type SourceMapPayload } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -243,4 +246,42 @@ describe('tracing in the bundles', () => {
       );
     },
   );
+});
+
+describe('the partner client in a bundle', () => {
+  let server: Server;
+  let origin: string;
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        JSON.stringify({ hasMore: false, data: [], nextPageId: `${request.method} ${request.url}` }),
+      );
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.close();
+    await once(server, 'close');
+  });
+
+  it("sends a request through undici's public API and reads the page", async () => {
+    const { file } = await bundle(FIXTURE, 'client');
+    const script = `const { createPartnerClient } = await import(${JSON.stringify(pathToFileURL(file).href)});
+const client = createPartnerClient({ baseUrl: ${JSON.stringify(origin)}, token: async () => 'tok' });
+const page = await client.getOrderUpdates({ pageSize: 1 }, { deadline: Date.now() + 10_000 });
+process.stdout.write(JSON.stringify(page), () => process.exit(0));`;
+
+    const stdout = await runNode(script);
+
+    expect(JSON.parse(stdout)).toEqual({
+      hasMore: false,
+      data: [],
+      nextPageId: 'GET /v1/orderUpdates?pageSize=1',
+    });
+  });
 });
