@@ -64,7 +64,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 
 /** A page of 100 orders is far below this; anything larger is a malformed answer (ResponseFormatError). */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
-export const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
+const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
 /** Error bodies (4xx/5xx) are read only to find `message`. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Largest delay a Node timer honours (~24.8 days); a farther deadline is clamped to it. */
@@ -404,7 +404,7 @@ function checkArray(name: string, value: unknown, check: (item: unknown, index: 
 const formPair = (name: string, value: string) => new URLSearchParams([[name, value]]).toString();
 
 /** The query string for GET /v1/orderUpdates ('' or '?...'). */
-export function buildOrderUpdatesQuery(query: OrderUpdatesQuery, encoding: ArrayEncoding): string {
+function buildOrderUpdatesQuery(query: OrderUpdatesQuery, encoding: ArrayEncoding): string {
   argument(query !== null && typeof query === 'object', 'query must be an object');
   const pairs: string[] = [];
   const add = (name: string, values: string[]) => {
