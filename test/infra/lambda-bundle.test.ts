@@ -12,7 +12,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent } from '../../functions/core/partner/undici-agent.js';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
@@ -90,9 +89,7 @@ describe('source map of our own code only', () => {
 
     expect(trimmed.sources.filter((source) => source.includes('node_modules'))).toEqual([]);
     expect(trimmed.sources.some((source) => source.endsWith('test/fixtures/bundle/throwers.ts'))).toBe(true);
-    expect(trimmed.sources.some((source) => source.endsWith('functions/core/partner/undici-agent.ts'))).toBe(
-      true,
-    );
+    expect(trimmed.sources.some((source) => source.endsWith('functions/core/partner/client.ts'))).toBe(true);
   });
 
   it('maps every position in our code as the full map does, and no position in a dependency', () => {
@@ -251,60 +248,40 @@ describe('tracing in the bundles', () => {
   );
 });
 
-describe("the poller's undici", () => {
-  it("is undici's own Agent class, the one its public entry exports", async () => {
-    const undici = await import('undici');
+describe('the partner client in a bundle', () => {
+  let server: Server;
+  let origin: string;
 
-    expect(Agent).toBe(undici.Agent);
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        JSON.stringify({ hasMore: false, data: [], nextPageId: `${request.method} ${request.url}` }),
+      );
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
 
-  it("holds undici's Agent and request() and none of its other Dispatcher APIs, fetch, WebSocket, cache, mock or public entry", async () => {
-    const { metafile } = await bundle(POLLER_ENTRY, 'poller');
-
-    const undici = Object.keys(metafile.inputs)
-      .map((input) => input.split('node_modules/undici/')[1])
-      .filter((input) => input !== undefined);
-    expect(undici).toContain('lib/dispatcher/agent.js');
-    expect(undici).toContain('lib/api/api-request.js');
-    expect(
-      undici.filter((input) =>
-        /^(index\.js|lib\/(api\/(index|api-stream|api-pipeline|api-upgrade|api-connect)\.js|web\/(fetch\/index|websocket|eventsource|cache)|cache|mock|interceptor)\/?)/.test(
-          input,
-        ),
-      ),
-    ).toEqual([]);
+  afterAll(async () => {
+    server.close();
+    await once(server, 'close');
   });
 
-  describe('a bundle of the Agent alone', () => {
-    let server: Server;
-    let origin: string;
+  it("sends a request through undici's public API and reads the page", async () => {
+    const { file } = await bundle(FIXTURE, 'client');
+    const script = `const { createPartnerClient } = await import(${JSON.stringify(pathToFileURL(file).href)});
+const client = createPartnerClient({ baseUrl: ${JSON.stringify(origin)}, token: async () => 'tok' });
+const page = await client.getOrderUpdates({ pageSize: 1 }, { deadline: Date.now() + 10_000 });
+process.stdout.write(JSON.stringify(page), () => process.exit(0));`;
 
-    beforeAll(async () => {
-      server = createServer((request, response) => {
-        response.setHeader('content-type', 'text/plain');
-        response.end(`${request.method} ${request.url}`);
-      });
-      server.listen(0, '127.0.0.1');
-      await once(server, 'listening');
-      origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    });
+    const stdout = await runNode(script);
 
-    afterAll(async () => {
-      server.close();
-      await once(server, 'close');
-    });
-
-    it("sends a request with undici's request() and reads the answer", async () => {
-      const { file } = await bundle(FIXTURE, 'agent');
-      const script = `const { Agent } = await import(${JSON.stringify(pathToFileURL(file).href)});
-const agent = new Agent();
-const res = await agent.request({ origin: ${JSON.stringify(origin)}, path: '/orders?x=1', method: 'GET' });
-process.stdout.write(res.statusCode + ' ' + (await res.body.text()));
-await agent.close();`;
-
-      const stdout = await runNode(script);
-
-      expect(stdout).toBe('200 GET /orders?x=1');
+    expect(JSON.parse(stdout)).toEqual({
+      hasMore: false,
+      data: [],
+      nextPageId: 'GET /v1/orderUpdates?pageSize=1',
     });
   });
 });

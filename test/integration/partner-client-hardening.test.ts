@@ -1,17 +1,13 @@
 // The partner client against a partner that answers badly, over real HTTP (scripted server on
 // 127.0.0.1:0): a 200 body that is not JSON never reaches an error message or a log line, and a page
-// too large for the body limit is fetched again with a smaller pageSize from the same cursor.
+// too large for the body limit is a ResponseFormatError like any oversized answer (no smaller pageSize).
 
 import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createPartnerClient,
-  type PageSizeReduced,
-  type PartnerClientOptions,
-} from '../../functions/core/partner/client.js';
-import { ResponseFormatError, RetryLaterError } from '../../functions/core/partner/errors.js';
+import { createPartnerClient, type PartnerClientOptions } from '../../functions/core/partner/client.js';
+import { ResponseFormatError } from '../../functions/core/partner/errors.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 const TOKEN = 'tok-hardening-7c1d';
@@ -128,56 +124,31 @@ describe('a 200 answer that is not JSON (customer data in the body)', () => {
 });
 
 describe('a page over the body-size limit', () => {
-  it('is fetched again with half the pageSize, from the same cursor, until it fits', async () => {
+  it('→ ResponseFormatError (body-too-large) naming the limit, after one request, with no smaller pageSize', async () => {
     pagesSizedByPageSize();
-    const reductions: PageSizeReduced[] = [];
-    const api = client({ maxBodyBytes: 30_000, onPageSizeReduced: (event) => reductions.push(event) });
-
-    const page = await api.getOrderUpdates({ pageId: 'cursor-7', pageSize: 100 }, within());
-
-    // 100 and 50 records of ~1 KB exceed 30,000 bytes; 25 fit.
-    expect(page.data).toHaveLength(25);
-    expect(page.nextPageId).toBe('cursor-after');
-    expect(server.requests.map((r) => r.query.get('pageSize'))).toEqual(['100', '50', '25']);
-    expect(server.requests.map((r) => r.query.get('pageId'))).toEqual(['cursor-7', 'cursor-7', 'cursor-7']);
-    expect(reductions).toEqual([
-      { fromPageSize: 100, toPageSize: 50, limitBytes: 30_000 },
-      { fromPageSize: 50, toPageSize: 25, limitBytes: 30_000 },
-    ]);
-  });
-
-  it('the next call asks for the configured pageSize again', async () => {
-    pagesSizedByPageSize();
-    const api = client({ maxBodyBytes: 30_000 });
-    await api.getOrderUpdates({ pageId: 'cursor-7', pageSize: 40 }, within());
-    server.requests.length = 0;
-
-    await api.getOrderUpdates({ pageId: 'cursor-after', pageSize: 40 }, within());
-
-    expect(server.requests.map((r) => r.query.get('pageSize'))).toEqual(['40', '20']);
-  });
-
-  it('gives up with ResponseFormatError (body-too-large) when even pageSize 1 is too large', async () => {
-    pagesSizedByPageSize(50_000);
     const err = await rejectionOf(
-      client({ maxBodyBytes: 30_000 }).getOrderUpdates({ pageSize: 4 }, within()),
+      client({ maxBodyBytes: 30_000 }).getOrderUpdates({ pageId: 'cursor-7', pageSize: 100 }, within()),
     );
 
     expect(err).toBeInstanceOf(ResponseFormatError);
-    expect(err).toMatchObject({ problem: 'body-too-large', code: 'ERR_PARTNER_RESPONSE_FORMAT' });
+    expect(err).toMatchObject({
+      problem: 'body-too-large',
+      code: 'ERR_PARTNER_RESPONSE_FORMAT',
+      statusCode: 200,
+    });
     expect(err.message).toContain('30000');
-    expect(server.requests.map((r) => r.query.get('pageSize'))).toEqual(['4', '2', '1']);
+    expect(server.requests.map((r) => [r.query.get('pageId'), r.query.get('pageSize')])).toEqual([
+      ['cursor-7', '100'],
+    ]);
   });
 
-  it('the smaller requests share the call deadline', async () => {
-    server.script(
-      { status: 200, body: pageOf(10, 1_000) },
-      { status: 200, body: pageOf(5, 1_000), delayMs: 2_000 },
+  it('a page within the limit is returned whole', async () => {
+    pagesSizedByPageSize();
+    const page = await client({ maxBodyBytes: 30_000 }).getOrderUpdates(
+      { pageId: 'cursor-7', pageSize: 25 },
+      within(),
     );
-    const err = await rejectionOf(
-      client({ maxBodyBytes: 6_000 }).getOrderUpdates({ pageSize: 10 }, within(500)),
-    );
-    expect(err).toBeInstanceOf(RetryLaterError);
-    expect(server.requests).toHaveLength(2);
+    expect(page.data).toHaveLength(25);
+    expect(page.nextPageId).toBe('cursor-after');
   });
 });

@@ -45,11 +45,10 @@ interface Run {
 function clientFor(scenario: ScenarioId, overrides: Partial<PartnerClientOptions> = {}): Run {
   const events: RetryEvent[] = [];
   const sleeps: Run['sleeps'] = [];
-  const client = createPartnerClient({
+  const api = createPartnerClient({
     baseUrl: `${sim.url}/${scenario}`,
     token: async () => TOKEN,
     dispatcher: agent,
-    onRetry: (e) => events.push(e),
     sleep: async (ms) => {
       const started = Date.now();
       await new Promise((resolve) => setTimeout(resolve, ms));
@@ -57,6 +56,12 @@ function clientFor(scenario: ScenarioId, overrides: Partial<PartnerClientOptions
     },
     ...overrides,
   });
+  // Retry events arrive through each call's own onRetry, as the poller counts them.
+  const onRetry = (e: RetryEvent) => events.push(e);
+  const client: PartnerApi = {
+    getOrderUpdates: (query, call) => api.getOrderUpdates(query, { onRetry, ...call }),
+    getOrder: (id, call) => api.getOrder(id, { onRetry, ...call }),
+  };
   return { client, events, sleeps };
 }
 

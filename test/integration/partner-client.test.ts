@@ -17,7 +17,7 @@ import {
   RetryLaterError,
   UnexpectedStatusError,
 } from '../../functions/core/partner/errors.js';
-import type { RetryEvent } from '../../functions/core/partner/types.js';
+import type { CallOptions, PartnerApi, RetryEvent } from '../../functions/core/partner/types.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 const TOKEN = 'tok-SECRET-3f9c1e7a-do-not-leak';
@@ -49,10 +49,11 @@ interface Harness {
 
 /** A client on the scripted server with a fake sleep that records waits and returns at once. */
 function harness(
-  overrides: Partial<PartnerClientOptions> = {},
-): Harness & { client: ReturnType<typeof createPartnerClient> } {
+  overrides: Partial<PartnerClientOptions> & Pick<CallOptions, 'onRetry'> = {},
+): Harness & { client: PartnerApi } {
   const waits: number[] = [];
   const events: RetryEvent[] = [];
+  const { onRetry = (e: RetryEvent) => events.push(e), ...rest } = overrides;
   const options: PartnerClientOptions = {
     baseUrl: `${server.url}/test-scenario`,
     token: async () => TOKEN,
@@ -61,10 +62,15 @@ function harness(
     sleep: async (ms) => {
       waits.push(ms);
     },
-    onRetry: (e) => events.push(e),
-    ...overrides,
+    ...rest,
   };
-  return { waits, events, options, client: createPartnerClient(options) };
+  const api = createPartnerClient(options);
+  // Retry events arrive through each call's own onRetry, as the poller counts them.
+  const client: PartnerApi = {
+    getOrderUpdates: (query, call) => api.getOrderUpdates(query, { onRetry, ...call }),
+    getOrder: (id, call) => api.getOrder(id, { onRetry, ...call }),
+  };
+  return { waits, events, options, client };
 }
 
 const within = (ms = 10_000) => ({ deadline: Date.now() + ms });

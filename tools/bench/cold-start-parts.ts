@@ -61,7 +61,7 @@ const PARTS = {
     /observability\/powertools-tracing\.ts$/,
     'export const powertoolsFunctionTracing = () => {};',
   ),
-  undici: standIn(/partner\/undici-agent\.ts$/, 'export class Agent {}'),
+  undici: standIn(/node_modules\/undici\/index\.js$/, 'export class Agent {}'),
   http2: {
     name: 'undici without node:http2',
     setup(build) {
@@ -90,7 +90,7 @@ export const MetricUnit = {};`,
 
 const LABELS: Record<keyof typeof PARTS, string> = {
   tracer: 'Powertools Tracer + X-Ray SDK (parsed; run only when tracing is on)',
-  undici: "undici's Agent and request()",
+  undici: 'undici',
   http2: '  of which node:http2 (loaded by undici at import)',
   zod: 'zod/mini (the settings checked at cold start)',
   powertools: 'Powertools Logger and Metrics',

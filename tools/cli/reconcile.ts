@@ -18,9 +18,11 @@ import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { runCorrelationId } from '../../functions/core/contract/order-version-message.js';
 import { type Int64, int64FromText, isInt64, stringifyJsonExact } from '../../functions/core/model/int64.js';
-import { createPartnerAgent } from '../../functions/core/partner/agent.js';
-import { createPartnerClient } from '../../functions/core/partner/client.js';
-import { isBearerTokenShape } from '../../functions/core/partner/token-shape.js';
+import {
+  createPartnerAgent,
+  createPartnerClient,
+  isBearerTokenShape,
+} from '../../functions/core/partner/client.js';
 import {
   RESULT_KINDS,
   ReconcileAuthError,

@@ -91,8 +91,6 @@ export interface PollOutcome {
   partnerRetries: number;
   /** Waits after a 429, in this run. */
   rateLimitWaits: number;
-  /** Pages asked for again with a smaller pageSize (over the body-size limit), in this run. */
-  pageSizeReductions: number;
   /** The feed's own delay between page requests at the end of the run (AIMD under rate limiting). */
   paceDelayMs: number;
   /** Seconds since the feed was last caught up, measured at the end of the run (lag). */
@@ -130,7 +128,6 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
     cursorRecoveries: 0,
     partnerRetries: 0,
     rateLimitWaits: 0,
-    pageSizeReductions: 0,
   };
   const sleep = deps.sleep ?? timer;
   const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
@@ -174,14 +171,6 @@ export async function pollFeed(deps: PollDeps, settings: PollSettings, run: Poll
           else counters.partnerRetries += 1;
           metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
           log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
-        },
-        onPageSizeReduced: (event) => {
-          counters.pageSizeReductions += 1;
-          metrics.count('PageSizeReductions');
-          log.warn('page over the body-size limit; asking again with a smaller pageSize', {
-            feedId: settings.feedId,
-            ...event,
-          });
         },
       });
       span.detail('versions', page.data.length);

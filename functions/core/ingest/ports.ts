@@ -110,8 +110,7 @@ export type PollMetricName =
   | 'AuthFailures'
   | 'LeaseContended'
   | 'MissingNextPageId'
-  | 'StuckCursor'
-  | 'PageSizeReductions';
+  | 'StuckCursor';
 
 export interface Log {
   info(message: string, attributes?: Record<string, unknown>): void;

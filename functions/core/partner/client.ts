@@ -1,80 +1,449 @@
-// The partner API client: three layers composed per call, as undici composes interceptors around a
-// dispatcher.
-//   transport.ts   one attempt over undici: GET with the token, cut off at the deadline, bounded body read
-//   retry-loop.ts  the deadline-aware retry loop around it: 429 / 5xx / network → wait and repeat the
-//                  same URL, unless the wait would cross the caller's deadline (then RetryLaterError)
-//   interpret.ts   the final answer → a Page, an Order or a typed error
-//   page-size-fallback.ts  around a page fetch: a page over the body limit is asked for again with a
-//                  smaller pageSize from the same cursor
-// This file checks the configuration once (cold start), checks each call's input before any request,
-// and builds the URL once per call.
+// The partner API client on undici's public API. Per call: check the input → build the URL once → per
+// attempt: read the token, send GET through the dispatcher (cut off at the call's deadline, an AbortSignal)
+// and read the body up to a limit → 429 / 5xx / network: wait and repeat the same URL unless the wait would
+// cross the deadline (then RetryLaterError) → interpret the final answer as a Page, an Order or a typed error.
 //
-// The token lives only in the Authorization header of the outgoing request: errors are built from
-// the method, the path and the server's message (with the token redacted), and undici errors are
-// copied into plain causes so no request object, header or socket is reachable from an error.
+// The token lives only in the Authorization header of the outgoing request: errors are built from the
+// method, the path and the server's message (with the token redacted), and undici errors are copied into
+// plain causes so no request object, header or socket is reachable from an error.
 
-import type { Dispatcher } from 'undici';
-import type { Int64 } from '../model/int64.js';
-import { DEFAULT_TIMEOUTS, defaultPartnerDispatcher, type PartnerClientTimeouts } from './agent.js';
-import { InvalidArgumentError } from './errors.js';
-import { interpret, interpretPage } from './interpret.js';
-import { type PageSizeReduced, withPageSizeFallback } from './page-size-fallback.js';
-import { type ArrayEncoding, buildOrderUpdatesQuery, checkOrderId } from './query.js';
-import { defaultSleep, withDeadlineRetries } from './retry-loop.js';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
-import { createUndiciTransport } from './transport.js';
-import type { CallOptions, PartnerApi, RetryEvent } from './types.js';
+import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Agent, type Dispatcher } from 'undici';
+import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
+import {
+  AuthenticationError,
+  BadRequestError,
+  CursorExpiredError,
+  InvalidArgumentError,
+  OrderNotFoundError,
+  type ResponseBodyFingerprint,
+  ResponseFormatError,
+  RetryLaterError,
+  type RetryLaterOptions,
+  UnexpectedStatusError,
+} from './errors.js';
+import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
-export { DEFAULT_TIMEOUTS, type PartnerClientTimeouts } from './agent.js';
-export type { PageSizeReduced } from './page-size-fallback.js';
-export type { ArrayEncoding } from './query.js';
+/** Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence). */
+export interface PartnerClientTimeouts {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
 
-/** A page of 100 orders is far below this; anything larger is treated as a malformed answer. */
+/** undici's defaults (300 s) exceed a Lambda's whole budget; each request is also cut off at the deadline. */
+export const DEFAULT_TIMEOUTS: Readonly<PartnerClientTimeouts> = Object.freeze({
+  connectTimeoutMs: 5_000,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 15_000,
+});
+
+export interface RetryPolicy {
+  maxAttempts: number; // for 5xx and network failures, the first request included
+  baseBackoffMs: number; // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
+  maxBackoffMs: number;
+  defaultRetryAfterMs: number; // the 429 wait when Retry-After is missing or unparseable
+  maxRetryAfterMs: number; // longest 429 wait; a server asking for more gets RetryLaterError with its value
+  rateLimitBackoffFactor: number; // growth per consecutive 429 (the spec: "backs off on repeats")
+  maxRateLimitRetries: number; // consecutive 429s waited through before RetryLaterError
+  minAttemptBudgetMs: number; // a wait starts only if this much time is left after it for the request
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 5,
+  baseBackoffMs: 200,
+  maxBackoffMs: 5_000,
+  defaultRetryAfterMs: 1_000,
+  maxRetryAfterMs: 60_000,
+  rateLimitBackoffFactor: 2,
+  maxRateLimitRetries: 5,
+  minAttemptBudgetMs: 250,
+});
+
+/** A page of 100 orders is far below this; anything larger is a malformed answer (ResponseFormatError). */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
+/** Error bodies (4xx/5xx) are read only to find `message`. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** Largest delay a Node timer honours (~24.8 days); a farther deadline is clamped to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Server text quoted in an error message is cut to this length. */
+const MAX_QUOTED_CHARS = 200;
 
-export const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
+/**
+ * How array query parameters go on the wire (the spec does not say). `repeat` (default):
+ * `vendorIds=a&vendorIds=b`, OpenAPI's default for query arrays; `comma`: `vendorIds=a,b`, refusing values
+ * that contain a comma.
+ */
+export type ArrayEncoding = 'repeat' | 'comma';
 
 export interface PartnerClientOptions {
-  /**
-   * `https://host[:port][/prefix]`; the prefix may name a test scenario. Requests go to
-   * `${baseUrl}/v1/orderUpdates` and `${baseUrl}/v1/orders/{id}`. `http:` only for loopback hosts;
-   * no userinfo, query or fragment.
-   */
+  /** `https://host[:port][/prefix]` (the prefix may name a test scenario); `http:` only for loopback hosts. */
   baseUrl: string;
   /** Called before every attempt, so a rotated (re-cached) token is picked up without a rebuild. */
   token: () => Promise<string>;
-  /** Default: a module-level Agent with DEFAULT_TIMEOUTS (or one built from `timeouts.connectTimeoutMs`). */
+  /** Default: one module-level Agent with DEFAULT_TIMEOUTS (one of its own for another connect timeout). */
   dispatcher?: Dispatcher;
   /** Default DEFAULT_TIMEOUTS; headers/body timeouts apply per request, with any dispatcher. */
   timeouts?: Partial<PartnerClientTimeouts>;
-  /**
-   * Default DEFAULT_MAX_BODY_BYTES (10 MiB). A larger page is asked for again with half the pageSize
-   * (see page-size-fallback.ts); a larger body at pageSize 1, or a larger order → ResponseFormatError.
-   */
+  /** Default DEFAULT_MAX_BODY_BYTES (10 MiB); a larger 200 body → ResponseFormatError (body-too-large). */
   maxBodyBytes?: number;
-  /** Default 'repeat' (`vendorIds=a&vendorIds=b`); see ArrayEncoding for why. */
   arrayEncoding?: ArrayEncoding;
   /** Fields override DEFAULT_RETRY_POLICY. */
   retryPolicy?: Partial<RetryPolicy>;
-  /** Called before every wait (429, 5xx, network), for metrics and logs. Its errors are ignored. */
-  onRetry?: (event: RetryEvent) => void;
-  /** Called before a page is asked for again with a smaller pageSize. Its errors are ignored. */
-  onPageSizeReduced?: (event: PageSizeReduced) => void;
   /** Default Math.random (full-jitter draws). */
   random?: () => number;
-  /** Default: a timer that rejects with `signal.reason` when the signal aborts. */
+  /** Default `sleep` below. */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** Default Date.now; compared with `CallOptions.deadline` and used for Retry-After dates. */
   now?: () => number;
-  /** Default DEFAULT_USER_AGENT. */
-  userAgent?: string;
 }
 
-function checkPositiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new InvalidArgumentError(`${name} must be a positive integer (got ${String(value)})`);
+/** The one sleep: a timer that rejects with `signal.reason` when the signal aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return delay(ms, undefined, signal ? { signal } : undefined).catch((err: unknown) => {
+    throw signal?.aborted ? signal.reason : err;
+  });
+}
+
+/**
+ * The one backoff: "full jitter" (AWS Architecture Blog), a uniform draw in
+ * [0, min(maxMs, baseMs * 2^(attempt-1))); `attempt` is 1 for the first retry.
+ */
+export function backoffWithFullJitter(attempt: number, baseMs: number, maxMs: number, random: () => number) {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.floor(attempt) - 1));
+  const r = random();
+  return Math.floor((Number.isFinite(r) ? Math.min(Math.max(r, 0), 1 - Number.EPSILON) : 0) * ceiling);
+}
+
+// The three HTTP-date forms (RFC 9110 §5.6.7) as far as Date.parse needs telling: a weekday, a time, and
+// GMT or (asctime) a year. Date.parse alone would read "1" or "2030-01-01" as dates.
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? .*\d\d:\d\d:\d\d (?:GMT|\d{4})$/;
+
+/**
+ * Retry-After → milliseconds from `nowMs`: delta-seconds or an HTTP-date (a past date is 0). Anything else
+ * is undefined (the caller waits its default); so is a date whose weekday is not its own (31 Feb).
+ */
+export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
+  const value = header?.trim() ?? '';
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  if (!HTTP_DATE.test(value)) return undefined;
+  const at = Date.parse(value.endsWith('GMT') ? value : `${value} GMT`);
+  if (Number.isNaN(at) || new Date(at).toUTCString().slice(0, 3) !== value.slice(0, 3)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
+export type RateLimitDecision =
+  | { action: 'wait'; waitMs: number }
+  | { action: 'give-up'; retryAfterMs: number };
+
+/**
+ * The wait before repeating a request after its `consecutive429s`-th 429 in a row: Retry-After (or the
+ * default), grown by the factor on repeats up to the cap, never below the server's value ("retrying too
+ * soon returns 429 again"). A Retry-After over the cap → give up with it.
+ */
+export function rateLimitWaitMs(
+  retryAfterMs: number | undefined,
+  consecutive429s: number,
+  policy: Pick<RetryPolicy, 'defaultRetryAfterMs' | 'maxRetryAfterMs' | 'rateLimitBackoffFactor'>,
+): RateLimitDecision {
+  const valid = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0;
+  const base = valid ? retryAfterMs : Math.min(policy.defaultRetryAfterMs, policy.maxRetryAfterMs);
+  if (base > policy.maxRetryAfterMs) return { action: 'give-up', retryAfterMs: base };
+  const repeats = Math.max(0, Math.floor(consecutive429s) - 1);
+  // Growth starts from at least the default, so a `Retry-After: 0` repeated 429 still backs off.
+  const grown = Math.max(base, policy.defaultRetryAfterMs) * policy.rateLimitBackoffFactor ** repeats;
+  const waitMs = repeats === 0 ? base : Math.max(base, Math.min(grown, policy.maxRetryAfterMs));
+  return { action: 'wait', waitMs: Math.ceil(waitMs) };
+}
+
+/** Visible ASCII only: anything else undici would refuse, or could smuggle a second header. */
+export function isBearerTokenShape(value: unknown): value is string {
+  return typeof value === 'string' && /^[\x21-\x7e]+$/.test(value);
+}
+
+/** A new Agent with the client's timeouts; whoever creates one closes it (`agent.close()`). */
+export function createPartnerAgent(connectTimeoutMs: number = DEFAULT_TIMEOUTS.connectTimeoutMs): Agent {
+  return new Agent({
+    connect: { timeout: connectTimeoutMs },
+    headersTimeout: DEFAULT_TIMEOUTS.headersTimeoutMs,
+    bodyTimeout: DEFAULT_TIMEOUTS.bodyTimeoutMs,
+  });
+}
+
+let sharedAgent: Agent | undefined;
+
+/** One Agent per process, so keep-alive sockets survive across warm invocations (another connect timeout: its own). */
+function defaultAgent(connectTimeoutMs: number): Agent {
+  if (connectTimeoutMs !== DEFAULT_TIMEOUTS.connectTimeoutMs) return createPartnerAgent(connectTimeoutMs);
+  sharedAgent ??= createPartnerAgent();
+  return sharedAgent;
+}
+
+// ---- what may go into an error: the token redacted, server text cut short, foreign errors copied ----
+
+const redact = (text: string, token: string) => (token ? text.split(token).join('[redacted]') : text);
+const truncate = (text: string, max = MAX_QUOTED_CHARS) =>
+  text.length > max ? `${text.slice(0, max)}…` : text;
+
+function errorCode(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A detached copy (name, code, message) to use as a `cause`: undici errors can reference sockets. */
+function safeCause(err: unknown, token: string): Error {
+  const source = err instanceof Error ? err : new Error(String(err));
+  const copy = new Error(truncate(redact(source.message, token)));
+  copy.name = source.name;
+  const code = errorCode(source);
+  if (code !== undefined) Object.assign(copy, { code });
+  return copy;
+}
+
+/** Failures worth repeating the same request for: resets, refusals, timeouts, truncated bodies. */
+const RETRYABLE_NETWORK_CODES = new Set(
+  'UND_ERR_SOCKET UND_ERR_CONNECT_TIMEOUT UND_ERR_HEADERS_TIMEOUT UND_ERR_BODY_TIMEOUT UND_ERR_RES_CONTENT_LENGTH_MISMATCH ECONNRESET ECONNREFUSED ECONNABORTED ETIMEDOUT EPIPE EAI_AGAIN ENOTFOUND ENETUNREACH EHOSTUNREACH ENETDOWN EHOSTDOWN'.split(
+    ' ',
+  ),
+);
+
+function isRetryableNetworkError(err: unknown): boolean {
+  // Happy-eyeballs connects (autoSelectFamily) fail with an AggregateError of per-address errors.
+  const candidates = [err, err instanceof Error ? err.cause : undefined];
+  if (err instanceof AggregateError) candidates.push(...err.errors);
+  return candidates.some((c) => RETRYABLE_NETWORK_CODES.has(errorCode(c) ?? ''));
+}
+
+// ---- one attempt over undici ----
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** The body was larger than `limit` bytes and was abandoned unread. */
+  overflow: boolean;
+  limit: number;
+}
+
+type AttemptOutcome =
+  | { kind: 'answer'; answer: HttpAnswer }
+  | { kind: 'network'; error: unknown }
+  | { kind: 'deadline'; error: unknown };
+
+function headerValue(headers: HttpAnswer['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Abandons a body; the no-op listener keeps undici's AbortError on destroy from going uncaught. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+/** Reads at most `limit` bytes (by Content-Length first, then while streaming); beyond that, discards. */
+async function readBounded(res: Dispatcher.ResponseData, limit: number) {
+  if (Number(headerValue(res.headers, 'content-length')) > limit) {
+    discard(res.body);
+    return { body: Buffer.alloc(0), overflow: true };
   }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      discard(res.body); // before leaving the loop, which would destroy the body with an error event
+      return { body: Buffer.concat(chunks), overflow: true };
+    }
+    chunks.push(chunk);
+  }
+  return { body: Buffer.concat(chunks), overflow: false };
+}
+
+// ---- the final answer → a value or a typed error ----
+
+/** What was asked for, as far as the meaning of the answer depends on it. */
+export type Resource =
+  | {
+      kind: 'orderUpdates';
+      label: string /** 404 `pageId not found` is an expiry only then */;
+      sentPageId: boolean;
+    }
+  | { kind: 'order'; label: string; orderId: Int64 };
+
+/** The `message` of a JSON Error body, cut and with the token redacted. */
+function serverMessage(body: Buffer, token: string): string | undefined {
+  try {
+    const message: unknown = JSON.parse(body.toString('utf8'))?.message;
+    return typeof message === 'string' ? truncate(redact(message, token)) : undefined;
+  } catch {
+    return undefined; // a foreign body (proxy page) carries no usable message
+  }
+}
+
+function fingerprint(body: Buffer, contentType: string | undefined, token: string): ResponseBodyFingerprint {
+  return {
+    bytes: body.length,
+    contentType: contentType === undefined ? undefined : truncate(redact(contentType, token), 100),
+    sha256: createHash('sha256').update(body).digest('hex').slice(0, 16),
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Any final status (not 429 or 5xx) → a Page, a raw Order or its typed error. A 200 body is customer data:
+ * when it is not JSON the error describes it (size, content type, hash) and quotes none of it, with no cause
+ * (V8's SyntaxError quotes the text).
+ */
+export function interpret(resource: Resource, answer: HttpAnswer, token: string): unknown {
+  const { status } = answer;
+  const { label } = resource;
+  if (status === 200) {
+    const fail = (message: string) => new ResponseFormatError(`${label}: ${message}`, { statusCode: status });
+    if (answer.overflow) {
+      throw new ResponseFormatError(`${label}: response body exceeds the ${answer.limit}-byte limit`, {
+        statusCode: status,
+        problem: 'body-too-large',
+      });
+    }
+    let value: unknown;
+    try {
+      value = parseJsonExact(answer.body.toString('utf8')); // int64 beyond 2^53 → bigint
+    } catch {
+      const body = fingerprint(answer.body, headerValue(answer.headers, 'content-type'), token);
+      const type = body.contentType === undefined ? 'none' : JSON.stringify(body.contentType);
+      throw new ResponseFormatError(
+        `${label}: ${status} body is not valid JSON (${body.bytes} bytes, content-type ${type}, sha256 ${body.sha256}…)`,
+        { statusCode: status, problem: 'not-json', body },
+      );
+    }
+    if (resource.kind === 'order') {
+      if (!isObject(value)) throw fail('response is not an Order object');
+      return value;
+    }
+    if (!isObject(value)) throw fail('response is not a Page: not a JSON object');
+    if (typeof value.hasMore !== 'boolean') throw fail('response is not a Page: hasMore is not a boolean');
+    if (!Array.isArray(value.data)) throw fail('response is not a Page: data is not an array');
+    if (value.nextPageId !== undefined && typeof value.nextPageId !== 'string')
+      throw fail('response is not a Page: nextPageId is not a string');
+    // hasMore without nextPageId breaks pagination rule 1, but the data is good: poll-feed.ts keeps it.
+    const page: RawPage = { hasMore: value.hasMore, data: value.data };
+    if (value.nextPageId !== undefined) page.nextPageId = value.nextPageId;
+    return page;
+  }
+  const message = serverMessage(answer.body, token);
+  if (status === 401) throw new AuthenticationError();
+  if (status === 400) throw new BadRequestError(message);
+  if (status === 404) {
+    if (resource.kind === 'order') throw new OrderNotFoundError(resource.orderId, message);
+    // Pagination rule 4, matched loosely (case, spaces), only when a cursor was sent.
+    if (resource.sentPageId && message?.trim().toLowerCase() === 'pageid not found')
+      throw new CursorExpiredError();
+  }
+  throw new UnexpectedStatusError(status, message);
+}
+
+// ---- request inputs, checked before any request (and any token) leaves the process ----
+
+function argument(ok: boolean, message: string): asserts ok {
+  if (!ok) throw new InvalidArgumentError(message);
+}
+
+function integerIn(name: string, value: unknown, min: number, max: number): string {
+  const ok = typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+  argument(ok, `${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
+  return String(value);
+}
+
+/** int64 ids: a bigint beyond 2^53 - 1 (model/int64.ts); a number that large is already rounded, so refused. */
+function checkOrderId(name: string, value: unknown): Int64 {
+  if (typeof value === 'bigint') {
+    argument(value >= 0n && isInt64(value), `${name} must be a non-negative int64 (got ${String(value)})`);
+    return value;
+  }
+  const ok = typeof value === 'number' && Number.isInteger(value) && value >= 0;
+  argument(ok, `${name} must be a non-negative integer (got ${String(value)})`);
+  argument(
+    Number.isSafeInteger(value),
+    `${name} ${String(value)} exceeds Number.MAX_SAFE_INTEGER (2^53 - 1) as a number, so it is not exact: pass an int64 id beyond that as a bigint`,
+  );
+  return value;
+}
+
+// A date, or a date-time with an explicit zone (a zone-less one would be read in the machine's zone).
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
+
+function checkTimestamp(value: unknown): string {
+  if (value instanceof Date) {
+    argument(!Number.isNaN(value.getTime()), 'fromTimestamp is an invalid Date');
+    return value.toISOString();
+  }
+  const ms = typeof value === 'string' && ISO_DATE_TIME.test(value) ? Date.parse(value) : Number.NaN;
+  argument(
+    !Number.isNaN(ms),
+    'fromTimestamp must be a valid Date or an ISO 8601 string with a time zone (e.g. 2024-05-01T00:00:00Z)',
+  );
+  return new Date(ms).toISOString();
+}
+
+/** Refused when empty rather than dropped: omitting the parameter means "all", a wider query. */
+function checkArray(name: string, value: unknown, check: (item: unknown, index: number) => string) {
+  argument(
+    Array.isArray(value) && value.length > 0,
+    `${name} must be a non-empty array when given (omit it to mean all)`,
+  );
+  return value.map(check);
+}
+
+/** `name=value` escaped as application/x-www-form-urlencoded; pageId arrives at the server byte for byte. */
+const formPair = (name: string, value: string) => new URLSearchParams([[name, value]]).toString();
+
+/** The query string for GET /v1/orderUpdates ('' or '?...'). */
+function buildOrderUpdatesQuery(query: OrderUpdatesQuery, encoding: ArrayEncoding): string {
+  argument(query !== null && typeof query === 'object', 'query must be an object');
+  const pairs: string[] = [];
+  const add = (name: string, values: string[]) => {
+    if (encoding === 'repeat') for (const v of values) pairs.push(formPair(name, v));
+    else pairs.push(`${name}=${values.map((v) => formPair('', v).slice(1)).join(',')}`);
+  };
+  const { pageId, pageSize, vendorIds, orderIds, fromTimestamp, minAgeMinutes } = query;
+  if (pageId !== undefined) {
+    argument(
+      typeof pageId === 'string' && pageId !== '',
+      'pageId must be a non-empty string (the nextPageId of a previous page)',
+    );
+    add('pageId', [pageId]);
+  }
+  if (pageSize !== undefined) add('pageSize', [integerIn('pageSize', pageSize, 1, 100)]);
+  if (vendorIds !== undefined) {
+    const ids = checkArray('vendorIds', vendorIds, (id, i) => {
+      argument(typeof id === 'string' && id !== '', `vendorIds[${i}] must be a non-empty string`);
+      argument(
+        encoding === 'repeat' || !id.includes(','),
+        `vendorIds[${i}] contains a comma, which the 'comma' array encoding cannot carry`,
+      );
+      return id;
+    });
+    add('vendorIds', ids);
+  }
+  if (orderIds !== undefined) {
+    add(
+      'orderIds',
+      checkArray('orderIds', orderIds, (id, i) => String(checkOrderId(`orderIds[${i}]`, id))),
+    );
+  }
+  if (fromTimestamp !== undefined) add('fromTimestamp', [checkTimestamp(fromTimestamp)]);
+  if (minAgeMinutes !== undefined) add('minAgeMinutes', [integerIn('minAgeMinutes', minAgeMinutes, 1, 1440)]);
+  return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
+}
+
+function positiveInteger(name: string, value: number): number {
+  argument(Number.isInteger(value) && value > 0, `${name} must be a positive integer (got ${String(value)})`);
   return value;
 }
 
@@ -84,63 +453,163 @@ function checkPositiveInteger(name: string, value: number): number {
  */
 export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const { origin, basePath } = parsePartnerBaseUrl(options.baseUrl);
-  if (typeof options.token !== 'function') {
-    throw new InvalidArgumentError('token must be a function returning the bearer token');
-  }
+  argument(typeof options.token === 'function', 'token must be a function returning the bearer token');
   const timeouts: PartnerClientTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  checkPositiveInteger('timeouts.connectTimeoutMs', timeouts.connectTimeoutMs);
-  checkPositiveInteger('timeouts.headersTimeoutMs', timeouts.headersTimeoutMs);
-  checkPositiveInteger('timeouts.bodyTimeoutMs', timeouts.bodyTimeoutMs);
+  for (const [name, value] of Object.entries(timeouts)) positiveInteger(`timeouts.${name}`, value);
   const arrayEncoding = options.arrayEncoding ?? 'repeat';
-  if (arrayEncoding !== 'repeat' && arrayEncoding !== 'comma') {
-    throw new InvalidArgumentError(`arrayEncoding must be 'repeat' or 'comma'`);
-  }
-  const maxBodyBytes = checkPositiveInteger('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  argument(
+    arrayEncoding === 'repeat' || arrayEncoding === 'comma',
+    `arrayEncoding must be 'repeat' or 'comma'`,
+  );
+  const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retryPolicy };
-  checkPositiveInteger('retryPolicy.maxAttempts', policy.maxAttempts);
+  positiveInteger('retryPolicy.maxAttempts', policy.maxAttempts);
+  const { random = Math.random, now = Date.now } = options;
+  const wait = options.sleep ?? sleep;
+  const dispatcher = options.dispatcher ?? defaultAgent(timeouts.connectTimeoutMs);
 
-  const transport = createUndiciTransport({
-    origin,
-    dispatcher: options.dispatcher ?? defaultPartnerDispatcher(timeouts.connectTimeoutMs),
-    headersTimeoutMs: timeouts.headersTimeoutMs,
-    bodyTimeoutMs: timeouts.bodyTimeoutMs,
-    maxBodyBytes,
-    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
-  });
-  const send = withDeadlineRetries(transport, {
-    token: options.token,
-    policy,
-    onRetry: options.onRetry,
-    random: options.random ?? Math.random,
-    sleep: options.sleep ?? defaultSleep,
-    now: options.now ?? Date.now,
-  });
+  /** One GET: cut off at the deadline and at the caller's signal; the body read up to its limit. */
+  async function attempt(path: string, token: string, remainingMs: number, callerSignal?: AbortSignal) {
+    // AbortSignal.timeout takes whole milliseconds only (the poller's deadline may end in .5).
+    const deadline = AbortSignal.timeout(Math.ceil(Math.min(remainingMs, MAX_TIMER_MS)));
+    const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
+    try {
+      const res = await dispatcher.request({
+        origin,
+        path,
+        method: 'GET',
+        headers: {
+          accept: 'application/json',
+          authorization: `Bearer ${token}`,
+          'user-agent': DEFAULT_USER_AGENT,
+        },
+        signal,
+        // 0 would disable undici's timers, hence the floor of 1 ms.
+        headersTimeout: Math.max(1, Math.min(timeouts.headersTimeoutMs, remainingMs)),
+        bodyTimeout: Math.max(1, Math.min(timeouts.bodyTimeoutMs, remainingMs)),
+      });
+      const limit = res.statusCode === 200 ? maxBodyBytes : Math.min(maxBodyBytes, MAX_ERROR_BODY_BYTES);
+      let read: { body: Buffer; overflow: boolean };
+      try {
+        read = await readBounded(res, limit);
+      } catch (err) {
+        discard(res.body);
+        // A failed read of an error body does not change what the status means.
+        if (res.statusCode === 200 || signal.aborted) throw err;
+        read = { body: Buffer.alloc(0), overflow: false };
+      }
+      return {
+        kind: 'answer',
+        answer: { status: res.statusCode, headers: res.headers, limit, ...read },
+      } as const;
+    } catch (err) {
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      if (deadline.aborted) return { kind: 'deadline', error: err } as const;
+      if (isRetryableNetworkError(err)) return { kind: 'network', error: err } as const;
+      throw err;
+    }
+  }
+
+  /** The retry loop: the final answer (any status but 429 and 5xx) and the token it was sent with. */
+  async function send(path: string, label: string, callOptions: CallOptions) {
+    const ok = typeof callOptions?.deadline === 'number' && Number.isFinite(callOptions.deadline);
+    argument(ok, 'options.deadline must be an epoch-milliseconds number');
+    const { deadline, signal } = callOptions;
+    const later = (kind: RetryEvent['kind'], message: string, more: RetryLaterOptions) =>
+      new RetryLaterError(kind, `${label}: ${message}`, more);
+    let [attempts, failures, consecutive429s] = [0, 0, 0];
+    let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } | undefined;
+    for (;;) {
+      signal?.throwIfAborted();
+      const token = await options.token();
+      argument(
+        isBearerTokenShape(token),
+        'token() must resolve to a non-empty string of visible ASCII characters',
+      );
+      signal?.throwIfAborted();
+      const remainingMs = deadline - now();
+      if (remainingMs <= 0) {
+        const { kind = 'network', statusCode, cause } = last ?? {};
+        throw later(kind, 'the call deadline passed before a response', {
+          statusCode,
+          cause,
+          deadlinePassed: true,
+        });
+      }
+      attempts += 1;
+      const outcome: AttemptOutcome = await attempt(path, token, remainingMs, signal);
+      if (outcome.kind === 'deadline') {
+        const cause = safeCause(outcome.error, token);
+        throw later('network', 'no complete response before the call deadline', {
+          cause,
+          deadlinePassed: true,
+        });
+      }
+      const status = outcome.kind === 'answer' ? outcome.answer.status : undefined;
+      const serverError = status !== undefined && status >= 500 && status <= 599;
+      if (outcome.kind === 'answer' && status !== 429 && !serverError)
+        return { answer: outcome.answer, token };
+      let kind: RetryEvent['kind'];
+      let waitMs: number;
+      let describe: string;
+      let cause: Error | undefined;
+      if (outcome.kind === 'answer' && status === 429) {
+        consecutive429s += 1;
+        const retryAfter = parseRetryAfter(headerValue(outcome.answer.headers, 'retry-after'), now());
+        const decision = rateLimitWaitMs(retryAfter, consecutive429s, policy);
+        if (decision.action === 'give-up') {
+          const { retryAfterMs } = decision;
+          const message = `rate limited (429); Retry-After ${retryAfterMs} ms exceeds the ${policy.maxRetryAfterMs} ms the client waits`;
+          throw later('rate-limited', message, { statusCode: 429, retryAfterMs });
+        }
+        if (consecutive429s > policy.maxRateLimitRetries) {
+          const message = `still rate limited after ${consecutive429s} 429s`;
+          throw later('rate-limited', message, { statusCode: 429, retryAfterMs: decision.waitMs });
+        }
+        [kind, waitMs, describe] = ['rate-limited', decision.waitMs, 'rate limited (429)'];
+      } else {
+        consecutive429s = 0;
+        failures += 1;
+        waitMs = backoffWithFullJitter(failures, policy.baseBackoffMs, policy.maxBackoffMs, random);
+        if (outcome.kind === 'network') {
+          cause = safeCause(outcome.error, token);
+          [kind, describe] = ['network', `network failure (${errorCode(cause) ?? cause.name})`];
+        } else {
+          [kind, describe] = ['server-error', `server error (${status})`];
+        }
+      }
+      last = { kind, statusCode: status, cause };
+      const more = { statusCode: status, retryAfterMs: waitMs, cause };
+      if (kind !== 'rate-limited' && failures >= policy.maxAttempts) {
+        throw later(kind, `${describe}; gave up after ${failures} attempts`, more);
+      }
+      // Never start a wait that ends past the deadline (or leaves no time for the request after it).
+      if (now() + waitMs + policy.minAttemptBudgetMs > deadline) {
+        throw later(kind, `${describe}; the ${waitMs} ms wait does not fit before the call deadline`, more);
+      }
+      try {
+        callOptions.onRetry?.({ kind, attempt: attempts, waitMs, status });
+      } catch {
+        // A metrics hook must not change the outcome of the call.
+      }
+      await wait(waitMs, signal);
+    }
+  }
 
   const updatesPath = `${basePath}/v1/orderUpdates`;
   const ordersPath = `${basePath}/v1/orders`;
-
-  const getOrderUpdates = withPageSizeFallback(
-    async (query, callOptions) => {
+  return {
+    async getOrderUpdates(query, callOptions) {
       const search = buildOrderUpdatesQuery(query, arrayEncoding);
       const label = `GET ${updatesPath}`;
-      const { answer, token } = await send({ path: `${updatesPath}${search}`, label }, callOptions);
-      return interpretPage(
-        { kind: 'orderUpdates', label, sentPageId: query.pageId !== undefined },
-        answer,
-        token,
-      );
+      const { answer, token } = await send(`${updatesPath}${search}`, label, callOptions);
+      const resource = { kind: 'orderUpdates', label, sentPageId: query.pageId !== undefined } as const;
+      return interpret(resource, answer, token) as RawPage;
     },
-    maxBodyBytes,
-    options.onPageSizeReduced,
-  );
-
-  return {
-    getOrderUpdates,
-    async getOrder(id: Int64, callOptions: CallOptions): Promise<unknown> {
+    async getOrder(id, callOptions) {
       const orderId = checkOrderId('order id', id);
-      const path = `${ordersPath}/${orderId}`;
-      const label = `GET ${path}`;
-      const { answer, token } = await send({ path, label }, callOptions);
+      const label = `GET ${ordersPath}/${orderId}`;
+      const { answer, token } = await send(`${ordersPath}/${orderId}`, label, callOptions);
       return interpret({ kind: 'order', label, orderId }, answer, token);
     },
   };

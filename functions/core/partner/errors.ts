@@ -41,47 +41,45 @@ export class CursorExpiredError extends PartnerApiError {
 
 /** 404 on GET /v1/orders/{id}. */
 export class OrderNotFoundError extends PartnerApiError {
-  readonly orderId: Int64;
-  constructor(orderId: Int64, serverMessage?: string) {
-    super('ERR_PARTNER_NOT_FOUND', `order ${orderId} not found${serverMessage ? `: ${serverMessage}` : ''}`, {
-      statusCode: 404,
-    });
-    this.orderId = orderId;
+  constructor(
+    readonly orderId: Int64,
+    serverMessage?: string,
+  ) {
+    const message = `order ${orderId} not found${serverMessage ? `: ${serverMessage}` : ''}`;
+    super('ERR_PARTNER_NOT_FOUND', message, { statusCode: 404 });
   }
 }
 
 /** 400: the server refused the input; carries the server's message. */
 export class BadRequestError extends PartnerApiError {
-  readonly serverMessage: string | undefined;
-  constructor(serverMessage: string | undefined) {
-    super(
-      'ERR_PARTNER_BAD_REQUEST',
-      `partner API rejected the request (400): ${serverMessage ?? 'no message'}`,
-      {
-        statusCode: 400,
-      },
-    );
-    this.serverMessage = serverMessage;
+  constructor(readonly serverMessage: string | undefined) {
+    const message = `partner API rejected the request (400): ${serverMessage ?? 'no message'}`;
+    super('ERR_PARTNER_BAD_REQUEST', message, { statusCode: 400 });
   }
 }
 
+export interface RetryLaterOptions {
+  statusCode?: number | undefined;
+  /** The server's (or the backoff's) suggested wait, when known. */
+  retryAfterMs?: number | undefined;
+  cause?: unknown;
+  /** The caller's deadline passed with the request in flight or between attempts (out of time). */
+  deadlinePassed?: boolean;
+}
+
 /**
- * The request could not succeed before the caller's deadline: a 429 whose Retry-After does not fit,
- * or 5xx / network failures that outlasted the retry budget. The caller ends its run and repeats the
- * same request later. `retryAfterMs` is the server's (or the backoff's) suggested wait, when known.
+ * The request could not succeed before the caller's deadline: a 429 whose Retry-After does not fit, or
+ * 5xx / network failures that outlasted the retry budget. The caller ends its run and repeats it later.
  */
 export class RetryLaterError extends PartnerApiError {
   readonly retryAfterMs: number | undefined;
-  readonly reason: 'rate-limited' | 'server-error' | 'network';
-  /** True when the caller's deadline passed with the request in flight or between attempts (out of time). */
   readonly deadlinePassed: boolean;
   constructor(
-    reason: 'rate-limited' | 'server-error' | 'network',
+    readonly reason: 'rate-limited' | 'server-error' | 'network',
     message: string,
-    options?: { statusCode?: number; retryAfterMs?: number; cause?: unknown; deadlinePassed?: boolean },
+    options?: RetryLaterOptions,
   ) {
     super('ERR_PARTNER_RETRY_LATER', message, options);
-    this.reason = reason;
     this.retryAfterMs = options?.retryAfterMs;
     this.deadlinePassed = options?.deadlinePassed === true;
   }
@@ -98,21 +96,13 @@ export interface ResponseBodyFingerprint {
   sha256: string;
 }
 
-/**
- * The body was not JSON, was too large, or was not the documented shape (`problem` says which). Never
- * quotes the body: a body that is not JSON is described by `body` (size, content type, hash) instead.
- */
+/** The body was not JSON, was too large, or was not the documented shape; never quotes the body. */
 export class ResponseFormatError extends PartnerApiError {
   readonly problem: ResponseFormatProblem;
   readonly body: ResponseBodyFingerprint | undefined;
   constructor(
     message: string,
-    options?: {
-      statusCode?: number;
-      cause?: unknown;
-      problem?: ResponseFormatProblem;
-      body?: ResponseBodyFingerprint;
-    },
+    options?: { statusCode?: number; problem?: ResponseFormatProblem; body?: ResponseBodyFingerprint },
   ) {
     super('ERR_PARTNER_RESPONSE_FORMAT', message, options);
     this.problem = options?.problem ?? 'wrong-shape';
@@ -123,13 +113,8 @@ export class ResponseFormatError extends PartnerApiError {
 /** Any other non-2xx status that is not retryable (e.g. 403, 405, 404 on the feed that is not a cursor). */
 export class UnexpectedStatusError extends PartnerApiError {
   constructor(statusCode: number, serverMessage: string | undefined) {
-    super(
-      'ERR_PARTNER_HTTP',
-      `partner API answered ${statusCode}${serverMessage ? `: ${serverMessage}` : ''}`,
-      {
-        statusCode,
-      },
-    );
+    const message = `partner API answered ${statusCode}${serverMessage ? `: ${serverMessage}` : ''}`;
+    super('ERR_PARTNER_HTTP', message, { statusCode });
   }
 }
 

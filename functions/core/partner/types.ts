@@ -26,18 +26,8 @@ export interface CallOptions {
   /** Epoch ms by which the call must have settled, retries and waits included. */
   deadline: number;
   signal?: AbortSignal;
-  /** Called before every wait of this call (after the client's own onRetry). Its errors are ignored. */
+  /** Called before every wait of this call (429, 5xx, network), for metrics and logs. Its errors are ignored. */
   onRetry?: (event: RetryEvent) => void;
-  /** Called before this call's page is asked for again with a smaller pageSize. Its errors are ignored. */
-  onPageSizeReduced?: (event: PageSizeReduced) => void;
-}
-
-/** A page over the body-size limit, asked for again from the same cursor with a smaller pageSize. */
-export interface PageSizeReduced {
-  fromPageSize: number;
-  toPageSize: number;
-  /** The body-size limit the page exceeded. */
-  limitBytes: number;
 }
 
 export interface RetryEvent {

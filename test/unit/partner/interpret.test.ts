@@ -1,6 +1,7 @@
 // Interpretation of a final answer (status, headers, body) without a server: every status the client
 // does not retry maps to a value or to its typed error.
 import { describe, expect, it } from 'vitest';
+import { type HttpAnswer, interpret, type Resource } from '../../../functions/core/partner/client.js';
 import {
   AuthenticationError,
   BadRequestError,
@@ -9,8 +10,6 @@ import {
   ResponseFormatError,
   UnexpectedStatusError,
 } from '../../../functions/core/partner/errors.js';
-import { interpret, interpretPage, type Resource } from '../../../functions/core/partner/interpret.js';
-import type { HttpAnswer } from '../../../functions/core/partner/transport.js';
 
 const TOKEN = 'tok-unit-SECRET';
 const FEED: Resource = { kind: 'orderUpdates', label: 'GET /v1/orderUpdates', sentPageId: true };
@@ -43,11 +42,11 @@ function thrown(run: () => unknown): Error {
 describe('200 answers', () => {
   it('returns the page envelope with its records left raw', () => {
     const page = { hasMore: true, data: [{ id: 1, anything: 'kept' }], nextPageId: 'c2' };
-    expect(interpretPage(FEED, answer(200, page), TOKEN)).toEqual(page);
+    expect(interpret(FEED, answer(200, page), TOKEN)).toEqual(page);
   });
 
   it('drops envelope fields the spec does not define', () => {
-    expect(interpretPage(FEED, answer(200, { hasMore: false, data: [], extra: 1 }), TOKEN)).toEqual({
+    expect(interpret(FEED, answer(200, { hasMore: false, data: [], extra: 1 }), TOKEN)).toEqual({
       hasMore: false,
       data: [],
     });

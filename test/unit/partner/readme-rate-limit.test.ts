@@ -2,7 +2,7 @@
 // an absurd value falls back to 1 s capped at 60 s, while the client ends the run on anything over 60 s).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY, rateLimitWaitMs } from '../../../functions/core/partner/retry-policy.js';
+import { DEFAULT_RETRY_POLICY, rateLimitWaitMs } from '../../../functions/core/partner/client.js';
 
 const README = readFileSync(new URL('../../../functions/README.md', import.meta.url), 'utf8');
 const row429 = README.split('\n').find((line) => line.startsWith('| **429**')) ?? '';

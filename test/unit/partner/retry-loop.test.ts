@@ -1,72 +1,86 @@
-// The deadline-aware retry loop around a fake transport (scripted outcomes, a fake clock and sleep):
+// The client's deadline-aware retry loop over a fake dispatcher (scripted answers, a fake clock and sleep):
 // what it repeats, what it hands back, and where it stops.
+import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { RetryLaterError } from '../../../functions/core/partner/errors.js';
-import { withDeadlineRetries } from '../../../functions/core/partner/retry-loop.js';
-import { DEFAULT_RETRY_POLICY } from '../../../functions/core/partner/retry-policy.js';
-import type {
-  AttemptOutcome,
-  AttemptRequest,
-  HttpAnswer,
-} from '../../../functions/core/partner/transport.js';
+import { createPartnerClient } from '../../../functions/core/partner/client.js';
+import { RetryLaterError, UnexpectedStatusError } from '../../../functions/core/partner/errors.js';
 
-const REQUEST = { path: '/v1/orderUpdates?pageSize=10', label: 'GET /v1/orderUpdates' };
+type Script = (request: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
 
-function status(code: number, headers: HttpAnswer['headers'] = {}): AttemptOutcome {
-  return {
-    kind: 'answer',
-    answer: { status: code, headers, body: Buffer.alloc(0), overflow: false, limit: 1 },
-  };
+function status(code: number, headers: Record<string, string> = {}, body = ''): Script {
+  return async () =>
+    ({
+      statusCode: code,
+      headers,
+      body: Readable.from([Buffer.from(body)]),
+    }) as unknown as Dispatcher.ResponseData;
 }
 
-function loop(outcomes: AttemptOutcome[], tokens: string[] = ['tok-a']) {
+function loop(script: Script[], tokens: string[] = ['tok-a']) {
   let clock = 1_000_000;
-  const attempts: AttemptRequest[] = [];
+  const attempts: Dispatcher.RequestOptions[] = [];
   const waits: number[] = [];
   let tokenCalls = 0;
-  const send = withDeadlineRetries(
-    async (request) => {
+  const dispatcher = {
+    request: async (request: Dispatcher.RequestOptions) => {
       attempts.push(request);
-      const next = outcomes.shift();
-      if (next === undefined) throw new Error('transport called more often than scripted');
-      return next;
+      const next = script.shift();
+      if (next === undefined) throw new Error('dispatcher called more often than scripted');
+      return next(request);
     },
-    {
-      token: async () => tokens[Math.min(tokenCalls++, tokens.length - 1)] ?? '',
-      policy: { ...DEFAULT_RETRY_POLICY },
-      onRetry: undefined,
-      random: () => 0.5,
-      sleep: async (ms) => {
-        waits.push(ms);
-        clock += ms;
-      },
-      now: () => clock,
+  } as unknown as Dispatcher;
+  const client = createPartnerClient({
+    baseUrl: 'https://partner.example',
+    token: async () => tokens[Math.min(tokenCalls++, tokens.length - 1)] ?? '',
+    dispatcher,
+    random: () => 0.5,
+    sleep: async (ms) => {
+      waits.push(ms);
+      clock += ms;
     },
-  );
+    now: () => clock,
+  });
+  const send = (options: { deadline: number }) => client.getOrderUpdates({ pageSize: 10 }, options);
   return { send, attempts, waits, now: () => clock };
 }
 
-describe('withDeadlineRetries', () => {
+const authorization = (request: Dispatcher.RequestOptions) =>
+  (request.headers as Record<string, string>).authorization;
+
+describe('the retry loop', () => {
   it('hands back the first answer that is not 429 or 5xx, with the token it was sent with', async () => {
-    const { send, attempts, waits, now } = loop([status(503), status(404)], ['tok-a', 'tok-b']);
-    const final = await send(REQUEST, { deadline: now() + 60_000 });
-    expect(final.answer.status).toBe(404);
-    expect(final.token).toBe('tok-b');
-    expect(attempts.map((a) => a.token)).toEqual(['tok-a', 'tok-b']);
-    expect(attempts.every((a) => a.path === REQUEST.path)).toBe(true);
+    const { send, attempts, waits, now } = loop(
+      [status(503), status(404, {}, JSON.stringify({ message: 'echo tok-b' }))],
+      ['tok-a', 'tok-b'],
+    );
+    const err = await send({ deadline: now() + 60_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnexpectedStatusError);
+    // Redacted with the token of the attempt that got the answer.
+    expect((err as Error).message).toBe('partner API answered 404: echo [redacted]');
+    expect(attempts.map(authorization)).toEqual(['Bearer tok-a', 'Bearer tok-b']);
+    expect(attempts.every((a) => a.path === '/v1/orderUpdates?pageSize=10')).toBe(true);
     expect(waits).toEqual([100]);
   });
 
   it('repeats a network failure with full-jitter backoff', async () => {
-    const reset = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
-    const { send, waits, now } = loop([{ kind: 'network', error: reset }, status(200)]);
-    expect((await send(REQUEST, { deadline: now() + 60_000 })).answer.status).toBe(200);
+    const reset: Script = async () => {
+      throw Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+    };
+    const page = JSON.stringify({ hasMore: false, data: [] });
+    const { send, waits, now } = loop([reset, status(200, {}, page)]);
+    expect(await send({ deadline: now() + 60_000 })).toEqual({ hasMore: false, data: [] });
     expect(waits).toEqual([100]);
   });
 
   it('a cut-off at the deadline → RetryLaterError (network) without another attempt', async () => {
-    const { send, attempts, now } = loop([{ kind: 'deadline', error: new Error('aborted') }]);
-    const err = await send(REQUEST, { deadline: now() + 5_000 }).catch((e: unknown) => e);
+    const hang: Script = (request) =>
+      new Promise((_, reject) => {
+        const signal = request.signal as AbortSignal;
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    const { send, attempts, now } = loop([hang]);
+    const err = await send({ deadline: now() + 50 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RetryLaterError);
     expect(err).toMatchObject({ reason: 'network', deadlinePassed: true });
     expect(attempts).toHaveLength(1);
@@ -74,7 +88,7 @@ describe('withDeadlineRetries', () => {
 
   it('a 429 wait that does not fit before the deadline → RetryLaterError, no sleep', async () => {
     const { send, waits, now } = loop([status(429, { 'retry-after': '10' })]);
-    const err = await send(REQUEST, { deadline: now() + 5_000 }).catch((e: unknown) => e);
+    const err = await send({ deadline: now() + 5_000 }).catch((e: unknown) => e);
     // Not out of time: the partner asked for a wait the run cannot afford (no continuation follows).
     expect(err).toMatchObject({
       reason: 'rate-limited',
@@ -85,9 +99,15 @@ describe('withDeadlineRetries', () => {
     expect(waits).toEqual([]);
   });
 
+  it('accepts a deadline that is not a whole millisecond (half an odd safety margin)', async () => {
+    const page = JSON.stringify({ hasMore: false, data: [] });
+    const { send, now } = loop([status(200, {}, page)]);
+    expect(await send({ deadline: now() + 20_000.5 })).toEqual({ hasMore: false, data: [] });
+  });
+
   it('a deadline already past → RetryLaterError before any attempt', async () => {
     const { send, attempts, now } = loop([]);
-    await expect(send(REQUEST, { deadline: now() - 1 })).rejects.toMatchObject({ deadlinePassed: true });
+    await expect(send({ deadline: now() - 1 })).rejects.toMatchObject({ deadlinePassed: true });
     expect(attempts).toHaveLength(0);
   });
 });

@@ -4,7 +4,7 @@ import {
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
   rateLimitWaitMs,
-} from '../../../functions/core/partner/retry-policy.js';
+} from '../../../functions/core/partner/client.js';
 
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 0); // Tue, 01 Jan 2030 00:00:00 GMT
 
