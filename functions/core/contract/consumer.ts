@@ -2,6 +2,7 @@
 // DynamoDB table only if it is newer than what you stored. Import it as `order-feed-ingester/contract`.
 //   parseOrderVersionMessage(body) → a typed, validated message, or an error naming what is wrong
 //   applyIfNewer({ client, tableName, message }) → 'applied' | 'stale' (one conditional PutItem)
+// Our own consumer uses both (functions/core/apply/apply-order-version.ts), with the orders table's item.
 //
 // Messages can be duplicated and arrive out of order (see README.md in this folder): keep, per order id,
 // the highest version; an equal or lower version is stale. That is exactly what applyIfNewer does, so a
@@ -57,8 +58,9 @@ export function parseOrderVersionMessage(body: string): OrderVersionMessage {
   try {
     // JSON.parse would round integers beyond 2^53: ids and versions must stay exact.
     parsed = parseJsonExact(body);
-  } catch (error) {
-    throw new OrderVersionMessageError('', `body is not JSON (${(error as Error).message})`);
+  } catch {
+    // Not JSON.parse's message: it quotes part of the body (customer data), and this one gets logged.
+    throw new OrderVersionMessageError('', 'body is not JSON');
   }
   const envelope = objectAt('', parsed);
   if (envelope.schemaVersion !== SCHEMA_VERSION) {
@@ -165,12 +167,14 @@ export interface ApplyIfNewerOptions {
    * What to store besides the key and `version` (which are always written, for the version condition).
    * Default: every field of the order plus `correlationId`. Return your own projection to keep less (an
    * order can be larger than DynamoDB's 400 KB item limit; applyIfNewer refuses such an item before calling).
+   * Values are written with `marshall` (bigint → exact Number, Set → string set, Uint8Array → Binary).
    */
   item?: (message: OrderVersionMessage) => Record<string, unknown>;
 }
 
 export type ApplyIfNewerResult =
-  | { outcome: 'applied' }
+  /** `replaced`: the item this write replaced (int64 exact), absent when none was stored. */
+  | { outcome: 'applied'; replaced?: Record<string, unknown> }
   /** An equal (a duplicate) or higher version is stored: nothing was written. */
   | { outcome: 'stale'; storedVersion: Int64 };
 
@@ -208,7 +212,9 @@ export function conditionalPut(options: Omit<ApplyIfNewerOptions, 'client'>): Pu
     ConditionExpression: 'attribute_not_exists(#key) OR #version < :version',
     ExpressionAttributeNames: { '#key': keyAttribute, '#version': 'version' },
     ExpressionAttributeValues: marshall({ ':version': order.version }),
-    // Only when the condition fails: the stored version, to report it.
+    // The replaced item (read capacity is not charged for it), and when the condition fails the stored
+    // version, to report it.
+    ReturnValues: 'ALL_OLD',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
 }
@@ -226,8 +232,10 @@ function defaultItem(message: OrderVersionMessage): Record<string, unknown> {
 export async function applyIfNewer(options: ApplyIfNewerOptions): Promise<ApplyIfNewerResult> {
   const input = conditionalPut(options);
   try {
-    await options.client.send(new PutItemCommand(input));
-    return { outcome: 'applied' };
+    const { Attributes } = await options.client.send(new PutItemCommand(input));
+    return Attributes
+      ? { outcome: 'applied', replaced: unmarshallExact(Attributes) }
+      : { outcome: 'applied' };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const stored = error.Item ? unmarshallExact(error.Item) : {};

@@ -13,7 +13,7 @@ import { buildOrderVersionMessage } from '../../../functions/core/contract/order
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import { MemoryOrderStore, RecordingTracing } from '../../support/fakes.js';
+import { MemoryOrdersTable, RecordingTracing } from '../../support/fakes.js';
 
 function record(messageId: string, body: string, correlationId?: string): SQSRecord {
   return {
@@ -85,7 +85,7 @@ const MAX_INT64 = 2n ** 63n - 1n;
 function build() {
   const tracing = new RecordingTracing();
   const handler = createConsumerHandler({
-    store: new MemoryOrderStore(),
+    orders: new MemoryOrdersTable(),
     logger: new Logger({ serviceName: 'consumer-test', logLevel: 'INFO' }),
     metrics: { count: () => undefined, publish: () => undefined },
     tracing,
@@ -93,7 +93,7 @@ function build() {
   return { handler, tracing };
 }
 
-/** v2 and v1 of order 9 (v1 superseded in the batch), order 2^63-1, and a body that fails validation. */
+/** v2 and v1 of order 9 (v1 found stale: v2 is written first), order 2^63-1, and a body that fails validation. */
 const batch: SQSEvent = {
   Records: [
     message('m-1', 9, 2, 'poll:req-1:3'),
@@ -128,7 +128,7 @@ describe('consumer spans', () => {
           undefined,
         ],
         // No valid body: the correlation id comes from the attribute, and the span carries the error.
-        [{ correlationId: 'reconcile:req-2' }, {}, expect.stringMatching(/^InvalidMessageError: /)],
+        [{ correlationId: 'reconcile:req-2' }, {}, expect.stringMatching(/^OrderVersionMessageError: /)],
       ]),
     );
     expect(records).toHaveLength(4);
