@@ -49,7 +49,7 @@ export interface ConsumerDependencies {
 }
 
 /** The batch line names at most this many distinct correlation ids (a batch rarely spans more than two pages). */
-export const BATCH_LOG_CORRELATION_IDS = 10;
+const BATCH_LOG_CORRELATION_IDS = 10;
 
 export type ConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -167,7 +167,7 @@ function correlationIdOf(record: SQSRecord): string | undefined {
  * The distinct correlation ids of a batch's records (from the attribute, in order of first appearance):
  * the runs and pages its messages came from. Bounded, so a large batch cannot make a huge log line.
  */
-export function correlationIdsOf(records: readonly SQSRecord[]): {
+function correlationIdsOf(records: readonly SQSRecord[]): {
   correlationIds: string[];
   moreCorrelationIds?: number;
 } {

@@ -134,7 +134,7 @@ const HAS_ATTRIBUTE_FORBIDDEN =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** An attribute value (not JSON, so not escapable): each character SQS refuses becomes U+FFFD. */
-export function attributeText(text: string): string {
+function attributeText(text: string): string {
   return HAS_ATTRIBUTE_FORBIDDEN.test(text) ? text.replace(ATTRIBUTE_FORBIDDEN, '\uFFFD') : text;
 }
 

@@ -4,11 +4,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  BATCH_LOG_CORRELATION_IDS,
-  correlationIdsOf,
-  createConsumerHandler,
-} from '../../../functions/consumer/create-handler.js';
+import { createConsumerHandler } from '../../../functions/consumer/create-handler.js';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
@@ -153,16 +149,22 @@ describe('consumer spans', () => {
     expect(batchLines[0]).not.toHaveProperty('moreCorrelationIds');
   });
 
-  it('names at most BATCH_LOG_CORRELATION_IDS correlation ids in that line, and how many more there were', () => {
-    const records = Array.from({ length: BATCH_LOG_CORRELATION_IDS + 2 }, (_, page) =>
-      record(`m-${page}`, '{}', `poll:req-1:${page + 1}`),
+  it('names at most 10 correlation ids in that line, and how many more there were', async () => {
+    const { handler } = build();
+    const records = Array.from({ length: 12 }, (_, page) =>
+      message(`m-${page}`, 100 + page, 1, `poll:req-1:${page + 1}`),
     );
 
-    const named = correlationIdsOf([...records, record('m-none', '{}')]);
-
-    expect(named.correlationIds).toEqual(
-      Array.from({ length: BATCH_LOG_CORRELATION_IDS }, (_, page) => `poll:req-1:${page + 1}`),
+    const lines = await logsOf(() =>
+      handler({ Records: [...records, record('m-none', '{}')] }, lambdaContext('consumer', 30_000)),
     );
-    expect(named.moreCorrelationIds).toBe(2);
+
+    const batchLine = lines.find((line) => line.message === 'order version batch processed');
+    expect(batchLine).toMatchObject({
+      applied: 12,
+      failed: 1,
+      correlationIds: Array.from({ length: 10 }, (_, page) => `poll:req-1:${page + 1}`),
+      moreCorrelationIds: 2,
+    });
   });
 });
