@@ -7,8 +7,8 @@ import type { Finding, Order } from './types.js';
 
 // Any surrogate at all (paired ones included): a cheap first test, false for almost every string.
 const ANY_SURROGATE = /[\uD800-\uDFFF]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const LONE_SURROGATE = new RegExp(LONE_SURROGATES.source);
 
 const INVALID_UNICODE_FINDING = 'invalid-unicode-replaced';
 
