@@ -294,7 +294,9 @@ function buildOrderSchema() {
   return { record: recordSchema, walk: order };
 }
 
-const SCHEMA = buildOrderSchema();
+// Built at the first record, not at import: some fifty zod objects with their checks, a measurable part of
+// module init (tools/bench/RESULTS.md, section 5), which an invocation that parses nothing never needs.
+let schema: ReturnType<typeof buildOrderSchema> | undefined;
 
 // ---------------------------------------------------------------------------------------------
 // Normalisation walk (unknown fields, null optionals, unknown enum values)
@@ -385,10 +387,11 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
  * policy at the top of this file. Never throws for bad input.
  */
 export function parseOrder(raw: unknown): ParseResult {
-  const parsed = SCHEMA.record.safeParse(raw, { error: errorMap });
+  schema ??= buildOrderSchema();
+  const parsed = schema.record.safeParse(raw, { error: errorMap });
   if (!parsed.success) return rejection(raw, parsed.error.issues);
   const findings: Finding[] = [];
-  tidy(raw as JsonObject, parsed.data, SCHEMA.walk, '', findings);
+  tidy(raw as JsonObject, parsed.data, schema.walk, '', findings);
   // After the walk no optional key holds null, which is the one way zod's output differs from Order.
   const order = parsed.data as Order;
   findings.push(...checkConsistency(order), ...replaceLoneSurrogates(order));
