@@ -1,19 +1,20 @@
 // Builds the consumer's Lambda handler from its dependencies. handler.ts wires the AWS ones once per
-// container; local mode, tests and benchmarks pass their own store, logger, metrics and an observer that
-// receives each invocation's counts (instead of reading module state back). Flow: SQS batch → planBatch
-// (validate once, find versions superseded within the batch) → batchApplier per record (a superseded
-// version is acknowledged only once its successor is applied), with partial batch responses so one bad
-// message fails only itself (and reaches the DLQ after the queue's maxReceiveCount). Traced as one span per
-// invocation (`## order batch`) with one per record inside (apply-batch.ts); one INFO line per batch names
-// its counts and the correlation ids of the runs whose messages it held.
+// container; local mode, tests and benchmarks pass their own orders table client, logger, metrics and an
+// observer that receives each invocation's counts (instead of reading module state back).
+// Flow: SQS batch → Powertools processPartialResponse → per record: the public kit's parser
+// (parseOrderVersionMessage) → applyOrderVersion (the kit's conditional put of the orders table item);
+// a failed record throws, so only it is retried (and reaches the DLQ after the queue's maxReceiveCount).
+// Two versions of one order in a batch need no coordination: the version-guarded put keeps the highest,
+// and a lower one is applied (and later replaced) or found stale. Traced as one span per invocation
+// (`## order batch`) with one per record inside (`### order version`); one INFO line per batch names its
+// counts and the correlation ids of the runs whose messages it held.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { batchApplier, type RecordApplier } from '../core/apply/apply-batch.js';
-import type { ApplyResult } from '../core/apply/apply-order-version.js';
-import { planBatch } from '../core/apply/plan-batch.js';
-import type { OrderStore, Tracing } from '../core/apply/ports.js';
-import { NO_TRACING } from '../core/observability/tracing.js';
+import { type ApplyResult, applyOrderVersion, type OrdersTable } from '../core/apply/apply-order-version.js';
+import { parseOrderVersionMessage } from '../core/contract/consumer.js';
+import type { OrderVersionMessage } from '../core/contract/order-version-message.js';
+import { type Annotations, idValue, NO_TRACING, type Tracing } from '../core/observability/tracing.js';
 
 export type ConsumerMetricName =
   | 'VersionsApplied'
@@ -37,7 +38,8 @@ export interface BatchCounts {
 }
 
 export interface ConsumerDependencies {
-  store: OrderStore;
+  /** Where applied versions go (handler.ts: the stack's orders table). */
+  orders: OrdersTable;
   logger: Logger;
   metrics: ConsumerMetrics;
   /** Told each invocation's counts when its batch is settled (local mode sums them for its progress). */
@@ -47,7 +49,7 @@ export interface ConsumerDependencies {
 }
 
 /** The batch line names at most this many distinct correlation ids (a batch rarely spans more than two pages). */
-export const BATCH_LOG_CORRELATION_IDS = 10;
+const BATCH_LOG_CORRELATION_IDS = 10;
 
 export type ConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -63,16 +65,29 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
   const { logger, metrics } = deps;
   const tracing = deps.tracing ?? NO_TRACING;
 
-  async function applyRecord(
-    record: SQSRecord,
-    apply: RecordApplier,
-    counts: BatchCounts,
-  ): Promise<ApplyResult> {
+  /** One record: validated, written, traced (its span annotated with what leads to its run and row). */
+  async function applyMessage(record: SQSRecord, correlationId: string | undefined): Promise<ApplyResult> {
+    let message: OrderVersionMessage | undefined;
+    let invalid: unknown;
+    try {
+      message = parseOrderVersionMessage(record.body);
+    } catch (error) {
+      invalid = error;
+    }
+    return tracing.span('### order version', spanAnnotations(message, correlationId), async (span) => {
+      if (message === undefined) throw invalid;
+      const result = await applyOrderVersion(deps.orders, message);
+      span.detail('outcome', result.outcome);
+      return result;
+    });
+  }
+
+  async function applyRecord(record: SQSRecord, counts: BatchCounts): Promise<ApplyResult> {
     // The run that produced the message (`poll:<runId>:<page>`, `reconcile:<runId>`): read from the
     // attribute, so even a body that fails validation can be traced to its run.
     const correlationId = correlationIdOf(record);
     try {
-      const result = await apply(record.messageId, correlationId);
+      const result = await applyMessage(record, correlationId);
       // Per record, so DEBUG (LOG_LEVEL=DEBUG to see it): which run's version was applied or found stale.
       logger.debug('order version message processed', {
         messageId: record.messageId,
@@ -110,15 +125,13 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
       span.detail('records', event.Records.length);
       const counts: BatchCounts = { applied: 0, stale: 0, failed: 0 };
       try {
-        const plan = planBatch(event.Records.map((record) => ({ id: record.messageId, body: record.body })));
-        const apply = batchApplier(deps.store, plan, tracing);
         // One processor per invocation: a BatchProcessor holds the failures of the batch it is processing,
         // so sharing one lets two overlapping batches in one process (local mode runs two at once)
         // overwrite each other's failures, and a failed record would be deleted instead of retried.
         const processor = new BatchProcessor(EventType.SQS);
         return await processPartialResponse(
           event,
-          (record: SQSRecord) => applyRecord(record, apply, counts),
+          (record: SQSRecord) => applyRecord(record, counts),
           processor,
           { context },
         );
@@ -134,6 +147,18 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
   };
 }
 
+/** Order id, version (strings: int64) and correlation id (the body's, else the attribute's). */
+function spanAnnotations(
+  message: OrderVersionMessage | undefined,
+  attributeCorrelationId: string | undefined,
+): Annotations {
+  const correlationId = message?.source.correlationId ?? attributeCorrelationId;
+  return {
+    ...(message ? { orderId: idValue(message.order.id), version: idValue(message.order.version) } : {}),
+    ...(correlationId === undefined || correlationId === '' ? {} : { correlationId }),
+  };
+}
+
 function correlationIdOf(record: SQSRecord): string | undefined {
   return record.messageAttributes?.correlationId?.stringValue;
 }
@@ -142,7 +167,7 @@ function correlationIdOf(record: SQSRecord): string | undefined {
  * The distinct correlation ids of a batch's records (from the attribute, in order of first appearance):
  * the runs and pages its messages came from. Bounded, so a large batch cannot make a huge log line.
  */
-export function correlationIdsOf(records: readonly SQSRecord[]): {
+function correlationIdsOf(records: readonly SQSRecord[]): {
   correlationIds: string[];
   moreCorrelationIds?: number;
 } {

@@ -2,7 +2,6 @@
 // is created once per container, and createConsumerHandler (create-handler.ts) builds the handler.
 // Tracing (X-Ray through Powertools Tracer) is loaded here only when it can be on (loadTracing).
 import { createDynamoDbClient } from '../core/adapters/aws-clients.js';
-import { DynamoOrderStore } from '../core/adapters/dynamo-order-store.js';
 import { createObservability, powertoolsMetrics } from '../core/observability/powertools.js';
 import { loadTracing } from '../core/observability/tracing.js';
 import { loadConsumerConfig } from './config.js';
@@ -13,7 +12,7 @@ const { serviceName, logger, metrics } = createObservability('order-feed-consume
 const { tracing, captureClient } = await loadTracing(serviceName);
 
 export const handler = createConsumerHandler({
-  store: new DynamoOrderStore(captureClient(createDynamoDbClient()), config.ordersTableName),
+  orders: { client: captureClient(createDynamoDbClient()), tableName: config.ordersTableName },
   logger,
   metrics: powertoolsMetrics(metrics),
   tracing,

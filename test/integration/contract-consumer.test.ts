@@ -85,7 +85,11 @@ describe('applyIfNewer', () => {
     expect(await apply(message(7, 2, 'placed'))).toEqual({ outcome: 'stale', storedVersion: 3 });
     expect(await stored(7)).toMatchObject({ orderId: 7, version: 3, correlationId: 'poll:req-1:1' });
 
-    expect(await apply(message(7, 4, 'cancelled', 'reconcile:r-9'))).toEqual({ outcome: 'applied' });
+    // The item it replaced comes back (int64 exact): what a caller needs to see what the write changed.
+    expect(await apply(message(7, 4, 'cancelled', 'reconcile:r-9'))).toMatchObject({
+      outcome: 'applied',
+      replaced: { orderId: 7, version: 3, status: 'placed', correlationId: 'poll:req-1:1' },
+    });
 
     expect(await stored(7)).toMatchObject({
       orderId: 7,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSqsClient } from '../../functions/core/adapters/aws-clients.js';
 import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
-import { parseOrderVersionMessage } from '../../functions/core/apply/order-version-message.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import {

@@ -3,8 +3,14 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import type { PutResult } from '../../functions/core/apply/ports.js';
-import type { SaleEntry } from '../../functions/core/apply/sale.js';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  type PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
+import type { OrdersTable } from '../../functions/core/apply/apply-order-version.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import { LeaseLostError, PublishError } from '../../functions/core/ingest/errors.js';
 import type {
@@ -19,8 +25,6 @@ import type {
   Quarantine,
   QuarantinedRecord,
 } from '../../functions/core/ingest/ports.js';
-import type { Int64 } from '../../functions/core/model/int64.js';
-import type { Order } from '../../functions/core/model/types.js';
 import type {
   Annotations,
   AnnotationValue,
@@ -188,15 +192,34 @@ export class MemoryLog implements Log {
   }
 }
 
-/** The orders table's guard and ledger semantics in memory (the DynamoDB adapter is tested against moto). */
-export class MemoryOrderStore {
-  readonly items = new Map<Int64, { order: Order; sale: SaleEntry | undefined }>();
-  async putIfNewer(order: Order, sale: SaleEntry | undefined): Promise<PutResult> {
-    const stored = this.items.get(order.id);
-    if (stored && stored.order.version >= order.version)
-      return { applied: false, storedVersion: stored.order.version };
-    this.items.set(order.id, { order, sale });
-    return { applied: true, previousVersion: stored?.order.version, previousSale: stored?.sale };
+/**
+ * The orders table in memory: a client whose PutItem keeps the version guard the consumer's conditional put
+ * asks for (key absent or stored version lower) and returns the replaced item; the real table is tested
+ * against moto.
+ */
+export class MemoryOrdersTable implements OrdersTable {
+  readonly tableName = 'orders';
+  readonly #items = new Map<string, Record<string, AttributeValue>>();
+  readonly client = {
+    send: async (command: PutItemCommand) => {
+      const { Item: item = {}, ExpressionAttributeNames: names } = command.input;
+      const key = item[names?.['#key'] ?? 'orderId']?.N ?? '';
+      const stored = this.#items.get(key);
+      if (stored && BigInt(stored.version?.N ?? '0') >= BigInt(item.version?.N ?? '0')) {
+        throw new ConditionalCheckFailedException({
+          message: 'The conditional request failed',
+          $metadata: {},
+          Item: stored,
+        });
+      }
+      this.#items.set(key, item);
+      return { $metadata: {}, ...(stored ? { Attributes: stored } : {}) };
+    },
+  } as unknown as DynamoDBClient;
+
+  /** The stored items, unmarshalled (int64 exact). */
+  items(): Array<Record<string, unknown>> {
+    return [...this.#items.values()].map(unmarshallExact);
   }
 }
 

@@ -2,9 +2,8 @@
 // its network call, each against the bare JSON / marshalling work the same data needs at minimum.
 import type { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { DynamoOrderStore } from '../../functions/core/adapters/dynamo-order-store.js';
 import { applyOrderVersion } from '../../functions/core/apply/apply-order-version.js';
-import { parseOrderVersionMessage } from '../../functions/core/apply/order-version-message.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import {
   buildOrderVersionMessage,
   type OutgoingMessage,
@@ -173,15 +172,15 @@ export interface ConsumerCpuResult {
 
 export async function consumerCpuSection(feed: PreparedFeed, rounds: number): Promise<ConsumerCpuResult> {
   const captured: PutItemCommand[] = [];
-  const capturingStore = new DynamoOrderStore(stubClient(captured), 'orders');
-  for (const body of feed.bodies) await applyOrderVersion(capturingStore, body);
+  const capturing = { client: stubClient(captured), tableName: 'orders' };
+  for (const body of feed.bodies) await applyOrderVersion(capturing, parseOrderVersionMessage(body));
   const items = captured.map((command) => unmarshall(command.input.Item ?? {}));
 
   // Measured: the real use case and adapter up to `send` (parse + validate the message, derive the sale
   // entry, build and marshall the item and the condition values, construct the command).
-  const store = new DynamoOrderStore(stubClient(undefined), 'orders');
+  const orders = { client: stubClient(undefined), tableName: 'orders' };
   const measured = async () => {
-    for (const body of feed.bodies) sink(await applyOrderVersion(store, body));
+    for (const body of feed.bodies) sink(await applyOrderVersion(orders, parseOrderVersionMessage(body)));
   };
   // Floor: marshall the same items, nothing else.
   const floor = () => {
@@ -216,7 +215,7 @@ export async function consumerCpuSection(feed: PreparedFeed, rounds: number): Pr
           'marshall (the floor)': perVersion(result.floorMs),
         },
         scope:
-          'applyOrderVersion with DynamoOrderStore over a client whose send() resolves at once: everything before the HTTP request (SDK serialisation and signing are inside send and not counted)',
+          'parseOrderVersionMessage and applyOrderVersion over a client whose send() resolves at once: everything before the HTTP request (SDK serialisation and signing are inside send and not counted)',
       },
     },
   };

@@ -15,7 +15,6 @@ import {
   createConsumerHandler,
 } from '../../functions/consumer/create-handler.js';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
-import { DynamoOrderStore } from '../../functions/core/adapters/dynamo-order-store.js';
 import { S3Quarantine } from '../../functions/core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
@@ -129,7 +128,7 @@ export function buildHandlers(options: HandlerOptions): BuiltHandlers {
   const consumerService = options.consumerEnv.POWERTOOLS_SERVICE_NAME ?? 'order-feed-consumer';
   const consumerTotals: BatchCounts = { applied: 0, stale: 0, failed: 0 };
   const consumer = createConsumerHandler({
-    store: new DynamoOrderStore(clients.dynamo, consumerConfig.ordersTableName),
+    orders: { client: clients.dynamo, tableName: consumerConfig.ordersTableName },
     logger: new Logger({ serviceName: consumerService, logLevel: logLevelOf(options, options.consumerEnv) }),
     metrics: metricsFor(options, options.consumerEnv, consumerService),
     onBatchSettled: (counts) => {

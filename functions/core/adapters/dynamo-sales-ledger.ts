@@ -6,7 +6,9 @@ import { type DynamoDBClient, paginateQuery, paginateScan } from '@aws-sdk/clien
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { type SalesTotal, saleKeyOf } from '../apply/sale.js';
 import { int64FromText, sumInt64 } from '../model/int64.js';
-import { SALES_INDEX_NAME } from './dynamo-order-store.js';
+import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
+
+const SALES_INDEX_NAME = ORDERS_TABLE_SCHEMA.salesIndex.name;
 
 export type { SalesTotal };
 

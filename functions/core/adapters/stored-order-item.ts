@@ -7,7 +7,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { StoredAnnotations } from '../apply/ports.js';
 import type { SaleEntry } from '../apply/sale.js';
 import { isInt64, parseJsonExact } from '../model/int64.js';
 import type { Finding, Order } from '../model/types.js';
@@ -19,7 +18,17 @@ export const DYNAMO_MAX_ITEM_BYTES = 400 * 1024;
 /** Compress the items list above this size, leaving room below the limit. */
 const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
 
+/** What the stored order carries besides the order itself, for operators to query. */
+export interface StoredAnnotations {
+  /** Codes of the version's findings (schema drift, consistency-rule violations); empty: none. */
+  findingCodes: string[];
+  /** The applied version's `source.correlationId` (the run that produced it); absent in older messages. */
+  correlationId?: string;
+}
+
 export interface StoredOrderItem {
+  /** The item's attributes before marshalling: what the consumer hands to the kit's conditional put. */
+  attributes: Record<string, unknown>;
   item: Record<string, AttributeValue>;
   sizeBytes: number;
   itemsCompressed: boolean;
@@ -43,13 +52,20 @@ export function storedOrderItem(
   const plain = marshall(attributes, { removeUndefinedValues: true });
   const plainSize = itemSize(plain);
   if (plainSize <= COMPRESS_ITEMS_ABOVE_BYTES)
-    return { item: plain, sizeBytes: plainSize, itemsCompressed: false };
+    return { attributes, item: plain, sizeBytes: plainSize, itemsCompressed: false };
   const { items, ...rest } = attributes;
-  const compressed = marshall(
-    { ...rest, itemsGzip: gzipSync(JSON.stringify(items)), itemsEncoding: 'gzip+json' },
-    { removeUndefinedValues: true },
-  );
-  return { item: compressed, sizeBytes: itemSize(compressed), itemsCompressed: true };
+  const compressedAttributes = {
+    ...rest,
+    itemsGzip: gzipSync(JSON.stringify(items)),
+    itemsEncoding: 'gzip+json',
+  };
+  const compressed = marshall(compressedAttributes, { removeUndefinedValues: true });
+  return {
+    attributes: compressedAttributes,
+    item: compressed,
+    sizeBytes: itemSize(compressed),
+    itemsCompressed: true,
+  };
 }
 
 /** What storedOrderItem adds to the order's own attributes: the way back leaves them out. */
@@ -97,5 +113,17 @@ export function orderOfStoredItem(raw: Record<string, AttributeValue>): {
     order: order as unknown as Order,
     // The detail was logged when the version was ingested; the item keeps only the codes.
     findings: codes.map((code) => ({ code, detail: 'recorded when this version was ingested' })),
+  };
+}
+
+/** The sales-ledger entry an item (unmarshalled) holds, if its version was a sale. */
+export function saleOfStoredItem(item: Record<string, unknown>): SaleEntry | undefined {
+  if (typeof item.saleKey !== 'string' || !isInt64(item.saleAmount)) return undefined;
+  const vendorId = typeof item.vendorId === 'string' ? item.vendorId : '';
+  return {
+    saleKey: item.saleKey,
+    vendorId,
+    currency: item.saleKey.slice(vendorId.length + 1),
+    amount: item.saleAmount,
   };
 }

@@ -2,6 +2,7 @@
 // DynamoDB table only if it is newer than what you stored. Import it as `order-feed-ingester/contract`.
 //   parseOrderVersionMessage(body) → a typed, validated message, or an error naming what is wrong
 //   applyIfNewer({ client, tableName, message }) → 'applied' | 'stale' (one conditional PutItem)
+// Our own consumer uses both (functions/core/apply/apply-order-version.ts), with the orders table's item.
 //
 // Messages can be duplicated and arrive out of order (see README.md in this folder): keep, per order id,
 // the highest version; an equal or lower version is stale. That is exactly what applyIfNewer does, so a
@@ -15,18 +16,13 @@ import {
   type PutItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import * as z from 'zod/mini';
 import { itemSize } from '../adapters/dynamo-item-size.js';
 import { unmarshallExact } from '../adapters/exact-item.js';
 import { DYNAMO_MAX_ITEM_BYTES } from '../adapters/stored-order-item.js';
 import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
-import type { Finding } from '../model/types.js';
-import {
-  MESSAGE_ORIGINS,
-  type MessageOrigin,
-  type OrderVersionMessage,
-  SCHEMA_VERSION,
-} from './order-version-message.js';
+import { MESSAGE_ORIGINS, type OrderVersionMessage, SCHEMA_VERSION } from './order-version-message.js';
 
 export type { Int64 } from '../model/int64.js';
 export type { Finding, MonetaryAmount, Order, OrderItem, OrderStatus } from '../model/types.js';
@@ -45,7 +41,59 @@ export class OrderVersionMessageError extends Error {
   }
 }
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** What a message field got instead, for the error: never more than 40 characters of a string. */
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return `${typeof value} ${String(value)}`;
+}
+
+/** zod's error option: `expected <what>, got <describe(input)><after>`. */
+const expected = (what: string, after = '') => ({
+  error: (issue: { input?: unknown }) => `expected ${what}, got ${describe(issue.input)}${after}`,
+});
+
+const object = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.object(shape, expected('an object'));
+const nonEmpty = expected('a non-empty string');
+const nonEmptyString = z.string(nonEmpty).check(z.minLength(1, nonEmpty));
+const utc = expected('a UTC timestamp like 2024-05-01T08:00:00.000Z');
+
+/** The message body (output keys in this order); unknown fields are ignored (they are added within a schemaVersion). */
+const MESSAGE_SCHEMA = object({
+  schemaVersion: z.literal(
+    SCHEMA_VERSION,
+    expected(`${SCHEMA_VERSION}`, ' (a new schemaVersion is a breaking change: update this module)'),
+  ),
+  // The same parser the poller uses (normalised output parses to itself); its reasons name the field path
+  // within the order, e.g. `invalid field items[0].price.amount: …`.
+  order: z.pipe(
+    z.unknown(),
+    z.transform((raw, ctx) => {
+      const order = parseOrder(raw);
+      if (order.ok) return order.order;
+      ctx.issues.push({ code: 'custom', message: order.reason, input: raw });
+      return z.NEVER;
+    }),
+  ),
+  source: object({
+    feedId: nonEmptyString,
+    pageId: z.nullable(nonEmptyString),
+    fetchedAt: z.string(utc).check(
+      z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, utc),
+      z.refine((text) => !Number.isNaN(Date.parse(text)), utc),
+    ),
+    findings: z.array(
+      object({ code: z.string(expected('a string')), detail: z.string(expected('a string')) }),
+      expected('an array'),
+    ),
+    // Added within schemaVersion 1: absent in earlier messages, checked when present.
+    correlationId: z.optional(nonEmptyString),
+    origin: z.optional(z.enum(MESSAGE_ORIGINS, expected(`one of ${MESSAGE_ORIGINS.join(', ')}`))),
+  }),
+});
 
 /**
  * Reads one SQS message body. int64 values (`order.id`, `order.version`, every `amount`) come back exact:
@@ -57,100 +105,15 @@ export function parseOrderVersionMessage(body: string): OrderVersionMessage {
   try {
     // JSON.parse would round integers beyond 2^53: ids and versions must stay exact.
     parsed = parseJsonExact(body);
-  } catch (error) {
-    throw new OrderVersionMessageError('', `body is not JSON (${(error as Error).message})`);
+  } catch {
+    // Not JSON.parse's message: it quotes part of the body (customer data), and this one gets logged.
+    throw new OrderVersionMessageError('', 'body is not JSON');
   }
-  const envelope = objectAt('', parsed);
-  if (envelope.schemaVersion !== SCHEMA_VERSION) {
-    throw new OrderVersionMessageError(
-      'schemaVersion',
-      `expected ${SCHEMA_VERSION}, got ${describe(envelope.schemaVersion)} (a new schemaVersion is a breaking change: update this module)`,
-    );
-  }
-  const source = objectAt('source', envelope.source);
-  const order = parseOrder(envelope.order);
-  if (!order.ok) {
-    // parseOrder's reasons name the field path within the order, e.g. `invalid field items[0].price.amount: …`.
-    throw new OrderVersionMessageError('order', order.reason);
-  }
-  const correlationId = source.correlationId;
-  const origin = source.origin;
-  return {
-    schemaVersion: SCHEMA_VERSION,
-    order: order.order,
-    source: {
-      feedId: nonEmptyString('source.feedId', source.feedId),
-      pageId: source.pageId === null ? null : nonEmptyString('source.pageId', source.pageId),
-      fetchedAt: timestamp('source.fetchedAt', source.fetchedAt),
-      findings: findings(source.findings),
-      // Added within schemaVersion 1: absent in earlier messages, checked when present.
-      ...(correlationId === undefined
-        ? {}
-        : { correlationId: nonEmptyString('source.correlationId', correlationId) }),
-      ...(origin === undefined ? {} : { origin: originAt(origin) }),
-    },
-  };
-}
-
-function objectAt(path: string, value: unknown): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new OrderVersionMessageError(path, `expected an object, got ${describe(value)}`);
-  }
-  return value as Record<string, unknown>;
-}
-
-function nonEmptyString(path: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') {
-    throw new OrderVersionMessageError(path, `expected a non-empty string, got ${describe(value)}`);
-  }
-  return value;
-}
-
-function timestamp(path: string, value: unknown): string {
-  if (typeof value !== 'string' || !TIMESTAMP.test(value) || Number.isNaN(Date.parse(value))) {
-    throw new OrderVersionMessageError(
-      path,
-      `expected a UTC timestamp like 2024-05-01T08:00:00.000Z, got ${describe(value)}`,
-    );
-  }
-  return value;
-}
-
-function findings(value: unknown): Finding[] {
-  if (!Array.isArray(value)) {
-    throw new OrderVersionMessageError('source.findings', `expected an array, got ${describe(value)}`);
-  }
-  return value.map((entry, index) => {
-    const finding = objectAt(`source.findings[${index}]`, entry);
-    for (const key of ['code', 'detail'] as const) {
-      if (typeof finding[key] !== 'string') {
-        throw new OrderVersionMessageError(
-          `source.findings[${index}].${key}`,
-          `expected a string, got ${describe(finding[key])}`,
-        );
-      }
-    }
-    return { code: finding.code as string, detail: finding.detail as string };
-  });
-}
-
-function originAt(value: unknown): MessageOrigin {
-  if (!MESSAGE_ORIGINS.includes(value as MessageOrigin)) {
-    throw new OrderVersionMessageError(
-      'source.origin',
-      `expected one of ${MESSAGE_ORIGINS.join(', ')}, got ${describe(value)}`,
-    );
-  }
-  return value as MessageOrigin;
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  return `${typeof value} ${String(value)}`;
+  const result = MESSAGE_SCHEMA.safeParse(parsed);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  const path = (issue?.path ?? []).map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`));
+  throw new OrderVersionMessageError(path.join('').replace(/^\./, ''), issue?.message ?? 'invalid');
 }
 
 // ---- DynamoDB ------------------------------------------------------------------------------------------
@@ -165,12 +128,14 @@ export interface ApplyIfNewerOptions {
    * What to store besides the key and `version` (which are always written, for the version condition).
    * Default: every field of the order plus `correlationId`. Return your own projection to keep less (an
    * order can be larger than DynamoDB's 400 KB item limit; applyIfNewer refuses such an item before calling).
+   * Values are written with `marshall` (bigint → exact Number, Set → string set, Uint8Array → Binary).
    */
   item?: (message: OrderVersionMessage) => Record<string, unknown>;
 }
 
 export type ApplyIfNewerResult =
-  | { outcome: 'applied' }
+  /** `replaced`: the item this write replaced (int64 exact), absent when none was stored. */
+  | { outcome: 'applied'; replaced?: Record<string, unknown> }
   /** An equal (a duplicate) or higher version is stored: nothing was written. */
   | { outcome: 'stale'; storedVersion: Int64 };
 
@@ -208,7 +173,9 @@ export function conditionalPut(options: Omit<ApplyIfNewerOptions, 'client'>): Pu
     ConditionExpression: 'attribute_not_exists(#key) OR #version < :version',
     ExpressionAttributeNames: { '#key': keyAttribute, '#version': 'version' },
     ExpressionAttributeValues: marshall({ ':version': order.version }),
-    // Only when the condition fails: the stored version, to report it.
+    // The replaced item (read capacity is not charged for it), and when the condition fails the stored
+    // version, to report it.
+    ReturnValues: 'ALL_OLD',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
 }
@@ -226,8 +193,10 @@ function defaultItem(message: OrderVersionMessage): Record<string, unknown> {
 export async function applyIfNewer(options: ApplyIfNewerOptions): Promise<ApplyIfNewerResult> {
   const input = conditionalPut(options);
   try {
-    await options.client.send(new PutItemCommand(input));
-    return { outcome: 'applied' };
+    const { Attributes } = await options.client.send(new PutItemCommand(input));
+    return Attributes
+      ? { outcome: 'applied', replaced: unmarshallExact(Attributes) }
+      : { outcome: 'applied' };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const stored = error.Item ? unmarshallExact(error.Item) : {};

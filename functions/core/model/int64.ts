@@ -5,11 +5,11 @@
 
 export type Int64 = number | bigint;
 
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 
 /** The canonical form of an integer: a number when it is a safe integer, else a bigint. */
-export function canonicalInt64(value: bigint): Int64 {
+function canonicalInt64(value: bigint): Int64 {
   return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
     ? Number(value)
     : value;

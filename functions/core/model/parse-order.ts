@@ -1,9 +1,9 @@
 /**
  * Validating parser and normaliser for one partner order record (spec section 2).
- * Flow: raw JSON value -> fast path for a valid, clean record (./clean-order.ts) or else one zod
- * safeParse (validates, strips unknown keys, normalises timestamps) and one walk over raw + parsed side
- * by side (unknown fields, null optionals, unknown enum values) -> consistency findings
- * (./consistency.ts) -> ParseResult. Both paths give the same answer; zod words every rejection.
+ * Flow: raw JSON value -> one zod safeParse (validates, strips unknown keys, normalises timestamps; zod
+ * words every rejection) -> one walk over raw + parsed side by side (unknown fields, null optionals,
+ * unknown enum values) -> consistency findings (./consistency.ts) -> lone surrogates replaced
+ * (./well-formed.ts) -> ParseResult.
  *
  * ## Parse policy (where the spec leaves things open)
  *
@@ -47,27 +47,256 @@
  *   cross-links) are checked on accepted records and reported as findings, never as rejections
  *   (see consistency.ts).
  */
-import type * as z from 'zod/mini';
-import {
-  COLLECTORS,
-  DELIVERY_PROVIDERS,
-  ITEM_TYPES,
-  ORDER_TYPES,
-  PAYMENT_TYPES,
-  readCleanOrder,
-} from './clean-order.js';
+// zod/mini: the same validation core as 'zod' with a functional API that esbuild can tree-shake; the
+// classic `z` namespace pulls the whole library (about 450 KB) into the bundle and its load into every
+// cold start.
+import * as z from 'zod/mini';
 import { checkConsistency } from './consistency.js';
-import { isInt64 } from './int64.js';
-import {
-  describeInput,
-  MISSING,
-  type ObjectKeys,
-  type OrderSchema,
-  orderSchema,
-  PARSE_OPTIONS,
-} from './order-schema.js';
+import { type Int64, isInt64 } from './int64.js';
+import { TIMESTAMP_EXPECTED, timestampToEpochMs } from './timestamps.js';
 import type { Finding, Order, ParseResult } from './types.js';
+import { ORDER_STATUSES } from './types.js';
 import { replaceLoneSurrogates } from './well-formed.js';
+
+// Known values of the enums an unknown value of which is accepted with a finding (parse policy).
+const ORDER_TYPES: ReadonlySet<string> = new Set(['collection', 'delivery']);
+const DELIVERY_PROVIDERS: ReadonlySet<string> = new Set(['vendor', 'courier_partner']);
+const ITEM_TYPES: ReadonlySet<string> = new Set(['product', 'offer', 'voucher', 'adjustment']);
+const PAYMENT_TYPES: ReadonlySet<string> = new Set(['online', 'voucher', 'cash']);
+const COLLECTORS: ReadonlySet<string> = new Set(['platform', 'vendor']);
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------------------------
+
+const MISSING = 'missing required field';
+// A JSON number the body parser left as a number although it is beyond 2^53: written in float notation
+// (1e20), so its digits were never exact. Integer literals beyond 2^53 arrive as bigints and are accepted.
+const UNSAFE_INTEGER =
+  'expected an integer literal: a number beyond 2^53 in float notation cannot be represented exactly';
+const CURRENCY_EXPECTED = 'expected a 3-letter uppercase ISO 4217 currency code';
+
+function describeInput(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'array';
+  if (typeof input === 'number' && !Number.isInteger(input)) return 'non-integer number';
+  return typeof input;
+}
+
+/** Per-parse zod error map: short, stable messages that never quote customer data. */
+const errorMap: z.core.$ZodErrorMap = (issue) => {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return MISSING;
+      // Every number in these schemas is an integer (z.int() reports a non-number as `number`).
+      if (issue.expected === 'int' || issue.expected === 'number') {
+        return typeof issue.input === 'number'
+          ? 'expected integer'
+          : `expected integer, received ${describeInput(issue.input)}`;
+      }
+      return `expected ${issue.expected}, received ${describeInput(issue.input)}`;
+    case 'invalid_union':
+      // Only the timestamp schema is a union.
+      return issue.input === undefined ? MISSING : TIMESTAMP_EXPECTED;
+    case 'too_big':
+    case 'too_small':
+      if (issue.origin === 'int' && issue.note !== undefined) return UNSAFE_INTEGER;
+      return issue.code === 'too_big'
+        ? `expected at most ${issue.maximum}`
+        : `expected at least ${issue.minimum}`;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return undefined;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Timestamps
+// ---------------------------------------------------------------------------------------------
+
+/** zod transform: epoch ms or offset ISO string -> `toISOString()` form; a custom issue otherwise. */
+function normaliseTimestamp(value: number | string, ctx: z.core.ParsePayload): string {
+  const ms = timestampToEpochMs(value);
+  if (typeof ms === 'string') {
+    ctx.issues.push({ code: 'custom', message: ms, input: value });
+    return z.NEVER;
+  }
+  return new Date(ms).toISOString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas
+// ---------------------------------------------------------------------------------------------
+
+interface ObjectKeys {
+  /** Every key the schema knows. */
+  known: ReadonlySet<string>;
+  /** Optional keys, whose explicit `null` means absent. */
+  optional: readonly string[];
+}
+
+function keysOf(schema: z.ZodMiniObject): ObjectKeys {
+  const entries = Object.entries(schema.shape);
+  return {
+    known: new Set(entries.map(([key]) => key)),
+    optional: entries.filter(([, field]) => field instanceof z.ZodMiniOptional).map(([key]) => key),
+  };
+}
+
+const CURRENCY_CODE = /^[A-Z]{3}$/;
+
+/**
+ * An int64 (the spec's ids, versions and amounts): a safe-integer number, or a bigint within int64 (the body
+ * parser turns integers beyond 2^53 into bigints, int64.ts). Messages never quote the value.
+ */
+function int64Schema(minimum?: number) {
+  return z.custom<Int64>((value) => isInt64(value) && (minimum === undefined || value >= minimum), {
+    error: (issue) => {
+      const input = issue.input;
+      if (input === undefined) return MISSING;
+      if (typeof input === 'number') {
+        if (!Number.isInteger(input)) return 'expected integer';
+        if (!Number.isSafeInteger(input)) return UNSAFE_INTEGER;
+        return `expected at least ${minimum}`;
+      }
+      if (typeof input === 'bigint') {
+        return isInt64(input) ? `expected at least ${minimum}` : 'expected an int64 (-2^63 to 2^63-1)';
+      }
+      return `expected integer, received ${describeInput(input)}`;
+    },
+  });
+}
+
+/** The schema of the whole record, and what each of its objects may hold (for the normalisation walk). */
+function buildOrderSchema() {
+  const timestamp = z.pipe(z.union([z.number(), z.string()]), z.transform(normaliseTimestamp));
+  const optionalTimestamp = z.nullish(timestamp);
+
+  const moneySchema = z.object({
+    amount: int64Schema(),
+    currency: z.string().check(z.regex(CURRENCY_CODE, { error: CURRENCY_EXPECTED })),
+  });
+  const optionalMoney = z.nullish(moneySchema);
+  const count = z.int().check(z.minimum(0));
+  const idList = z.array(z.string());
+
+  const selectedOptionSchema = z.object({
+    name: z.string(),
+    optionPrice: optionalMoney,
+  });
+
+  const optionCategorySchema = z.object({
+    name: z.string(),
+    selectedOptions: z.array(selectedOptionSchema),
+  });
+
+  const substitutionDetailsSchema = z.object({
+    substitutedBy: z.nullish(idList),
+    substitutedFor: z.nullish(idList),
+  });
+
+  const priceAdjustmentDetailsSchema = z.object({
+    relatedPriceAdjustment: z.nullish(z.string()),
+    itemsAdjusted: z.nullish(idList),
+  });
+
+  const itemSchema = z.object({
+    id: z.string(),
+    name: z.string(),
+    ageRestricted: z.nullish(z.boolean()),
+    barcode: z.nullish(z.string()),
+    vendorReference: z.nullish(z.string()),
+    type: z.string(),
+    optionCategories: z.nullish(z.array(optionCategorySchema)),
+    quantityOrdered: count,
+    quantityFulfilled: count,
+    price: moneySchema,
+    total: moneySchema,
+    substitutionDetails: z.nullish(substitutionDetailsSchema),
+    priceAdjustmentDetails: z.nullish(priceAdjustmentDetailsSchema),
+  });
+
+  const paymentSchema = z.object({
+    type: z.string(),
+    collectedBy: z.string(),
+    payment: moneySchema,
+  });
+
+  const statusSchema = z.enum(ORDER_STATUSES, {
+    error: (issue) =>
+      issue.code === 'invalid_value' && typeof issue.input === 'string'
+        ? `unknown status ${JSON.stringify(issue.input.length > 64 ? `${issue.input.slice(0, 64)}…` : issue.input)}`
+        : undefined,
+  });
+
+  const recordSchema = z.object({
+    id: int64Schema(0),
+    version: int64Schema(0),
+    latestVersion: z.boolean(),
+    vendorId: z.string(),
+    status: statusSchema,
+    type: z.string(),
+    placedAt: timestamp,
+    acceptedAt: optionalTimestamp,
+    cancelledAt: optionalTimestamp,
+    dispatchedAt: optionalTimestamp,
+    deliveredAt: optionalTimestamp,
+    returnedAt: optionalTimestamp,
+    deliveryFee: optionalMoney,
+    serviceFee: moneySchema,
+    total: moneySchema,
+    items: z.array(itemSchema),
+    customerPayments: z.array(paymentSchema),
+    deliveryProvider: z.nullish(z.string()),
+  });
+
+  // The normalisation walk's route: each object's keys, open enums and the objects it holds, in the
+  // order its findings are reported.
+  const money: Walk = { keys: keysOf(moneySchema) };
+  const selectedOption: Walk = { keys: keysOf(selectedOptionSchema), children: [['optionPrice', money]] };
+  const item: Walk = {
+    keys: keysOf(itemSchema),
+    enums: [['type', ITEM_TYPES]],
+    children: [
+      ['price', money],
+      ['total', money],
+      [
+        'optionCategories',
+        { keys: keysOf(optionCategorySchema), children: [['selectedOptions', selectedOption]] },
+      ],
+      ['substitutionDetails', { keys: keysOf(substitutionDetailsSchema) }],
+      ['priceAdjustmentDetails', { keys: keysOf(priceAdjustmentDetailsSchema) }],
+    ],
+  };
+  const payment: Walk = {
+    keys: keysOf(paymentSchema),
+    enums: [
+      ['type', PAYMENT_TYPES],
+      ['collectedBy', COLLECTORS],
+    ],
+    children: [['payment', money]],
+  };
+  const order: Walk = {
+    keys: keysOf(recordSchema),
+    enums: [
+      ['type', ORDER_TYPES],
+      ['deliveryProvider', DELIVERY_PROVIDERS],
+    ],
+    children: [
+      ['deliveryFee', money],
+      ['serviceFee', money],
+      ['total', money],
+      ['items', item],
+      ['customerPayments', payment],
+    ],
+  };
+  return { record: recordSchema, walk: order };
+}
+
+// Built at the first record, not at import: some fifty zod objects with their checks, a measurable part of
+// module init (tools/bench/RESULTS.md, section 5), which an invocation that parses nothing never needs.
+let schema: ReturnType<typeof buildOrderSchema> | undefined;
 
 // ---------------------------------------------------------------------------------------------
 // Normalisation walk (unknown fields, null optionals, unknown enum values)
@@ -75,112 +304,43 @@ import { replaceLoneSurrogates } from './well-formed.js';
 
 type JsonObject = Record<string, unknown>;
 
-type Keys = OrderSchema['keys'];
+/** How the walk visits one kind of object: its keys, its open enums, and the objects (or lists) it holds. */
+interface Walk {
+  keys: ObjectKeys;
+  enums?: ReadonlyArray<readonly [string, ReadonlySet<string>]>;
+  children?: ReadonlyArray<readonly [string, Walk]>;
+}
 
 /**
- * Records unknown keys of `raw` (zod already stripped them from `out`) and removes `null` optionals
- * from `out`. `out` is zod's fresh copy, so it is edited in place rather than copied again.
+ * Walks the raw record and zod's output side by side (same structure): records unknown keys of `raw` (zod
+ * already stripped them from `out`), removes `null` optionals from `out` (zod's fresh copy, so edited in
+ * place) and records unknown values of open enums.
  */
-function tidyObject(
-  raw: JsonObject,
-  out: JsonObject,
-  keys: ObjectKeys,
-  path: string,
-  findings: Finding[],
-): void {
+function tidy(raw: JsonObject, out: JsonObject, walk: Walk, path: string, findings: Finding[]): void {
+  const prefix = path === '' ? '' : `${path}.`;
   for (const key in raw) {
-    if (!keys.known.has(key)) findings.push({ code: 'unknown-field', detail: path + key });
+    if (!walk.keys.known.has(key)) findings.push({ code: 'unknown-field', detail: prefix + key });
   }
-  for (const key of keys.optional) {
+  for (const key of walk.keys.optional) {
     if (out[key] === null) delete out[key];
   }
-}
-
-function checkEnum(value: string, known: ReadonlySet<string>, path: string, findings: Finding[]): void {
-  if (!known.has(value))
-    findings.push({ code: 'unknown-enum-value', detail: `${path}: ${JSON.stringify(value)}` });
-}
-
-/** Money has no optional keys, so only the raw side is looked at: for unknown keys. */
-function tidyMoney(raw: unknown, keys: Keys, path: string, findings: Finding[]): void {
-  for (const key in raw as JsonObject) {
-    if (!keys.money.known.has(key)) findings.push({ code: 'unknown-field', detail: `${path}.${key}` });
-  }
-}
-
-function tidyItem(raw: JsonObject, out: JsonObject, keys: Keys, path: string, findings: Finding[]): void {
-  tidyObject(raw, out, keys.item, `${path}.`, findings);
-  checkEnum(out.type as string, ITEM_TYPES, `${path}.type`, findings);
-  tidyMoney(raw.price, keys, `${path}.price`, findings);
-  tidyMoney(raw.total, keys, `${path}.total`, findings);
-  const categories = out.optionCategories as JsonObject[] | undefined;
-  if (categories !== undefined) {
-    const rawCategories = raw.optionCategories as JsonObject[];
-    for (let c = 0; c < categories.length; c++) {
-      const category = categories[c] as JsonObject;
-      const rawCategory = rawCategories[c] as JsonObject;
-      const categoryPath = `${path}.optionCategories[${c}]`;
-      tidyObject(rawCategory, category, keys.optionCategory, `${categoryPath}.`, findings);
-      const options = category.selectedOptions as JsonObject[];
-      const rawOptions = rawCategory.selectedOptions as JsonObject[];
-      for (let o = 0; o < options.length; o++) {
-        const option = options[o] as JsonObject;
-        const rawOption = rawOptions[o] as JsonObject;
-        const optionPath = `${categoryPath}.selectedOptions[${o}]`;
-        tidyObject(rawOption, option, keys.selectedOption, `${optionPath}.`, findings);
-        if (option.optionPrice !== undefined) {
-          tidyMoney(rawOption.optionPrice, keys, `${optionPath}.optionPrice`, findings);
-        }
-      }
+  for (const [key, known] of walk.enums ?? []) {
+    const value = out[key];
+    if (value !== undefined && !known.has(value as string)) {
+      findings.push({ code: 'unknown-enum-value', detail: `${prefix}${key}: ${JSON.stringify(value)}` });
     }
   }
-  const substitution = out.substitutionDetails as JsonObject | undefined;
-  if (substitution !== undefined) {
-    tidyObject(
-      raw.substitutionDetails as JsonObject,
-      substitution,
-      keys.substitution,
-      `${path}.substitutionDetails.`,
-      findings,
-    );
-  }
-  const adjustment = out.priceAdjustmentDetails as JsonObject | undefined;
-  if (adjustment !== undefined) {
-    tidyObject(
-      raw.priceAdjustmentDetails as JsonObject,
-      adjustment,
-      keys.priceAdjustment,
-      `${path}.priceAdjustmentDetails.`,
-      findings,
-    );
-  }
-}
-
-/** The normalisation walk over the raw record and zod's output side by side (same structure). */
-function tidyOrder(raw: JsonObject, out: JsonObject, keys: Keys, findings: Finding[]): void {
-  tidyObject(raw, out, keys.order, '', findings);
-  checkEnum(out.type as string, ORDER_TYPES, 'type', findings);
-  if (out.deliveryProvider !== undefined) {
-    checkEnum(out.deliveryProvider as string, DELIVERY_PROVIDERS, 'deliveryProvider', findings);
-  }
-  if (out.deliveryFee !== undefined) tidyMoney(raw.deliveryFee, keys, 'deliveryFee', findings);
-  tidyMoney(raw.serviceFee, keys, 'serviceFee', findings);
-  tidyMoney(raw.total, keys, 'total', findings);
-  const items = out.items as JsonObject[];
-  const rawItems = raw.items as JsonObject[];
-  for (let i = 0; i < items.length; i++) {
-    tidyItem(rawItems[i] as JsonObject, items[i] as JsonObject, keys, `items[${i}]`, findings);
-  }
-  const payments = out.customerPayments as JsonObject[];
-  const rawPayments = raw.customerPayments as JsonObject[];
-  for (let p = 0; p < payments.length; p++) {
-    const payment = payments[p] as JsonObject;
-    const rawPayment = rawPayments[p] as JsonObject;
-    const path = `customerPayments[${p}]`;
-    tidyObject(rawPayment, payment, keys.payment, `${path}.`, findings);
-    checkEnum(payment.type as string, PAYMENT_TYPES, `${path}.type`, findings);
-    checkEnum(payment.collectedBy as string, COLLECTORS, `${path}.collectedBy`, findings);
-    tidyMoney(rawPayment.payment, keys, `${path}.payment`, findings);
+  for (const [key, child] of walk.children ?? []) {
+    const value = out[key];
+    if (value === undefined) continue;
+    if (!Array.isArray(value)) {
+      tidy(raw[key] as JsonObject, value as JsonObject, child, prefix + key, findings);
+      continue;
+    }
+    const rawList = raw[key] as JsonObject[];
+    for (let i = 0; i < value.length; i++) {
+      tidy(rawList[i] as JsonObject, value[i] as JsonObject, child, `${prefix}${key}[${i}]`, findings);
+    }
   }
 }
 
@@ -227,27 +387,13 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
  * policy at the top of this file. Never throws for bad input.
  */
 export function parseOrder(raw: unknown): ParseResult {
-  // Most records are valid and clean: the fast path builds the same order without zod.
-  const order = readCleanOrder(raw);
-  const result: ParseResult =
-    order !== undefined ? { ok: true, order, findings: checkConsistency(order) } : parseOrderWithZod(raw);
-  if (result.ok) result.findings.push(...replaceLoneSurrogates(result.order));
-  return result;
-}
-
-/**
- * The reference path, for every record: zod validates (and words every rejection), the walk reports
- * drift. parseOrder's fast path must give the same answer; exported for the test that checks it.
- */
-export function parseOrderWithZod(raw: unknown): ParseResult {
-  const schema = orderSchema();
-  const parsed = schema.order.safeParse(raw, PARSE_OPTIONS);
+  schema ??= buildOrderSchema();
+  const parsed = schema.record.safeParse(raw, { error: errorMap });
   if (!parsed.success) return rejection(raw, parsed.error.issues);
   const findings: Finding[] = [];
-  tidyOrder(raw as JsonObject, parsed.data, schema.keys, findings);
+  tidy(raw as JsonObject, parsed.data, schema.walk, '', findings);
   // After the walk no optional key holds null, which is the one way zod's output differs from Order.
   const order = parsed.data as Order;
-  const consistency = checkConsistency(order);
-  for (const finding of consistency) findings.push(finding);
+  findings.push(...checkConsistency(order), ...replaceLoneSurrogates(order));
   return { ok: true, order, findings };
 }

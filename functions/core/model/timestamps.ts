@@ -1,6 +1,6 @@
-// Partner timestamps (epoch milliseconds or ISO 8601 with an offset) and their normal form, the UTC
-// string `Date.prototype.toISOString()` prints. Shared by the zod schema and the clean-record fast path
-// (parse-order.ts, clean-order.ts), so both accept exactly the same values and print them alike.
+// Partner timestamps (epoch milliseconds or ISO 8601 with an offset) read as epoch milliseconds; the
+// parser (parse-order.ts) prints them in their normal form, the UTC string `Date.prototype.toISOString()`
+// prints.
 
 export const TIMESTAMP_EXPECTED =
   'expected integer epoch milliseconds or an ISO 8601 date-time string with an offset (Z or ±hh:mm)';
@@ -67,47 +67,6 @@ function isoToEpochMs(text: string): number | string {
     local = date.setUTCHours(hour, minute, second, millis);
   }
   return local - offsetMinutes * 60_000;
-}
-
-const MS_PER_DAY = 86_400_000;
-/** 10000-01-01T00:00:00.000Z: from here on toISOString prints an expanded (+yyyyyy) year. */
-const YEAR_10000_MS = 253_402_300_800_000;
-
-function pad2(n: number): string {
-  return n < 10 ? `0${n}` : `${n}`;
-}
-
-/**
- * `new Date(ms).toISOString()`, about four times faster, for 1970..9999 (everything else falls back
- * to Date). Days to civil date: Howard Hinnant's `civil_from_days`.
- */
-export function formatUtcIso(ms: number): string {
-  if (ms < 0 || ms >= YEAR_10000_MS) return new Date(ms).toISOString();
-  const days = Math.floor(ms / MS_PER_DAY);
-  let rest = ms - days * MS_PER_DAY;
-  const hour = Math.floor(rest / 3_600_000);
-  rest -= hour * 3_600_000;
-  const minute = Math.floor(rest / 60_000);
-  rest -= minute * 60_000;
-  const second = Math.floor(rest / 1000);
-  const millis = rest - second * 1000;
-  const z = days + 719_468; // days since 0000-03-01
-  const era = Math.floor(z / 146_097);
-  const dayOfEra = z - era * 146_097;
-  const yearOfEra = Math.floor(
-    (dayOfEra -
-      Math.floor(dayOfEra / 1460) +
-      Math.floor(dayOfEra / 36_524) -
-      Math.floor(dayOfEra / 146_096)) /
-      365,
-  );
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
-  const mp = Math.floor((5 * dayOfYear + 2) / 153); // month, March = 0
-  const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
-  const ms3 = millis < 10 ? `00${millis}` : millis < 100 ? `0${millis}` : `${millis}`;
-  return `${year}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${ms3}Z`;
 }
 
 /**

@@ -7,15 +7,10 @@ import type { Finding, Order } from './types.js';
 
 // Any surrogate at all (paired ones included): a cheap first test, false for almost every string.
 const ANY_SURROGATE = /[\uD800-\uDFFF]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const LONE_SURROGATE = new RegExp(LONE_SURROGATES.source);
 
-export const INVALID_UNICODE_FINDING = 'invalid-unicode-replaced';
-
-/** True when `text` holds a lone surrogate. */
-export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
-}
+const INVALID_UNICODE_FINDING = 'invalid-unicode-replaced';
 
 /** True when some string in `value` holds a surrogate code unit (without building any path). */
 function anySurrogate(value: unknown): boolean {
@@ -38,7 +33,7 @@ export function replaceLoneSurrogates(order: Order): Finding[] {
   const findings: Finding[] = [];
   const visit = (value: unknown, path: string): unknown => {
     if (typeof value === 'string') {
-      if (!hasLoneSurrogate(value)) return value;
+      if (!LONE_SURROGATE.test(value)) return value;
       findings.push({
         code: INVALID_UNICODE_FINDING,
         detail: `${path}: a lone surrogate (not valid Unicode) was replaced with U+FFFD`,

@@ -7,7 +7,7 @@ import { createConsumerHandler } from '../../../functions/consumer/create-handle
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import { MemoryOrderStore } from '../../support/fakes.js';
+import { MemoryOrdersTable } from '../../support/fakes.js';
 
 function record(messageId: string, body: string, correlationId: string): SQSRecord {
   return {
@@ -58,7 +58,7 @@ afterEach(() => vi.restoreAllMocks());
 describe('consumer log lines carry the correlation id', () => {
   it('on each processed record (DEBUG) and on a failed one (ERROR)', async () => {
     const handler = createConsumerHandler({
-      store: new MemoryOrderStore(),
+      orders: new MemoryOrdersTable(),
       logger: new Logger({ serviceName: 'consumer-test', logLevel: 'DEBUG' }),
       metrics: { count: () => undefined, publish: () => undefined },
     });

@@ -4,16 +4,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  BATCH_LOG_CORRELATION_IDS,
-  correlationIdsOf,
-  createConsumerHandler,
-} from '../../../functions/consumer/create-handler.js';
+import { createConsumerHandler } from '../../../functions/consumer/create-handler.js';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import { MemoryOrderStore, RecordingTracing } from '../../support/fakes.js';
+import { MemoryOrdersTable, RecordingTracing } from '../../support/fakes.js';
 
 function record(messageId: string, body: string, correlationId?: string): SQSRecord {
   return {
@@ -85,7 +81,7 @@ const MAX_INT64 = 2n ** 63n - 1n;
 function build() {
   const tracing = new RecordingTracing();
   const handler = createConsumerHandler({
-    store: new MemoryOrderStore(),
+    orders: new MemoryOrdersTable(),
     logger: new Logger({ serviceName: 'consumer-test', logLevel: 'INFO' }),
     metrics: { count: () => undefined, publish: () => undefined },
     tracing,
@@ -93,7 +89,7 @@ function build() {
   return { handler, tracing };
 }
 
-/** v2 and v1 of order 9 (v1 superseded in the batch), order 2^63-1, and a body that fails validation. */
+/** v2 and v1 of order 9 (v1 found stale: v2 is written first), order 2^63-1, and a body that fails validation. */
 const batch: SQSEvent = {
   Records: [
     message('m-1', 9, 2, 'poll:req-1:3'),
@@ -128,7 +124,7 @@ describe('consumer spans', () => {
           undefined,
         ],
         // No valid body: the correlation id comes from the attribute, and the span carries the error.
-        [{ correlationId: 'reconcile:req-2' }, {}, expect.stringMatching(/^InvalidMessageError: /)],
+        [{ correlationId: 'reconcile:req-2' }, {}, expect.stringMatching(/^OrderVersionMessageError: /)],
       ]),
     );
     expect(records).toHaveLength(4);
@@ -153,16 +149,22 @@ describe('consumer spans', () => {
     expect(batchLines[0]).not.toHaveProperty('moreCorrelationIds');
   });
 
-  it('names at most BATCH_LOG_CORRELATION_IDS correlation ids in that line, and how many more there were', () => {
-    const records = Array.from({ length: BATCH_LOG_CORRELATION_IDS + 2 }, (_, page) =>
-      record(`m-${page}`, '{}', `poll:req-1:${page + 1}`),
+  it('names at most 10 correlation ids in that line, and how many more there were', async () => {
+    const { handler } = build();
+    const records = Array.from({ length: 12 }, (_, page) =>
+      message(`m-${page}`, 100 + page, 1, `poll:req-1:${page + 1}`),
     );
 
-    const named = correlationIdsOf([...records, record('m-none', '{}')]);
-
-    expect(named.correlationIds).toEqual(
-      Array.from({ length: BATCH_LOG_CORRELATION_IDS }, (_, page) => `poll:req-1:${page + 1}`),
+    const lines = await logsOf(() =>
+      handler({ Records: [...records, record('m-none', '{}')] }, lambdaContext('consumer', 30_000)),
     );
-    expect(named.moreCorrelationIds).toBe(2);
+
+    const batchLine = lines.find((line) => line.message === 'order version batch processed');
+    expect(batchLine).toMatchObject({
+      applied: 12,
+      failed: 1,
+      correlationIds: Array.from({ length: 10 }, (_, page) => `poll:req-1:${page + 1}`),
+      moreCorrelationIds: 2,
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOrderVersionMessage } from '../../../functions/core/apply/order-version-message.js';
+import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import {
   AuthenticationError,
