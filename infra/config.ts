@@ -15,61 +15,6 @@ import { parseRateExpression } from './schedule-rate.js';
 
 export const CONTEXT_KEY = 'orderFeed';
 
-export type ArrayQueryEncoding = 'repeat' | 'comma';
-export type RemovalPolicyChoice = 'retain' | 'destroy';
-
-/** One feed: one cursor chain over the partner API, with its own poller, schedule, lease and lag alarm. */
-export interface FeedConfig {
-  /** The feed's id: key of its cursor item, `source.feedId` of its messages, metrics dimension `FeedId`. */
-  readonly id: string;
-  /** Partner API base (https; http only for loopback hosts), without a trailing slash. */
-  readonly partnerBaseUrl: string;
-  /** Name of an existing SSM SecureString parameter holding the partner bearer token (never the token). */
-  readonly tokenParameterName: string;
-  /** Customer-managed KMS key of the token parameter; omitted: the AWS-managed `alias/aws/ssm` key. */
-  readonly tokenKmsKeyArn: string | undefined;
-  readonly vendorIds: readonly string[] | undefined;
-  readonly minAgeMinutes: number | undefined;
-  /** False: the feed's schedule is disabled and its runs do nothing; the cursor is kept. */
-  readonly enabled: boolean;
-}
-
-export interface OrderFeedConfig {
-  /**
-   * The feeds of the deployment: the top-level feed keys alone make one feed (`feedsListed` false, the
-   * resources' logical ids as they always were); `orderFeed.feeds` lists several, the top-level keys being
-   * their defaults.
-   */
-  readonly feeds: readonly FeedConfig[];
-  /** True when `orderFeed.feeds` was given: each feed's resources carry its id in their construct ids. */
-  readonly feedsListed: boolean;
-  /** How often the poller runs. */
-  readonly scheduleInterval: Duration;
-  readonly pageSize: number;
-  /** Pages one run fetches at most; undefined: no cap (a run ends when caught up or out of time). */
-  readonly maxPagesPerRun: number | undefined;
-  /** Runs that may follow one another at once while a backlog lasts (0: none). */
-  readonly maxContinuations: number;
-  readonly arrayQueryEncoding: ArrayQueryEncoding;
-  readonly cursorRecoveryLookbackMinutes: number | undefined;
-  /** One SQS queue (plus DLQ) each; the pollers send every order version to all of them. */
-  readonly downstreamSubscribers: readonly string[];
-  /** Receives before a message moves to its queue's dead-letter queue. */
-  readonly maxReceiveCount: number;
-  readonly consumerBatchSize: number;
-  readonly consumerMaxBatchingWindowSeconds: number;
-  readonly consumerMaxConcurrency: number;
-  /** Alarm when a feed has not caught up for this long (or its poller stops reporting). */
-  readonly alarmLagMinutes: number;
-  /** Alarm when the oldest message on the orders queue is older than this. */
-  readonly alarmQueueAgeMinutes: number;
-  readonly alarmTopicArn: string | undefined;
-  readonly metricsNamespace: string;
-  readonly logRetentionDays: number;
-  /** What happens to tables, bucket, queues and log groups when the stack is deleted. */
-  readonly removalPolicy: RemovalPolicyChoice;
-}
-
 export interface ConfigIssue {
   /** The context key at fault, e.g. `orderFeed.pageSize`. */
   readonly key: string;
@@ -115,20 +60,26 @@ interface Setting {
 
 /** Every accepted key of `orderFeed`, in the README's order. */
 export const SETTINGS = {
+  /** Partner API base (https; http only for loopback hosts), without a trailing slash. */
   partnerBaseUrl: { rule: RULES.partnerBaseUrl, required: true, redact: true },
+  /** Name of an existing SSM SecureString parameter holding the partner bearer token (never the token). */
   tokenParameterName: { rule: RULES.tokenParameterName, required: true, redact: true },
   /** Customer-managed KMS key of the token parameter; unset: the AWS-managed `alias/aws/ssm` key. */
   tokenKmsKeyArn: {
     rule: matching(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, 'a KMS key ARN'),
   },
+  /** The single feed's id: key of its cursor item, `source.feedId` of its messages, dimension `FeedId`. */
   feedId: { rule: RULES.feedId, default: DEFAULTS.feedId },
   /** How often the poller runs: a rate expression or a number of minutes. */
   schedule: { rule: checked(scheduleMinutes), default: 'rate(5 minutes)' },
   pageSize: { rule: RULES.pageSize, default: DEFAULTS.pageSize, spelt: 'integer' },
+  /** Pages one run fetches at most; undefined: no cap (a run ends when caught up or out of time). */
   maxPagesPerRun: { rule: RULES.maxPagesPerRun, spelt: 'integer' },
+  /** Runs that may follow one another at once while a backlog lasts (0: none). */
   maxContinuations: { rule: RULES.maxContinuations, default: DEFAULTS.maxContinuations, spelt: 'integer' },
   minAgeMinutes: { rule: RULES.minAgeMinutes, spelt: 'integer' },
   vendorIds: { rule: RULES.vendorIds, spelt: 'list' },
+  /** False: the feed's schedule is disabled and its runs do nothing; the cursor is kept. */
   enabled: { rule: RULES.enabled, default: DEFAULTS.enabled },
   arrayQueryEncoding: { rule: RULES.arrayQueryEncoding, default: DEFAULTS.arrayQueryEncoding },
   cursorRecoveryLookbackMinutes: { rule: RULES.cursorRecoveryLookbackMinutes, spelt: 'integer' },
@@ -155,13 +106,18 @@ export const SETTINGS = {
     default: [] as string[],
     spelt: 'list',
   },
+  /** Receives before a message moves to its queue's dead-letter queue. */
   maxReceiveCount: { rule: integer(1, 1000), default: 5, spelt: 'integer' },
   consumerBatchSize: { rule: integer(1, 10_000), default: 10, spelt: 'integer' },
   consumerMaxBatchingWindowSeconds: { rule: integer(0, 300), default: 0, spelt: 'integer' },
   /** The SQS event source allows 2 to 1000. */
   consumerMaxConcurrency: { rule: integer(2, 1000), default: 5, spelt: 'integer' },
-  /** At least 2: it must exceed the schedule interval, which is at least 1 minute. */
+  /**
+   * Alarm when a feed has not caught up for this long (or its poller stops reporting); at least 2, as it
+   * must exceed the schedule interval.
+   */
   alarmLagMinutes: { rule: integer(2, 1440), default: 30, spelt: 'integer' },
+  /** Alarm when the oldest message on the orders queue is older than this. */
   alarmQueueAgeMinutes: { rule: integer(1, 20_160), default: 15, spelt: 'integer' },
   alarmTopicArn: {
     rule: matching(
@@ -179,6 +135,7 @@ export const SETTINGS = {
     default: 30,
     spelt: 'integer',
   },
+  /** What happens to tables, bucket, queues and log groups when the stack is deleted. */
   removalPolicy: { rule: oneOf(['retain', 'destroy']), default: 'retain' },
   /** Several feeds: checked entry by entry in parseFeeds, so an error names the feed and key at fault. */
   feeds: { rule: z.unknown() },
@@ -186,7 +143,28 @@ export const SETTINGS = {
 
 export type ConfigKey = keyof typeof SETTINGS;
 const KEY_NAMES = Object.keys(SETTINGS) as ConfigKey[];
-type Values = { [K in ConfigKey]: z.output<(typeof SETTINGS)[K]['rule']> };
+/** Each key's checked value: undefined only for an optional key left unset. */
+type Values = {
+  readonly [K in ConfigKey]:
+    | z.output<(typeof SETTINGS)[K]['rule']>
+    | ((typeof SETTINGS)[K] extends { default: unknown } | { required: true } ? never : undefined);
+};
+
+/** One feed: one cursor chain over the partner API, with its own poller, schedule, lease and lag alarm. */
+export type FeedConfig = { readonly id: string } & Pick<Values, FeedKey>;
+
+export type OrderFeedConfig = Omit<Values, FeedKey | 'feedId' | 'feeds' | 'schedule'> & {
+  /**
+   * The feeds of the deployment: the top-level feed keys alone make one feed (`feedsListed` false, the
+   * resources' logical ids as they always were); `orderFeed.feeds` lists several, the top-level keys being
+   * their defaults.
+   */
+  readonly feeds: readonly FeedConfig[];
+  /** True when `orderFeed.feeds` was given: each feed's resources carry its id in their construct ids. */
+  readonly feedsListed: boolean;
+  /** How often the poller runs. */
+  readonly scheduleInterval: Duration;
+};
 
 /** Every accepted key with its default (undefined: optional or required). */
 export const KEYS = Object.fromEntries(KEY_NAMES.map((key) => [key, (SETTINGS[key] as Setting).default])) as {
