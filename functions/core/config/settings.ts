@@ -1,12 +1,9 @@
-// The functions' settings, declared once: RULES (a zod schema per value, messages reading after the
-// setting's name), DEFAULTS, and ENVIRONMENT, the one schema of every Lambda environment variable. Each
-// function reads its part of ENVIRONMENT once at cold start (readEnvironment): a missing or bad variable
-// fails the cold start naming it. The deployment configuration (infra/config.ts) checks `orderFeed.<key>`
-// with the same RULES and DEFAULTS, and the constructs write each environment as an object typed by the
-// schema's input (PollerEnvironment, ConsumerEnvironment), so a renamed or missing variable fails `tsc`.
-//
-// zod/mini, not 'zod': the same validation core with a functional API esbuild can tree-shake (see
-// model/parse-order.ts).
+// The functions' settings, declared once: RULES (a zod schema per value; messages read after the setting's
+// name), DEFAULTS, and ENVIRONMENT, the one schema of every Lambda environment variable, which each function
+// parses once at cold start (readEnvironment: a bad variable fails the cold start naming it). infra/config.ts
+// checks `orderFeed.<key>` with the same RULES and DEFAULTS; the constructs write each environment as an
+// object typed by the schema's input, so a renamed or missing variable fails `tsc`. zod/mini, not 'zod':
+// the same validation core with a functional API esbuild can tree-shake (see model/parse-order.ts).
 import * as z from 'zod/mini';
 import { isLoopbackHost, parsePartnerBaseUrl } from '../partner/url-policy.js';
 
@@ -130,9 +127,9 @@ export const ENVIRONMENT = z.object({
   FEED_ENABLED: z.prefault(
     z.pipe(
       oneOf(['true', 'false']),
-      z.transform((value) => value === 'true'),
+      z.transform((text) => text === 'true'),
     ),
-    String(DEFAULTS.enabled) as 'true' | 'false',
+    'true',
   ),
   // The poller's settings, the same for every feed of a deployment.
   PAGE_SIZE: withDefault(int(RULES.pageSize), DEFAULTS.pageSize),
