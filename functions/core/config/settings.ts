@@ -183,7 +183,7 @@ export type ConsumerEnvironment = z.input<typeof CONSUMER_ENVIRONMENT>;
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-export class ConfigError extends Error {
+class ConfigError extends Error {
   readonly code = 'ERR_CONFIG';
   readonly variable: string;
   constructor(variable: string, problem: string) {
