@@ -4,82 +4,16 @@
 //   1. cdk.json  "context": { "orderFeed": { "partnerBaseUrl": "https://…", … } }
 //   2. -c orderFeed='{"partnerBaseUrl":"https://…",…}'        (the whole object as JSON)
 //   3. -c orderFeed.pageSize=50                                (one key; lists as JSON or comma-separated)
-// Every key is listed in SETTINGS below: the settings the functions read come from their one declaration
-// (functions/core/config/settings.ts), the deployment-only ones are declared here in the same style.
+// Every key is listed in SETTINGS below: the settings the functions read take their rule and default from
+// functions/core/config/settings.ts (RULES, DEFAULTS), the deployment-only ones are declared here.
 // Unknown keys are rejected so a typo is not silently ignored.
 import { Duration } from 'aws-cdk-lib';
 import * as z from 'zod/mini';
-import {
-  checkValue,
-  choice,
-  custom,
-  integer,
-  list,
-  ruleOf,
-  type Setting,
-  text,
-  type ValueOf,
-} from '../functions/core/config/setting.js';
-import { FEED_SETTINGS, OBSERVABILITY_SETTINGS, POLLER_SETTINGS } from '../functions/core/config/settings.js';
+import { checked, DEFAULTS, integer, matching, oneOf, RULES } from '../functions/core/config/settings.js';
 import { LONGEST_GENERATED } from './constructs/lambda-environment.js';
 import { parseRateExpression } from './schedule-rate.js';
 
 export const CONTEXT_KEY = 'orderFeed';
-
-export type ArrayQueryEncoding = 'repeat' | 'comma';
-export type RemovalPolicyChoice = 'retain' | 'destroy';
-
-/** One feed: one cursor chain over the partner API, with its own poller, schedule, lease and lag alarm. */
-export interface FeedConfig {
-  /** The feed's id: key of its cursor item, `source.feedId` of its messages, metrics dimension `FeedId`. */
-  readonly id: string;
-  /** Partner API base (https; http only for loopback hosts), without a trailing slash. */
-  readonly partnerBaseUrl: string;
-  /** Name of an existing SSM SecureString parameter holding the partner bearer token (never the token). */
-  readonly tokenParameterName: string;
-  /** Customer-managed KMS key of the token parameter; omitted: the AWS-managed `alias/aws/ssm` key. */
-  readonly tokenKmsKeyArn: string | undefined;
-  readonly vendorIds: readonly string[] | undefined;
-  readonly minAgeMinutes: number | undefined;
-  /** False: the feed's schedule is disabled and its runs do nothing; the cursor is kept. */
-  readonly enabled: boolean;
-}
-
-export interface OrderFeedConfig {
-  /**
-   * The feeds of the deployment: the top-level feed keys alone make one feed (`feedsListed` false, the
-   * resources' logical ids as they always were); `orderFeed.feeds` lists several, the top-level keys being
-   * their defaults.
-   */
-  readonly feeds: readonly FeedConfig[];
-  /** True when `orderFeed.feeds` was given: each feed's resources carry its id in their construct ids. */
-  readonly feedsListed: boolean;
-  /** How often the poller runs. */
-  readonly scheduleInterval: Duration;
-  readonly pageSize: number;
-  /** Pages one run fetches at most; undefined: no cap (a run ends when caught up or out of time). */
-  readonly maxPagesPerRun: number | undefined;
-  /** Runs that may follow one another at once while a backlog lasts (0: none). */
-  readonly maxContinuations: number;
-  readonly arrayQueryEncoding: ArrayQueryEncoding;
-  readonly cursorRecoveryLookbackMinutes: number | undefined;
-  /** One SQS queue (plus DLQ) each; the pollers send every order version to all of them. */
-  readonly downstreamSubscribers: readonly string[];
-  /** Receives before a message moves to its queue's dead-letter queue. */
-  readonly maxReceiveCount: number;
-  readonly consumerBatchSize: number;
-  readonly consumerMaxBatchingWindowSeconds: number;
-  readonly consumerMaxConcurrency: number;
-  /** Alarm when a feed has not caught up for this long (or its poller stops reporting). */
-  readonly alarmLagMinutes: number;
-  /** Alarm when the oldest message on the orders queue is older than this. */
-  readonly alarmQueueAgeMinutes: number;
-  readonly alarmTopicArn: string | undefined;
-  readonly metricsNamespace: string;
-  readonly logRetentionDays: number;
-  /** What happens to tables, bucket, queues and log groups when the stack is deleted. */
-  readonly removalPolicy: RemovalPolicyChoice;
-}
 
 export interface ConfigIssue {
   /** The context key at fault, e.g. `orderFeed.pageSize`. */
@@ -112,102 +46,130 @@ const LOG_RETENTION_DAYS = [
 ];
 
 /**
- * Deployment-wide settings the functions never read: they shape resources (queues, event source, alarms,
- * logs), not code. Declared in the same style as the functions' settings (functions/core/config).
+ * One key of `orderFeed`: its rule; its default (checked by the rule like a given value) or `required`
+ * (neither: unset means "not used"); `redact`: a rejected value is never echoed (it may be a secret);
+ * `spelt`: how `-c orderFeed.key=…` spells it as text.
  */
-const DEPLOYMENT_SETTINGS = {
-  tokenKmsKeyArn: text({
-    doc: 'Customer-managed KMS key of the token parameter; unset: the AWS-managed `alias/aws/ssm` key',
-    pattern: /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/,
-    expected: 'a KMS key ARN',
-  }),
-  schedule: custom(
-    { doc: 'How often the poller runs', default: 'rate(5 minutes)' },
-    {
-      shape: 'any',
-      schema: ruleOf(scheduleMinutes),
-      // Longer intervals would stretch the lag alarm's evaluation window past what CloudWatch accepts.
-      extremes: [1, 60],
-    },
-  ),
-  downstreamSubscribers: list({
-    doc: 'One SQS queue (plus DLQ) each; the poller sends every order version to all of them',
-    default: [],
-    // Lower-case letter first, then lower-case letters and digits, single "-" between them, at most 40.
-    item: /^(?=.{1,40}$)[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/,
-    invalid: (name) =>
-      `has an invalid subscriber name "${name}" (lower-case letter first, then lower-case letters, digits and single "-", at most 40)`,
-    // Construct ids and output names use the PascalCase form, which must stay unique too.
-    distinctBy: (name) => pascalCase(name).toLowerCase(),
-    repeated: 'must not repeat a subscriber name (names differing only by "-" also collide)',
-    extremes: [[], ['a', `s${'-x'.repeat(19)}x`]],
-  }),
-  maxReceiveCount: integer({
-    doc: "Receives before a message moves to its queue's dead-letter queue",
-    min: 1,
-    max: 1000,
-    default: 5,
-  }),
-  consumerBatchSize: integer({ doc: 'Messages per consumer invocation', min: 1, max: 10_000, default: 10 }),
-  consumerMaxBatchingWindowSeconds: integer({
-    doc: 'How long the event source gathers a batch',
-    min: 0,
-    max: 300,
-    default: 0,
-  }),
-  consumerMaxConcurrency: integer({
-    doc: 'Concurrent consumer invocations at most (the SQS event source allows 2 to 1000)',
-    min: 2,
-    max: 1000,
-    default: 5,
-  }),
-  alarmLagMinutes: integer({
-    doc: 'Alarm when the feed has not caught up for this long (or the poller stops reporting)',
-    // At least 2: it must exceed the schedule interval, which is at least 1 minute.
-    min: 2,
-    max: 1440,
-    default: 30,
-  }),
-  alarmQueueAgeMinutes: integer({
-    doc: 'Alarm when the oldest message on the orders queue is older than this',
-    min: 1,
-    max: 20_160,
-    default: 15,
-  }),
-  alarmTopicArn: text({
-    doc: 'SNS topic for ALARM and OK notifications',
-    pattern: /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/,
-    expected: 'an SNS topic ARN',
-  }),
-  logRetentionDays: custom(
-    { doc: "Retention of the functions' log groups", default: 30 },
-    {
-      shape: 'integer',
-      schema: z.int({ error: 'must be an integer from 1 to 3653' }).check(
-        z.refine<number>((days) => LOG_RETENTION_DAYS.includes(days), {
-          error: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
-        }),
+interface Setting {
+  readonly rule: z.ZodMiniType;
+  readonly default?: unknown;
+  readonly required?: true;
+  readonly redact?: true;
+  readonly spelt?: 'integer' | 'list';
+}
+
+/** Every accepted key of `orderFeed`, in the README's order. */
+export const SETTINGS = {
+  /** Partner API base (https; http only for loopback hosts), without a trailing slash. */
+  partnerBaseUrl: { rule: RULES.partnerBaseUrl, required: true, redact: true },
+  /** Name of an existing SSM SecureString parameter holding the partner bearer token (never the token). */
+  tokenParameterName: { rule: RULES.tokenParameterName, required: true, redact: true },
+  /** Customer-managed KMS key of the token parameter; unset: the AWS-managed `alias/aws/ssm` key. */
+  tokenKmsKeyArn: {
+    rule: matching(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, 'a KMS key ARN'),
+  },
+  /** The single feed's id: key of its cursor item, `source.feedId` of its messages, dimension `FeedId`. */
+  feedId: { rule: RULES.feedId, default: DEFAULTS.feedId },
+  /** How often the poller runs: a rate expression or a number of minutes. */
+  schedule: { rule: checked(scheduleMinutes), default: 'rate(5 minutes)' },
+  pageSize: { rule: RULES.pageSize, default: DEFAULTS.pageSize, spelt: 'integer' },
+  /** Pages one run fetches at most; undefined: no cap (a run ends when caught up or out of time). */
+  maxPagesPerRun: { rule: RULES.maxPagesPerRun, spelt: 'integer' },
+  /** Runs that may follow one another at once while a backlog lasts (0: none). */
+  maxContinuations: { rule: RULES.maxContinuations, default: DEFAULTS.maxContinuations, spelt: 'integer' },
+  minAgeMinutes: { rule: RULES.minAgeMinutes, spelt: 'integer' },
+  vendorIds: { rule: RULES.vendorIds, spelt: 'list' },
+  /** False: the feed's schedule is disabled and its runs do nothing; the cursor is kept. */
+  enabled: { rule: RULES.enabled, default: DEFAULTS.enabled },
+  arrayQueryEncoding: { rule: RULES.arrayQueryEncoding, default: DEFAULTS.arrayQueryEncoding },
+  cursorRecoveryLookbackMinutes: { rule: RULES.cursorRecoveryLookbackMinutes, spelt: 'integer' },
+  /** One SQS queue (plus DLQ) each; the poller sends every order version to all of them. */
+  downstreamSubscribers: {
+    rule: z
+      .array(
+        // Lower-case letter first, then lower-case letters and digits, single "-" between them, at most 40.
+        z.string().check(
+          z.regex(/^(?=.{1,40}$)[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, {
+            error: (issue) =>
+              `has an invalid subscriber name "${String(issue.input)}" (lower-case letter first, then lower-case letters, digits and single "-", at most 40)`,
+          }),
+        ),
+      )
+      .check(
+        // Construct ids and output names use the PascalCase form, which must stay unique too.
+        z.refine(
+          (names: string[]) =>
+            new Set(names.map((name) => pascalCase(name).toLowerCase())).size === names.length,
+          { error: 'must not repeat a subscriber name (names differing only by "-" also collide)' },
+        ),
       ),
-      extremes: [1, 3653],
-    },
-  ),
-  removalPolicy: choice({
-    doc: 'What happens to tables, bucket, queues and log groups when the stack is deleted',
-    values: ['retain', 'destroy'],
-    default: 'retain',
-  }),
-  feeds: custom(
-    {
-      doc:
-        'Several feeds in one deployment: `[{ "id": "eu", "vendorIds": ["…"] }, …]`, each with its own poller, ' +
-        'schedule, cursor and lag alarm; a feed may set `partnerBaseUrl`, `tokenParameterName`, ' +
-        '`tokenKmsKeyArn`, `vendorIds`, `minAgeMinutes` and `enabled`, the top-level keys being the defaults. ' +
-        'Unset: one feed from the top-level keys (`feedId`)',
-    },
-    // Checked entry by entry in parseFeeds, so an error names the feed and key at fault.
-    { shape: 'any', schema: z.unknown() },
-  ),
-} as const;
+    default: [] as string[],
+    spelt: 'list',
+  },
+  /** Receives before a message moves to its queue's dead-letter queue. */
+  maxReceiveCount: { rule: integer(1, 1000), default: 5, spelt: 'integer' },
+  consumerBatchSize: { rule: integer(1, 10_000), default: 10, spelt: 'integer' },
+  consumerMaxBatchingWindowSeconds: { rule: integer(0, 300), default: 0, spelt: 'integer' },
+  /** The SQS event source allows 2 to 1000. */
+  consumerMaxConcurrency: { rule: integer(2, 1000), default: 5, spelt: 'integer' },
+  /**
+   * Alarm when a feed has not caught up for this long (or its poller stops reporting); at least 2, as it
+   * must exceed the schedule interval.
+   */
+  alarmLagMinutes: { rule: integer(2, 1440), default: 30, spelt: 'integer' },
+  /** Alarm when the oldest message on the orders queue is older than this. */
+  alarmQueueAgeMinutes: { rule: integer(1, 20_160), default: 15, spelt: 'integer' },
+  alarmTopicArn: {
+    rule: matching(
+      /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/,
+      'an SNS topic ARN',
+    ),
+  },
+  metricsNamespace: { rule: RULES.metricsNamespace, default: DEFAULTS.metricsNamespace },
+  logRetentionDays: {
+    rule: z.int({ error: 'must be an integer from 1 to 3653' }).check(
+      z.refine((days: number) => LOG_RETENTION_DAYS.includes(days), {
+        error: `must be one of ${LOG_RETENTION_DAYS.join(', ')}`,
+      }),
+    ),
+    default: 30,
+    spelt: 'integer',
+  },
+  /** What happens to tables, bucket, queues and log groups when the stack is deleted. */
+  removalPolicy: { rule: oneOf(['retain', 'destroy']), default: 'retain' },
+  /** Several feeds: checked entry by entry in parseFeeds, so an error names the feed and key at fault. */
+  feeds: { rule: z.unknown() },
+} as const satisfies Record<string, Setting>;
+
+export type ConfigKey = keyof typeof SETTINGS;
+const KEY_NAMES = Object.keys(SETTINGS) as ConfigKey[];
+/** Each key's checked value: undefined only for an optional key left unset. */
+type Values = {
+  readonly [K in ConfigKey]:
+    | z.output<(typeof SETTINGS)[K]['rule']>
+    | ((typeof SETTINGS)[K] extends { default: unknown } | { required: true } ? never : undefined);
+};
+
+/** One feed: one cursor chain over the partner API, with its own poller, schedule, lease and lag alarm. */
+export type FeedConfig = { readonly id: string } & Pick<Values, FeedKey>;
+
+export type OrderFeedConfig = Omit<Values, FeedKey | 'feedId' | 'feeds' | 'schedule'> & {
+  /**
+   * The feeds of the deployment: the top-level feed keys alone make one feed (`feedsListed` false, the
+   * resources' logical ids as they always were); `orderFeed.feeds` lists several, the top-level keys being
+   * their defaults.
+   */
+  readonly feeds: readonly FeedConfig[];
+  /** True when `orderFeed.feeds` was given: each feed's resources carry its id in their construct ids. */
+  readonly feedsListed: boolean;
+  /** How often the poller runs. */
+  readonly scheduleInterval: Duration;
+};
+
+/** Every accepted key with its default (undefined: optional or required). */
+export const KEYS = Object.fromEntries(KEY_NAMES.map((key) => [key, (SETTINGS[key] as Setting).default])) as {
+  readonly [K in ConfigKey]: (typeof SETTINGS)[K] extends { default: infer D } ? D : undefined;
+};
 
 /** The keys a feed of `orderFeed.feeds` may set for itself (besides its `id`). */
 export const FEED_KEYS = [
@@ -226,7 +188,7 @@ type FeedKey = (typeof FEED_KEYS)[number];
  * that names the configuration key at fault; IngesterFunction checks each whole environment at synth
  * (constructs/lambda-environment.ts).
  */
-export const MAX_VENDOR_IDS_CHARACTERS = 2800;
+const MAX_VENDOR_IDS_CHARACTERS = 2800;
 
 /** The most DOWNSTREAM_QUEUE_URLS can hold for these subscribers: `"name":"url",` each, URLs at their longest. */
 export function downstreamQueueUrlsCharacters(subscribers: readonly string[]): number {
@@ -236,48 +198,6 @@ export function downstreamQueueUrlsCharacters(subscribers: readonly string[]): n
 /** At most this many feeds: each is a function, a rule, alarms and a dashboard row (CloudFormation's 500-resource limit). */
 export const MAX_FEEDS = 20;
 
-/** Every accepted key of `orderFeed`, in the README's order, with its setting. */
-export const SETTINGS = {
-  partnerBaseUrl: FEED_SETTINGS.partnerBaseUrl,
-  tokenParameterName: FEED_SETTINGS.tokenParameterName,
-  tokenKmsKeyArn: DEPLOYMENT_SETTINGS.tokenKmsKeyArn,
-  feedId: FEED_SETTINGS.feedId,
-  schedule: DEPLOYMENT_SETTINGS.schedule,
-  pageSize: POLLER_SETTINGS.pageSize,
-  maxPagesPerRun: POLLER_SETTINGS.maxPagesPerRun,
-  maxContinuations: POLLER_SETTINGS.maxContinuations,
-  minAgeMinutes: FEED_SETTINGS.minAgeMinutes,
-  vendorIds: FEED_SETTINGS.vendorIds,
-  enabled: FEED_SETTINGS.enabled,
-  arrayQueryEncoding: POLLER_SETTINGS.arrayQueryEncoding,
-  cursorRecoveryLookbackMinutes: POLLER_SETTINGS.cursorRecoveryLookbackMinutes,
-  downstreamSubscribers: DEPLOYMENT_SETTINGS.downstreamSubscribers,
-  maxReceiveCount: DEPLOYMENT_SETTINGS.maxReceiveCount,
-  consumerBatchSize: DEPLOYMENT_SETTINGS.consumerBatchSize,
-  consumerMaxBatchingWindowSeconds: DEPLOYMENT_SETTINGS.consumerMaxBatchingWindowSeconds,
-  consumerMaxConcurrency: DEPLOYMENT_SETTINGS.consumerMaxConcurrency,
-  alarmLagMinutes: DEPLOYMENT_SETTINGS.alarmLagMinutes,
-  alarmQueueAgeMinutes: DEPLOYMENT_SETTINGS.alarmQueueAgeMinutes,
-  alarmTopicArn: DEPLOYMENT_SETTINGS.alarmTopicArn,
-  metricsNamespace: OBSERVABILITY_SETTINGS.metricsNamespace,
-  logRetentionDays: DEPLOYMENT_SETTINGS.logRetentionDays,
-  removalPolicy: DEPLOYMENT_SETTINGS.removalPolicy,
-  feeds: DEPLOYMENT_SETTINGS.feeds,
-} as const;
-
-export type ConfigKey = keyof typeof SETTINGS;
-const KEY_NAMES = Object.keys(SETTINGS) as ConfigKey[];
-
-/** Every accepted key with its default (undefined: optional or required, see `SETTINGS`). */
-export const KEYS = Object.fromEntries(KEY_NAMES.map((key) => [key, SETTINGS[key].default])) as {
-  readonly [K in ConfigKey]: (typeof SETTINGS)[K]['default'];
-};
-
-/** Reads `orderFeed` and `orderFeed.<key>` from CDK context and validates them. */
-export function loadConfig(context: ContextReader): OrderFeedConfig {
-  return parseConfig(readContext(context));
-}
-
 /**
  * The raw `orderFeed` configuration from CDK context (the whole object, then `orderFeed.<key>` overrides),
  * not yet validated: the props of the OrderFeedIngester construct.
@@ -286,7 +206,7 @@ export function readContext(context: ContextReader): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
   const whole = context.tryGetContext(CONTEXT_KEY);
   if (whole !== undefined) {
-    const object = typeof whole === 'string' ? parseJsonValue(whole) : whole;
+    const object = typeof whole === 'string' ? parseJson(whole) : whole;
     if (object === undefined || typeof object !== 'object' || object === null || Array.isArray(object)) {
       throw new ConfigError([{ key: CONTEXT_KEY, message: 'must be an object (or a JSON object string)' }]);
     }
@@ -310,15 +230,16 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
   const feedsListed = !isUnset(raw.feeds);
   const values: Partial<Record<ConfigKey, unknown>> = {};
   for (const key of KEY_NAMES) {
-    // With a list of feeds, a feed key left unset at the top level is only a missing default: each feed
-    // that needs it is told so below.
-    if (feedsListed && (FEED_KEYS as readonly string[]).includes(key) && isUnset(raw[key])) continue;
     const read = readKey(key, raw[key]);
     if (read.ok) values[key] = read.value;
-    else issues.push({ key: qualified(key), message: read.message });
+    // With a list of feeds, a feed key unset at the top level is only a missing default: each feed that
+    // needs it is told so (parseFeeds).
+    else if (!(feedsListed && isUnset(raw[key]) && (FEED_KEYS as readonly string[]).includes(key))) {
+      issues.push({ key: qualified(key), message: read.message });
+    }
   }
   // Each failure above is an issue; without issues every required or defaulted key has its value.
-  const config = values as { [K in ConfigKey]: ValueOf<(typeof SETTINGS)[K]> };
+  const config = values as Values;
 
   // Rules across keys.
   if (config.consumerBatchSize > 10 && config.consumerMaxBatchingWindowSeconds === 0) {
@@ -338,8 +259,8 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
     });
   }
   const feeds = feedsListed
-    ? parseFeeds(raw.feeds, values, !isUnset(raw.feedId), issues)
-    : [singleFeed(values)];
+    ? parseFeeds(raw.feeds, config, !isUnset(raw.feedId), issues)
+    : [feedOf(config.feedId, {}, config, '', issues)];
   // Lambda refuses a function whose environment exceeds 4 KB: say so at synth, not at deploy time. Every
   // poller carries the downstream queue URLs; each feed's own vendor list shares the rest.
   const subscribers = config.downstreamSubscribers ?? [];
@@ -378,16 +299,31 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
   return { ...rest, feeds, feedsListed, scheduleInterval: Duration.minutes(schedule) };
 }
 
-/** The one feed of a configuration without `feeds`: the top-level keys (already checked, all present). */
-function singleFeed(values: Partial<Record<ConfigKey, unknown>>): FeedConfig {
+/**
+ * One feed: the keys `fields` sets (checked, issues under `where`), the top-level values for the others.
+ * Without `orderFeed.feeds` the one feed is the top-level keys alone.
+ */
+function feedOf(
+  id: string,
+  fields: Readonly<Record<string, unknown>>,
+  top: Values,
+  where: string,
+  issues: ConfigIssue[],
+): FeedConfig {
+  const value = <K extends FeedKey>(key: K): Values[K] => {
+    if (isUnset(fields[key])) return top[key];
+    const read = readKey(key, fields[key]);
+    if (!read.ok) issues.push({ key: `${where}.${key}`, message: read.message });
+    return read.value as Values[K];
+  };
   return {
-    id: values.feedId as string,
-    partnerBaseUrl: values.partnerBaseUrl as string,
-    tokenParameterName: values.tokenParameterName as string,
-    tokenKmsKeyArn: values.tokenKmsKeyArn as string | undefined,
-    vendorIds: values.vendorIds as string[] | undefined,
-    minAgeMinutes: values.minAgeMinutes as number | undefined,
-    enabled: values.enabled as boolean,
+    id,
+    partnerBaseUrl: value('partnerBaseUrl'),
+    tokenParameterName: value('tokenParameterName'),
+    tokenKmsKeyArn: value('tokenKmsKeyArn'),
+    vendorIds: value('vendorIds'),
+    minAgeMinutes: value('minAgeMinutes'),
+    enabled: value('enabled'),
   };
 }
 
@@ -395,18 +331,12 @@ function singleFeed(values: Partial<Record<ConfigKey, unknown>>): FeedConfig {
  * `orderFeed.feeds`: a list (or its JSON text) of 1 to MAX_FEEDS objects, each with a distinct `id` and
  * any of FEED_KEYS; a key a feed leaves out takes the top-level value. Issues name the feed by position.
  */
-function parseFeeds(
-  given: unknown,
-  defaults: Partial<Record<ConfigKey, unknown>>,
-  feedIdGiven: boolean,
-  issues: ConfigIssue[],
-): FeedConfig[] {
+function parseFeeds(given: unknown, top: Values, feedIdGiven: boolean, issues: ConfigIssue[]): FeedConfig[] {
   const at = qualified('feeds');
   if (feedIdGiven) {
     issues.push({ key: qualified('feedId'), message: 'is not used with feeds: give each feed its "id"' });
   }
-  let list: unknown = given;
-  if (typeof given === 'string') list = parseJsonValue(given);
+  const list = typeof given === 'string' ? parseJson(given) : given;
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FEEDS) {
     issues.push({
       key: at,
@@ -431,21 +361,9 @@ function parseFeeds(
         });
       }
     }
-    const id = checkFeedValue(FEED_SETTINGS.feedId, fields.id, `${where}.id`, issues);
-    if (isUnset(fields.id)) issues.push({ key: `${where}.id`, message: 'is required' });
-    const value = (key: FeedKey): unknown => {
-      if (isUnset(fields[key])) return defaults[key];
-      return checkFeedValue(SETTINGS[key], fields[key], `${where}.${key}`, issues);
-    };
-    const feed = {
-      id: id as string,
-      partnerBaseUrl: value('partnerBaseUrl') as string,
-      tokenParameterName: value('tokenParameterName') as string,
-      tokenKmsKeyArn: value('tokenKmsKeyArn') as string | undefined,
-      vendorIds: value('vendorIds') as string[] | undefined,
-      minAgeMinutes: value('minAgeMinutes') as number | undefined,
-      enabled: (value('enabled') ?? true) as boolean,
-    };
+    const id = isUnset(fields.id) ? { ok: false, message: 'is required' } : readKey('feedId', fields.id);
+    if (!id.ok) issues.push({ key: `${where}.id`, message: id.message });
+    const feed = feedOf(id.value as string, fields, top, where, issues);
     for (const key of ['partnerBaseUrl', 'tokenParameterName'] as const) {
       if (feed[key] === undefined && isUnset(fields[key])) {
         issues.push({
@@ -472,15 +390,6 @@ function parseFeeds(
   return feeds;
 }
 
-/** One value of one feed, checked by its setting's rule; undefined (and an issue) when it fails. */
-function checkFeedValue(setting: Setting, given: unknown, key: string, issues: ConfigIssue[]): unknown {
-  if (isUnset(given)) return undefined;
-  const verdict = checkGiven(setting, given);
-  if (verdict.ok) return verdict.value;
-  issues.push({ key, message: verdict.message });
-  return undefined;
-}
-
 /**
  * `eu-west.2` → `EuWest2`: a feed's part of construct ids and output names (`PollerEuWest2`,
  * `PollerFunctionNameEuWest2`).
@@ -493,10 +402,6 @@ export function feedIdSuffix(id: string): string {
     .join('');
 }
 
-function isUnset(value: unknown): boolean {
-  return value === undefined || value === null || value === '';
-}
-
 /** `orders-audit` → `OrdersAudit`: the subscriber's part of construct ids and output names. */
 export function pascalCase(name: string): string {
   return name
@@ -506,80 +411,48 @@ export function pascalCase(name: string): string {
     .join('');
 }
 
-// ---------------------------------------------------------------------------------------------------------------
+function isUnset(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
 
-/** One key's value: its default when unset, else the given value spelt as its setting expects, checked. */
-function readKey(
-  key: ConfigKey,
-  given: unknown,
-): { ok: true; value: unknown } | { ok: false; message: string } {
+/**
+ * One key's value: its default when unset, else the given value as `-c` or JSON spells it; checked by the
+ * key's rule. A rejected value is quoted in the message unless the key is redacted.
+ */
+function readKey(key: ConfigKey, given: unknown): { ok: boolean; value?: unknown; message: string } {
   const setting: Setting = SETTINGS[key];
-  const unset = given === undefined || given === null || given === '';
-  if (unset && setting.presence === 'required') {
-    return {
-      ok: false,
-      message: `is required (set it in cdk.json "context"."${CONTEXT_KEY}" or pass -c ${qualified(key)}=…)`,
-    };
+  let value = given;
+  if (isUnset(given)) {
+    if (setting.required) {
+      const message = `is required (set it in cdk.json "context"."${CONTEXT_KEY}" or pass -c ${qualified(key)}=…)`;
+      return { ok: false, message };
+    }
+    if (!('default' in setting)) return { ok: true, value: undefined, message: '' };
+    value = setting.default;
   }
-  if (unset && setting.presence === 'optional') return { ok: true, value: undefined };
-  return checkGiven(setting, unset ? setting.default : given);
-}
-
-/** A value as given in context, checked by its setting's rule; the message in this surface's words. */
-function checkGiven(
-  setting: Setting,
-  value: unknown,
-): { ok: true; value: unknown } | { ok: false; message: string } {
-  let verdict: ReturnType<typeof checkValue>;
+  let message: string;
   try {
-    verdict = checkValue(setting, fromContext(setting, value));
+    const result = z.safeParse(setting.rule, fromContext(setting, value));
+    if (result.success) return { ok: true, value: result.data, message: '' };
+    message = result.error.issues[0]?.message ?? 'is invalid';
   } catch (error) {
-    verdict = { ok: false, message: error instanceof Error ? error.message : String(error) };
+    message = (error as Error).message;
   }
-  if (verdict.ok) return verdict;
-  const got = setting.redact ? '' : ` (got ${describe(value)})`;
-  return { ok: false, message: `${reason(setting, verdict.message)}${got}` };
+  return { ok: false, message: setting.redact ? message : `${message} (got ${describe(value)})` };
 }
 
-/** The surface's own words for a range or a choice; other rules speak for themselves. */
-function reason(setting: Setting, message: string): string {
-  if (setting.range) return `must be an integer from ${setting.range.min} to ${setting.range.max}`;
-  if (setting.choices) return `must be one of ${setting.choices.map((c) => `"${c}"`).join(', ')}`;
-  return message;
-}
-
-/** A context value as its setting's schema takes it: `-c` passes numbers and lists as strings. */
+/** A context value as its rule takes it: `-c` passes numbers and lists as strings. */
 function fromContext(setting: Setting, value: unknown): unknown {
-  if (setting.shape === 'integer') {
+  if (setting.spelt === 'integer') {
     return typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
   }
-  if (setting.shape === 'list') return stringList(value);
-  return value;
-}
-
-function qualified(key: string): string {
-  return `${CONTEXT_KEY}.${key}`;
-}
-
-function describe(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-function parseJsonValue(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** An array, a JSON array string, or a comma-separated string. */
-function stringList(value: unknown): string[] {
+  if (setting.spelt !== 'list') return value;
+  // An array, a JSON array string, or a comma-separated string.
   let list: unknown = value;
   if (typeof value === 'string') {
     const text = value.trim();
-    list = text.startsWith('[') ? parseJsonArray(text) : text.split(',');
+    list = text.startsWith('[') ? parseJson(text) : text.split(',');
+    if (list === undefined) throw new Error('is not a valid JSON array');
   }
   if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) {
     throw new Error('must be a list of strings (a JSON array or comma-separated)');
@@ -587,11 +460,20 @@ function stringList(value: unknown): string[] {
   return list.map((item) => item.trim()).filter((item) => item.length > 0);
 }
 
-function parseJsonArray(text: string): unknown {
+function qualified(key: string): string {
+  return `${CONTEXT_KEY}.${key}`;
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new Error('is not a valid JSON array');
+    return undefined;
   }
 }
 

@@ -1,7 +1,6 @@
 // The poller's configuration, read from its environment and checked at cold start. Every variable is
-// declared once in core/config/settings.ts, from which the stack also writes it.
-import { type Env, readEnv } from '../core/config/env.js';
-import { FEED_SETTINGS, POLLER_RESOURCES, POLLER_SETTINGS, POLLER_TUNING } from '../core/config/settings.js';
+// declared once in core/config/settings.ts (ENVIRONMENT), from which the stack also writes it.
+import { type Env, POLLER_ENVIRONMENT, readEnvironment } from '../core/config/settings.js';
 
 export interface PollerConfig {
   feedId: string;
@@ -35,32 +34,29 @@ export interface PollerConfig {
 }
 
 export function loadPollerConfig(env: Env): PollerConfig {
-  const feed = FEED_SETTINGS;
-  const poller = POLLER_SETTINGS;
-  const tuning = POLLER_TUNING;
-  const resources = POLLER_RESOURCES;
+  const read = readEnvironment(POLLER_ENVIRONMENT, env);
   return {
-    feedId: readEnv(env, feed.feedId),
-    cursorTableName: readEnv(env, resources.cursorTableName),
-    partnerBaseUrl: readEnv(env, feed.partnerBaseUrl),
-    tokenParameterName: readEnv(env, feed.tokenParameterName),
-    ordersQueueUrl: readEnv(env, resources.ordersQueueUrl),
-    downstreamQueueUrls: readEnv(env, resources.downstreamQueueUrls),
-    quarantineBucketName: readEnv(env, resources.quarantineBucketName),
-    pageSize: readEnv(env, poller.pageSize),
-    maxPagesPerRun: readEnv(env, poller.maxPagesPerRun),
-    enabled: readEnv(env, feed.enabled),
-    maxContinuations: readEnv(env, poller.maxContinuations),
-    minAgeMinutes: readEnv(env, feed.minAgeMinutes),
-    vendorIds: readEnv(env, feed.vendorIds),
-    orderIds: readEnv(env, tuning.orderIds),
-    arrayQueryEncoding: readEnv(env, poller.arrayQueryEncoding),
-    recoveryLookbackMinutes: readEnv(env, poller.cursorRecoveryLookbackMinutes),
-    safetyMarginMs: readEnv(env, tuning.safetyMarginSeconds) * 1000,
-    leaseGraceMs: readEnv(env, tuning.leaseGraceSeconds) * 1000,
+    feedId: read.FEED_ID,
+    cursorTableName: read.CURSOR_TABLE_NAME,
+    partnerBaseUrl: read.PARTNER_BASE_URL,
+    tokenParameterName: read.PARTNER_TOKEN_PARAMETER,
+    ordersQueueUrl: read.ORDERS_QUEUE_URL,
+    downstreamQueueUrls: read.DOWNSTREAM_QUEUE_URLS,
+    quarantineBucketName: read.QUARANTINE_BUCKET_NAME,
+    pageSize: read.PAGE_SIZE,
+    maxPagesPerRun: read.MAX_PAGES_PER_RUN,
+    enabled: read.FEED_ENABLED,
+    maxContinuations: read.MAX_CONTINUATIONS,
+    minAgeMinutes: read.MIN_AGE_MINUTES,
+    vendorIds: read.VENDOR_IDS,
+    orderIds: read.ORDER_IDS,
+    arrayQueryEncoding: read.ARRAY_QUERY_ENCODING,
+    recoveryLookbackMinutes: read.CURSOR_RECOVERY_LOOKBACK_MINUTES,
+    safetyMarginMs: read.SAFETY_MARGIN_SECONDS * 1000,
+    leaseGraceMs: read.LEASE_GRACE_SECONDS * 1000,
     authBackoff: {
-      initialMs: readEnv(env, tuning.authBackoffInitialSeconds) * 1000,
-      maxMs: readEnv(env, tuning.authBackoffMaxSeconds) * 1000,
+      initialMs: read.AUTH_BACKOFF_INITIAL_SECONDS * 1000,
+      maxMs: read.AUTH_BACKOFF_MAX_SECONDS * 1000,
     },
   };
 }

@@ -7,8 +7,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { toEnvironment, variableOf } from '../../functions/core/config/env.js';
-import { CONSUMER_RESOURCES } from '../../functions/core/config/settings.js';
+import type { ConsumerEnvironment } from '../../functions/core/config/settings.js';
 import type { OrderFeedConfig } from '../config.js';
 import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
 import { LONGEST_GENERATED } from './lambda-environment.js';
@@ -45,7 +44,7 @@ export class Consumer extends Construct {
       memorySize: 512,
       environment: consumerEnvironment(config, props.ordersTable),
       longestDeployTimeValues: {
-        [variableOf(CONSUMER_RESOURCES.ordersTableName)]: LONGEST_GENERATED.tableName,
+        ORDERS_TABLE_NAME: LONGEST_GENERATED.tableName,
       },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -67,13 +66,10 @@ export class Consumer extends Construct {
   }
 }
 
-/** The consumer's environment, each variable as its declaration names it (functions/core/config/settings.ts). */
-export function consumerEnvironment(
-  config: OrderFeedConfig,
-  ordersTable: OrdersTable,
-): Record<string, string> {
+/** The consumer's environment, typed by the variables it reads (functions/core/config/settings.ts). */
+export function consumerEnvironment(config: OrderFeedConfig, ordersTable: OrdersTable): ConsumerEnvironment {
   return {
-    ...toEnvironment(CONSUMER_RESOURCES, { ordersTableName: ordersTable.table.tableName }),
+    ORDERS_TABLE_NAME: ordersTable.table.tableName,
     ...observabilityEnvironment(CONSUMER_SERVICE_NAME, config),
   };
 }

@@ -16,8 +16,6 @@ import {
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { toEnvironment } from '../../functions/core/config/env.js';
-import { OBSERVABILITY_SETTINGS } from '../../functions/core/config/settings.js';
 import type { OrderFeedConfig } from '../config.js';
 import { checkEnvironmentSize } from './lambda-environment.js';
 
@@ -30,7 +28,8 @@ export interface IngesterFunctionProps {
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize: number;
-  readonly environment: Readonly<Record<string, string>>;
+  /** Unset (undefined) variables are left out. */
+  readonly environment: Readonly<Record<string, string | undefined>>;
   /**
    * The longest each deploy-time value of `environment` can get (a generated name, a queue URL), by
    * variable: the whole environment is checked against Lambda's 4 KB at synth.
@@ -67,7 +66,11 @@ export class IngesterFunction extends NodejsFunction {
     if (!existsSync(props.entry)) throw new Error(`${id}: handler entry ${props.entry} does not exist`);
     if ('NODE_OPTIONS' in props.environment)
       throw new Error(`${id}: NODE_OPTIONS is fixed by IngesterFunction`);
-    const environment = { ...props.environment, NODE_OPTIONS: '--enable-source-maps' };
+    const environment: Record<string, string> = {};
+    for (const [name, value] of Object.entries(props.environment)) {
+      if (value !== undefined) environment[name] = value;
+    }
+    environment.NODE_OPTIONS = '--enable-source-maps';
     checkEnvironmentSize(`${scope.node.path}/${id}`, environment, props.longestDeployTimeValues);
     // Created beside the function (ids derived from its id) because `this` does not exist before super().
     const logGroup = new LogGroup(scope, `${id}LogGroup`, {
@@ -142,10 +145,10 @@ export class IngesterFunction extends NodejsFunction {
 export function observabilityEnvironment(
   serviceName: string,
   config: Pick<OrderFeedConfig, 'metricsNamespace'>,
-): Record<string, string> {
+) {
   return {
     POWERTOOLS_SERVICE_NAME: serviceName,
-    ...toEnvironment(OBSERVABILITY_SETTINGS, config),
+    POWERTOOLS_METRICS_NAMESPACE: config.metricsNamespace,
     POWERTOOLS_LOG_LEVEL: 'INFO',
   };
 }

@@ -10,8 +10,7 @@ import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { toEnvironment, variableOf } from '../../functions/core/config/env.js';
-import { FEED_SETTINGS, POLLER_RESOURCES, POLLER_SETTINGS } from '../../functions/core/config/settings.js';
+import type { PollerEnvironment } from '../../functions/core/config/settings.js';
 import { downstreamQueueUrlsCharacters, type FeedConfig, type OrderFeedConfig } from '../config.js';
 import type { CursorTable } from './cursor-table.js';
 import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
@@ -124,13 +123,15 @@ export class Poller extends Construct {
 }
 
 /** The longest the poller's deploy-time values get: generated names, and the queue URLs' JSON. */
-function longestPollerDeployTimeValues(config: OrderFeedConfig): Record<string, number> {
+function longestPollerDeployTimeValues(
+  config: OrderFeedConfig,
+): Partial<Record<keyof PollerEnvironment, number>> {
   return {
-    [variableOf(POLLER_RESOURCES.cursorTableName)]: LONGEST_GENERATED.tableName,
-    [variableOf(POLLER_RESOURCES.ordersQueueUrl)]: LONGEST_GENERATED.queueUrl,
-    [variableOf(POLLER_RESOURCES.quarantineBucketName)]: LONGEST_GENERATED.bucketName,
+    CURSOR_TABLE_NAME: LONGEST_GENERATED.tableName,
+    ORDERS_QUEUE_URL: LONGEST_GENERATED.queueUrl,
+    QUARANTINE_BUCKET_NAME: LONGEST_GENERATED.bucketName,
     // {"name":"url",…}, each URL at its longest, plus the escaping of its four quotes inside Lambda's JSON.
-    [variableOf(POLLER_RESOURCES.downstreamQueueUrls)]:
+    DOWNSTREAM_QUEUE_URLS:
       2 +
       downstreamQueueUrlsCharacters(config.downstreamSubscribers) +
       4 * config.downstreamSubscribers.length,
@@ -139,30 +140,34 @@ function longestPollerDeployTimeValues(config: OrderFeedConfig): Record<string, 
 
 /**
  * A feed's poller environment: the feed's and the poller's settings from the validated configuration and the
- * resources' names, each under the variable its declaration names (functions/core/config/settings.ts).
+ * resources' names, typed by the variables the poller reads (functions/core/config/settings.ts).
  */
 export function pollerEnvironment(
   stack: Stack,
   config: OrderFeedConfig,
   feed: FeedConfig,
   resources: Pick<PollerProps, 'cursorTable' | 'queues' | 'quarantine'>,
-): Record<string, string> {
+): PollerEnvironment {
   const downstreamQueueUrls: Record<string, string> = {};
   for (const [name, pair] of resources.queues.subscribers) downstreamQueueUrls[name] = pair.queue.queueUrl;
+  const text = (value: number | undefined) => (value === undefined ? undefined : String(value));
   return {
-    ...toEnvironment(FEED_SETTINGS, { ...feed, feedId: feed.id }),
-    ...toEnvironment(POLLER_SETTINGS, config),
-    ...toEnvironment(
-      POLLER_RESOURCES,
-      {
-        cursorTableName: resources.cursorTable.table.tableName,
-        ordersQueueUrl: resources.queues.orders.queue.queueUrl,
-        downstreamQueueUrls,
-        quarantineBucketName: resources.quarantine.bucket.bucketName,
-      },
-      // Queue URLs are deploy-time tokens: let CloudFormation render the JSON.
-      (value) => stack.toJsonString(value),
-    ),
+    FEED_ID: feed.id,
+    PARTNER_BASE_URL: feed.partnerBaseUrl,
+    PARTNER_TOKEN_PARAMETER: feed.tokenParameterName,
+    VENDOR_IDS: feed.vendorIds?.join(','),
+    MIN_AGE_MINUTES: text(feed.minAgeMinutes),
+    FEED_ENABLED: feed.enabled ? 'true' : 'false',
+    PAGE_SIZE: String(config.pageSize),
+    MAX_PAGES_PER_RUN: text(config.maxPagesPerRun),
+    MAX_CONTINUATIONS: String(config.maxContinuations),
+    ARRAY_QUERY_ENCODING: config.arrayQueryEncoding,
+    CURSOR_RECOVERY_LOOKBACK_MINUTES: text(config.cursorRecoveryLookbackMinutes),
+    CURSOR_TABLE_NAME: resources.cursorTable.table.tableName,
+    ORDERS_QUEUE_URL: resources.queues.orders.queue.queueUrl,
+    // Queue URLs are deploy-time tokens: let CloudFormation render the JSON.
+    DOWNSTREAM_QUEUE_URLS: stack.toJsonString(downstreamQueueUrls),
+    QUARANTINE_BUCKET_NAME: resources.quarantine.bucket.bucketName,
     ...observabilityEnvironment(POLLER_SERVICE_NAME, config),
   };
 }

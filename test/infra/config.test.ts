@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, KEYS, loadConfig, parseConfig } from '../../infra/config.js';
+import { ConfigError, type ContextReader, KEYS, parseConfig, readContext } from '../../infra/config.js';
 import { FULL_CONFIG, REQUIRED_CONFIG } from './synth.js';
 
 /** The issues a configuration raises, as `key: message` lines (empty when valid). */
@@ -233,7 +233,10 @@ describe('parseConfig', () => {
   });
 });
 
-describe('loadConfig', () => {
+/** What the app does with CDK context: read it, then validate it. */
+const loadConfig = (context: ContextReader) => parseConfig(readContext(context));
+
+describe('readContext then parseConfig', () => {
   it('reads the orderFeed object from context', () => {
     const config = loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } }));
 

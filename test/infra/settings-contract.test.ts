@@ -5,58 +5,68 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
-import { readEnv } from '../../functions/core/config/env.js';
-import type { Setting } from '../../functions/core/config/setting.js';
-import {
-  CONSUMER_RESOURCES,
-  FEED_SETTINGS,
-  OBSERVABILITY_SETTINGS,
-  POLLER_RESOURCES,
-  POLLER_SETTINGS,
-  POLLER_TUNING,
-} from '../../functions/core/config/settings.js';
+import { ENVIRONMENT, type RULES, readMetricsNamespace } from '../../functions/core/config/settings.js';
 import { loadPollerConfig, type PollerConfig } from '../../functions/poller/config.js';
-import { type ConfigKey, parseConfig, SETTINGS } from '../../infra/config.js';
+import { type ConfigKey, FEED_KEYS, parseConfig } from '../../infra/config.js';
 import { REQUIRED_CONFIG, synthStack } from './synth.js';
 
-type PollerKey = keyof typeof FEED_SETTINGS | keyof typeof POLLER_SETTINGS;
+type PollerKey = Exclude<keyof typeof RULES, 'metricsNamespace'>;
 
-/** Where the poller's loader puts each configuration key it reads (a new key fails to compile here). */
-const POLLER_FIELD: Record<PollerKey, keyof PollerConfig> = {
-  feedId: 'feedId',
-  partnerBaseUrl: 'partnerBaseUrl',
-  tokenParameterName: 'tokenParameterName',
-  vendorIds: 'vendorIds',
-  minAgeMinutes: 'minAgeMinutes',
-  enabled: 'enabled',
-  pageSize: 'pageSize',
-  maxPagesPerRun: 'maxPagesPerRun',
-  maxContinuations: 'maxContinuations',
-  arrayQueryEncoding: 'arrayQueryEncoding',
-  cursorRecoveryLookbackMinutes: 'recoveryLookbackMinutes',
+/**
+ * Where the poller's loader puts each configuration key it reads, and the variable it reads it from (a new
+ * key fails to compile here).
+ */
+const POLLER_FIELD: Record<PollerKey, [field: keyof PollerConfig, variable: string]> = {
+  feedId: ['feedId', 'FEED_ID'],
+  partnerBaseUrl: ['partnerBaseUrl', 'PARTNER_BASE_URL'],
+  tokenParameterName: ['tokenParameterName', 'PARTNER_TOKEN_PARAMETER'],
+  vendorIds: ['vendorIds', 'VENDOR_IDS'],
+  minAgeMinutes: ['minAgeMinutes', 'MIN_AGE_MINUTES'],
+  enabled: ['enabled', 'FEED_ENABLED'],
+  pageSize: ['pageSize', 'PAGE_SIZE'],
+  maxPagesPerRun: ['maxPagesPerRun', 'MAX_PAGES_PER_RUN'],
+  maxContinuations: ['maxContinuations', 'MAX_CONTINUATIONS'],
+  arrayQueryEncoding: ['arrayQueryEncoding', 'ARRAY_QUERY_ENCODING'],
+  cursorRecoveryLookbackMinutes: ['recoveryLookbackMinutes', 'CURSOR_RECOVERY_LOOKBACK_MINUTES'],
 };
 const POLLER_KEYS = Object.keys(POLLER_FIELD) as PollerKey[];
-const KEY_NAMES = Object.keys(SETTINGS) as ConfigKey[];
+
+/** The lowest and the highest value each bounded key accepts. */
+const EDGES: Partial<Record<ConfigKey, readonly [lowest: unknown, highest: unknown]>> = {
+  partnerBaseUrl: ['http://127.0.0.1:1', 'https://partner.example.com/test-pagination'],
+  tokenParameterName: ['p', `/${'p'.repeat(1010)}`],
+  feedId: ['f', `F${'x'.repeat(63)}`],
+  schedule: [1, 60],
+  pageSize: [1, 100],
+  maxPagesPerRun: [1, 100_000],
+  maxContinuations: [0, 100_000],
+  minAgeMinutes: [1, 1440],
+  vendorIds: [['v'], ['v-1', `V${'v'.repeat(127)}`]],
+  enabled: [false, true],
+  arrayQueryEncoding: ['repeat', 'comma'],
+  cursorRecoveryLookbackMinutes: [1, 1_581_120],
+  downstreamSubscribers: [[], ['a', `s${'-x'.repeat(19)}x`]],
+  maxReceiveCount: [1, 1000],
+  consumerBatchSize: [1, 10_000],
+  consumerMaxBatchingWindowSeconds: [0, 300],
+  consumerMaxConcurrency: [2, 1000],
+  alarmLagMinutes: [2, 1440],
+  alarmQueueAgeMinutes: [1, 20_160],
+  metricsNamespace: ['N', `N${'n'.repeat(254)}`],
+  logRetentionDays: [1, 3653],
+  removalPolicy: ['retain', 'destroy'],
+};
+const EDGE_KEYS = Object.keys(EDGES) as ConfigKey[];
+/** The keys that take one of a few values. */
+const CHOSEN: ConfigKey[] = ['enabled', 'arrayQueryEncoding', 'removalPolicy'];
 
 /** Variables a function gets that no setting declares: fixed by the constructs themselves. */
 const FIXED_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
-const DECLARED_VARIABLES = [
-  FEED_SETTINGS,
-  POLLER_SETTINGS,
-  POLLER_TUNING,
-  POLLER_RESOURCES,
-  CONSUMER_RESOURCES,
-  OBSERVABILITY_SETTINGS,
-].flatMap((group) => Object.values(group).map((setting: Setting) => setting.env));
+const DECLARED_VARIABLES = Object.keys(ENVIRONMENT.shape);
 
-/** Every key with extremes set to its lowest (or highest) valid value. */
+/** Every bounded key at its lowest (or highest) valid value. */
 function atEdge(edge: 'lowest' | 'highest'): Record<string, unknown> {
-  const config: Record<string, unknown> = {};
-  for (const key of KEY_NAMES) {
-    const extremes: readonly unknown[] = SETTINGS[key].extremes;
-    if (extremes.length > 0) config[key] = edge === 'lowest' ? extremes[0] : extremes[extremes.length - 1];
-  }
-  return config;
+  return Object.fromEntries(EDGE_KEYS.map((key) => [key, EDGES[key]?.[edge === 'lowest' ? 0 : 1]]));
 }
 
 const CASES = {
@@ -112,11 +122,11 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
     const feed = expected.feeds[0];
     const synthValue = (key: PollerKey): unknown => {
       if (key === 'feedId') return feed?.id;
-      return key in FEED_SETTINGS
-        ? feed?.[key as Exclude<keyof typeof FEED_SETTINGS, 'feedId'>]
-        : expected[key as keyof typeof POLLER_SETTINGS];
+      return (FEED_KEYS as readonly string[]).includes(key)
+        ? feed?.[key as (typeof FEED_KEYS)[number]]
+        : expected[key as Exclude<PollerKey, 'feedId' | (typeof FEED_KEYS)[number]>];
     };
-    for (const key of POLLER_KEYS) expect(loaded[POLLER_FIELD[key]], key).toEqual(synthValue(key));
+    for (const key of POLLER_KEYS) expect(loaded[POLLER_FIELD[key][0]], key).toEqual(synthValue(key));
     expect(Object.keys(loaded.downstreamQueueUrls)).toEqual(expected.downstreamSubscribers);
   });
 
@@ -131,9 +141,7 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
     (prefix) => {
       const environment = environmentOf(template, prefix);
 
-      expect(readEnv(environment, OBSERVABILITY_SETTINGS.metricsNamespace)).toBe(
-        parseConfig(raw).metricsNamespace,
-      );
+      expect(readMetricsNamespace(environment)).toBe(parseConfig(raw).metricsNamespace);
     },
   );
 
@@ -156,11 +164,13 @@ describe('one step beyond a bound', () => {
     baseEnvironment = environmentOf(synthStack(REQUIRED_CONFIG).template, 'PollerFunction');
   });
 
-  const ranged = KEY_NAMES.flatMap((key) => {
-    const range = SETTINGS[key].range;
-    return range ? [[key, range.min - 1, range.max + 1] as const] : [];
+  const ranged = EDGE_KEYS.flatMap((key) => {
+    const [lowest, highest] = EDGES[key] ?? [];
+    return typeof lowest === 'number' && typeof highest === 'number'
+      ? [[key, lowest - 1, highest + 1] as const]
+      : [];
   });
-  const chosen = KEY_NAMES.filter((key) => SETTINGS[key].choices !== undefined);
+  const chosen = CHOSEN;
 
   it('covers every integer and every choice the poller reads', () => {
     const covered = [...ranged.map(([key]) => key), ...chosen];
@@ -188,10 +198,10 @@ describe('one step beyond a bound', () => {
   it.each(ranged.filter(([key]) => (POLLER_KEYS as string[]).includes(key)))(
     'the poller refuses the variable of %s at %i and %i',
     (key, below, above) => {
-      const variable = SETTINGS[key].env as string;
+      const [, variable] = POLLER_FIELD[key as PollerKey];
       for (const value of [below, above]) {
         expect(() => loadPollerConfig({ ...baseEnvironment, [variable]: String(value) })).toThrow(
-          `configuration error: ${variable} must be between`,
+          `configuration error: ${variable} must be an integer from`,
         );
       }
     },
@@ -200,7 +210,7 @@ describe('one step beyond a bound', () => {
   it.each(chosen.filter((key) => (POLLER_KEYS as string[]).includes(key)))(
     'the poller refuses the variable of %s outside its choices',
     (key) => {
-      const variable = SETTINGS[key].env as string;
+      const [, variable] = POLLER_FIELD[key as PollerKey];
       expect(() => loadPollerConfig({ ...baseEnvironment, [variable]: 'not-a-choice' })).toThrow(
         `configuration error: ${variable} must be one of`,
       );

@@ -13,7 +13,7 @@
 // moto's SendMessage slows as a queue grows (every send scans it), which would measure moto instead. The
 // consumer's own ceiling is section 8's model and the end-to-end section's measurement.
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
-import { POLLER_TUNING } from '../../functions/core/config/settings.js';
+import { DEFAULTS } from '../../functions/core/config/settings.js';
 import type { ContinuationEvent } from '../../functions/core/ingest/continuation.js';
 import type { PollResult } from '../../functions/poller/create-handler.js';
 import { buildPollerHandler } from '../harness/handlers.js';
@@ -31,7 +31,7 @@ const VERSIONS_PER_ORDER = 3.1;
  * What the poller keeps free at the end of a run (SAFETY_MARGIN_SECONDS, its default as on AWS): the function
  * timeout is the run budget plus this. Half of it lets the page request in flight at the deadline finish.
  */
-const SAFETY_MARGIN_SECONDS = POLLER_TUNING.safetyMarginSeconds.default;
+const SAFETY_MARGIN_SECONDS = DEFAULTS.safetyMarginSeconds;
 
 export interface ChainOptions {
   moto: RunningMoto;

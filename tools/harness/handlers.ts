@@ -18,7 +18,7 @@ import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-s
 import { S3Quarantine } from '../../functions/core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
-import type { Env } from '../../functions/core/config/env.js';
+import type { Env } from '../../functions/core/config/settings.js';
 import type { Continuation, CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
 import { powertoolsMetrics } from '../../functions/core/observability/powertools.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';

@@ -1,201 +1,218 @@
-// Every setting the Lambda functions read, declared once (rule, default, variable, meaning). The CDK
-// configuration (infra/config.ts, key `orderFeed.<key>`), the constructs that write each function's
-// environment (infra/constructs/poller.ts, consumer.ts) and the functions' cold-start loaders
-// (poller/config.ts, consumer/config.ts) all derive from these; test/infra/settings-contract.test.ts
-// synthesizes the stack at the edges of every rule and loads the functions' configuration from it.
-//
-// Grouped by who sets them: a feed's own settings (a later list of feeds overrides these per feed, the
-// top-level keys being the defaults), the poller's deployment-wide settings, tuning the deployment does
-// not expose, and the names of the stack's resources (written from CloudFormation references).
+// The functions' settings, declared once: RULES (a zod schema per value; messages read after the setting's
+// name), DEFAULTS, and ENVIRONMENT, the one schema of every Lambda environment variable, which each function
+// parses once at cold start (readEnvironment: a bad variable fails the cold start naming it). infra/config.ts
+// checks `orderFeed.<key>` with the same RULES and DEFAULTS; the constructs write each environment as an
+// object typed by the schema's input, so a renamed or missing variable fails `tsc`. zod/mini, not 'zod':
+// the same validation core with a functional API esbuild can tree-shake (see model/parse-order.ts).
+import * as z from 'zod/mini';
 import { isLoopbackHost, parsePartnerBaseUrl } from '../partner/url-policy.js';
-import { checkedText, choice, flag, integer, integerList, jsonMap, list, text } from './setting.js';
 
-/** Settings of one feed: one cursor chain over the partner API. */
-export const FEED_SETTINGS = {
-  feedId: /* @__PURE__ */ text({
-    doc: 'Names the feed: the key of its cursor item and `source.feedId` of its messages',
-    env: 'FEED_ID',
-    envRequired: true,
-    default: 'orders',
-    pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
-    expected: 'letters, digits, ".", "_" or "-" (1 to 64)',
-    extremes: ['f', /* @__PURE__ */ padded('F', 'x', 64)],
-  }),
-  partnerBaseUrl: /* @__PURE__ */ checkedText({
-    doc: 'Partner API base URL: https; http only for loopback hosts; no credentials, query or fragment',
-    env: 'PARTNER_BASE_URL',
-    required: true,
-    redact: true,
-    check: checkPartnerBaseUrl,
-    extremes: ['http://127.0.0.1:1', 'https://partner.example.com/test-pagination'],
-  }),
-  tokenParameterName: /* @__PURE__ */ checkedText({
-    doc: 'Name of the SSM SecureString parameter holding the partner token (never the token)',
-    env: 'PARTNER_TOKEN_PARAMETER',
-    required: true,
-    redact: true,
-    check: checkParameterName,
-    extremes: ['p', /* @__PURE__ */ padded('/', 'p', 1011)],
-  }),
-  vendorIds: /* @__PURE__ */ list({
-    doc: 'Only these vendors (the API `vendorIds` filter); unset: all vendors',
-    env: 'VENDOR_IDS',
-    item: /^[A-Za-z0-9._:-]{1,128}$/,
-    invalid: (id) => `has an invalid vendor id "${id}" (letters, digits, ".", "_", ":" or "-")`,
-    empty: 'must list at least one vendor id when set',
-    repeated: 'must not repeat a vendor id',
-    extremes: [['v'], ['v-1', /* @__PURE__ */ padded('V', 'v', 128)]],
-  }),
-  minAgeMinutes: /* @__PURE__ */ integer({
-    doc: 'Hide updates younger than this (the API `minAgeMinutes`); unset: none hidden',
-    env: 'MIN_AGE_MINUTES',
-    min: 1,
-    max: 1440,
-  }),
-  enabled: /* @__PURE__ */ flag({
-    doc:
-      'false: the feed is switched off (its schedule is disabled; a run, even one a continuation already ' +
-      'requested, does nothing); its cursor is kept for when it is switched on again',
-    env: 'FEED_ENABLED',
-    default: true,
-  }),
+/** An integer from `min` to `max`. */
+export function integer(min: number, max: number) {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.int({ error }).check(z.minimum(min, { error }), z.maximum(max, { error }));
+}
+
+/** One of a few fixed strings. */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `must be one of ${values.map((value) => `"${value}"`).join(', ')}` });
+}
+
+/** A trimmed string matching `pattern`; `expected` completes "must be …". */
+export function matching(pattern: RegExp, expected: string) {
+  return z.string(STRING).check(z.trim(), z.regex(pattern, { error: `must be ${expected}` }));
+}
+
+/** A zod step running `check`: what it returns is the value, what it throws is the error message. */
+export function checked<I, O>(check: (value: I) => O): z.ZodMiniTransform<O, I> {
+  return z.transform((value: I, context) => {
+    try {
+      return check(value);
+    } catch (error) {
+      context.issues.push({ code: 'custom', message: (error as Error).message, input: value });
+      return z.NEVER;
+    }
+  });
+}
+
+/** A trimmed string checked (and possibly normalised) by `check`. */
+function checkedText(check: (text: string) => string) {
+  return z.pipe(z.string(STRING).check(z.trim()), checked(check));
+}
+
+const STRING = { error: 'must be a string' };
+
+/** The rule of every setting the functions read, on its value (the deployment spells values its own way). */
+export const RULES = {
+  /** Names the feed: the key of its cursor item and `source.feedId` of its messages. */
+  feedId: matching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" or "-" (1 to 64)'),
+  /** https; http only for loopback hosts; no credentials, query or fragment. Never echoed (may hold a secret). */
+  partnerBaseUrl: checkedText(checkPartnerBaseUrl),
+  /** Name of the SSM SecureString parameter holding the partner token (never the token; never echoed). */
+  tokenParameterName: checkedText(checkParameterName),
+  /** Only these vendors (the API `vendorIds` filter); unset: all vendors. */
+  vendorIds: z
+    .array(
+      z.string(STRING).check(
+        z.trim(),
+        z.regex(/^[A-Za-z0-9._:-]{1,128}$/, {
+          error: (issue) =>
+            `has an invalid vendor id "${String(issue.input)}" (letters, digits, ".", "_", ":" or "-")`,
+        }),
+      ),
+    )
+    .check(
+      z.minLength(1, { error: 'must list at least one vendor id when set' }),
+      z.refine((ids: string[]) => new Set(ids).size === ids.length, { error: 'must not repeat a vendor id' }),
+    ),
+  /** Hide updates younger than this (the API `minAgeMinutes`); unset: none hidden. */
+  minAgeMinutes: integer(1, 1440),
+  /** false: the feed is switched off (schedule disabled, every run does nothing); its cursor is kept. */
+  enabled: z.pipe(
+    z.union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be one of "true", "false"' }),
+    z.transform((value: boolean | 'true' | 'false') => value === true || value === 'true'),
+  ),
+  /** Order versions per page (the API allows 1 to 100). */
+  pageSize: integer(1, 100),
+  /** Pages one run fetches at most; unset: no cap (a run goes on until caught up or out of time). */
+  maxPagesPerRun: integer(1, 100_000),
+  /** Runs that may follow one another at once while a backlog lasts; 0: every run waits for the schedule. */
+  maxContinuations: integer(0, 100_000),
+  /** How list filters go in the query string: `repeat` (a=1&a=2) or `comma` (a=1,2). */
+  arrayQueryEncoding: oneOf(['repeat', 'comma']),
+  /**
+   * After an expired cursor, restart this long before the last progress instead of from the earliest entry.
+   * At least 1 (`fromTimestamp` is exclusive); at most 3 × 366 days, the partner keeping data 36 months.
+   */
+  cursorRecoveryLookbackMinutes: integer(1, 1_581_120),
+  /** CloudWatch namespace of the functions' metrics (read by Powertools). */
+  metricsNamespace: checkedText(checkNamespace),
+};
+
+/** The defaults, the same at synth and at cold start. */
+export const DEFAULTS = {
+  feedId: 'orders',
+  enabled: true,
+  pageSize: 100,
+  maxContinuations: 1000,
+  arrayQueryEncoding: 'repeat',
+  metricsNamespace: 'OrderFeedIngester',
+  // Poller tuning the deployment does not expose.
+  safetyMarginSeconds: 20,
+  leaseGraceSeconds: 60,
+  authBackoffInitialSeconds: 300,
+  authBackoffMaxSeconds: 3600,
 } as const;
 
-/** The poller's settings, the same for every feed of a deployment. */
-export const POLLER_SETTINGS = {
-  pageSize: /* @__PURE__ */ integer({
-    doc: 'Order versions per page (the API allows 1 to 100)',
-    env: 'PAGE_SIZE',
-    min: 1,
-    max: 100,
-    default: 100,
-  }),
-  maxPagesPerRun: /* @__PURE__ */ integer({
-    doc:
-      'Pages one run fetches at most; unset: no cap, a run goes on until caught up or out of time (then the ' +
-      'next run starts at once, see maxContinuations)',
-    env: 'MAX_PAGES_PER_RUN',
-    min: 1,
-    max: 100_000,
-  }),
-  maxContinuations: /* @__PURE__ */ integer({
-    doc:
-      'Runs that may follow one another at once while a backlog lasts (self-continuation, a chain started by ' +
-      'the schedule); 0: every run waits for the schedule',
-    env: 'MAX_CONTINUATIONS',
-    min: 0,
-    max: 100_000,
-    default: 1000,
-  }),
-  arrayQueryEncoding: /* @__PURE__ */ choice({
-    doc: 'How list filters go in the query string: `repeat` (a=1&a=2) or `comma` (a=1,2)',
-    env: 'ARRAY_QUERY_ENCODING',
-    values: ['repeat', 'comma'],
-    default: 'repeat',
-  }),
-  cursorRecoveryLookbackMinutes: /* @__PURE__ */ integer({
-    doc:
-      'After an expired cursor, restart this long before the last progress instead of from the earliest ' +
-      'entry; at most 3 × 366 days, the partner keeping data up to 36 months',
-    env: 'CURSOR_RECOVERY_LOOKBACK_MINUTES',
-    // At least 1: `fromTimestamp` is exclusive, so 0 could skip versions stamped at the last progress.
-    min: 1,
-    max: 1_581_120, // 3 × 366 days in minutes (a literal: esbuild drops unused pure declarations only then)
-  }),
-} as const;
+// How a variable's text becomes the value its rule checks.
+const digits = z.string().check(z.regex(/^-?\d+$/, { error: 'must be an integer' }));
+const int = (rule: z.ZodMiniType<number, number>) => z.pipe(z.pipe(digits, z.transform(Number)), rule);
+const withDefault = <T extends z.ZodMiniType<unknown, string>>(schema: T, value: string | number) =>
+  z.prefault(schema, String(value) as z.input<T>);
+const entries = checked((text: string) => {
+  const values = text.split(',').map((entry) => entry.trim());
+  if (values.includes('')) throw new Error('has an empty entry');
+  return values;
+});
+const resourceName = matching(/^\S+$/, 'a resource name or URL without spaces');
 
-/** Read by Powertools in both functions (observability/powertools.ts). */
-export const OBSERVABILITY_SETTINGS = {
-  metricsNamespace: /* @__PURE__ */ checkedText({
-    doc: "CloudWatch namespace of the functions' metrics",
-    env: 'POWERTOOLS_METRICS_NAMESPACE',
-    default: 'OrderFeedIngester',
-    check: checkNamespace,
-    extremes: ['N', /* @__PURE__ */ padded('N', 'n', 255)],
-  }),
-} as const;
+/** Every variable of the functions' environments. */
+export const ENVIRONMENT = z.object({
+  // A feed's settings.
+  FEED_ID: RULES.feedId, // required at cold start: a function never guesses its feed
+  PARTNER_BASE_URL: RULES.partnerBaseUrl,
+  PARTNER_TOKEN_PARAMETER: RULES.tokenParameterName,
+  VENDOR_IDS: z.optional(z.pipe(entries, RULES.vendorIds)),
+  MIN_AGE_MINUTES: z.optional(int(RULES.minAgeMinutes)),
+  FEED_ENABLED: z.prefault(
+    z.pipe(
+      oneOf(['true', 'false']),
+      z.transform((text) => text === 'true'),
+    ),
+    'true',
+  ),
+  // The poller's settings, the same for every feed of a deployment.
+  PAGE_SIZE: withDefault(int(RULES.pageSize), DEFAULTS.pageSize),
+  MAX_PAGES_PER_RUN: z.optional(int(RULES.maxPagesPerRun)),
+  MAX_CONTINUATIONS: withDefault(int(RULES.maxContinuations), DEFAULTS.maxContinuations),
+  ARRAY_QUERY_ENCODING: z.prefault(RULES.arrayQueryEncoding, DEFAULTS.arrayQueryEncoding),
+  CURSOR_RECOVERY_LOOKBACK_MINUTES: z.optional(int(RULES.cursorRecoveryLookbackMinutes)),
+  // Poller tuning the deployment does not write: the defaults apply on AWS.
+  /** Only these orders (the API `orderIds` filter), for replays by hand. */
+  ORDER_IDS: z.optional(
+    z.pipe(
+      entries,
+      checked((ids: string[]) =>
+        ids.map((id) => {
+          if (!/^\d+$/.test(id) || !Number.isSafeInteger(Number(id))) {
+            throw new Error(`has a value that is not an integer order id: "${id}"`);
+          }
+          return Number(id);
+        }),
+      ),
+    ),
+  ),
+  /** Time kept free at the end of an invocation to publish and commit the last page. */
+  SAFETY_MARGIN_SECONDS: withDefault(int(integer(1, 600)), DEFAULTS.safetyMarginSeconds),
+  /** How long the lease outlives the invocation's deadline. */
+  LEASE_GRACE_SECONDS: withDefault(int(integer(1, 3600)), DEFAULTS.leaseGraceSeconds),
+  /** First wait after a 401, doubled per consecutive 401, up to the maximum. */
+  AUTH_BACKOFF_INITIAL_SECONDS: withDefault(int(integer(1, 86_400)), DEFAULTS.authBackoffInitialSeconds),
+  AUTH_BACKOFF_MAX_SECONDS: withDefault(int(integer(1, 86_400)), DEFAULTS.authBackoffMaxSeconds),
+  // The stack's resources, written from CloudFormation references.
+  CURSOR_TABLE_NAME: resourceName,
+  ORDERS_QUEUE_URL: resourceName,
+  /** Downstream subscriber name → its queue URL, as JSON. */
+  DOWNSTREAM_QUEUE_URLS: z.prefault(checked(parseQueueUrls), '{}'),
+  QUARANTINE_BUCKET_NAME: resourceName,
+  ORDERS_TABLE_NAME: resourceName,
+  // Read by Powertools in both functions (observability/powertools.ts).
+  POWERTOOLS_METRICS_NAMESPACE: z.prefault(RULES.metricsNamespace, DEFAULTS.metricsNamespace),
+});
 
-/** Poller tuning the deployment configuration does not expose: the defaults apply on AWS. */
-export const POLLER_TUNING = {
-  orderIds: /* @__PURE__ */ integerList({
-    doc: 'Only these orders (the API `orderIds` filter), for replays by hand',
-    env: 'ORDER_IDS',
-    itemName: 'order id',
-  }),
-  safetyMarginSeconds: /* @__PURE__ */ integer({
-    doc: 'Time kept free at the end of an invocation to publish and commit the last page',
-    env: 'SAFETY_MARGIN_SECONDS',
-    min: 1,
-    max: 600,
-    default: 20,
-  }),
-  leaseGraceSeconds: /* @__PURE__ */ integer({
-    doc: "How long the lease outlives the invocation's deadline",
-    env: 'LEASE_GRACE_SECONDS',
-    min: 1,
-    max: 3600,
-    default: 60,
-  }),
-  authBackoffInitialSeconds: /* @__PURE__ */ integer({
-    doc: 'First wait after a 401, doubled per consecutive 401',
-    env: 'AUTH_BACKOFF_INITIAL_SECONDS',
-    min: 1,
-    max: 86_400,
-    default: 300,
-  }),
-  authBackoffMaxSeconds: /* @__PURE__ */ integer({
-    doc: 'Longest wait after repeated 401s',
-    env: 'AUTH_BACKOFF_MAX_SECONDS',
-    min: 1,
-    max: 86_400,
-    default: 3600,
-  }),
-} as const;
+/** The poller's variables: all but the consumer's table. */
+export const POLLER_ENVIRONMENT = z.omit(ENVIRONMENT, { ORDERS_TABLE_NAME: true });
+/** The consumer's variables. */
+export const CONSUMER_ENVIRONMENT = z.pick(ENVIRONMENT, {
+  ORDERS_TABLE_NAME: true,
+  POWERTOOLS_METRICS_NAMESPACE: true,
+});
+/** What the stack writes into each function's environment (unset optional variables are left out). */
+export type PollerEnvironment = z.input<typeof POLLER_ENVIRONMENT>;
+export type ConsumerEnvironment = z.input<typeof CONSUMER_ENVIRONMENT>;
 
-/** The poller's resources, written by the stack from CloudFormation references. */
-export const POLLER_RESOURCES = {
-  cursorTableName: /* @__PURE__ */ text({
-    pattern: /^\S+$/,
-    expected: 'a resource name or URL without spaces',
-    doc: 'Cursor table',
-    env: 'CURSOR_TABLE_NAME',
-    required: true,
-  }),
-  ordersQueueUrl: /* @__PURE__ */ text({
-    pattern: /^\S+$/,
-    expected: 'a resource name or URL without spaces',
-    doc: 'Orders queue',
-    env: 'ORDERS_QUEUE_URL',
-    required: true,
-  }),
-  downstreamQueueUrls: /* @__PURE__ */ jsonMap({
-    doc: 'Downstream subscriber name → its queue URL',
-    env: 'DOWNSTREAM_QUEUE_URLS',
-    default: {},
-  }),
-  quarantineBucketName: /* @__PURE__ */ text({
-    pattern: /^\S+$/,
-    expected: 'a resource name or URL without spaces',
-    doc: 'Quarantine bucket',
-    env: 'QUARANTINE_BUCKET_NAME',
-    required: true,
-  }),
-} as const;
+export type Env = Readonly<Record<string, string | undefined>>;
 
-/** The consumer's resources, written by the stack from CloudFormation references. */
-export const CONSUMER_RESOURCES = {
-  ordersTableName: /* @__PURE__ */ text({
-    pattern: /^\S+$/,
-    expected: 'a resource name or URL without spaces',
-    doc: 'Orders table',
-    env: 'ORDERS_TABLE_NAME',
-    required: true,
-  }),
-} as const;
+class ConfigError extends Error {
+  readonly code = 'ERR_CONFIG';
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`configuration error: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
 
-/** `first` filled up to `length` characters, for the longest valid values in `extremes`. */
-function padded(first: string, fill: string, length: number): string {
-  return first + fill.repeat(length - first.length);
+/** Never echoed in an error: they may hold a secret (credentials in a URL, a pasted token). */
+const REDACTED: readonly string[] = ['PARTNER_BASE_URL', 'PARTNER_TOKEN_PARAMETER'];
+
+/**
+ * Reads `schema`'s variables from `env` (blank counts as unset), with defaults; throws a ConfigError naming
+ * the first variable at fault.
+ */
+export function readEnvironment<S extends z.ZodMiniObject>(schema: S, env: Env): z.output<S> {
+  const given: Record<string, string> = {};
+  for (const name of Object.keys(schema.shape)) {
+    const value = env[name]?.trim();
+    if (value) given[name] = value;
+  }
+  const result = z.safeParse(schema, given);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
+  const name = String(issue.path[0]);
+  const value = given[name];
+  if (value === undefined) throw new ConfigError(name, 'is required but not set');
+  throw new ConfigError(name, `${issue.message}${REDACTED.includes(name) ? '' : ` (got "${value}")`}`);
 }
 
 /**
@@ -250,4 +267,28 @@ function checkNamespace(text: string): string {
   }
   if (text.startsWith('AWS/')) throw new Error('must not start with the reserved "AWS/"');
   return text;
+}
+
+/** A JSON object of non-empty strings (subscriber name → queue URL). */
+function parseQueueUrls(text: string): Record<string, string> {
+  let map: unknown;
+  try {
+    map = JSON.parse(text);
+  } catch {
+    throw new Error('must be a JSON object of strings');
+  }
+  if (typeof map !== 'object' || map === null || Array.isArray(map)) {
+    throw new Error('must be a JSON object of strings');
+  }
+  for (const [key, value] of Object.entries(map)) {
+    if (typeof value !== 'string' || value === '')
+      throw new Error(`entry "${key}" must be a non-empty string`);
+  }
+  return map as Record<string, string>;
+}
+
+/** The metrics namespace Powertools uses in both functions, read and checked like the rest. */
+export function readMetricsNamespace(env: Env): string {
+  const schema = z.pick(ENVIRONMENT, { POWERTOOLS_METRICS_NAMESPACE: true });
+  return readEnvironment(schema, env).POWERTOOLS_METRICS_NAMESPACE;
 }

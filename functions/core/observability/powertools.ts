@@ -3,8 +3,7 @@
 // namespace is checked at cold start by its declaration (core/config/settings.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { readEnv } from '../config/env.js';
-import { OBSERVABILITY_SETTINGS } from '../config/settings.js';
+import { readMetricsNamespace } from '../config/settings.js';
 import type { Log } from '../ingest/ports.js';
 import { FEED_ID_DIMENSION } from './dimensions.js';
 
@@ -17,7 +16,7 @@ export function createObservability(defaultServiceName: string): {
   const logger = new Logger({ serviceName });
   const metrics = new Metrics({
     serviceName,
-    namespace: readEnv(process.env, OBSERVABILITY_SETTINGS.metricsNamespace),
+    namespace: readMetricsNamespace(process.env),
   });
   return { serviceName, logger, metrics };
 }

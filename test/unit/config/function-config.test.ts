@@ -33,33 +33,72 @@ describe('poller configuration', () => {
   it.each([
     [{ FEED_ID: '' }, /FEED_ID is required/],
     [{ CURSOR_TABLE_NAME: undefined }, /CURSOR_TABLE_NAME is required/],
-    [{ PARTNER_BASE_URL: 'http://partner.example' }, /PARTNER_BASE_URL is invalid: .*https/],
-    [{ PARTNER_BASE_URL: 'https://user:secret@partner.example' }, /PARTNER_BASE_URL is invalid/],
-    [{ PAGE_SIZE: '0' }, /PAGE_SIZE must be between 1 and 100, got 0/],
-    [{ PAGE_SIZE: '10.5' }, /PAGE_SIZE must be an integer/],
-    [{ MIN_AGE_MINUTES: '1441' }, /MIN_AGE_MINUTES must be between 1 and 1440/],
-    [{ ARRAY_QUERY_ENCODING: 'pipes' }, /ARRAY_QUERY_ENCODING must be one of repeat, comma/],
+    [{ PARTNER_BASE_URL: 'http://partner.example' }, /PARTNER_BASE_URL must use https/],
+    [
+      { PARTNER_BASE_URL: 'https://user:secret@partner.example' },
+      /PARTNER_BASE_URL must not carry credentials/,
+    ],
+    [{ PAGE_SIZE: '0' }, 'PAGE_SIZE must be an integer from 1 to 100 (got "0")'],
+    [{ PAGE_SIZE: '10.5' }, 'PAGE_SIZE must be an integer (got "10.5")'],
+    [{ MIN_AGE_MINUTES: '1441' }, /MIN_AGE_MINUTES must be an integer from 1 to 1440/],
+    [
+      { ARRAY_QUERY_ENCODING: 'pipes' },
+      'ARRAY_QUERY_ENCODING must be one of "repeat", "comma" (got "pipes")',
+    ],
     [{ DOWNSTREAM_QUEUE_URLS: '["a"]' }, /DOWNSTREAM_QUEUE_URLS must be a JSON object of strings/],
     [{ VENDOR_IDS: 'a,,b' }, /VENDOR_IDS has an empty entry/],
     [{ ORDER_IDS: '12,x' }, /ORDER_IDS has a value that is not an integer order id: "x"/],
     // The bounds the deployment configuration accepts, no wider and no narrower (core/config/settings.ts).
-    [{ MAX_PAGES_PER_RUN: '100001' }, /MAX_PAGES_PER_RUN must be between 1 and 100000, got 100001/],
-    [{ FEED_ENABLED: 'yes' }, /FEED_ENABLED must be one of true, false, got "yes"/],
+    [
+      { MAX_PAGES_PER_RUN: '100001' },
+      /MAX_PAGES_PER_RUN must be an integer from 1 to 100000 \(got "100001"\)/,
+    ],
+    [{ FEED_ENABLED: 'yes' }, /FEED_ENABLED must be one of "true", "false" \(got "yes"\)/],
     [
       { CURSOR_RECOVERY_LOOKBACK_MINUTES: '0' },
-      /CURSOR_RECOVERY_LOOKBACK_MINUTES must be between 1 and 1581120, got 0/,
+      /CURSOR_RECOVERY_LOOKBACK_MINUTES must be an integer from 1 to 1581120/,
     ],
     // The deployment configuration's rules hold at cold start too.
-    [{ FEED_ID: 'orders/eu' }, /FEED_ID is invalid: must be letters, digits/],
-    [{ VENDOR_IDS: 'v-1,v-1' }, /VENDOR_IDS is invalid: must not repeat a vendor id/],
-    [{ VENDOR_IDS: 'v 1' }, /VENDOR_IDS is invalid: has an invalid vendor id "v 1"/],
+    [{ FEED_ID: 'orders/eu' }, /FEED_ID must be letters, digits/],
+    [{ VENDOR_IDS: 'v-1,v-1' }, /VENDOR_IDS must not repeat a vendor id/],
+    [{ VENDOR_IDS: 'v 1' }, /VENDOR_IDS has an invalid vendor id "v 1"/],
     [
       { PARTNER_TOKEN_PARAMETER: 'arn:aws:ssm:us-east-1:123456789012:parameter/x' },
-      /PARTNER_TOKEN_PARAMETER is invalid: must be the parameter name, not its ARN/,
+      /PARTNER_TOKEN_PARAMETER must be the parameter name, not its ARN/,
     ],
-    [{ DOWNSTREAM_QUEUE_URLS: '{"billing":""}' }, /DOWNSTREAM_QUEUE_URLS is invalid: entry "billing"/],
+    [
+      { DOWNSTREAM_QUEUE_URLS: '{"billing":""}' },
+      /DOWNSTREAM_QUEUE_URLS entry "billing" must be a non-empty string/,
+    ],
+    [{ SAFETY_MARGIN_SECONDS: '601' }, /SAFETY_MARGIN_SECONDS must be an integer from 1 to 600/],
+    [
+      { POWERTOOLS_METRICS_NAMESPACE: 'AWS/Lambda' },
+      /POWERTOOLS_METRICS_NAMESPACE must not start with the reserved/,
+    ],
   ])('fails naming the variable: %o', (override, message) => {
     expect(() => loadPollerConfig({ ...VALID, ...override })).toThrow(message);
+  });
+
+  it('reads the tuning the deployment does not write, with its defaults', () => {
+    expect(loadPollerConfig(VALID)).toMatchObject({
+      orderIds: undefined,
+      maxContinuations: 1000,
+      authBackoff: { initialMs: 300_000, maxMs: 3_600_000 },
+    });
+    expect(
+      loadPollerConfig({
+        ...VALID,
+        ORDER_IDS: '12, 9007199254740991',
+        FEED_ENABLED: 'false',
+        AUTH_BACKOFF_MAX_SECONDS: '60',
+        DOWNSTREAM_QUEUE_URLS: ' ',
+      }),
+    ).toMatchObject({
+      orderIds: [12, 9_007_199_254_740_991],
+      enabled: false,
+      authBackoff: { maxMs: 60_000 },
+      downstreamQueueUrls: {},
+    });
   });
 
   it('accepts the highest recovery lookback the deployment accepts (3 × 366 days)', () => {
@@ -94,7 +133,7 @@ describe('cold start', () => {
     Object.assign(process.env, VALID, { PAGE_SIZE: '500', AWS_REGION: 'us-east-1' });
     vi.resetModules();
     await expect(import('../../../functions/poller/handler.js')).rejects.toThrow(
-      'configuration error: PAGE_SIZE must be between 1 and 100, got 500',
+      'configuration error: PAGE_SIZE must be an integer from 1 to 100 (got "500")',
     );
   });
 
