@@ -165,8 +165,8 @@ function isOwnWrite(item: Record<string, unknown>, lease: Lease): boolean {
   return item.leaseOwner === lease.owner && item.revision === lease.state.revision + 1;
 }
 
-/** Reads the cursor item without taking the lease (for operators and local mode). */
-export function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']): CursorState {
+/** The cursor state an item holds (defaults for what a new item lacks). */
+function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']): CursorState {
   const item = attributes ? unmarshall(attributes) : {};
   return {
     pageId: typeof item.pageId === 'string' ? item.pageId : undefined,

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
-import { NO_TRACING } from '../observability/tracing.js';
+import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { LeaseLostError } from './errors.js';
@@ -21,11 +21,10 @@ import type {
   OrderVersionPublisher,
   PollMetrics,
   Quarantine,
-  Tracing,
 } from './ports.js';
 import { type PreparedPage, preparePage } from './prepare-page.js';
 
-export interface PollRun {
+interface PollRun {
   /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
   owner: string;
   /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
