@@ -8,17 +8,9 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { continuationOf, nextContinuation } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
-import type {
-  Continuation,
-  CursorStore,
-  OrderVersionPublisher,
-  PollMetricName,
-  Quarantine,
-  Tracing,
-} from '../core/ingest/ports.js';
+import type { Continuation, PollMetricName } from '../core/ingest/ports.js';
 import { logPort } from '../core/observability/powertools.js';
 import { NO_TRACING } from '../core/observability/tracing.js';
-import type { PartnerApi } from '../core/partner/types.js';
 import type { PollerConfig } from './config.js';
 
 /** What the handler needs of a metrics sink (Powertools Metrics in handler.ts; a no-op or a recorder elsewhere). */
@@ -30,12 +22,10 @@ export interface PollerMetrics {
   publish(): void;
 }
 
-export interface PollerDependencies {
+/** pollFeed's ports (its log and clock come from `logger` and `now`), and the handler's own. */
+interface PollerDependencies
+  extends Pick<PollDeps, 'cursorStore' | 'partner' | 'publisher' | 'quarantine' | 'sleep' | 'tracing'> {
   config: PollerConfig;
-  cursorStore: CursorStore;
-  partner: PartnerApi;
-  publisher: OrderVersionPublisher;
-  quarantine: Quarantine;
   logger: Logger;
   metrics: PollerMetrics;
   /** The token's cache: dropped after a 401, so a rotated token is read afresh on the next run. */
@@ -46,10 +36,7 @@ export interface PollerDependencies {
    * and tests run the next poll at once themselves).
    */
   continuation?: Continuation;
-  /** Spans of each run and page (handler.ts: X-Ray through Powertools Tracer); default: none. */
-  tracing?: Tracing;
   now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /** What an invocation returns: the run's outcome (pages, versions, retries, pace, lag). */
@@ -73,17 +60,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
   const { config, logger, metrics } = deps;
   const now = deps.now ?? Date.now;
   const tracing = deps.tracing ?? NO_TRACING;
-  const useCase: PollDeps = {
-    cursorStore: deps.cursorStore,
-    partner: deps.partner,
-    publisher: deps.publisher,
-    quarantine: deps.quarantine,
-    metrics,
-    log: logPort(logger),
-    now,
-    tracing,
-    ...(deps.sleep ? { sleep: deps.sleep } : {}),
-  };
+  const useCase: PollDeps = { ...deps, log: logPort(logger), now, tracing };
 
   /** Starts the next run at once when nextContinuation says so; a failure only leaves it to the schedule. */
   async function continueIfNeeded(outcome: PollOutcome, event: unknown, context: Context, startedAt: number) {
@@ -154,11 +131,16 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
       if (!(error instanceof PollRunFailedError)) {
         // E.g. a queue or the cursor table unavailable: the cursor was not committed past the failed page,
         // so the next run repeats it. Errors carry no token (the client never puts it in one).
+        const code = error instanceof Error && 'code' in error ? error.code : undefined;
         logger.error('poll run failed; the next run resumes from the committed cursor', {
           feedId: config.feedId,
           error:
             error instanceof Error
-              ? { name: error.name, message: error.message, code: errorCode(error) }
+              ? {
+                  name: error.name,
+                  message: error.message,
+                  code: typeof code === 'string' ? code : undefined,
+                }
               : String(error),
         });
       }
@@ -167,9 +149,4 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
       metrics.publish();
     }
   }
-}
-
-function errorCode(error: Error): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
 }

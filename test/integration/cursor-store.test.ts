@@ -58,7 +58,12 @@ describe('DynamoCursorStore', () => {
     if (!lease) throw new Error('no lease');
     const committed = await store.commit(
       lease,
-      { pageId: 'p-1', highWaterMark: '2024-01-01T00:00:00.000Z' },
+      {
+        pageId: 'p-1',
+        highWaterMark: '2024-01-01T00:00:00.000Z',
+        lastCaughtUpAt: '2024-01-01T00:05:00.000Z',
+        paceDelayMs: 250,
+      },
       NOW,
       60_000,
     );
@@ -66,7 +71,12 @@ describe('DynamoCursorStore', () => {
 
     const next = await store.acquire('feed', 'b', NOW + 1, 60_000);
 
-    expect(next?.state).toMatchObject({ pageId: 'p-1', highWaterMark: '2024-01-01T00:00:00.000Z' });
+    expect(next?.state).toMatchObject({
+      pageId: 'p-1',
+      highWaterMark: '2024-01-01T00:00:00.000Z',
+      lastCaughtUpAt: '2024-01-01T00:05:00.000Z',
+      paceDelayMs: 250,
+    });
     expect(next?.state.revision).toBeGreaterThan(committed.state.revision);
   });
 

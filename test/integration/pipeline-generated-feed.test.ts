@@ -25,6 +25,7 @@ import { type RunningSimulator, type SimulatorOptions, startSimulator } from '..
 import { CountingMetrics, MemoryLog } from '../support/fakes.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { pollerConfig } from '../support/poller-config.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;
@@ -135,12 +136,11 @@ describe('generated feed', () => {
     const partner = createPartnerClient({ baseUrl: sim.url, token: async () => TEST_TOKEN });
     const realPublisher = new SqsFanoutPublisher(createSqsClient(), [resources.ordersQueueUrl]);
     const cursorStore = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
-    const settings = {
+    const settings = pollerConfig({
       feedId: 'partner-feed',
-      pageSize: 10,
       maxPagesPerRun: 100,
       authBackoff: { initialMs: 1, maxMs: 1 },
-    };
+    });
     const crashAfterPublishing = 3;
 
     // Run 1 publishes page 3 and then "dies" before its commit: the process is gone, so it neither

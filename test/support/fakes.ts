@@ -157,7 +157,7 @@ export class RecordingPublisher implements OrderVersionPublisher {
   async publish(messages: OutgoingMessage[]): Promise<void> {
     if (this.failNext > 0) {
       this.failNext -= 1;
-      throw new PublishError('queue unavailable', messages.length);
+      throw new PublishError('queue unavailable');
     }
     this.published.push(...messages);
     this.journal.push(`publish ${messages.length}`);

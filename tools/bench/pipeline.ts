@@ -378,7 +378,7 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
         poll.ms += performance.now() - invoked;
         poll.logBytes += output.stop();
       }
-      if (outcome.failed) throw new Error(`poller run failed: ${outcome.kind} ${outcome.detail ?? ''}`);
+      if (outcome.failed) throw new Error(`poller run failed: ${outcome.kind}`);
       outcomes.push(outcome);
       publishCalls.push(...proxy.calls.slice(from));
 

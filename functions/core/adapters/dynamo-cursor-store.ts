@@ -53,26 +53,15 @@ export class DynamoCursorStore implements CursorStore {
 
   async commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease> {
     const set = ['#revision = #revision + :one', 'leaseExpiresAt = :expires'];
-    const remove: string[] = [];
+    const remove = commit.pageId === undefined ? ['pageId'] : [];
     const values: Record<string, unknown> = { ':one': 1, ':expires': nowMs + leaseMs };
-    if (commit.pageId === undefined) remove.push('pageId');
-    else {
-      set.push('pageId = :pageId');
-      values[':pageId'] = commit.pageId;
-    }
-    if (commit.highWaterMark !== undefined) {
-      set.push('highWaterMark = :highWaterMark');
-      values[':highWaterMark'] = commit.highWaterMark;
-    }
-    if (commit.lastCaughtUpAt !== undefined) {
-      set.push('lastCaughtUpAt = :caughtUp');
-      values[':caughtUp'] = commit.lastCaughtUpAt;
+    const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs } = commit;
+    for (const [name, value] of Object.entries({ pageId, highWaterMark, lastCaughtUpAt, paceDelayMs })) {
+      if (value === undefined) continue;
+      set.push(`${name} = :${name}`);
+      values[`:${name}`] = value;
     }
     if (commit.clearAuthFailures) remove.push('authFailures', 'authRetryNotBefore');
-    if (commit.paceDelayMs !== undefined) {
-      set.push('paceDelayMs = :pace');
-      values[':pace'] = commit.paceDelayMs;
-    }
     return this.fencedUpdate(
       lease,
       set,
@@ -165,8 +154,8 @@ function isOwnWrite(item: Record<string, unknown>, lease: Lease): boolean {
   return item.leaseOwner === lease.owner && item.revision === lease.state.revision + 1;
 }
 
-/** Reads the cursor item without taking the lease (for operators and local mode). */
-export function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']): CursorState {
+/** The cursor state an item holds (defaults for what a new item lacks). */
+function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']): CursorState {
   const item = attributes ? unmarshall(attributes) : {};
   return {
     pageId: typeof item.pageId === 'string' ? item.pageId : undefined,

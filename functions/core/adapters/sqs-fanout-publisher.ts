@@ -2,6 +2,7 @@
 // service) with SendMessageBatch: at most 10 entries and 256 KiB per call, resending only the entries
 // SQS reports as failed. It resolves only when every queue accepted every message; otherwise it throws
 // and the poller leaves the page uncommitted, so the next run sends it again (duplicates, never loss).
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   SendMessageBatchCommand,
   type SendMessageBatchRequestEntry,
@@ -19,29 +20,16 @@ import type { OrderVersionPublisher } from '../ingest/ports.js';
 const MAX_ENTRIES_PER_BATCH = 10;
 // SendMessageBatch: the sum of its messages may not exceed the per-message limit either.
 const MAX_BATCH_BYTES = SQS_MAX_MESSAGE_BYTES;
-
-export interface FanoutOptions {
-  /** Attempts per batch for entries SQS reports as failed (SDK-level retries come on top). */
-  maxAttempts?: number;
-  baseDelayMs?: number;
-  sleep?: (ms: number) => Promise<void>;
-}
+/** Attempts per batch for entries SQS reports as failed (SDK-level retries come on top); jittered backoff. */
+const MAX_ATTEMPTS = 4;
+const BASE_DELAY_MS = 100;
 
 export class SqsFanoutPublisher implements OrderVersionPublisher {
-  private readonly maxAttempts: number;
-  private readonly baseDelayMs: number;
-  private readonly sleep: (ms: number) => Promise<void>;
-
   constructor(
     private readonly client: SQSClient,
     /** Every queue that must receive every version; the consumer's queue first. */
     private readonly queueUrls: readonly string[],
-    options: FanoutOptions = {},
-  ) {
-    this.maxAttempts = options.maxAttempts ?? 4;
-    this.baseDelayMs = options.baseDelayMs ?? 100;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-  }
+  ) {}
 
   async publish(messages: OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
@@ -49,19 +37,11 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
     const results = await Promise.allSettled(
       this.queueUrls.flatMap((queueUrl) => batches.map((batch) => this.sendBatch(queueUrl, batch))),
     );
-    const failures = results.filter(
-      (result): result is PromiseRejectedResult => result.status === 'rejected',
-    );
+    const failures = results.filter((result) => result.status === 'rejected');
     if (failures.length > 0) {
-      const failedEntries = failures.reduce(
-        (sum, failure) => sum + (failure.reason instanceof PublishError ? failure.reason.failedEntries : 0),
-        0,
-      );
-      throw new PublishError(
-        `could not publish to every queue (${failures.length} batch(es) failed)`,
-        failedEntries,
-        { cause: failures[0]?.reason },
-      );
+      throw new PublishError(`could not publish to every queue (${failures.length} batch(es) failed)`, {
+        cause: failures[0]?.reason,
+      });
     }
   }
 
@@ -73,14 +53,12 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
       if (attributeCount > SQS_MAX_MESSAGE_ATTRIBUTES) {
         throw new PublishError(
           `message of order ${message.orderId} has ${attributeCount} attributes; SQS accepts at most ${SQS_MAX_MESSAGE_ATTRIBUTES}`,
-          1,
         );
       }
       for (const [name, attribute] of Object.entries(message.attributes)) {
         if (!isValidAttributeValue(attribute.StringValue)) {
           throw new PublishError(
             `message attribute ${name} of order ${message.orderId} is not a value SQS accepts`,
-            1,
           );
         }
       }
@@ -91,7 +69,7 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
       MessageAttributes: message.attributes,
     }));
     let lastReason = '';
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const output = await this.client.send(
         new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: pending }),
       );
@@ -99,11 +77,10 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
       if (failed.size === 0) return;
       lastReason = (output.Failed ?? []).map((entry) => `${entry.Code}: ${entry.Message ?? ''}`).join('; ');
       pending = pending.filter((entry) => failed.has(entry.Id));
-      if (attempt < this.maxAttempts) await this.sleep(this.baseDelayMs * 2 ** (attempt - 1) * Math.random());
+      if (attempt < MAX_ATTEMPTS) await sleep(BASE_DELAY_MS * 2 ** (attempt - 1) * Math.random());
     }
     throw new PublishError(
-      `${pending.length} message(s) were not accepted by a queue after ${this.maxAttempts} attempts: ${lastReason}`,
-      pending.length,
+      `${pending.length} message(s) were not accepted by a queue after ${MAX_ATTEMPTS} attempts: ${lastReason}`,
     );
   }
 }

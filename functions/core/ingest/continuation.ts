@@ -18,7 +18,7 @@ export interface ContinuationEvent {
   };
 }
 
-export interface RunSummary {
+interface RunSummary {
   /** The poll outcome's kind ('out-of-time', 'page-limit', 'caught-up', 'auth-failed', …). */
   readonly kind: string;
   readonly failed: boolean;
@@ -28,11 +28,6 @@ export interface RunSummary {
 
 /** Outcome kinds that mean "stopped early with more to fetch". */
 const MORE_TO_FETCH = new Set(['out-of-time', 'page-limit']);
-
-/** True when the run ended with more of the stream to fetch and made progress doing it. */
-export function hasMoreToFetch(run: RunSummary): boolean {
-  return !run.failed && MORE_TO_FETCH.has(run.kind) && run.pages > 0;
-}
 
 /**
  * The continuation to request after `run`, or undefined. `current` is the event that started this run when
@@ -48,7 +43,8 @@ export function nextContinuation(
     enabled: boolean;
   },
 ): ContinuationEvent | undefined {
-  if (!context.enabled || !hasMoreToFetch(run)) return undefined;
+  // Only a run that stopped early with more to fetch, and made progress doing it.
+  if (!context.enabled || run.failed || !MORE_TO_FETCH.has(run.kind) || run.pages === 0) return undefined;
   const chain = (context.current?.continuation.chain ?? 0) + 1;
   if (chain > context.maxContinuations) return undefined;
   return {

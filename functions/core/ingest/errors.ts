@@ -10,11 +10,9 @@ export class LeaseLostError extends Error {
 
 export class PublishError extends Error {
   readonly code = 'ERR_PUBLISH';
-  readonly failedEntries: number;
-  constructor(message: string, failedEntries: number, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'PublishError';
-    this.failedEntries = failedEntries;
   }
 }
 

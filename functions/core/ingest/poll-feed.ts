@@ -5,8 +5,10 @@
 //   4. only then commit that page's nextPageId; stop on hasMore false, the page limit or the time budget
 // Crash anywhere and the next run repeats from the last committed cursor: versions may be published
 // twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
-import { NO_TRACING } from '../observability/tracing.js';
+import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { LeaseLostError } from './errors.js';
@@ -14,55 +16,35 @@ import { nextPaceDelayMs } from './pace.js';
 import type {
   CursorStore,
   FindingMetricName,
-  LastRun,
   Lease,
   Log,
   OrderVersionPublisher,
   PollMetrics,
   Quarantine,
-  Tracing,
 } from './ports.js';
 import { type PreparedPage, preparePage } from './prepare-page.js';
 
-export interface PollSettings {
-  feedId: string;
-  pageSize: number;
-  /** Pages one run fetches at most; undefined: no cap, the run ends when caught up or out of time. */
-  maxPagesPerRun?: number;
-  /** False: the feed is switched off; a run does nothing (not even take the lease). Default true. */
-  enabled?: boolean;
-  minAgeMinutes?: number;
-  vendorIds?: string[];
-  orderIds?: number[];
-  /**
-   * After an expired cursor, restart from (high-water mark − this many minutes) instead of the stream's
-   * start. Undefined: replay from the earliest entry (nothing can be skipped, but the replay can be long).
-   */
-  recoveryLookbackMinutes?: number;
-  maxMessageBytes?: number;
-  /** Backoff across runs after a 401: first wait, doubled per consecutive failure, capped. */
-  authBackoff: { initialMs: number; maxMs: number };
-}
-
-export interface PollRun {
-  /**
-   * Unique per invocation (the Lambda request id): the lease owner, and the run id of every message's
-   * correlation id (`poll:<owner>:<page>`), so a message leads to this invocation's logs.
-   */
+interface PollRun {
+  /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
   owner: string;
   /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
   deadline: number;
   /**
-   * Epoch ms until which a page request already on its way may still be answered (default `deadline`). The
-   * handler gives it half the safety margin: the page prefetched just before the deadline is then not thrown
-   * away and asked again by the next run, and the other half still covers its publish and commit.
+   * Epoch ms until which a request already on its way may be answered (default `deadline`): half the
+   * handler's margin, so the page prefetched just before the deadline is kept, not asked again next run.
    */
   requestDeadline?: number;
   /** How long the lease lasts; longer than the invocation can live, so only a crash lets it lapse. */
   leaseMs: number;
 }
 
-export type PollOutcomeKind =
+/**
+ * How a run ended. Every kind is observable (`lastRunOutcome` on the cursor item, `npm run ops -- status`,
+ * the `poll run finished` log, local mode's scheduling), so none is merged into another.
+ * missing-next-page-id: hasMore without a nextPageId (rule 1 broken); stuck-cursor: an empty page handing
+ * back the cursor it was asked with; disabled: `enabled: false`, nothing was asked.
+ */
+type PollOutcomeKind =
   | 'caught-up'
   | 'page-limit'
   | 'out-of-time'
@@ -72,30 +54,34 @@ export type PollOutcomeKind =
   | 'auth-backoff'
   | 'auth-failed'
   | 'lease-lost'
-  /** hasMore true with no nextPageId (breaks pagination rule 1): the page is kept, no cursor is guessed. */
   | 'missing-next-page-id'
-  /** hasMore true, but the cursor did not move: the partner re-served the page it was asked for. */
   | 'stuck-cursor'
-  /** The feed is switched off in the deployment's configuration (`enabled: false`): nothing was asked. */
   | 'disabled';
 
-export interface PollOutcome {
+/** The kinds reported as a failed invocation. */
+const FAILED_KINDS: ReadonlySet<PollOutcomeKind> = new Set(['auth-failed', 'lease-lost']);
+
+/**
+ * What a run counts: partnerRetries are waits after a 5xx or a network failure, rateLimitWaits after a 429;
+ * paceDelayMs, the feed's own delay between page requests at the end of the run (AIMD under rate limiting, see pace.ts).
+ */
+const noCounts = () => ({
+  pages: 0,
+  versionsPublished: 0,
+  quarantined: 0,
+  cursorRecoveries: 0,
+  partnerRetries: 0,
+  rateLimitWaits: 0,
+  paceDelayMs: 0,
+});
+type Counters = ReturnType<typeof noCounts>;
+
+export interface PollOutcome extends Counters {
   kind: PollOutcomeKind;
-  /** True when the run should be reported as a failed invocation. */
+  /** True when the run should be reported as a failed invocation (follows from the kind). */
   failed: boolean;
-  pages: number;
-  versionsPublished: number;
-  quarantined: number;
-  cursorRecoveries: number;
-  /** Waits after a 5xx or a network failure, in this run. */
-  partnerRetries: number;
-  /** Waits after a 429, in this run. */
-  rateLimitWaits: number;
-  /** The feed's own delay between page requests at the end of the run (AIMD under rate limiting). */
-  paceDelayMs: number;
   /** Seconds since the feed was last caught up, measured at the end of the run (lag). */
   secondsSinceCaughtUp: number | undefined;
-  detail?: string;
 }
 
 export interface PollDeps {
@@ -110,262 +96,297 @@ export interface PollDeps {
   sleep?: (ms: number) => Promise<void>;
   /** A span per page, from hand-off to commit (default: none). */
   tracing?: Tracing;
+  /** The SQS message size limit (default SQS_MAX_MESSAGE_BYTES; tests lower it). */
+  maxMessageBytes?: number;
 }
 
 type FetchResult =
   | { ok: true; page: RawPage; fetchedAt: number; rateLimited: boolean }
   | { ok: false; error: unknown };
 
-const timer = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** How the run ended, and the lease it still holds (none when never taken or lost). */
+type Ending = { kind: PollOutcomeKind; lease: Lease | undefined };
 
-export async function pollFeed(deps: PollDeps, settings: PollSettings, run: PollRun): Promise<PollOutcome> {
-  const { cursorStore, log, metrics, now } = deps;
-  const tracing = deps.tracing ?? NO_TRACING;
-  const counters = {
-    pages: 0,
-    versionsPublished: 0,
-    quarantined: 0,
-    cursorRecoveries: 0,
-    partnerRetries: 0,
-    rateLimitWaits: 0,
-  };
-  const sleep = deps.sleep ?? timer;
-  const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
-  let paceDelayMs = 0;
+/** What the helpers of one run share. */
+interface Run {
+  deps: PollDeps;
+  settings: PollerConfig;
+  run: PollRun;
+  counters: Counters;
+}
+
+export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: PollRun): Promise<PollOutcome> {
+  const counters = noCounts();
+  const ctx: Run = { deps, settings, run, counters };
+  const { kind, lease } = await start(ctx);
+  if (lease) await releaseQuietly(ctx, lease, kind);
+  const reference = lease?.state.lastCaughtUpAt ?? lease?.state.createdAt;
+  const secondsSinceCaughtUp =
+    reference === undefined
+      ? undefined
+      : Math.max(0, Math.round((deps.now() - Date.parse(reference)) / 1000));
+  return { kind, failed: FAILED_KINDS.has(kind), ...counters, secondsSinceCaughtUp };
+}
+
+/** Takes the lease and polls pages, unless the feed is off, the lease held or a 401 backoff running. */
+async function start(ctx: Run): Promise<Ending> {
+  const { deps, settings, run } = ctx;
+  const { feedId } = settings;
   if (settings.enabled === false) {
-    log.info('feed is disabled; this run does nothing', { feedId: settings.feedId });
-    return finish('disabled', false, undefined);
+    deps.log.info('feed is disabled; this run does nothing', { feedId });
+    return { kind: 'disabled', lease: undefined };
   }
-  const acquired = await cursorStore.acquire(settings.feedId, run.owner, now(), run.leaseMs);
-  if (!acquired) {
-    metrics.count('LeaseContended');
-    log.info('another invocation holds the feed lease; skipping this run', { feedId: settings.feedId });
-    return finish('lease-held', false, undefined);
+  const lease = await deps.cursorStore.acquire(feedId, run.owner, deps.now(), run.leaseMs);
+  if (!lease) {
+    deps.metrics.count('LeaseContended');
+    deps.log.info('another invocation holds the feed lease; skipping this run', { feedId });
+    return { kind: 'lease-held', lease: undefined };
   }
-  let lease: Lease = acquired;
-  paceDelayMs = lease.state.paceDelayMs ?? 0;
+  ctx.counters.paceDelayMs = lease.state.paceDelayMs ?? 0;
   const notBefore = lease.state.authRetryNotBefore;
-  if (notBefore !== undefined && now() < notBefore) {
-    log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
-      feedId: settings.feedId,
+  if (notBefore !== undefined && deps.now() < notBefore) {
+    deps.log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
+      feedId,
       authFailures: lease.state.authFailures,
       nextAttemptAt: new Date(notBefore).toISOString(),
     });
-    return finish('auth-backoff', false, lease);
+    return { kind: 'auth-backoff', lease };
   }
+  return pollPages(ctx, lease);
+}
 
+/**
+ * The page loop, under the lease: fetch (the next page while this one is handed off), prepare, hand off,
+ * commit. Returns how it ended; releases the lease and throws what it cannot handle.
+ */
+async function pollPages(ctx: Run, acquired: Lease): Promise<Ending> {
+  const { deps, settings, run, counters } = ctx;
+  const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
+  let lease = acquired;
   let request = baseQuery(settings, lease.state.pageId);
   // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
   let recoveredThisRun = false;
   let prefetched: Promise<FetchResult> | undefined;
-  const fetchPage = (query: OrderUpdatesQuery): Promise<FetchResult> => {
-    let rateLimited = false;
-    // A span per page request, retries and waits included (details only: the page's own span annotates).
-    const traced = tracing.span('### partner fetch', {}, async (span) => {
-      span.detail('page', counters.pages + 1);
-      const page = await deps.partner.getOrderUpdates(query, {
-        deadline: run.requestDeadline ?? run.deadline,
-        onRetry: (event) => {
-          rateLimited ||= event.kind === 'rate-limited';
-          if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
-          else counters.partnerRetries += 1;
-          metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
-          log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
-        },
-      });
-      span.detail('versions', page.data.length);
-      span.detail('rateLimited', rateLimited);
-      return page;
-    });
-    return traced.then(
-      (page) => ({ ok: true as const, page, fetchedAt: now(), rateLimited }),
-      (error: unknown) => ({ ok: false as const, error }),
-    );
-  };
-  // The feed's own pace: after a page that met a 429 the next request waits longer (see pace.ts).
-  const pacedFetch = (query: OrderUpdatesQuery): Promise<FetchResult> =>
-    paceDelayMs > 0 ? sleep(paceDelayMs).then(() => fetchPage(query)) : fetchPage(query);
-
   try {
     for (;;) {
-      if (counters.pages >= pageCap) return finish('page-limit', false, lease);
-      if (!prefetched && now() >= run.deadline) return finish('out-of-time', false, lease);
-      const result = await (prefetched ?? fetchPage(request));
+      if (counters.pages >= pageCap) return { kind: 'page-limit', lease };
+      if (!prefetched && deps.now() >= run.deadline) return { kind: 'out-of-time', lease };
+      const result = await (prefetched ?? fetchPage(ctx, request));
       prefetched = undefined;
-
       if (!result.ok) {
-        const { error } = result;
-        if (error instanceof CursorExpiredError) {
-          if (recoveredThisRun) {
-            // The spec's expired-cursor scenario re-expires on every restart: a loop here would never end.
-            log.warn('cursor expired again right after recovery; ending the run, a later run retries', {
-              feedId: settings.feedId,
-            });
-            return finish('cursor-expired-again', false, lease);
-          }
+        if (result.error instanceof CursorExpiredError && !recoveredThisRun) {
           recoveredThisRun = true;
-          counters.cursorRecoveries += 1;
-          metrics.count('CursorRecoveries');
-          request = recoveryQuery(settings, lease.state.highWaterMark, now());
-          log.warn(
-            'stored cursor expired (404 pageId not found); restarting the stream per pagination rule 5',
-            {
-              feedId: settings.feedId,
-              fromTimestamp: request.fromTimestamp,
-            },
-          );
+          request = recover(ctx, lease);
           continue;
         }
-        if (error instanceof AuthenticationError) {
-          metrics.count('AuthFailures');
-          const failures = lease.state.authFailures;
-          const waitMs = Math.min(settings.authBackoff.maxMs, settings.authBackoff.initialMs * 2 ** failures);
-          lease = await cursorStore.recordAuthFailure(lease, now() + waitMs);
-          log.error('partner API rejected the token (401 Unauthorized); rotate the token in SSM', {
-            feedId: settings.feedId,
-            consecutiveFailures: failures + 1,
-            nextAttemptAt: new Date(now() + waitMs).toISOString(),
-          });
-          return finish('auth-failed', true, lease);
+        if (result.error instanceof AuthenticationError) {
+          return { kind: 'auth-failed', lease: await authFailed(ctx, lease) };
         }
-        if (error instanceof RetryLaterError && error.deadlinePassed && counters.pages > 0) {
-          // The run's time ran out with the next page (usually the prefetch) still on its way: nothing of it
-          // was published, the cursor is that page's; the next run asks again. A run that ends like this has
-          // made progress, so it may hand over at once (self-continuation) like any run out of time.
-          log.info('run out of time with a page request in flight; the next run repeats it', {
-            feedId: settings.feedId,
-          });
-          return finish('out-of-time', false, lease);
-        }
-        if (error instanceof RetryLaterError) {
-          log.warn('partner API asked us to come back later; the next run repeats the request', {
-            feedId: settings.feedId,
-            reason: error.reason,
-            statusCode: error.statusCode,
-            retryAfterMs: error.retryAfterMs,
-          });
-          return finish('retry-later', false, lease);
-        }
-        throw error;
+        return { kind: fetchFailure(ctx, result.error), lease };
       }
 
-      const { page, fetchedAt } = result;
       counters.pages += 1;
-      paceDelayMs = nextPaceDelayMs(paceDelayMs, { rateLimited: result.rateLimited });
-      metrics.count('PagesFetched');
-      const correlationId = pollCorrelationId(run.owner, counters.pages);
-      const prepared = preparePage(page.data, {
-        feedId: settings.feedId,
-        pageId: request.pageId ?? null,
-        fetchedAt: new Date(fetchedAt).toISOString(),
-        correlationId,
-        maxMessageBytes: settings.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
-      });
-
-      const nextRequest =
-        page.nextPageId === undefined ? undefined : { ...baseQuery(settings, page.nextPageId) };
-      // A page that brings nothing and leaves the cursor where it was: asking again gets the same answer.
-      // (A repeated page *with* data and the same cursor is rule 6's repeat: go on, it is absorbed.)
-      const cursorStuck =
-        page.hasMore &&
-        page.data.length === 0 &&
-        nextRequest !== undefined &&
-        page.nextPageId === request.pageId;
-      if (
-        page.hasMore &&
-        nextRequest &&
-        !cursorStuck &&
-        counters.pages < pageCap &&
-        now() + paceDelayMs < run.deadline
-      ) {
-        prefetched = pacedFetch(nextRequest);
-      }
-
-      const caughtUp = !page.hasMore;
-      const held = lease;
-      const pageRequested = request;
-      // The page's span covers what must be durable before its cursor moves: hand-off, then commit (the
-      // next page's fetch, started above, is outside it). Its correlation id is the messages' own.
-      lease = await tracing.span(
-        '### page',
-        { feedId: settings.feedId, page: counters.pages, correlationId },
-        async (span) => {
-          span.detail('versions', page.data.length);
-          await handOff(deps, prepared, settings.feedId, correlationId);
-          counters.versionsPublished += prepared.messages.length;
-          counters.quarantined += prepared.quarantined.length;
-          span.detail('versionsPublished', prepared.messages.length);
-          span.detail('quarantined', prepared.quarantined.length);
-          return cursorStore.commit(
-            held,
-            {
-              // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
-              // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
-              pageId: page.nextPageId ?? pageRequested.pageId,
-              ...maxHighWaterMark(held.state.highWaterMark, prepared, fetchedAt),
-              ...(caughtUp ? { lastCaughtUpAt: new Date(now()).toISOString() } : {}),
-              ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
-              paceDelayMs,
-            },
-            now(),
-            run.leaseMs,
-          );
-        },
-      );
-      if (caughtUp) return finish('caught-up', false, lease);
-      if (!nextRequest) {
-        // hasMore true without a cursor breaks pagination rule 1: the page's data is published and the
-        // cursor stays where it was (a later run asks again); where to go next is not guessed.
-        metrics.count('MissingNextPageId');
-        log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', {
-          feedId: settings.feedId,
-        });
-        return finish('missing-next-page-id', false, lease);
-      }
-      if (cursorStuck) {
-        // Asking again would get the same page back: end the run instead of hammering the partner.
-        metrics.count('StuckCursor');
-        log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
-          feedId: settings.feedId,
-          versions: page.data.length,
-        });
-        return finish('stuck-cursor', false, lease);
-      }
-      request = nextRequest;
+      counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, { rateLimited: result.rateLimited });
+      deps.metrics.count('PagesFetched');
+      const step = nextStep(settings, request, result.page);
+      if (!step.stop) prefetched = prefetchNext(ctx, step.query, pageCap);
+      lease = await commitPage(ctx, lease, request, result);
+      if (step.stop) return { kind: stopped(ctx, step.stop, result.page), lease };
+      request = step.query;
     }
   } catch (error) {
     if (error instanceof LeaseLostError) {
-      log.error('lost the feed lease mid-run; another invocation continues from the committed cursor', {
+      deps.log.error('lost the feed lease mid-run; another invocation continues from the committed cursor', {
         feedId: settings.feedId,
       });
-      return finish('lease-lost', true, undefined);
+      return { kind: 'lease-lost', lease: undefined };
     }
-    await releaseQuietly(cursorStore, lease, log, { outcome: 'error', at: now() });
+    await releaseQuietly(ctx, lease, 'error');
     throw error;
-  }
-
-  async function finish(
-    kind: PollOutcomeKind,
-    failed: boolean,
-    held: Lease | undefined,
-  ): Promise<PollOutcome> {
-    if (held) await releaseQuietly(cursorStore, held, log, { outcome: kind, at: now() });
-    const reference = held?.state.lastCaughtUpAt ?? held?.state.createdAt;
-    const secondsSinceCaughtUp =
-      reference === undefined ? undefined : Math.max(0, Math.round((now() - Date.parse(reference)) / 1000));
-    return { kind, failed, ...counters, paceDelayMs, secondsSinceCaughtUp };
   }
 }
 
-/** Publishing and quarantining must both be durable before the page's cursor may be committed. */
-async function handOff(
-  deps: PollDeps,
-  prepared: PreparedPage,
-  feedId: string,
-  correlationId: string,
-): Promise<void> {
-  const quarantining = Promise.all(prepared.quarantined.map((record) => deps.quarantine.put(record)));
-  await Promise.all([deps.publisher.publish(prepared.messages), quarantining]);
+/** One page request, counted and traced; never rejects (a failure is its result). */
+function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<FetchResult> {
+  const { deps, settings, run, counters } = ctx;
+  const { metrics, log } = deps;
+  let rateLimited = false;
+  // A span per page request, retries and waits included (details only: the page's own span annotates).
+  const traced = (deps.tracing ?? NO_TRACING).span('### partner fetch', {}, async (span) => {
+    span.detail('page', counters.pages + 1);
+    const page = await deps.partner.getOrderUpdates(query, {
+      deadline: run.requestDeadline ?? run.deadline,
+      onRetry: (event) => {
+        rateLimited ||= event.kind === 'rate-limited';
+        if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
+        else counters.partnerRetries += 1;
+        metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
+        log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
+      },
+    });
+    span.detail('versions', page.data.length);
+    span.detail('rateLimited', rateLimited);
+    return page;
+  });
+  return traced.then(
+    (page) => ({ ok: true as const, page, fetchedAt: deps.now(), rateLimited }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+type Step =
+  | { stop: 'caught-up' | 'missing-next-page-id' | 'stuck-cursor' }
+  | { stop?: undefined; query: OrderUpdatesQuery };
+
+/**
+ * After a page: the next request, or why the run stops once the page is committed. hasMore without a
+ * nextPageId breaks rule 1: where to go is not guessed. An empty page handing back the cursor it was asked
+ * with would come back again (a repeated page *with* data is rule 6's repeat: go on, it is absorbed).
+ */
+function nextStep(settings: PollerConfig, request: OrderUpdatesQuery, page: RawPage): Step {
+  if (!page.hasMore) return { stop: 'caught-up' };
+  if (page.nextPageId === undefined) return { stop: 'missing-next-page-id' };
+  if (page.data.length === 0 && page.nextPageId === request.pageId) return { stop: 'stuck-cursor' };
+  return { query: baseQuery(settings, page.nextPageId) };
+}
+
+/**
+ * Starts fetching the next page while this one is handed off: what keeps a catch-up at the partner's pace.
+ * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429, see pace.ts) would
+ * pass the deadline.
+ */
+function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<FetchResult> | undefined {
+  const { deps, run, counters } = ctx;
+  if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= run.deadline) return undefined;
+  if (counters.paceDelayMs <= 0) return fetchPage(ctx, query);
+  return (deps.sleep ?? sleep)(counters.paceDelayMs).then(() => fetchPage(ctx, query));
+}
+
+/**
+ * Normalises the page, then in one span hands it off and commits its cursor: what must be durable before the
+ * cursor moves (the next page's fetch, already started, is outside it). Publishing and quarantining must both
+ * be durable before the commit. The span's correlation id is the messages' own.
+ */
+function commitPage(
+  { deps, settings, run, counters }: Run,
+  held: Lease,
+  request: OrderUpdatesQuery,
+  { page, fetchedAt }: { page: RawPage; fetchedAt: number },
+): Promise<Lease> {
+  const { feedId } = settings;
+  const correlationId = pollCorrelationId(run.owner, counters.pages);
+  const prepared = preparePage(page.data, {
+    feedId,
+    pageId: request.pageId ?? null,
+    fetchedAt: new Date(fetchedAt).toISOString(),
+    correlationId,
+    maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
+  });
+  const { messages, quarantined } = prepared;
+  return (deps.tracing ?? NO_TRACING).span(
+    '### page',
+    { feedId, page: counters.pages, correlationId },
+    async (span) => {
+      span.detail('versions', page.data.length);
+      const quarantining = Promise.all(quarantined.map((record) => deps.quarantine.put(record)));
+      await Promise.all([deps.publisher.publish(messages), quarantining]);
+      logHandOff(deps, feedId, correlationId, prepared);
+      counters.versionsPublished += messages.length;
+      counters.quarantined += quarantined.length;
+      span.detail('versionsPublished', messages.length);
+      span.detail('quarantined', quarantined.length);
+      return deps.cursorStore.commit(
+        held,
+        {
+          // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
+          // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
+          pageId: page.nextPageId ?? request.pageId,
+          ...maxHighWaterMark(held.state.highWaterMark, prepared, fetchedAt),
+          ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
+          ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
+          paceDelayMs: counters.paceDelayMs,
+        },
+        deps.now(),
+        run.leaseMs,
+      );
+    },
+  );
+}
+
+/** Counts and logs a run stopped by its last page (its data is published and committed either way). */
+function stopped({ deps, settings }: Run, kind: PollOutcomeKind, page: RawPage): PollOutcomeKind {
+  const { feedId } = settings;
+  if (kind === 'missing-next-page-id') {
+    deps.metrics.count('MissingNextPageId');
+    deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', { feedId });
+  } else if (kind === 'stuck-cursor') {
+    // Asking again would get the same page back: end the run instead of hammering the partner.
+    deps.metrics.count('StuckCursor');
+    deps.log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
+      feedId,
+      versions: page.data.length,
+    });
+  }
+  return kind;
+}
+
+/** Pagination rule 5 after a 404 `pageId not found`: the request that restarts the stream. */
+function recover({ deps, settings, counters }: Run, lease: Lease): OrderUpdatesQuery {
+  counters.cursorRecoveries += 1;
+  deps.metrics.count('CursorRecoveries');
+  const request = recoveryQuery(settings, lease.state.highWaterMark, deps.now());
+  deps.log.warn('stored cursor expired (404 pageId not found); restarting the stream per pagination rule 5', {
+    feedId: settings.feedId,
+    fromTimestamp: request.fromTimestamp,
+  });
+  return request;
+}
+
+/** A 401: recorded on the cursor item with the next attempt's time (doubling per consecutive 401, capped). */
+async function authFailed({ deps, settings }: Run, lease: Lease): Promise<Lease> {
+  deps.metrics.count('AuthFailures');
+  const failures = lease.state.authFailures;
+  const waitMs = Math.min(settings.authBackoff.maxMs, settings.authBackoff.initialMs * 2 ** failures);
+  const recorded = await deps.cursorStore.recordAuthFailure(lease, deps.now() + waitMs);
+  deps.log.error('partner API rejected the token (401 Unauthorized); rotate the token in SSM', {
+    feedId: settings.feedId,
+    consecutiveFailures: failures + 1,
+    nextAttemptAt: new Date(deps.now() + waitMs).toISOString(),
+  });
+  return recorded;
+}
+
+/** How any other failed request ends the run; what is not a partner's "later" is thrown. */
+function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOutcomeKind {
+  const { feedId } = settings;
+  if (error instanceof CursorExpiredError) {
+    // The spec's expired-cursor scenario re-expires on every restart: a loop here would never end.
+    deps.log.warn('cursor expired again right after recovery; ending the run, a later run retries', {
+      feedId,
+    });
+    return 'cursor-expired-again';
+  }
+  if (error instanceof RetryLaterError && error.deadlinePassed && counters.pages > 0) {
+    // The run's time ran out with the next page (usually the prefetch) still on its way: nothing of it
+    // was published, the cursor is that page's; the next run asks again. A run that ends like this has
+    // made progress, so it may hand over at once (self-continuation) like any run out of time.
+    deps.log.info('run out of time with a page request in flight; the next run repeats it', { feedId });
+    return 'out-of-time';
+  }
+  if (error instanceof RetryLaterError) {
+    deps.log.warn('partner API asked us to come back later; the next run repeats the request', {
+      feedId,
+      reason: error.reason,
+      statusCode: error.statusCode,
+      retryAfterMs: error.retryAfterMs,
+    });
+    return 'retry-later';
+  }
+  throw error;
+}
+
+/** Metrics and log lines of a page handed off. */
+function logHandOff(deps: PollDeps, feedId: string, correlationId: string, prepared: PreparedPage): void {
   if (prepared.messages.length > 0) deps.metrics.count('VersionsPublished', prepared.messages.length);
   // One line per page: the correlation id its messages carry, so a message leads to this line and run.
   deps.log.info('page handed off', {
@@ -412,7 +433,7 @@ export function findingMetricName(code: string): FindingMetricName {
   return `Finding${pascal}`;
 }
 
-function baseQuery(settings: PollSettings, pageId: string | undefined): OrderUpdatesQuery {
+function baseQuery(settings: PollerConfig, pageId: string | undefined): OrderUpdatesQuery {
   return {
     ...(pageId === undefined ? {} : { pageId }),
     pageSize: settings.pageSize,
@@ -427,7 +448,7 @@ function baseQuery(settings: PollSettings, pageId: string | undefined): OrderUpd
  * mark is never trusted past now: a future fromTimestamp would be answered empty forever.
  */
 export function recoveryQuery(
-  settings: PollSettings,
+  settings: PollerConfig,
   highWaterMark: string | undefined,
   nowMs: number,
 ): OrderUpdatesQuery {
@@ -448,21 +469,22 @@ export function maxHighWaterMark(
   prepared: Pick<PreparedPage, 'highWaterMark'>,
   fetchedAtMs: number,
 ): { highWaterMark?: string } {
-  const fetchedAt = new Date(fetchedAtMs).toISOString();
-  const capped = (mark: string | undefined) => (mark !== undefined && mark > fetchedAt ? fetchedAt : mark);
-  const candidate = capped(prepared.highWaterMark);
-  const stored = capped(current);
-  if (candidate === undefined) return stored === undefined ? {} : { highWaterMark: stored };
-  if (stored === undefined || candidate > stored) return { highWaterMark: candidate };
-  return { highWaterMark: stored };
+  const highest = [current, prepared.highWaterMark]
+    .filter((mark) => mark !== undefined)
+    .sort()
+    .at(-1);
+  if (highest === undefined) return {};
+  // ISO strings: sorted in time order, the earlier of the two is the cap.
+  return { highWaterMark: [highest, new Date(fetchedAtMs).toISOString()].sort()[0] };
 }
 
-async function releaseQuietly(store: CursorStore, lease: Lease, log: Log, lastRun: LastRun): Promise<void> {
+/** Gives the lease up, recording how the run ended (`outcome`) on the cursor item. */
+async function releaseQuietly({ deps }: Run, lease: Lease, outcome: string): Promise<void> {
   try {
-    await store.release(lease, lastRun);
+    await deps.cursorStore.release(lease, { outcome, at: deps.now() });
   } catch (error) {
     // The lease expires on its own; failing to release early only delays the next run.
-    log.warn('could not release the feed lease; it will expire on its own', {
+    deps.log.warn('could not release the feed lease; it will expire on its own', {
       feedId: lease.feedId,
       error: error instanceof Error ? error.message : String(error),
     });

@@ -6,9 +6,6 @@ import type { OutgoingMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import type { ContinuationEvent } from './continuation.js';
 
-/** Spans around the use case's units of work (one per page); shared with the apply use case. */
-export type { Span, Tracing } from '../observability/tracing.js';
-
 /** The cursor item's state, as read when the lease was taken. */
 export interface CursorState {
   /** Cursor to resume from; undefined: from the start of the stream. */

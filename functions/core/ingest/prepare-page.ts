@@ -21,7 +21,7 @@ export interface PreparedPage {
   withFindings: Array<{ orderId: Int64; version: Int64; codes: string[] }>;
 }
 
-export interface PageContext {
+interface PageContext {
   feedId: string;
   pageId: string | null;
   fetchedAt: string;
@@ -122,7 +122,7 @@ function tooLargeToCarry(
 }
 
 /** Timestamps are normalised toISOString() strings, so string order is time order. */
-export function latestEventTimestamp(order: Order): string {
+function latestEventTimestamp(order: Order): string {
   let latest = order.placedAt;
   for (const value of [
     order.acceptedAt,

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   type ContinuationEvent,
   continuationOf,
-  hasMoreToFetch,
   nextContinuation,
 } from '../../../functions/core/ingest/continuation.js';
 
@@ -15,7 +14,7 @@ const context = {
 };
 const outOfTime = { kind: 'out-of-time', failed: false, pages: 12 };
 
-describe('hasMoreToFetch', () => {
+describe('nextContinuation after each kind of run', () => {
   it.each([
     ['out-of-time', false, 5, true],
     ['page-limit', false, 5, true],
@@ -27,7 +26,7 @@ describe('hasMoreToFetch', () => {
     ['cursor-expired-again', false, 1, false],
     ['lease-lost', true, 2, false],
   ])('%s (failed %s, %i pages) → %s', (kind, failed, pages, expected) => {
-    expect(hasMoreToFetch({ kind, failed, pages })).toBe(expected);
+    expect(nextContinuation({ kind, failed, pages }, context) !== undefined).toBe(expected);
   });
 });
 

@@ -3,8 +3,9 @@
 // line for the page carries the same id, so a message leads to the run's logs and back.
 import { describe, expect, it } from 'vitest';
 import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
-import { type PollSettings, pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
+import type { PollerConfig } from '../../../functions/poller/config.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
@@ -14,13 +15,9 @@ import {
   RecordingPublisher,
   ScriptedPartner,
 } from '../../support/fakes.js';
+import { pollerConfig } from '../../support/poller-config.js';
 
-const SETTINGS: PollSettings = {
-  feedId: 'feed-a',
-  pageSize: 10,
-  maxPagesPerRun: 2,
-  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
-};
+const SETTINGS: PollerConfig = pollerConfig({ maxPagesPerRun: 2 });
 
 /** Pages p0 → p1 → p2 (last) with two orders each, chained by cursor `c1`, `c2`, `c3`. */
 function threePages(query: OrderUpdatesQuery): RawPage {

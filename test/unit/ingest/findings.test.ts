@@ -1,7 +1,8 @@
 // Findings are visible to operators (issue 11 point 12): a metric per kind, one log line per record that
 // names the order, version and codes but carries no customer data.
 import { describe, expect, it } from 'vitest';
-import { findingMetricName, type PollSettings, pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { findingMetricName, pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import type { PollerConfig } from '../../../functions/poller/config.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
@@ -11,13 +12,9 @@ import {
   RecordingPublisher,
   ScriptedPartner,
 } from '../../support/fakes.js';
+import { pollerConfig } from '../../support/poller-config.js';
 
-const SETTINGS: PollSettings = {
-  feedId: 'feed-a',
-  pageSize: 10,
-  maxPagesPerRun: 10,
-  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
-};
+const SETTINGS: PollerConfig = pollerConfig({ maxPagesPerRun: 10 });
 
 describe('findings on published versions', () => {
   it('are counted per kind and logged per record by order id, version and codes only', async () => {

@@ -1,14 +1,10 @@
 // Pagination the partner can get wrong (issue 11, points 5–8): each case keeps the data it was served,
 // ends the run cleanly instead of looping or stalling, and leaves a cursor the next run can use.
 import { describe, expect, it } from 'vitest';
-import {
-  maxHighWaterMark,
-  type PollSettings,
-  pollFeed,
-  recoveryQuery,
-} from '../../../functions/core/ingest/poll-feed.js';
+import { maxHighWaterMark, pollFeed, recoveryQuery } from '../../../functions/core/ingest/poll-feed.js';
 import { CursorExpiredError } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
+import type { PollerConfig } from '../../../functions/poller/config.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
@@ -18,15 +14,11 @@ import {
   RecordingPublisher,
   ScriptedPartner,
 } from '../../support/fakes.js';
+import { pollerConfig } from '../../support/poller-config.js';
 
 const FEED = 'feed-a';
 const NOW = Date.parse('2026-11-23T06:00:00.000Z');
-const SETTINGS: PollSettings = {
-  feedId: FEED,
-  pageSize: 10,
-  maxPagesPerRun: 1000,
-  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
-};
+const SETTINGS: PollerConfig = pollerConfig({ maxPagesPerRun: 1000 });
 
 function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Error) {
   const journal: string[] = [];
@@ -39,7 +31,7 @@ function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Err
     log: new MemoryLog(),
     now: () => NOW,
   };
-  const run = (settings: PollSettings = SETTINGS) =>
+  const run = (settings: PollerConfig = SETTINGS) =>
     pollFeed(deps, settings, { owner: 'run-1', deadline: NOW + 60_000, leaseMs: 120_000 });
   return { deps, journal, run };
 }

@@ -2,8 +2,9 @@
 // paces itself under repeated 429s: the delay between page requests rises while pages meet 429s, falls
 // after pages without, and is kept on the cursor item for the next run (issue 10 point 2).
 import { describe, expect, it } from 'vitest';
-import { type PollSettings, pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import type { CallOptions, OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
+import type { PollerConfig } from '../../../functions/poller/config.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
@@ -13,14 +14,10 @@ import {
   RecordingPublisher,
   ScriptedPartner,
 } from '../../support/fakes.js';
+import { pollerConfig } from '../../support/poller-config.js';
 
 const FEED = 'feed-a';
-const SETTINGS: PollSettings = {
-  feedId: FEED,
-  pageSize: 10,
-  maxPagesPerRun: 100,
-  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
-};
+const SETTINGS: PollerConfig = pollerConfig({ maxPagesPerRun: 100 });
 
 /** Pages c0 → c1 → … → c{last}; the pages in `limited` answer one 429 (reported as a wait) first. */
 function feed(last: number, limited: ReadonlySet<number>) {
@@ -49,7 +46,7 @@ function setup(answer: ConstructorParameters<typeof ScriptedPartner>[0]) {
       clock.now += ms;
     },
   };
-  const run = (owner: string, settings: PollSettings = SETTINGS) =>
+  const run = (owner: string, settings: PollerConfig = SETTINGS) =>
     pollFeed(deps, settings, { owner, deadline: clock.now + 600_000, leaseMs: 900_000 });
   return { deps, sleeps, run };
 }

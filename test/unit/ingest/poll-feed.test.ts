@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type PollSettings, pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import {
   AuthenticationError,
   CursorExpiredError,
   RetryLaterError,
 } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
+import type { PollerConfig } from '../../../functions/poller/config.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
@@ -15,14 +16,10 @@ import {
   RecordingPublisher,
   ScriptedPartner,
 } from '../../support/fakes.js';
+import { pollerConfig } from '../../support/poller-config.js';
 
 const FEED = 'feed-a';
-const SETTINGS: PollSettings = {
-  feedId: FEED,
-  pageSize: 10,
-  maxPagesPerRun: 10,
-  authBackoff: { initialMs: 60_000, maxMs: 600_000 },
-};
+const SETTINGS: PollerConfig = pollerConfig({ maxPagesPerRun: 10 });
 
 /** Pages p0 → p1 → p2 (last) with two orders each, chained by cursor `c1`, `c2`, `c3`. */
 function threePages(query: OrderUpdatesQuery): RawPage {
@@ -42,8 +39,9 @@ function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Err
     metrics: new CountingMetrics(),
     log: new MemoryLog(),
     now: () => clock.now,
+    maxMessageBytes: undefined as number | undefined,
   };
-  const run = (owner = 'run-1', settings: PollSettings = SETTINGS) =>
+  const run = (owner = 'run-1', settings: PollerConfig = SETTINGS) =>
     pollFeed(deps, settings, { owner, deadline: clock.now + 60_000, leaseMs: 120_000 });
   return { deps, journal, clock, run };
 }
@@ -114,7 +112,8 @@ describe('pollFeed', () => {
   it('quarantines a version too large for SQS instead of dropping it', async () => {
     const { deps, run } = setup(() => ({ data: [sampleOrder({ id: 9 })], hasMore: false, nextPageId: 'c1' }));
 
-    await run('run-1', { ...SETTINGS, maxMessageBytes: 200 });
+    deps.maxMessageBytes = 200;
+    await run();
 
     expect(deps.publisher.published).toHaveLength(0);
     expect(deps.quarantine.records[0]?.reason).toMatch(/exceeds the SQS limit of 200 bytes/);
