@@ -24,13 +24,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, SQSEvent } from 'aws-lambda';
-import {
-  type IndexShape,
-  type Item,
-  itemSize,
-  putWriteUnits,
-  writeUnits,
-} from '../../functions/core/adapters/dynamo-item-size.js';
+import { type Item, itemSize } from '../../functions/core/adapters/dynamo-item-size.js';
 import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
@@ -54,6 +48,7 @@ import {
   startCountingProxy,
 } from './counting-proxy.js';
 import type { PreparedFeed } from './cpu.js';
+import { type IndexShape, putWriteUnits, writeUnits } from './write-units.js';
 
 export interface PipelineSettings {
   pageSize: number;

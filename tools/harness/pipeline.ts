@@ -15,13 +15,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { CURSOR_TABLE_SCHEMA, ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
+import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 
 export interface AwsClients {
   dynamo: DynamoDBClient;

@@ -10,8 +10,8 @@ import {
 import { DeleteObjectsCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 import type { LocalAwsClients } from './aws.js';
 import type { Deployment } from './deployment.js';
 

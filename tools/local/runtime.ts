@@ -8,12 +8,12 @@
 //   6. the real handlers, driven as Lambda would drive them      (local-pipeline.ts: startLocalPipeline)
 //   7. the summary: tables, ledger, quarantine, dead letters     (readSummary)
 import { randomBytes } from 'node:crypto';
-import type { SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { parsePartnerBaseUrl } from '../../functions/core/partner/url-policy.js';
 import type { LocalFeed } from '../deploy-local.js';
 import { DEFAULT_VENDORS, generatedVendorIds } from '../simulator/generated-feed.js';
 import type { RunningSimulator, ScenarioId } from '../simulator/index.js';
 import { SCENARIO_IDS } from '../simulator/types.js';
+import type { SalesTotal } from '../store/sales-ledger.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 import { queueDepth, readDataWithOrders, resetData } from './data.js';
 import {

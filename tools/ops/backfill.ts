@@ -18,7 +18,6 @@ import {
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { orderOfStoredItem, UnreadableItemError } from '../../functions/core/adapters/stored-order-item.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import {
   buildOrderVersionMessage,
@@ -26,6 +25,7 @@ import {
   runCorrelationId,
 } from '../../functions/core/contract/order-version-message.js';
 import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
+import { orderOfStoredItem, UnreadableItemError } from '../store/stored-order.js';
 import type { OpsAws } from './aws.js';
 
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;

@@ -8,8 +8,8 @@
 
 import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 import type { OpsAws } from './aws.js';
 import { type CursorItem, liveLease, readCursorItem } from './cursor.js';
 import { formatDuration, queueNameOf, renderTable, shortenCursor } from './format.js';

@@ -1,7 +1,7 @@
 // Operator CLI: reconcile the orders table with the partner, by order id (README: "Reconciliation").
 // Flow: parse flags → find the table, queues, API and token (stack outputs + the poller's environment,
 // or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
-// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/cli/reconcile.ts ...`).
+// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/reconcile/cli.ts ...`).
 
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -14,21 +14,21 @@ import {
   createSqsClient,
   createSsmClient,
 } from '../../functions/core/adapters/aws-clients.js';
-import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { runCorrelationId } from '../../functions/core/contract/order-version-message.js';
 import { type Int64, int64FromText, isInt64, stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { createPartnerAgent } from '../../functions/core/partner/agent.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { isBearerTokenShape } from '../../functions/core/partner/token-shape.js';
+import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
+import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
+import { DynamoStoredOrders } from './dynamo-stored-orders.js';
 import {
   RESULT_KINDS,
   ReconcileAuthError,
   type ReconcileReport,
   reconcileOrders,
-} from '../../functions/core/reconcile/reconcile-orders.js';
-import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
-import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
+} from './reconcile-orders.js';
 
 export { EXIT_USAGE } from '../cli-args.js';
 
