@@ -412,7 +412,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
       if (stopRequested) return interruptedEarly(deployment);
 
       const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
-      const deployedBaseUrl = deployment.poller.environment.PARTNER_BASE_URL;
+      const deployedBaseUrl = deployment.pollers[0]?.function.environment.PARTNER_BASE_URL;
       events.onReady?.({
         awsEndpoint,
         emulatorStarted: moto !== undefined,
