@@ -39,7 +39,7 @@ import {
 import { type RunningMoto, startMoto } from './moto.js';
 
 export { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
-export { queueDepth, readData, resetData } from './data.js';
+export { queueDepth, resetData } from './data.js';
 export {
   DEFAULT_STACK_NAME,
   type Deployment,

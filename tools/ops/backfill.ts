@@ -25,8 +25,8 @@ import {
   runCorrelationId,
 } from '../../functions/core/contract/order-version-message.js';
 import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
+import type { AwsAt } from '../aws.js';
 import { orderOfStoredItem, UnreadableItemError } from '../store/stored-order.js';
-import type { OpsAws } from './aws.js';
 
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;
 /** SendMessageBatch's limit. */
@@ -193,7 +193,7 @@ export const checkpointKey = (subscriber: string): string => `#backfill/${subscr
 
 /** The AWS side of the ports: the orders table, the cursor table and the subscriber's queue. */
 export function awsBackfillPorts(
-  aws: OpsAws,
+  aws: AwsAt,
   tables: { ordersTable: string; cursorTable: string },
   subscriber: string,
   publisher: OrderVersionPublisher,
