@@ -195,7 +195,6 @@ function parseIds(raw: string): Int64[] {
   });
 }
 
-/** Points the AWS SDK at an emulator; fills in dummy credentials and a region only when none are set. */
 interface Target {
   ordersTable: string;
   /** Orders queue first, then the downstream queues. */
