@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import type { LocalAwsClients, LocalSummary } from '../../tools/local/runtime.js';
 import type { ExpectedState } from '../../tools/simulator/index.js';
+import { readSalesLedger, type SalesTotal } from '../../tools/store/sales-ledger.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

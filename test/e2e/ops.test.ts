@@ -21,7 +21,6 @@ import {
 } from '@aws-sdk/client-sqs';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSalesLedger } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { quarantineKey } from '../../functions/core/adapters/s3-quarantine.js';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
@@ -34,6 +33,7 @@ import { startLocalPipeline } from '../../tools/local/local-pipeline.js';
 import { checkpointKey } from '../../tools/ops/backfill.js';
 import { runOps } from '../../tools/ops/cli.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
+import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 

@@ -8,18 +8,10 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSqsClient } from '../../functions/core/adapters/aws-clients.js';
-import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
-import {
-  ReconcileAuthError,
-  type ReconcileReport,
-  type ResultKind,
-  reconcileOrders,
-} from '../../functions/core/reconcile/reconcile-orders.js';
-import { runCli } from '../../tools/cli/reconcile.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -32,6 +24,14 @@ import {
   TEST_TOKEN,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
+import { runCli } from '../../tools/reconcile/cli.js';
+import { DynamoStoredOrders } from '../../tools/reconcile/dynamo-stored-orders.js';
+import {
+  ReconcileAuthError,
+  type ReconcileReport,
+  type ResultKind,
+  reconcileOrders,
+} from '../../tools/reconcile/reconcile-orders.js';
 import { type ExpectedState, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
@@ -292,7 +292,7 @@ describe('the reconcile CLI', () => {
     return new Promise((resolve) => {
       execFile(
         'npx',
-        ['tsx', 'tools/cli/reconcile.ts', ...args],
+        ['tsx', 'tools/reconcile/cli.ts', ...args],
         { env, timeout: 30_000 },
         (error, stdout, stderr) => {
           const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;

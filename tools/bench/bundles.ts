@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { type BuildOptions, build, type Plugin } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -63,7 +63,6 @@ export async function bundle(
   outDir: string,
   name: string,
   source: { entry: string } | { contents: string },
-  plugins: Plugin[] = [],
 ): Promise<Bundle> {
   const file = path.join(outDir, name, 'index.mjs');
   await mkdir(path.dirname(file), { recursive: true });
@@ -75,7 +74,6 @@ export async function bundle(
           stdin: { contents: source.contents, resolveDir: REPO_ROOT, sourcefile: `${name}.ts`, loader: 'ts' },
         }),
     outfile: file,
-    plugins,
   });
   // IngesterFunction's afterBundling hook (infra/bundling/trim-source-map.ts) does the same.
   const mapFile = `${file}.map`;

@@ -29,6 +29,7 @@ import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
+import { createAwsClients } from '../aws.js';
 import { buildHandlers } from '../harness/handlers.js';
 import {
   type AwsClients,
@@ -129,17 +130,10 @@ const ORDERS_INDEXES: IndexShape[] = [
 ];
 
 /** SDK clients bound to one endpoint explicitly (never through AWS_ENDPOINT_URL, which the handlers use). */
-async function harnessClients(endpoint: string): Promise<AwsClients> {
+function harnessClients(endpoint: string): AwsClients {
   // Dummy credentials and region for every client in this process, the handlers' included.
   Object.assign(process.env, EMULATOR_ENV);
-  const { S3Client } = await import('@aws-sdk/client-s3');
-  const { SSMClient } = await import('@aws-sdk/client-ssm');
-  return {
-    dynamo: new DynamoDBClient({ endpoint }),
-    sqs: new SQSClient({ endpoint, useQueueUrlAsEndpoint: false }),
-    s3: new S3Client({ endpoint, forcePathStyle: true }),
-    ssm: new SSMClient({ endpoint }),
-  };
+  return createAwsClients(endpoint, EMULATOR_ENV);
 }
 
 /** Counts (and swallows) what the handlers print to stdout/stderr: their logs and EMF metrics. */
@@ -231,7 +225,7 @@ export async function measureCeiling(
   await moto.reset();
   const proxy = await startCountingProxy(moto.port);
   try {
-    const harness = await harnessClients(moto.endpoint);
+    const harness = harnessClients(moto.endpoint);
     const resources = await createPipelineResources(harness);
     const dynamo = new DynamoDBClient({ endpoint: proxy.url });
     const sqs = new SQSClient({ endpoint: proxy.url, useQueueUrlAsEndpoint: false });
@@ -333,13 +327,13 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
   await moto.reset();
   const proxy = await startCountingProxy(moto.port);
   try {
-    const harness = await harnessClients(moto.endpoint);
+    const harness = harnessClients(moto.endpoint);
     const resources = await createPipelineResources(harness, { token: inputs.token });
     const env = handlerEnv(resources, sim.url, settings);
     const built = buildHandlers({
       pollerEnv: env,
       consumerEnv: env,
-      clients: await harnessClients(proxy.url),
+      clients: harnessClients(proxy.url),
       // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
       logLevel: 'INFO',
       emitMetrics: true,

@@ -79,14 +79,19 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     const feed = prepareFeed(pages);
 
     progress('1/7 poller CPU');
-    const pollerCpu = await pollerCpuSection(pages, feed, options.cpuRounds);
+    const pollerCpu = await pollerCpuSection(pages, feed, {
+      rounds: options.cpuRounds,
+      pageSize: settings.pageSize,
+      apiLatencyMs: options.apiLatencyMs,
+    });
     progress('2/7 consumer CPU');
     const consumerCpu = await consumerCpuSection(feed, options.cpuRounds);
     progress('5/7 cold start (bundling, fresh node processes)');
-    const coldStart = await coldStartSection(path.resolve('.local/bench/bundles'), options.coldStartRuns, {
-      instructions: !options.quick,
-      parts: !options.quick,
-    });
+    const coldStart = await coldStartSection(
+      path.resolve('.local/bench/bundles'),
+      options.coldStartRuns,
+      !options.quick,
+    );
 
     progress('6/7 emulator ceiling');
     moto = await startMoto();

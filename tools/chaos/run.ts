@@ -10,18 +10,19 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { paginateListObjectsV2, S3Client } from '@aws-sdk/client-s3';
-import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { readSalesLedger } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import { type AwsAt, createAwsClients } from '../aws.js';
 import { parseCommandLine } from '../cli-args.js';
 import { scanOrders } from '../harness/pipeline.js';
-import { EMULATOR_ENV, type RunningMoto, startMoto } from '../local/moto.js';
+import { type RunningMoto, startMoto } from '../local/moto.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
 import { stackOutputs } from '../stack.js';
+import { readSalesLedger } from '../store/sales-ledger.js';
 import { countByOperation, type InterceptingProxy, startInterceptingProxy } from './aws-proxy.js';
 import { KILL_KINDS, type KillKind, type KillPoint, planKills } from './kill-plan.js';
 import { type KillRecord, KillSwitch, type StackNames } from './kill-switch.js';
@@ -62,31 +63,8 @@ function faultOptions(seed: number, quick: boolean): FaultOptions {
   };
 }
 
-interface DirectClients {
-  cloudFormation: CloudFormationClient;
-  dynamo: DynamoDBClient;
-  sqs: SQSClient;
-  s3: S3Client;
-}
-
-/** Our own reads and writes go straight to moto, so the proxy sees only local mode's calls. */
-function directClients(moto: RunningMoto): DirectClients {
-  const config = {
-    endpoint: `http://127.0.0.1:${moto.port}`,
-    region: EMULATOR_ENV.AWS_REGION,
-    credentials: {
-      accessKeyId: EMULATOR_ENV.AWS_ACCESS_KEY_ID,
-      secretAccessKey: EMULATOR_ENV.AWS_SECRET_ACCESS_KEY,
-      sessionToken: EMULATOR_ENV.AWS_SESSION_TOKEN,
-    },
-  };
-  return {
-    cloudFormation: new CloudFormationClient(config),
-    dynamo: new DynamoDBClient(config),
-    sqs: new SQSClient({ ...config, useQueueUrlAsEndpoint: false }),
-    s3: new S3Client({ ...config, forcePathStyle: true }),
-  };
-}
+/** Our own reads and writes go straight to moto (dummy credentials), so the proxy sees only local mode's calls. */
+type DirectClients = Pick<AwsAt, 'cloudFormation' | 'dynamo' | 'sqs' | 's3'>;
 
 /** The deployed stack's names, from CloudFormation outputs, once a stack with them is complete. */
 function stackNamesLoader(aws: DirectClients): () => Promise<StackNames | undefined> {
@@ -226,7 +204,7 @@ async function runChaos(options: ChaosOptions, command: string, resources: Resou
 
   const moto = await startMoto();
   resources.moto = moto;
-  const aws = directClients(moto);
+  const aws: DirectClients = createAwsClients(`http://127.0.0.1:${moto.port}`, {});
   const names = stackNamesLoader(aws);
   const killSwitch = new KillSwitch(names);
   const proxy = await startInterceptingProxy(moto.port, killSwitch.hooks());

@@ -123,9 +123,3 @@ export function compareLedger(
   }
   return differences;
 }
-
-export function describeIssue(issue: OrderIssue): string {
-  const facts = (f: OrderFacts | undefined) =>
-    f ? `v${f.version} ${f.status} ${f.vendorId} ${f.total.amount} ${f.total.currency}` : 'none';
-  return `order ${issue.orderId}: ${issue.problem} (stored ${facts(issue.stored)}, expected ${facts(issue.expected)})`;
-}

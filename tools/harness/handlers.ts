@@ -120,22 +120,30 @@ export function buildPollerHandler(
   });
 }
 
-export function buildHandlers(options: HandlerOptions): BuiltHandlers {
-  const { clients } = options;
-  const poller = buildPollerHandler({ ...options, env: options.pollerEnv });
-
-  const consumerConfig = loadConsumerConfig(options.consumerEnv);
-  const consumerService = options.consumerEnv.POWERTOOLS_SERVICE_NAME ?? 'order-feed-consumer';
+/** The consumer's handler, and its records so far summed over its invocations. */
+export function buildConsumerHandler(
+  options: LevelOptions & { env: Env; clients: HandlerClients },
+): Pick<BuiltHandlers, 'consumer' | 'consumerTotals'> {
+  const { clients, env } = options;
+  const config = loadConsumerConfig(env);
+  const service = env.POWERTOOLS_SERVICE_NAME ?? 'order-feed-consumer';
   const consumerTotals: BatchCounts = { applied: 0, stale: 0, failed: 0 };
   const consumer = createConsumerHandler({
-    orders: { client: clients.dynamo, tableName: consumerConfig.ordersTableName },
-    logger: new Logger({ serviceName: consumerService, logLevel: logLevelOf(options, options.consumerEnv) }),
-    metrics: metricsFor(options, options.consumerEnv, consumerService),
+    orders: { client: clients.dynamo, tableName: config.ordersTableName },
+    logger: new Logger({ serviceName: service, logLevel: logLevelOf(options, env) }),
+    metrics: metricsFor(options, env, service),
     onBatchSettled: (counts) => {
       consumerTotals.applied += counts.applied;
       consumerTotals.stale += counts.stale;
       consumerTotals.failed += counts.failed;
     },
   });
-  return { poller, consumer, consumerTotals };
+  return { consumer, consumerTotals };
+}
+
+export function buildHandlers(options: HandlerOptions): BuiltHandlers {
+  return {
+    poller: buildPollerHandler({ ...options, env: options.pollerEnv }),
+    ...buildConsumerHandler({ ...options, env: options.consumerEnv }),
+  };
 }

@@ -1,44 +1,30 @@
 // Integration harness: the pipeline's AWS resources in a real moto_server, created from the same key
 // schemas the stack uses, and the real handlers invoked as Lambda would invoke them.
-import {
-  CreateTableCommand,
-  type CreateTableCommandInput,
-  DynamoDBClient,
-  paginateScan,
-} from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateTableCommand, type CreateTableCommandInput, paginateScan } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
-  SQSClient,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { CURSOR_TABLE_SCHEMA, ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
+import { type AwsAt, createAwsClients } from '../aws.js';
 import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
+import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 
-export interface AwsClients {
-  dynamo: DynamoDBClient;
-  sqs: SQSClient;
-  s3: S3Client;
-  ssm: SSMClient;
-}
+export type AwsClients = Pick<AwsAt, 'dynamo' | 'sqs' | 's3' | 'ssm'>;
 
 /** Points the SDK (ours and the handlers') at the emulator, with dummy credentials. */
 export function useEmulator(moto: RunningMoto): AwsClients {
   Object.assign(process.env, EMULATOR_ENV, { AWS_ENDPOINT_URL: moto.endpoint });
-  return {
-    dynamo: new DynamoDBClient({}),
-    sqs: new SQSClient({ useQueueUrlAsEndpoint: false }),
-    s3: new S3Client({ forcePathStyle: true }),
-    ssm: new SSMClient({}),
-  };
+  return createAwsClients(moto.endpoint, EMULATOR_ENV);
 }
 
 export interface PipelineResources {

@@ -1,14 +1,7 @@
 // AWS SDK clients for local mode, all pointed at one AWS-compatible endpoint (moto). Created once per
-// endpoint and injected into the local-runtime modules; the handlers build their own clients from the
-// environment that `emulatorEnvironment` describes.
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { SSMClient } from '@aws-sdk/client-ssm';
+// endpoint and injected into the local-runtime modules and the handlers.
 import { isLoopbackHost } from '../../functions/core/partner/url-policy.js';
+import { type AwsAt, createAwsClients } from '../aws.js';
 import { EMULATOR_ENV } from './moto.js';
 
 export class LocalEndpointError extends Error {
@@ -49,72 +42,13 @@ export function parseAwsEndpoint(raw: string): AwsEndpoint {
   };
 }
 
-/**
- * The process environment the handlers (and our clients) need to talk to the endpoint: its URL, and
- * dummy credentials plus us-east-1 where none are set (an emulator accepts any). Per-service endpoint
- * overrides are dropped so every call goes to the one endpoint.
- */
-export function emulatorEnvironment(
-  endpoint: AwsEndpoint,
-  env: NodeJS.ProcessEnv = process.env,
-): Record<string, string | undefined> {
-  const overrides: Record<string, string | undefined> = { AWS_ENDPOINT_URL: endpoint.sdk };
-  for (const key of Object.keys(env)) {
-    if (key.startsWith('AWS_ENDPOINT_URL_')) overrides[key] = undefined;
-  }
-  if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) {
-    overrides.AWS_ACCESS_KEY_ID = EMULATOR_ENV.AWS_ACCESS_KEY_ID;
-    overrides.AWS_SECRET_ACCESS_KEY = EMULATOR_ENV.AWS_SECRET_ACCESS_KEY;
-    overrides.AWS_SESSION_TOKEN = EMULATOR_ENV.AWS_SESSION_TOKEN;
-    // Never mix dummy keys with a profile's other settings.
-    overrides.AWS_PROFILE = undefined;
-  }
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || EMULATOR_ENV.AWS_REGION;
-  overrides.AWS_REGION = region;
-  overrides.AWS_DEFAULT_REGION = region;
-  return overrides;
-}
-
-export interface LocalAwsClients {
+/** Local mode's clients: tools/aws.ts's for the endpoint, with the endpoint in both spellings. */
+export interface LocalAwsClients extends Omit<AwsAt, 'endpoint' | 'region'> {
   readonly endpoint: AwsEndpoint;
   readonly region: string;
-  readonly cloudFormation: CloudFormationClient;
-  readonly lambda: LambdaClient;
-  readonly events: EventBridgeClient;
-  /** `useQueueUrlAsEndpoint: false`: queue URLs from CloudFormation name the AWS host, not the emulator. */
-  readonly sqs: SQSClient;
-  readonly dynamo: DynamoDBClient;
-  readonly s3: S3Client;
-  readonly ssm: SSMClient;
-  destroy(): void;
 }
 
 export function createLocalAwsClients(endpoint: AwsEndpoint): LocalAwsClients {
-  const env = emulatorEnvironment(endpoint);
-  const region = env.AWS_REGION ?? EMULATOR_ENV.AWS_REGION;
-  const credentials = {
-    accessKeyId: env.AWS_ACCESS_KEY_ID ?? process.env.AWS_ACCESS_KEY_ID ?? '',
-    secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? process.env.AWS_SECRET_ACCESS_KEY ?? '',
-    ...((env.AWS_SESSION_TOKEN ?? process.env.AWS_SESSION_TOKEN)
-      ? { sessionToken: env.AWS_SESSION_TOKEN ?? process.env.AWS_SESSION_TOKEN }
-      : {}),
-  };
-  const config = { endpoint: endpoint.sdk, region, credentials, maxAttempts: 5 };
-  const clients = {
-    cloudFormation: new CloudFormationClient(config),
-    lambda: new LambdaClient(config),
-    events: new EventBridgeClient(config),
-    sqs: new SQSClient({ ...config, useQueueUrlAsEndpoint: false }),
-    dynamo: new DynamoDBClient(config),
-    s3: new S3Client({ ...config, forcePathStyle: true }),
-    ssm: new SSMClient(config),
-  };
-  return {
-    endpoint,
-    region,
-    ...clients,
-    destroy() {
-      for (const client of Object.values(clients)) client.destroy();
-    },
-  };
+  const clients = createAwsClients(endpoint.sdk);
+  return { ...clients, endpoint, region: clients.region ?? EMULATOR_ENV.AWS_REGION };
 }

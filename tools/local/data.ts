@@ -10,8 +10,8 @@ import {
 import { DeleteObjectsCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 import type { LocalAwsClients } from './aws.js';
 import type { Deployment } from './deployment.js';
 
@@ -52,11 +52,7 @@ async function keysUnder(aws: LocalAwsClients, bucket: string, prefix: string): 
   return keys.sort();
 }
 
-export async function ordersByStatus(aws: LocalAwsClients, table: string): Promise<Record<string, number>> {
-  return countByStatus(await readOrderVersions(aws, table));
-}
-
-export function countByStatus(orders: ReadonlyMap<number, { status: string }>): Record<string, number> {
+function countByStatus(orders: ReadonlyMap<number, { status: string }>): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const { status } of orders.values()) counts[status] = (counts[status] ?? 0) + 1;
   return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
@@ -69,12 +65,7 @@ export interface DataSnapshot {
   deadLettered: number;
 }
 
-export async function readData(aws: LocalAwsClients, deployment: Deployment): Promise<DataSnapshot> {
-  const { orders: _orders, ...snapshot } = await readDataWithOrders(aws, deployment);
-  return snapshot;
-}
-
-/** `readData` plus every stored order's version and status (one scan serves both). */
+/** The snapshot plus every stored order's version and status (one scan serves both). */
 export async function readDataWithOrders(
   aws: LocalAwsClients,
   deployment: Deployment,

@@ -189,9 +189,7 @@ export interface Deployment {
   deadLetterQueueUrl: string;
   /** Downstream subscriber queues and their DLQs (published to by the poller; nobody local reads them). */
   downstreamQueueUrls: string[];
-  /** The first feed's poller (the only one without `feeds`). */
-  poller: FunctionDeployment;
-  /** Every feed's poller, in the order of the stack's `FeedPollers` output. */
+  /** Every feed's poller, in the order of the stack's `FeedPollers` output (at least one). */
   pollers: FeedDeployment[];
   consumer: FunctionDeployment;
   schedule: { ruleName: string; expression: string; state: string; intervalMs: number | undefined };
@@ -271,7 +269,6 @@ export async function readDeployment(
         ([key]) => key.startsWith('DownstreamQueueUrl') || key.startsWith('DownstreamDeadLetterQueueUrl'),
       )
       .map(([, value]) => value),
-    poller,
     pollers,
     consumer,
     schedule: {

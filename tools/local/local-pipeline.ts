@@ -13,7 +13,7 @@
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import type { ScheduledEvent } from 'aws-lambda';
 import { type PollResult, PollRunFailedError } from '../../functions/poller/create-handler.js';
-import { type BuiltHandlers, buildHandlers, buildPollerHandler } from '../harness/handlers.js';
+import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
@@ -128,8 +128,6 @@ export { AUTH_FAILED_MESSAGE } from './scheduling.js';
 
 /** Each function's environment: its deployed variables plus the local overrides. */
 export interface HandlerEnvironments {
-  /** The first feed's poller (the only one without `feeds`). */
-  poller: Record<string, string>;
   /** Every feed's poller, in the deployment's order. */
   pollers: { feedId: string; env: Record<string, string> }[];
   consumer: Record<string, string>;
@@ -164,26 +162,7 @@ export function handlerEnvironments(
   });
   const consumer: Record<string, string> = { ...deployment.consumer.environment, ...quiet };
   delete consumer.NODE_OPTIONS;
-  return { poller: pollers[0]?.env ?? {}, pollers, consumer };
-}
-
-/**
- * The real handlers, built by their factories from each function's environment (as deployed, with the local
- * overrides) and this process's emulator clients: no process.env, no module state, so several local
- * pipelines can run in one process.
- */
-function localHandlers(
-  aws: LocalAwsClients,
-  environments: HandlerEnvironments,
-  verbose: boolean | undefined,
-): BuiltHandlers {
-  return buildHandlers({
-    pollerEnv: environments.poller,
-    consumerEnv: environments.consumer,
-    clients: aws,
-    logLevel: verbose ? 'INFO' : 'WARN',
-    emitMetrics: verbose === true,
-  });
+  return { pollers, consumer };
 }
 
 /**
@@ -229,21 +208,24 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const note = options.note ?? (() => undefined);
   const environments = handlerEnvironments(options, tuning);
-  const handlers = localHandlers(aws, environments, options.verbose);
+  // The real handlers, built by their factories from each function's environment (as deployed, with the
+  // local overrides) and this process's emulator clients: no process.env, no module state, so several
+  // local pipelines can run in one process.
+  const levels = {
+    logLevel: options.verbose ? ('INFO' as const) : ('WARN' as const),
+    emitMetrics: options.verbose === true,
+  };
+  const handlers = buildConsumerHandler({ ...levels, env: environments.consumer, clients: aws });
   // One poller per feed, each scheduled on its own like its EventBridge rule; they share the consumer.
-  const feeds = environments.pollers.map(({ feedId, env }, index) => ({
-    feedId: env.FEED_ID ?? feedId,
-    deployed: deployment.pollers[index]?.function ?? deployment.poller,
-    handler:
-      index === 0
-        ? handlers.poller
-        : buildPollerHandler({
-            env,
-            clients: aws,
-            logLevel: options.verbose ? 'INFO' : 'WARN',
-            emitMetrics: options.verbose === true,
-          }),
-  }));
+  const feeds = environments.pollers.map(({ feedId, env }, index) => {
+    const deployed = deployment.pollers[index]?.function;
+    if (deployed === undefined) throw new LocalPipelineError(`no deployed poller for feed ${feedId}`);
+    return {
+      feedId: env.FEED_ID ?? feedId,
+      deployed,
+      handler: buildPollerHandler({ ...levels, env, clients: aws }),
+    };
+  });
   type Feed = (typeof feeds)[number];
   const lagByFeed = new Map<string, number>();
   const startedAt = Date.now();

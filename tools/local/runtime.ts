@@ -8,12 +8,12 @@
 //   6. the real handlers, driven as Lambda would drive them      (local-pipeline.ts: startLocalPipeline)
 //   7. the summary: tables, ledger, quarantine, dead letters     (readSummary)
 import { randomBytes } from 'node:crypto';
-import type { SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { parsePartnerBaseUrl } from '../../functions/core/partner/url-policy.js';
 import type { LocalFeed } from '../deploy-local.js';
 import { DEFAULT_VENDORS, generatedVendorIds } from '../simulator/generated-feed.js';
 import type { RunningSimulator, ScenarioId } from '../simulator/index.js';
 import { SCENARIO_IDS } from '../simulator/types.js';
+import type { SalesTotal } from '../store/sales-ledger.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 import { queueDepth, readDataWithOrders, resetData } from './data.js';
 import {
@@ -38,26 +38,11 @@ import {
 } from './local-pipeline.js';
 import { type RunningMoto, startMoto } from './moto.js';
 
+// What the tests and start.ts take from local mode, in one place.
 export { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
-export { queueDepth, readData, resetData } from './data.js';
-export {
-  DEFAULT_STACK_NAME,
-  type Deployment,
-  ensureStack,
-  readDeployment,
-  type StackContext,
-  storeToken,
-} from './deployment.js';
-export {
-  AUTH_FAILED_MESSAGE,
-  DEFAULT_TUNING,
-  type LocalPipeline,
-  type LocalTuning,
-  type PipelineCounters,
-  type ProgressSnapshot,
-  type RunOutcome,
-  startLocalPipeline,
-} from './local-pipeline.js';
+export { resetData } from './data.js';
+export { DEFAULT_STACK_NAME, readDeployment } from './deployment.js';
+export { AUTH_FAILED_MESSAGE, DEFAULT_TUNING } from './local-pipeline.js';
 
 /** Size of the built-in generated feed: about a minute of pipeline work here (see SESSION.md). */
 export const DEFAULT_ORDERS = 250;
@@ -412,7 +397,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
       if (stopRequested) return interruptedEarly(deployment);
 
       const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
-      const deployedBaseUrl = deployment.poller.environment.PARTNER_BASE_URL;
+      const deployedBaseUrl = deployment.pollers[0]?.function.environment.PARTNER_BASE_URL;
       events.onReady?.({
         awsEndpoint,
         emulatorStarted: moto !== undefined,

@@ -178,7 +178,7 @@ export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
 }
 
 /**
- * reconcile keeps its own flags (tools/cli/reconcile.ts); only the stack and endpoint are shared. The
+ * reconcile keeps its own flags (tools/reconcile/cli.ts); only the stack and endpoint are shared. The
  * default stack is added unless the operator named a stack or a table of their own.
  */
 function reconcileCommand(rest: readonly string[]): ParsedCommand {

@@ -18,7 +18,6 @@ import {
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { orderOfStoredItem, UnreadableItemError } from '../../functions/core/adapters/stored-order-item.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import {
   buildOrderVersionMessage,
@@ -26,7 +25,8 @@ import {
   runCorrelationId,
 } from '../../functions/core/contract/order-version-message.js';
 import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
-import type { OpsAws } from './aws.js';
+import type { AwsAt } from '../aws.js';
+import { orderOfStoredItem, UnreadableItemError } from '../store/stored-order.js';
 
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;
 /** SendMessageBatch's limit. */
@@ -193,7 +193,7 @@ export const checkpointKey = (subscriber: string): string => `#backfill/${subscr
 
 /** The AWS side of the ports: the orders table, the cursor table and the subscriber's queue. */
 export function awsBackfillPorts(
-  aws: OpsAws,
+  aws: AwsAt,
   tables: { ordersTable: string; cursorTable: string },
   subscriber: string,
   publisher: OrderVersionPublisher,

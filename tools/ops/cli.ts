@@ -7,10 +7,10 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
-import { runCli as runReconcile } from '../cli/reconcile.js';
+import { type AwsAt, createAwsClients } from '../aws.js';
 import { reportUsageError } from '../cli-args.js';
+import { runCli as runReconcile } from '../reconcile/cli.js';
 import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
-import { createOpsAws, type OpsAws } from './aws.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
 import { OpsError } from './errors.js';
@@ -68,7 +68,7 @@ export async function runOps(argv: readonly string[], io: OpsIo = processIo): Pr
   }
   if (parsed.command === 'reconcile') return runReconcile(parsed.argv, io);
 
-  const aws = createOpsAws(parsed.shared.awsEndpoint, io.env);
+  const aws = createAwsClients(parsed.shared.awsEndpoint, io.env);
   try {
     const target = await readTarget(aws, parsed.shared.stackName);
     return await dispatch(parsed, { aws, target, io, now: io.now ?? Date.now });
@@ -81,7 +81,7 @@ export async function runOps(argv: readonly string[], io: OpsIo = processIo): Pr
 }
 
 interface Run {
-  aws: OpsAws;
+  aws: AwsAt;
   target: OpsTarget;
   io: OpsIo;
   now: () => number;

@@ -10,7 +10,7 @@
 // shown; with it, that run is fenced out and its lease simply expires.
 import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { OpsAws } from './aws.js';
+import type { AwsAt } from '../aws.js';
 import { OpsError } from './errors.js';
 import { shortenCursor } from './format.js';
 
@@ -57,7 +57,7 @@ export function cursorItemOf(feedId: string, raw: Record<string, unknown> | unde
   };
 }
 
-export async function readCursorItem(aws: OpsAws, table: string, feedId: string): Promise<CursorItem> {
+export async function readCursorItem(aws: AwsAt, table: string, feedId: string): Promise<CursorItem> {
   const output = await aws.dynamo.send(
     new GetItemCommand({ TableName: table, Key: marshall({ feedId }), ConsistentRead: true }),
   );
@@ -172,7 +172,7 @@ export function planCursorChange(
 
 /** Carries out an `update` plan with one conditional UpdateItem; returns the item as written. */
 export async function applyCursorPlan(
-  aws: OpsAws,
+  aws: AwsAt,
   table: string,
   plan: Extract<CursorPlan, { kind: 'update' }>,
   nowMs: number,

@@ -24,7 +24,7 @@ import {
 import type { OrderVersionPublisher, QuarantinedRecord } from '../../functions/core/ingest/ports.js';
 import { preparePage } from '../../functions/core/ingest/prepare-page.js';
 import { parseJsonExact } from '../../functions/core/model/int64.js';
-import type { OpsAws } from './aws.js';
+import type { AwsAt } from '../aws.js';
 import { renderTable } from './format.js';
 
 export const RETRIED_PREFIX = 'retried/';
@@ -35,7 +35,7 @@ export interface StoredQuarantineRecord {
 }
 
 export async function listQuarantined(
-  aws: OpsAws,
+  aws: AwsAt,
   bucket: string,
   feedId: string | undefined,
 ): Promise<StoredQuarantineRecord[]> {
@@ -85,7 +85,7 @@ export interface RetryResult {
 }
 
 export async function retryQuarantined(
-  aws: OpsAws,
+  aws: AwsAt,
   bucket: string,
   verdicts: readonly RetryVerdict[],
   publisher: OrderVersionPublisher,

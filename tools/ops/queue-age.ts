@@ -4,7 +4,7 @@
 // answer is "n/a" with the reason, never an invented figure.
 //
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import type { OpsAws } from './aws.js';
+import type { AwsAt } from '../aws.js';
 
 export interface OldestAge {
   seconds: number | undefined;
@@ -22,7 +22,7 @@ export const unavailableAge = (note: string): OldestAgeSource => ({
 
 const WINDOW_MS = 15 * 60_000;
 
-export function oldestAgeSourceFor(aws: OpsAws): OldestAgeSource {
+export function oldestAgeSourceFor(aws: AwsAt): OldestAgeSource {
   if (aws.endpoint !== undefined) return unavailableAge('no CloudWatch metrics on an emulator');
   let client: CloudWatchClient | undefined;
   return {

@@ -14,7 +14,7 @@ import {
   SendMessageBatchCommand,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import type { OpsAws } from './aws.js';
+import type { AwsAt } from '../aws.js';
 import { OpsError } from './errors.js';
 import type { QueuePair } from './target.js';
 
@@ -49,7 +49,7 @@ export function selectRedriveQueues(queues: readonly QueuePair[], name: string |
   return match;
 }
 
-export async function planRedrive(aws: OpsAws, queues: readonly QueuePair[]): Promise<RedrivePair[]> {
+export async function planRedrive(aws: AwsAt, queues: readonly QueuePair[]): Promise<RedrivePair[]> {
   return Promise.all(
     queues.map(async (queue) => ({
       name: queue.name,
@@ -71,7 +71,7 @@ export interface RedriveOptions {
 }
 
 export async function redriveWithLoop(
-  aws: OpsAws,
+  aws: AwsAt,
   pair: RedrivePair,
   options: RedriveOptions,
 ): Promise<RedriveResult> {
@@ -118,7 +118,7 @@ export async function redriveWithLoop(
 }
 
 /** Sends the received messages to `queueUrl`; returns those SQS accepted. */
-async function sendBatch(aws: OpsAws, queueUrl: string, messages: Message[]): Promise<Message[]> {
+async function sendBatch(aws: AwsAt, queueUrl: string, messages: Message[]): Promise<Message[]> {
   const output = await aws.sqs.send(
     new SendMessageBatchCommand({
       QueueUrl: queueUrl,
@@ -151,7 +151,7 @@ function copyAttributes(
 }
 
 export async function redriveWithMoveTask(
-  aws: OpsAws,
+  aws: AwsAt,
   pair: RedrivePair,
   options: RedriveOptions,
 ): Promise<RedriveResult> {
@@ -189,7 +189,7 @@ export async function redriveWithMoveTask(
 }
 
 async function attributes(
-  aws: OpsAws,
+  aws: AwsAt,
   queueUrl: string,
   names: Array<'QueueArn' | 'ApproximateNumberOfMessages'>,
 ) {

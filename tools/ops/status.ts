@@ -8,9 +8,9 @@
 
 import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { readSalesLedger, type SalesTotal } from '../../functions/core/adapters/dynamo-sales-ledger.js';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
-import type { OpsAws } from './aws.js';
+import type { AwsAt } from '../aws.js';
+import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 import { type CursorItem, liveLease, readCursorItem } from './cursor.js';
 import { formatDuration, queueNameOf, renderTable, shortenCursor } from './format.js';
 import { type OldestAgeSource, oldestAgeSourceFor } from './queue-age.js';
@@ -49,7 +49,7 @@ export interface StatusReport {
 }
 
 export async function gatherStatus(
-  aws: OpsAws,
+  aws: AwsAt,
   target: OpsTarget,
   feeds: readonly string[],
   nowMs: number,
@@ -120,7 +120,7 @@ export function feedStatusOf(cursor: CursorItem, poller: string | undefined, now
   };
 }
 
-async function countQuarantined(aws: OpsAws, bucket: string): Promise<number> {
+async function countQuarantined(aws: AwsAt, bucket: string): Promise<number> {
   let count = 0;
   for await (const page of paginateListObjectsV2(
     { client: aws.s3 },

@@ -5,9 +5,9 @@
 // `PollerFunctionName`.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
+import type { AwsAt } from '../aws.js';
 import { isFeedId } from '../feed-id.js';
 import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
-import type { OpsAws } from './aws.js';
 import { OpsError } from './errors.js';
 
 /** A queue the stack publishes to, and the dead-letter queue its failed messages go to. */
@@ -30,7 +30,7 @@ export interface OpsTarget {
   pollers: Record<string, string>;
 }
 
-export async function readTarget(aws: OpsAws, stackName: string): Promise<OpsTarget> {
+export async function readTarget(aws: AwsAt, stackName: string): Promise<OpsTarget> {
   let outputs: Record<string, string>;
   try {
     const stack = await describeStack(aws.cloudFormation, stackName);
@@ -135,7 +135,7 @@ function subscriberNames(pollerEnv: Record<string, string>): Record<string, stri
 }
 
 /** Feed ids: the stack's pollers' and every cursor item whose key is a feed id, sorted. */
-export async function discoverFeeds(aws: OpsAws, target: OpsTarget): Promise<string[]> {
+export async function discoverFeeds(aws: AwsAt, target: OpsTarget): Promise<string[]> {
   const feeds = new Set(Object.keys(target.pollers));
   const pages = paginateScan(
     { client: aws.dynamo },

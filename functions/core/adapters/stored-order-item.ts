@@ -4,14 +4,13 @@
 // (1 MiB). Such an item keeps every other attribute as is and stores its `items` list gzip-compressed
 // (`itemsGzip`, binary, with `itemsEncoding` "gzip+json"): order lines compress about tenfold. An item still
 // too large even then is quarantined by the poller with the reason, never published.
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { SaleEntry } from '../apply/sale.js';
-import { isInt64, parseJsonExact } from '../model/int64.js';
-import type { Finding, Order } from '../model/types.js';
+import { isInt64 } from '../model/int64.js';
+import type { Order } from '../model/types.js';
 import { itemSize } from './dynamo-item-size.js';
-import { unmarshallExact } from './exact-item.js';
 
 /** DynamoDB's item size limit. */
 export const DYNAMO_MAX_ITEM_BYTES = 400 * 1024;
@@ -65,54 +64,6 @@ export function storedOrderItem(
     item: compressed,
     sizeBytes: itemSize(compressed),
     itemsCompressed: true,
-  };
-}
-
-/** What storedOrderItem adds to the order's own attributes: the way back leaves them out. */
-const STORAGE_ATTRIBUTES = new Set([
-  'orderId',
-  'saleKey',
-  'saleAmount',
-  'findingCodes',
-  'correlationId',
-  'itemsGzip',
-  'itemsEncoding',
-]);
-
-export class UnreadableItemError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UnreadableItemError';
-  }
-}
-
-/**
- * The way back from storedOrderItem: the order version an orders table item holds, exactly (int64 as stored), with its items decompressed
- * when the item was too large to store them plain; findings come back as their codes.
- */
-export function orderOfStoredItem(raw: Record<string, AttributeValue>): {
-  order: Order;
-  findings: Finding[];
-} {
-  const item = unmarshallExact(raw);
-  const order: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(item)) if (!STORAGE_ATTRIBUTES.has(name)) order[name] = value;
-  if (item.itemsEncoding !== undefined) {
-    if (item.itemsEncoding !== 'gzip+json' || !(item.itemsGzip instanceof Uint8Array)) {
-      throw new UnreadableItemError(
-        `order ${String(item.orderId)}: items stored as ${String(item.itemsEncoding)}`,
-      );
-    }
-    order.items = parseJsonExact(gunzipSync(item.itemsGzip).toString('utf8'));
-  }
-  if (!isInt64(order.id) || !isInt64(order.version) || !Array.isArray(order.items)) {
-    throw new UnreadableItemError(`order ${String(item.orderId)}: the item has no id, version or items`);
-  }
-  const codes = item.findingCodes instanceof Set ? [...item.findingCodes].map(String).sort() : [];
-  return {
-    order: order as unknown as Order,
-    // The detail was logged when the version was ingested; the item keeps only the codes.
-    findings: codes.map((code) => ({ code, detail: 'recorded when this version was ingested' })),
   };
 }
 

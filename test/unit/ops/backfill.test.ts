@@ -2,7 +2,7 @@
 // after each batch, resuming after an interrupted run with the same runId, and the rate limit.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { orderOfStoredItem, storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
+import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { saleOf } from '../../../functions/core/apply/sale.js';
 import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
 import type { OutgoingMessage } from '../../../functions/core/contract/order-version-message.js';
@@ -13,6 +13,7 @@ import {
   type Checkpoint,
   runBackfill,
 } from '../../../tools/ops/backfill.js';
+import { orderOfStoredItem } from '../../../tools/store/stored-order.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 
 function order(id: number | bigint, version: number | bigint = 2): Order {

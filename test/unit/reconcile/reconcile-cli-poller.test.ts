@@ -1,6 +1,6 @@
 // Which poller the reconcile CLI takes the partner's URL and token parameter from.
 import { describe, expect, it } from 'vitest';
-import { pollerOf } from '../../../tools/cli/reconcile.js';
+import { pollerOf } from '../../../tools/reconcile/cli.js';
 
 const FEEDS = { FeedPollers: JSON.stringify({ eu: 'poller-eu', uk: 'poller-uk' }) };
 

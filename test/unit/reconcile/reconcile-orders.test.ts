@@ -16,7 +16,7 @@ import {
   reconcileOrders,
   type StoredOrders,
   type StoredVersion,
-} from '../../../functions/core/reconcile/reconcile-orders.js';
+} from '../../../tools/reconcile/reconcile-orders.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import { RecordingPublisher } from '../../support/fakes.js';
 

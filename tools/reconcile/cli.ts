@@ -1,20 +1,12 @@
 // Operator CLI: reconcile the orders table with the partner, by order id (README: "Reconciliation").
 // Flow: parse flags → find the table, queues, API and token (stack outputs + the poller's environment,
 // or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
-// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/cli/reconcile.ts ...`).
+// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/reconcile/cli.ts ...`).
 
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
-import {
-  createDynamoDbClient,
-  createSqsClient,
-  createSsmClient,
-} from '../../functions/core/adapters/aws-clients.js';
-import { DynamoStoredOrders } from '../../functions/core/adapters/dynamo-stored-orders.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { runCorrelationId } from '../../functions/core/contract/order-version-message.js';
 import { type Int64, int64FromText, isInt64, stringifyJsonExact } from '../../functions/core/model/int64.js';
@@ -23,14 +15,16 @@ import {
   createPartnerClient,
   isBearerTokenShape,
 } from '../../functions/core/partner/client.js';
+import { type AwsAt, createAwsClients } from '../aws.js';
+import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
+import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
+import { DynamoStoredOrders } from './dynamo-stored-orders.js';
 import {
   RESULT_KINDS,
   ReconcileAuthError,
   type ReconcileReport,
   reconcileOrders,
-} from '../../functions/core/reconcile/reconcile-orders.js';
-import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
-import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
+} from './reconcile-orders.js';
 
 export { EXIT_USAGE } from '../cli-args.js';
 
@@ -63,7 +57,7 @@ Where things are:
   --feed-id ID            source.feedId of repair messages (default: the poller's FEED_ID,
                           else "reconcile"); on a stack of several feeds, also whose poller
                           supplies the partner URL and token (default: the first feed)
-  --aws-endpoint URL      an AWS emulator's endpoint: sets AWS_ENDPOINT_URL, plus dummy
+  --aws-endpoint URL      an AWS emulator's endpoint for every call, plus dummy
                           credentials and region when none are set
 Partner token (never printed; the first one found is used):
   --token-file PATH       read from a file
@@ -203,16 +197,6 @@ function parseIds(raw: string): Int64[] {
   });
 }
 
-/** Points the AWS SDK at an emulator; fills in dummy credentials and a region only when none are set. */
-function useAwsEndpoint(endpoint: string): void {
-  process.env.AWS_ENDPOINT_URL = endpoint;
-  if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
-    process.env.AWS_ACCESS_KEY_ID = 'testing';
-    process.env.AWS_SECRET_ACCESS_KEY = 'testing';
-  }
-  if (!process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION) process.env.AWS_REGION = 'us-east-1';
-}
-
 interface Target {
   ordersTable: string;
   /** Orders queue first, then the downstream queues. */
@@ -224,7 +208,7 @@ interface Target {
   warnings: string[];
 }
 
-async function resolveTarget(options: CliOptions): Promise<Target> {
+async function resolveTarget(options: CliOptions, aws: AwsAt): Promise<Target> {
   const warnings: string[] = [];
   if (options.stackName === undefined) {
     return {
@@ -236,7 +220,7 @@ async function resolveTarget(options: CliOptions): Promise<Target> {
       warnings,
     };
   }
-  const stack = await readStack(options.stackName, options.feedId);
+  const stack = await readStack(aws, options.stackName, options.feedId);
   const queueUrls = options.queueUrls.length > 0 ? options.queueUrls : stack.queueUrls;
   // The poller publishes to the queues in its own environment: a repair must reach the same ones.
   for (const url of stack.pollerQueueUrls) {
@@ -258,51 +242,44 @@ async function resolveTarget(options: CliOptions): Promise<Target> {
   };
 }
 
-async function readStack(stackName: string, feedId: string | undefined) {
-  const cfn = new CloudFormationClient({});
-  const lambda = new LambdaClient({});
+async function readStack(aws: AwsAt, stackName: string, feedId: string | undefined) {
+  let outputs: Record<string, string>;
   try {
-    let outputs: Record<string, string>;
-    try {
-      const stack = await describeStack(cfn, stackName);
-      if (!stack) throw new SetupError(`stack ${stackName} not found`);
-      outputs = stackOutputs(stack);
-    } catch (error) {
-      if (error instanceof SetupError) throw error;
-      throw new SetupError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
-    }
-    const required = (key: string): string => {
-      const value = outputs[key];
-      if (!value) throw new SetupError(`stack ${stackName} has no output ${key}`);
-      return value;
-    };
-    const ordersTable = required('OrdersTableName');
-    const ordersQueueUrl = required('OrdersQueueUrl');
-    // A single-feed stack names its poller; a stack of several feeds lists them all (FeedPollers): the
-    // poller of --feed-id, else the first, supplies the partner's URL and token parameter.
-    const pollerName = pollerOf(outputs, feedId) ?? required('PollerFunctionName');
-    const downstream = Object.keys(outputs)
-      .filter((key) => key.startsWith('DownstreamQueueUrl'))
-      .sort()
-      .map((key) => outputs[key] ?? '');
-    let pollerEnv: Record<string, string>;
-    try {
-      pollerEnv = (await readFunction(lambda, pollerName)).environment;
-    } catch (error) {
-      throw new SetupError(`cannot read the configuration of function ${pollerName}: ${messageOf(error)}`, {
-        cause: error,
-      });
-    }
-    return {
-      ordersTable,
-      queueUrls: [ordersQueueUrl, ...downstream],
-      pollerEnv,
-      pollerQueueUrls: pollerQueueUrls(pollerEnv),
-    };
-  } finally {
-    cfn.destroy();
-    lambda.destroy();
+    const stack = await describeStack(aws.cloudFormation, stackName);
+    if (!stack) throw new SetupError(`stack ${stackName} not found`);
+    outputs = stackOutputs(stack);
+  } catch (error) {
+    if (error instanceof SetupError) throw error;
+    throw new SetupError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
   }
+  const required = (key: string): string => {
+    const value = outputs[key];
+    if (!value) throw new SetupError(`stack ${stackName} has no output ${key}`);
+    return value;
+  };
+  const ordersTable = required('OrdersTableName');
+  const ordersQueueUrl = required('OrdersQueueUrl');
+  // A single-feed stack names its poller; a stack of several feeds lists them all (FeedPollers): the
+  // poller of --feed-id, else the first, supplies the partner's URL and token parameter.
+  const pollerName = pollerOf(outputs, feedId) ?? required('PollerFunctionName');
+  const downstream = Object.keys(outputs)
+    .filter((key) => key.startsWith('DownstreamQueueUrl'))
+    .sort()
+    .map((key) => outputs[key] ?? '');
+  let pollerEnv: Record<string, string>;
+  try {
+    pollerEnv = (await readFunction(aws.lambda, pollerName)).environment;
+  } catch (error) {
+    throw new SetupError(`cannot read the configuration of function ${pollerName}: ${messageOf(error)}`, {
+      cause: error,
+    });
+  }
+  return {
+    ordersTable,
+    queueUrls: [ordersQueueUrl, ...downstream],
+    pollerEnv,
+    pollerQueueUrls: pollerQueueUrls(pollerEnv),
+  };
 }
 
 /**
@@ -341,7 +318,12 @@ function pollerQueueUrls(env: Record<string, string>): string[] {
   return urls;
 }
 
-async function readToken(options: CliOptions, target: Target, env: NodeJS.ProcessEnv): Promise<string> {
+async function readToken(
+  options: CliOptions,
+  target: Target,
+  env: NodeJS.ProcessEnv,
+  aws: AwsAt,
+): Promise<string> {
   let token: string;
   let source: string;
   if (options.tokenFile !== undefined) {
@@ -354,7 +336,7 @@ async function readToken(options: CliOptions, target: Target, env: NodeJS.Proces
   } else if (options.tokenParameter !== undefined || (!env.PARTNER_API_TOKEN && target.stackTokenParameter)) {
     const name = options.tokenParameter ?? target.stackTokenParameter ?? '';
     source = `SSM parameter ${name}`;
-    token = await readParameter(name);
+    token = await readParameter(aws, name);
   } else if (env.PARTNER_API_TOKEN) {
     source = 'PARTNER_API_TOKEN';
     token = env.PARTNER_API_TOKEN.trim();
@@ -369,15 +351,12 @@ async function readToken(options: CliOptions, target: Target, env: NodeJS.Proces
   return token;
 }
 
-async function readParameter(name: string): Promise<string> {
-  const ssm = createSsmClient();
+async function readParameter(aws: AwsAt, name: string): Promise<string> {
   try {
-    const output = await ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+    const output = await aws.ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
     return output.Parameter?.Value?.trim() ?? '';
   } catch (error) {
     throw new SetupError(`cannot read SSM parameter ${name}: ${messageOf(error)}`, { cause: error });
-  } finally {
-    ssm.destroy();
   }
 }
 
@@ -438,27 +417,25 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     io.stdout(USAGE);
     return EXIT_OK;
   }
-  if (options.awsEndpoint !== undefined) useAwsEndpoint(options.awsEndpoint);
-
-  const dynamo = createDynamoDbClient();
-  const sqs = createSqsClient();
+  // --aws-endpoint, else the SDK's own AWS_ENDPOINT_URL (an emulator either way), else AWS.
+  const aws = createAwsClients(options.awsEndpoint ?? (io.env.AWS_ENDPOINT_URL || undefined), io.env);
   // Own agent, closed at the end, so no keep-alive socket holds the process open.
   const agent = createPartnerAgent();
   let report: ReconcileReport | undefined;
   try {
-    const target = await resolveTarget(options);
+    const target = await resolveTarget(options, aws);
     for (const warning of target.warnings) io.stderr(`reconcile: warning: ${warning}\n`);
-    const token = await readToken(options, target, io.env);
+    const token = await readToken(options, target, io.env, aws);
     let partner: ReturnType<typeof createPartnerClient>;
     try {
       partner = createPartnerClient({ baseUrl: target.apiUrl, token: async () => token, dispatcher: agent });
     } catch (error) {
       throw new UsageError(`--api-url: ${error instanceof Error ? error.message : String(error)}`);
     }
-    const stored = new DynamoStoredOrders(dynamo, target.ordersTable);
+    const stored = new DynamoStoredOrders(aws.dynamo, target.ordersTable);
     const ids = options.ids ?? (await stored.sampleIds(options.sample));
     report = await reconcileOrders(
-      { stored, partner, publisher: new SqsFanoutPublisher(sqs, target.queueUrls), now: Date.now },
+      { stored, partner, publisher: new SqsFanoutPublisher(aws.sqs, target.queueUrls), now: Date.now },
       { ids, repair: options.repair, feedId: target.feedId, concurrency: options.concurrency },
     );
     print(io, options, report);
@@ -477,8 +454,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     io.stderr(`reconcile: ${messageOf(error)}\n`);
     return EXIT_FINDINGS;
   } finally {
-    dynamo.destroy();
-    sqs.destroy();
+    aws.destroy();
     await agent.close();
   }
 }

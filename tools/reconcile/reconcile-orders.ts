@@ -23,18 +23,18 @@ import {
   type OutgoingMessage,
   runCorrelationId,
   SQS_MAX_MESSAGE_BYTES,
-} from '../contract/order-version-message.js';
-import type { OrderVersionPublisher } from '../ingest/ports.js';
-import { type Int64, isInt64 } from '../model/int64.js';
-import { parseOrder } from '../model/parse-order.js';
-import type { Finding, Order } from '../model/types.js';
+} from '../../functions/core/contract/order-version-message.js';
+import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
+import { type Int64, isInt64 } from '../../functions/core/model/int64.js';
+import { parseOrder } from '../../functions/core/model/parse-order.js';
+import type { Finding, Order } from '../../functions/core/model/types.js';
 import {
   AuthenticationError,
   BadRequestError,
   isPartnerApiError,
   OrderNotFoundError,
-} from '../partner/errors.js';
-import type { PartnerApi } from '../partner/types.js';
+} from '../../functions/core/partner/errors.js';
+import type { PartnerApi } from '../../functions/core/partner/types.js';
 
 /** What the orders table holds for one order. */
 export interface StoredVersion {

@@ -1,27 +1,31 @@
-// The AWS clients of one ops run: AWS itself with the SDK's usual credential chain, or one emulator
-// endpoint (then dummy credentials unless some are set, queue URLs not followed to their AWS host, and
-// path-style S3). Built from explicit settings rather than by setting AWS_ENDPOINT_URL, so runOps can run
-// in-process (tests) without changing the process environment.
+// The one way tools build their AWS clients (ops, local mode, chaos): AWS itself with the SDK's usual
+// credential chain, or one emulator endpoint (then dummy credentials unless some are set, queue URLs not
+// followed to their AWS host, and path-style S3). Built from explicit settings rather than by setting
+// AWS_ENDPOINT_URL, so a tool can run in-process (tests) without changing the process environment.
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { EMULATOR_ENV } from '../local/moto.js';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { EMULATOR_ENV } from './local/moto.js';
 
-export interface OpsAws {
+export interface AwsAt {
   /** The emulator endpoint, or undefined for AWS. */
   readonly endpoint: string | undefined;
   readonly region: string | undefined;
   readonly cloudFormation: CloudFormationClient;
   readonly lambda: LambdaClient;
+  readonly events: EventBridgeClient;
   readonly dynamo: DynamoDBClient;
   readonly sqs: SQSClient;
   readonly s3: S3Client;
+  readonly ssm: SSMClient;
   destroy(): void;
 }
 
-export function createOpsAws(endpoint: string | undefined, env: NodeJS.ProcessEnv): OpsAws {
+export function createAwsClients(endpoint: string | undefined, env: NodeJS.ProcessEnv = process.env): AwsAt {
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || (endpoint ? EMULATOR_ENV.AWS_REGION : undefined);
   const base: Record<string, unknown> = { maxAttempts: 5, ...(region ? { region } : {}) };
   if (endpoint !== undefined) {
@@ -44,10 +48,12 @@ export function createOpsAws(endpoint: string | undefined, env: NodeJS.ProcessEn
   const clients = {
     cloudFormation: new CloudFormationClient(base),
     lambda: new LambdaClient(base),
+    events: new EventBridgeClient(base),
     dynamo: new DynamoDBClient(base),
     // Queue URLs from CloudFormation in an emulator name the AWS host (LOCAL-AWS.md).
     sqs: new SQSClient({ ...base, useQueueUrlAsEndpoint: !emulated }),
     s3: new S3Client({ ...base, forcePathStyle: emulated }),
+    ssm: new SSMClient(base),
   };
   return {
     endpoint,
