@@ -59,11 +59,7 @@ export async function loadTracing(
   serviceName: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<FunctionTracing> {
-  if (!tracingMayBeOn(env)) return UNTRACED;
+  if (!env.AWS_EXECUTION_ENV || env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() === 'false') return UNTRACED;
   const { powertoolsFunctionTracing } = await import('./powertools-tracing.js');
   return powertoolsFunctionTracing(serviceName);
-}
-
-export function tracingMayBeOn(env: Readonly<Record<string, string | undefined>>): boolean {
-  return Boolean(env.AWS_EXECUTION_ENV) && env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
 }
