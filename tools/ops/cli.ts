@@ -3,17 +3,14 @@
 // the stack's resources and feeds → the command's module → a table on stdout, or JSON with --json;
 // progress lines and errors on stderr. Commands that change state print their plan and act only with
 // --yes. Exit 0 done (or planned), 1 failed or refused, 2 usage.
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
-import { reportUsageError } from '../cli-args.js';
+import { type CliIo, CommandError, isMain, messageOf, processIo, reportUsageError } from '../cli-args.js';
 import { runCli as runReconcile } from '../reconcile/cli.js';
 import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
-import { OpsError } from './errors.js';
 import { formatDuration, queueNameOf } from './format.js';
 import {
   judgeQuarantined,
@@ -31,7 +28,7 @@ import {
   selectRedriveQueues,
 } from './redrive.js';
 import { gatherStatus, renderStatus } from './status.js';
-import { discoverFeeds, messageOf, type OpsTarget, readTarget, resolveFeed } from './target.js';
+import { discoverFeeds, type OpsTarget, readTarget, resolveFeed } from './target.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -39,20 +36,11 @@ export const EXIT_FAILED = 1;
 export const EXIT_INTERRUPTED = 130;
 export { EXIT_USAGE } from '../cli-args.js';
 
-export interface OpsIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  env: NodeJS.ProcessEnv;
+export interface OpsIo extends CliIo {
   /** Aborted on Ctrl-C: long commands (backfill, redrive) stop at the next batch boundary. */
   signal?: AbortSignal;
   now?: () => number;
 }
-
-const processIo: OpsIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  env: process.env,
-};
 
 /** Runs one ops command; resolves with the exit status. */
 export async function runOps(argv: readonly string[], io: OpsIo = processIo): Promise<number> {
@@ -60,7 +48,7 @@ export async function runOps(argv: readonly string[], io: OpsIo = processIo): Pr
   try {
     parsed = parseOpsArgs(argv);
   } catch (error) {
-    return reportUsageError(error, { usage: USAGE, prefix: 'ops: ', stderr: io.stderr });
+    return reportUsageError(error, USAGE, 'ops: ', io.stderr);
   }
   if (parsed.command === 'help') {
     io.stdout(USAGE);
@@ -73,7 +61,7 @@ export async function runOps(argv: readonly string[], io: OpsIo = processIo): Pr
     const target = await readTarget(aws, parsed.shared.stackName);
     return await dispatch(parsed, { aws, target, io, now: io.now ?? Date.now });
   } catch (error) {
-    io.stderr(`ops: ${error instanceof OpsError ? error.message : messageOf(error)}\n`);
+    io.stderr(`ops: ${error instanceof CommandError ? error.message : messageOf(error)}\n`);
     return EXIT_FAILED;
   } finally {
     aws.destroy();
@@ -138,7 +126,7 @@ async function changeCursor(run: Run, shared: SharedOptions, feedId: string, act
   if (plan.kind === 'refused') {
     if (shared.json)
       print(run, shared, { feedId, action: action.kind, applied: false, refused: plan.why }, '');
-    throw new OpsError(plan.why);
+    throw new CommandError(plan.why);
   }
   const planText = [`${action.kind} of feed ${feedId}:`, ...plan.changes.map((change) => `  ${change}`)].join(
     '\n',
@@ -224,7 +212,7 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     const names = run.target.queues
       .filter((candidate) => candidate.kind === 'subscriber')
       .map((candidate) => candidate.name);
-    throw new OpsError(
+    throw new CommandError(
       `unknown subscriber "${parsed.subscriber}" (subscribers: ${names.join(', ') || 'none'})`,
     );
   }
@@ -332,17 +320,7 @@ function elapsed(ms: number): string {
   return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : formatDuration(ms);
 }
 
-const invokedDirectly = (() => {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-})();
-
-if (invokedDirectly) {
+if (isMain(import.meta.url)) {
   // Ctrl-C: the first asks the running command to stop at a safe point; a second one exits at once.
   // One listener for both, kept for the whole run: between removing one listener and adding another, the
   // default action (exit without cleanup) would apply.
