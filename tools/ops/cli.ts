@@ -3,6 +3,7 @@
 // the stack's resources and feeds → the command's module → a table on stdout, or JSON with --json;
 // progress lines and errors on stderr. Commands that change state print their plan and act only with
 // --yes. Exit 0 done (or planned), 1 failed or refused, 2 usage.
+import { randomUUID } from 'node:crypto';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
@@ -15,7 +16,6 @@ import { formatDuration, queueNameOf } from './format.js';
 import {
   judgeQuarantined,
   listQuarantined,
-  newRunId,
   renderQuarantineList,
   renderRetryPlan,
   retryQuarantined,
@@ -273,7 +273,7 @@ async function quarantineList(run: Run, shared: SharedOptions) {
 
 async function quarantineRetry(run: Run, shared: SharedOptions) {
   const records = await listQuarantined(run.aws, run.target.quarantineBucket, shared.feed);
-  const runId = newRunId();
+  const runId = randomUUID();
   const verdicts = judgeQuarantined(records, runId);
   if (!shared.yes) {
     print(
