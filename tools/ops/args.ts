@@ -3,8 +3,8 @@
 // unusable is a UsageError (usage on stderr, exit 2). Pure: unit-tested without AWS.
 
 import { flagInteger, flagText, parseFlags, UsageError } from '../cli-args.js';
-import { isFeedId } from '../feed-id.js';
 import { parseAwsEndpoint } from '../local/aws.js';
+import { isFeedId } from '../stack.js';
 
 export const DEFAULT_STACK_NAME = 'OrderFeedIngester';
 export const DEFAULT_BACKFILL_RATE = 50;
@@ -73,7 +73,7 @@ export interface SharedOptions {
 
 export type ParsedCommand =
   | { command: 'help' }
-  | { command: 'reconcile'; shared: SharedOptions; argv: string[] }
+  | { command: 'reconcile'; argv: string[] }
   | {
       command: 'status' | 'reset-cursor' | 'clear-auth-backoff' | 'quarantine list' | 'quarantine retry';
       shared: SharedOptions;
@@ -185,15 +185,7 @@ function reconcileCommand(rest: readonly string[]): ParsedCommand {
   const argv = [...rest];
   const hasFlag = (flag: string) => argv.some((arg) => arg === flag || arg.startsWith(`${flag}=`));
   if (!hasFlag('--stack-name') && !hasFlag('--orders-table')) argv.push('--stack-name', DEFAULT_STACK_NAME);
-  const shared: SharedOptions = {
-    stackName: DEFAULT_STACK_NAME,
-    awsEndpoint: undefined,
-    feed: undefined,
-    json: hasFlag('--json'),
-    yes: false,
-    force: false,
-  };
-  return { command: 'reconcile', shared, argv };
+  return { command: 'reconcile', argv };
 }
 
 function sharedOptions(values: Record<string, string | boolean | undefined>): SharedOptions {

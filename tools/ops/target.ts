@@ -7,10 +7,10 @@ import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
 import type { AwsAt } from '../aws.js';
 import { CommandError } from '../cli-args.js';
-import { isFeedId } from '../feed-id.js';
 import {
   downstreamQueueUrls,
   feedPollersOf,
+  isFeedId,
   readEnvironment,
   readStackOutputs,
   requiredOutput,
