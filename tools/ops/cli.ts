@@ -104,6 +104,12 @@ function print(run: Run, shared: SharedOptions, json: unknown, text: string): vo
   run.io.stdout(shared.json ? `${stringifyJsonExact(json)}\n` : `${text}\n`);
 }
 
+/** Without --yes, a changing command prints its plan, says that nothing was `done`, and exits 0. */
+function planOnly(run: Run, shared: SharedOptions, json: unknown, plan: string, done: string): number {
+  print(run, shared, json, `${plan}\n\nNothing ${done}: add --yes to do it.`);
+  return EXIT_OK;
+}
+
 async function status(run: Run, shared: SharedOptions, feeds: string[]): Promise<number> {
   const report = await gatherStatus(run.aws, run.target, feeds, run.now());
   print(run, shared, report, renderStatus(report));
@@ -132,13 +138,8 @@ async function changeCursor(run: Run, shared: SharedOptions, feedId: string, act
     '\n',
   );
   if (!shared.yes) {
-    print(
-      run,
-      shared,
-      { feedId, action: action.kind, applied: false, changes: plan.changes },
-      `${planText}\n\nNothing changed: add --yes to do it.`,
-    );
-    return EXIT_OK;
+    const json = { feedId, action: action.kind, applied: false, changes: plan.changes };
+    return planOnly(run, shared, json, planText, 'changed');
   }
   const after = await applyCursorPlan(run.aws, run.target.cursorTable, plan, nowMs);
   print(
@@ -164,13 +165,13 @@ async function redrive(
     )
     .join('\n');
   if (!shared.yes) {
-    print(
+    return planOnly(
       run,
       shared,
       { applied: false, method, queues: pairs },
-      `redrive (${method}):\n${planText}\n\nNothing moved: add --yes to do it.`,
+      `redrive (${method}):\n${planText}`,
+      'moved',
     );
-    return EXIT_OK;
   }
   const results: RedriveResult[] = [];
   for (const pair of pairs) {
@@ -231,16 +232,16 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     const text =
       `backfill of subscriber ${parsed.subscriber} (${queueNameOf(queue.url)}) at ${parsed.rate} message(s)/s:\n` +
       (resume
-        ? `  resumes run ${checkpoint.runId} after order ${checkpoint.lastOrderId ?? '(none)'} (${checkpoint.sent} sent so far)\n`
-        : `  sends the latest version of each of ~${total ?? '?'} order(s) from the start\n`) +
-      '\nNothing sent: add --yes to do it.';
-    print(
-      run,
-      shared,
-      { applied: false, subscriber: parsed.subscriber, resume, checkpoint, estimatedOrders: total },
-      text,
-    );
-    return EXIT_OK;
+        ? `  resumes run ${checkpoint.runId} after order ${checkpoint.lastOrderId ?? '(none)'} (${checkpoint.sent} sent so far)`
+        : `  sends the latest version of each of ~${total ?? '?'} order(s) from the start`);
+    const json = {
+      applied: false,
+      subscriber: parsed.subscriber,
+      resume,
+      checkpoint,
+      estimatedOrders: total,
+    };
+    return planOnly(run, shared, json, text, 'sent');
   }
   const summary: BackfillSummary = await runBackfill(ports, {
     subscriber: parsed.subscriber,
@@ -276,20 +277,11 @@ async function quarantineRetry(run: Run, shared: SharedOptions) {
   const runId = randomUUID();
   const verdicts = judgeQuarantined(records, runId);
   if (!shared.yes) {
-    print(
-      run,
-      shared,
-      {
-        applied: false,
-        verdicts: verdicts.map((verdict) => ({
-          key: verdict.key,
-          passes: verdict.message !== undefined,
-          reason: verdict.reason,
-        })),
-      },
-      `${renderRetryPlan(verdicts)}\n\nNothing published: add --yes to do it.`,
-    );
-    return EXIT_OK;
+    const json = {
+      applied: false,
+      verdicts: verdicts.map(({ key, message, reason }) => ({ key, passes: message !== undefined, reason })),
+    };
+    return planOnly(run, shared, json, renderRetryPlan(verdicts), 'published');
   }
   const publisher = new SqsFanoutPublisher(
     run.aws.sqs,
