@@ -1,9 +1,2 @@
-// A failure the operator can act on (unknown stack or feed, a refused change, an AWS error with its
-// context): the CLI prints its message and exits 1, without a stack trace.
-export class OpsError extends Error {
-  readonly code = 'ERR_OPS';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'OpsError';
-  }
-}
+// The ops commands' failure the operator can act on is the tools' CommandError (message, exit 1).
+export { CommandError as OpsError } from '../cli-args.js';
