@@ -17,7 +17,7 @@ import {
   operatorUpdate,
 } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import type { AwsAt } from '../aws.js';
-import { OpsError } from './errors.js';
+import { CommandError } from '../cli-args.js';
 import { shortenCursor } from './format.js';
 
 /** The cursor item as the ops commands see it (its attributes are the cursor adapter's). */
@@ -145,7 +145,7 @@ export async function applyCursorPlan(
     return cursorItemOf(plan.feedId, output.Attributes ? unmarshall(output.Attributes) : undefined);
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
-      throw new OpsError(
+      throw new CommandError(
         `feed ${plan.feedId}'s cursor item changed after it was read (a poller run committed or took the ` +
           'lease): nothing was changed; run the command again',
         { cause: error },
