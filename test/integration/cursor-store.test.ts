@@ -5,7 +5,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
-import { startInterceptingProxy } from '../../tools/chaos/aws-proxy.js';
+import { startInterceptingProxy } from '../../tools/harness/aws-proxy.js';
 import {
   type AwsClients,
   createPipelineResources,
