@@ -5,7 +5,7 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, type CreateTableCommandInput, paginateScan } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -21,6 +21,9 @@ import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
 import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
+
+/** One reader of the quarantine for local mode and the tests. */
+export { quarantinedKeys } from '../local/data.js';
 
 export type AwsClients = Pick<AwsAt, 'dynamo' | 'sqs' | 's3' | 'ssm'>;
 
@@ -283,9 +286,4 @@ export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<str
     if (!output.Messages?.length) return bodies;
     bodies.push(...output.Messages.map((message) => message.Body ?? ''));
   }
-}
-
-export async function quarantinedKeys(aws: AwsClients, bucket: string): Promise<string[]> {
-  const output = await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
-  return (output.Contents ?? []).map((object) => object.Key ?? '');
 }
