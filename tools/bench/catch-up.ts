@@ -26,7 +26,7 @@ import { figure, formatNumber, type Section } from './report.js';
 
 const TOKEN = 'bench-catch-up-token-8c41d2e7';
 /** The generated feed averages about 3.1 versions per order. */
-const VERSIONS_PER_ORDER = 3.1;
+export const VERSIONS_PER_ORDER = 3.1;
 /**
  * What the poller keeps free at the end of a run (SAFETY_MARGIN_SECONDS, its default as on AWS): the function
  * timeout is the run budget plus this. Half of it lets the page request in flight at the deadline finish.

@@ -16,7 +16,13 @@ import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
 import { parseCommandLine } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
-import { type ChainMeasurement, catchUpMeasuredSection, measureChains, shardsSection } from './catch-up.js';
+import {
+  type ChainMeasurement,
+  catchUpMeasuredSection,
+  measureChains,
+  shardsSection,
+  VERSIONS_PER_ORDER,
+} from './catch-up.js';
 import { coldStartSection } from './cold-start.js';
 import { fetchFeedPages, pollerCpuSection, prepareFeed, storedItems } from './cpu.js';
 import {
@@ -34,8 +40,6 @@ import { PRICES } from './prices.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
 
 const TOKEN = 'bench-token-5d1c7e93a2f04b68';
-/** The generated feed averages about 3.1 versions per order. */
-const VERSIONS_PER_ORDER = 3.1;
 
 const benchStarted = performance.now();
 const progress = (message: string): void => {
