@@ -22,8 +22,8 @@
  * the payments rule 1 sums. Both are covered by rule 1; the spec gives no rule tying item lines to
  * `total`, so line totals are not summed.
  */
-import { type Int64, sumInt64 } from './int64.js';
-import type { CustomerPayment, Finding, Order, OrderItem } from './types.js';
+import { sumInt64 } from './int64.js';
+import type { Finding, MonetaryAmount, Order, OrderItem } from './types.js';
 
 function label(item: OrderItem, index: number): string {
   return `items[${index}] (id ${JSON.stringify(item.id)})`;
@@ -32,33 +32,25 @@ function label(item: OrderItem, index: number): string {
 /** Rules 1 and 2: payments sum to the total, in the total's currency. */
 function checkMoney(order: Order, findings: Finding[]): void {
   const currency = order.total.currency;
-  const foreign: string[] = [];
-  if (order.serviceFee.currency !== currency) foreign.push(`serviceFee (${order.serviceFee.currency})`);
-  if (order.deliveryFee !== undefined && order.deliveryFee.currency !== currency) {
-    foreign.push(`deliveryFee (${order.deliveryFee.currency})`);
-  }
-  let paymentsInOtherCurrency = false;
-  const amounts: Int64[] = [];
   const payments = order.customerPayments;
-  for (let p = 0; p < payments.length; p++) {
-    const money = (payments[p] as CustomerPayment).payment;
-    if (money.currency !== currency) {
-      paymentsInOtherCurrency = true;
-      foreign.push(`customerPayments[${p}].payment (${money.currency})`);
-    }
-    amounts.push(money.amount);
-  }
-  const items = order.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as OrderItem;
-    if (item.price.currency !== currency) foreign.push(`items[${i}].price (${item.price.currency})`);
-    if (item.total.currency !== currency) foreign.push(`items[${i}].total (${item.total.currency})`);
-  }
+  const fields: [string, MonetaryAmount | undefined][] = [
+    ['serviceFee', order.serviceFee],
+    ['deliveryFee', order.deliveryFee],
+    ...payments.map((p, i): [string, MonetaryAmount] => [`customerPayments[${i}].payment`, p.payment]),
+    ...order.items.flatMap((item, i): [string, MonetaryAmount][] => [
+      [`items[${i}].price`, item.price],
+      [`items[${i}].total`, item.total],
+    ]),
+  ];
+  const foreign = fields.flatMap(([path, money]) =>
+    money !== undefined && money.currency !== currency ? [`${path} (${money.currency})`] : [],
+  );
   if (foreign.length > 0) {
     findings.push({ code: 'mixed-currency', detail: `total is ${currency}; differs: ${foreign.join(', ')}` });
   }
   // Exact for int64 amounts: a bigint sum where numbers would round.
-  const sum = sumInt64(amounts);
+  const sum = sumInt64(payments.map((p) => p.payment.amount));
+  const paymentsInOtherCurrency = payments.some((p) => p.payment.currency !== currency);
   if (!paymentsInOtherCurrency && BigInt(sum) !== BigInt(order.total.amount)) {
     findings.push({
       code: 'payments-sum-mismatch',
@@ -180,18 +172,17 @@ export function checkConsistency(order: Order): Finding[] {
   const findings: Finding[] = [];
   checkMoney(order, findings);
   const byId = new Map<string, OrderItem>();
-  let linked = false;
-  const items = order.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as OrderItem;
+  order.items.forEach((item, i) => {
     if (byId.has(item.id)) {
       findings.push({ code: 'duplicate-item-id', detail: `${label(item, i)} repeats an earlier item's id` });
     } else {
       byId.set(item.id, item);
     }
-    if (item.substitutionDetails !== undefined || item.priceAdjustmentDetails !== undefined) linked = true;
-    if (item.type === 'adjustment') linked = true;
-  }
+  });
+  // Most orders have no links at all: skip rules 3 and 4 for them.
+  const linked = order.items.some(
+    (item) => item.substitutionDetails || item.priceAdjustmentDetails || item.type === 'adjustment',
+  );
   if (linked) {
     checkSubstitutions(order, byId, findings);
     checkAdjustments(order, byId, findings);
