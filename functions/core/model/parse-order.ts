@@ -218,6 +218,9 @@ function buildOrderSchema() {
 // module init (tools/bench/RESULTS.md, section 5), which an invocation that parses nothing never needs.
 let schema: ReturnType<typeof buildOrderSchema> | undefined;
 
+/** What the schema gives before the walk removes its `null` optionals (types.ts derives `Order` from it). */
+export type ParsedRecord = z.output<ReturnType<typeof buildOrderSchema>>;
+
 type JsonObject = Record<string, unknown>;
 
 /**
