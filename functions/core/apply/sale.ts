@@ -16,15 +16,11 @@ export interface SaleEntry {
 export function saleOf(order: Pick<Order, 'status' | 'vendorId' | 'total'>): SaleEntry | undefined {
   if (order.status !== 'accepted') return undefined;
   return {
-    saleKey: saleKeyOf(order.vendorId, order.total.currency),
+    saleKey: `${order.vendorId}#${order.total.currency}`,
     vendorId: order.vendorId,
     currency: order.total.currency,
     amount: order.total.amount,
   };
-}
-
-export function saleKeyOf(vendorId: string, currency: string): string {
-  return `${vendorId}#${currency}`;
 }
 
 export type SalesChange = 'counted' | 'reversed' | 'amount-changed' | 'moved' | 'none';
