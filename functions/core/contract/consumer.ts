@@ -20,6 +20,7 @@ import { itemSize } from '../adapters/dynamo-item-size.js';
 import { unmarshallExact } from '../adapters/exact-item.js';
 import { DYNAMO_MAX_ITEM_BYTES } from '../adapters/stored-order-item.js';
 import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
+import { formatPath } from '../model/parse-order.js';
 import { MESSAGE_SCHEMA, type OrderVersionMessage } from './order-version-message.js';
 
 export type { Int64 } from '../model/int64.js';
@@ -56,8 +57,7 @@ export function parseOrderVersionMessage(body: string): OrderVersionMessage {
   const result = MESSAGE_SCHEMA.safeParse(parsed);
   if (result.success) return result.data;
   const [issue] = result.error.issues;
-  const path = (issue?.path ?? []).map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`));
-  throw new OrderVersionMessageError(path.join('').replace(/^\./, ''), issue?.message ?? 'invalid');
+  throw new OrderVersionMessageError(formatPath(issue?.path ?? []), issue?.message ?? 'invalid');
 }
 
 // ---- DynamoDB ------------------------------------------------------------------------------------------

@@ -265,13 +265,12 @@ function tidy(raw: JsonObject, out: JsonObject, path: string, shape: string, fin
   }
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
-  let text = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') text += `[${segment}]`;
-    else text += text === '' ? String(segment) : `.${String(segment)}`;
-  }
-  return text;
+/** A zod issue path as the messages write it: `items[0].price.amount`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseResult {
