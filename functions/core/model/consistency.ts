@@ -59,58 +59,48 @@ function checkMoney(order: Order, findings: Finding[]): void {
   }
 }
 
+// Rule 3 from each side of a substitution: the link back, and the quantities that show the swap.
+const SUBSTITUTION_SIDES = [
+  {
+    side: 'substitutedBy',
+    back: 'substitutedFor',
+    quantityProblem: (item: OrderItem) =>
+      item.quantityFulfilled !== 0 &&
+      `is substituted but has quantityFulfilled ${item.quantityFulfilled}, expected 0`,
+  },
+  {
+    side: 'substitutedFor',
+    back: 'substitutedBy',
+    quantityProblem: (item: OrderItem) =>
+      (item.quantityOrdered !== 0 || item.quantityFulfilled <= 0) &&
+      `is a substitute with quantityOrdered ${item.quantityOrdered} and quantityFulfilled ${item.quantityFulfilled}, expected 0 and above 0`,
+  },
+] as const;
+
 /** Rule 3: originals and substitutes reference each other; quantities show the swap. */
 function checkSubstitutions(order: Order, byId: ReadonlyMap<string, OrderItem>, findings: Finding[]): void {
-  const items = order.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as OrderItem;
-    const substitutedBy = item.substitutionDetails?.substitutedBy;
-    if (substitutedBy !== undefined && substitutedBy.length > 0) {
-      if (item.quantityFulfilled !== 0) {
-        findings.push({
-          code: 'substitution-quantity',
-          detail: `${label(item, i)} is substituted but has quantityFulfilled ${item.quantityFulfilled}, expected 0`,
-        });
-      }
-      for (const id of substitutedBy) {
-        const substitute = byId.get(id);
-        if (substitute === undefined) {
+  order.items.forEach((item, i) => {
+    for (const { side, back, quantityProblem } of SUBSTITUTION_SIDES) {
+      const ids = item.substitutionDetails?.[side];
+      if (ids === undefined || ids.length === 0) continue;
+      const problem = quantityProblem(item);
+      if (problem) findings.push({ code: 'substitution-quantity', detail: `${label(item, i)} ${problem}` });
+      for (const id of ids) {
+        const other = byId.get(id);
+        if (other === undefined) {
           findings.push({
             code: 'dangling-item-reference',
-            detail: `${label(item, i)} substitutionDetails.substitutedBy names unknown item ${JSON.stringify(id)}`,
+            detail: `${label(item, i)} substitutionDetails.${side} names unknown item ${JSON.stringify(id)}`,
           });
-        } else if (!substitute.substitutionDetails?.substitutedFor?.includes(item.id)) {
+        } else if (!other.substitutionDetails?.[back]?.includes(item.id)) {
           findings.push({
             code: 'substitution-link-missing',
-            detail: `${label(item, i)} is substitutedBy ${JSON.stringify(id)}, which does not list it in substitutedFor`,
+            detail: `${label(item, i)} is ${side} ${JSON.stringify(id)}, which does not list it in ${back}`,
           });
         }
       }
     }
-    const substitutedFor = item.substitutionDetails?.substitutedFor;
-    if (substitutedFor !== undefined && substitutedFor.length > 0) {
-      if (item.quantityOrdered !== 0 || item.quantityFulfilled <= 0) {
-        findings.push({
-          code: 'substitution-quantity',
-          detail: `${label(item, i)} is a substitute with quantityOrdered ${item.quantityOrdered} and quantityFulfilled ${item.quantityFulfilled}, expected 0 and above 0`,
-        });
-      }
-      for (const id of substitutedFor) {
-        const original = byId.get(id);
-        if (original === undefined) {
-          findings.push({
-            code: 'dangling-item-reference',
-            detail: `${label(item, i)} substitutionDetails.substitutedFor names unknown item ${JSON.stringify(id)}`,
-          });
-        } else if (!original.substitutionDetails?.substitutedBy?.includes(item.id)) {
-          findings.push({
-            code: 'substitution-link-missing',
-            detail: `${label(item, i)} is substitutedFor ${JSON.stringify(id)}, which does not list it in substitutedBy`,
-          });
-        }
-      }
-    }
-  }
+  });
 }
 
 /** Rule 4: an adjustment line's shape, and the links between it and the items it adjusts. */
