@@ -2,10 +2,6 @@
 // core/config/settings.ts, from which the stack also writes it).
 import { CONSUMER_ENVIRONMENT, type Env, readEnvironment } from '../core/config/settings.js';
 
-export interface ConsumerConfig {
-  ordersTableName: string;
-}
-
-export function loadConsumerConfig(env: Env): ConsumerConfig {
+export function loadConsumerConfig(env: Env): { ordersTableName: string } {
   return { ordersTableName: readEnvironment(CONSUMER_ENVIRONMENT, env).ORDERS_TABLE_NAME };
 }

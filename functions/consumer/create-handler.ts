@@ -12,6 +12,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type ApplyResult, applyOrderVersion, type OrdersTable } from '../core/apply/apply-order-version.js';
+import type { SalesChange } from '../core/apply/sale.js';
 import { parseOrderVersionMessage } from '../core/contract/consumer.js';
 import type { OrderVersionMessage } from '../core/contract/order-version-message.js';
 import { type Annotations, idValue, NO_TRACING, type Tracing } from '../core/observability/tracing.js';
@@ -20,9 +21,7 @@ export type ConsumerMetricName =
   | 'VersionsApplied'
   | 'VersionsStale'
   | 'MessagesFailed'
-  | 'SalesCounted'
-  | 'SalesReversed'
-  | 'SalesAmountChanged';
+  | (typeof SALES_METRICS)[SalesChange][number];
 
 export interface ConsumerMetrics {
   count(name: ConsumerMetricName, value?: number): void;
@@ -138,9 +137,7 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
       } finally {
         metrics.publish();
         logger.info('order version batch processed', { ...counts, ...correlationIdsOf(event.Records) });
-        span.detail('applied', counts.applied);
-        span.detail('stale', counts.stale);
-        span.detail('failed', counts.failed);
+        for (const [name, count] of Object.entries(counts)) span.detail(name, count);
         deps.onBatchSettled?.(counts);
       }
     });
@@ -167,14 +164,11 @@ function correlationIdOf(record: SQSRecord): string | undefined {
  * The distinct correlation ids of a batch's records (from the attribute, in order of first appearance):
  * the runs and pages its messages came from. Bounded, so a large batch cannot make a huge log line.
  */
-function correlationIdsOf(records: readonly SQSRecord[]): {
-  correlationIds: string[];
-  moreCorrelationIds?: number;
-} {
-  const distinct = [
-    ...new Set(records.map(correlationIdOf).filter((id): id is string => id !== undefined && id !== '')),
-  ];
-  const correlationIds = distinct.slice(0, BATCH_LOG_CORRELATION_IDS);
-  const more = distinct.length - correlationIds.length;
-  return more > 0 ? { correlationIds, moreCorrelationIds: more } : { correlationIds };
+function correlationIdsOf(records: readonly SQSRecord[]) {
+  const distinct = [...new Set(records.map(correlationIdOf).filter((id): id is string => !!id))];
+  const more = distinct.length - BATCH_LOG_CORRELATION_IDS;
+  return {
+    correlationIds: distinct.slice(0, BATCH_LOG_CORRELATION_IDS),
+    ...(more > 0 ? { moreCorrelationIds: more } : {}),
+  };
 }

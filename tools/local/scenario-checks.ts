@@ -2,9 +2,9 @@
 // spec's own words rather than from our simulator's data: the conformance runner applies these to a
 // run against the partner's real test environment too, whose ids and amounts are illustrative.
 
-import { type SalesTotal, salesTotals } from '../../functions/core/apply/sale.js';
 import { sumInt64 } from '../../functions/core/model/int64.js';
 import type { Order, OrderItem } from '../../functions/core/model/types.js';
+import { type SalesTotal, salesTotals } from '../store/sales-ledger.js';
 import type { PipelineCounters } from './local-pipeline.js';
 
 /** The counters local mode writes into its summary. */

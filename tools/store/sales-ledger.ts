@@ -5,12 +5,40 @@
 
 import { type DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
-import { type SalesTotal, salesTotals } from '../../functions/core/apply/sale.js';
-import { int64FromText } from '../../functions/core/model/int64.js';
+import { saleOf } from '../../functions/core/apply/sale.js';
+import { type Int64, int64FromText, sumInt64 } from '../../functions/core/model/int64.js';
+import type { Order } from '../../functions/core/model/types.js';
 
 const SALES_INDEX_NAME = ORDERS_TABLE_SCHEMA.salesIndex.name;
 
-export type { SalesTotal };
+export interface SalesTotal {
+  vendorId: string;
+  currency: string;
+  count: number;
+  /** Exact: a bigint where a number would round (see int64.ts). */
+  amount: Int64;
+}
+
+/** The ledger as the sales rule defines it over a set of latest order versions, sorted by vendor and currency. */
+export function salesTotals(orders: Iterable<Pick<Order, 'status' | 'vendorId' | 'total'>>): SalesTotal[] {
+  const totals = new Map<string, SalesTotal>();
+  for (const order of orders) {
+    const sale = saleOf(order);
+    if (!sale) continue;
+    const total = totals.get(sale.saleKey) ?? {
+      vendorId: sale.vendorId,
+      currency: sale.currency,
+      count: 0,
+      amount: 0,
+    };
+    total.count += 1;
+    total.amount = sumInt64([total.amount, sale.amount]);
+    totals.set(sale.saleKey, total);
+  }
+  return [...totals.values()].sort(
+    (a, b) => a.vendorId.localeCompare(b.vendorId) || a.currency.localeCompare(b.currency),
+  );
+}
 
 /** Every (vendor, currency) with at least one sale, sorted by vendorId then currency. */
 export async function readSalesLedger(client: DynamoDBClient, tableName: string): Promise<SalesTotal[]> {

@@ -9,11 +9,11 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 export type Item = Record<string, AttributeValue>;
 
 function numberSize(text: string): number {
-  const digits = text
-    .replace(/^-/, '')
+  // The mantissa's digits without sign, point, and leading or trailing zeros.
+  const significant = text
     .replace(/[eE].*$/, '')
-    .replace('.', '');
-  const significant = digits.replace(/^0+/, '').replace(/0+$/, '');
+    .replace(/[-.]/g, '')
+    .replace(/^0+|0+$/g, '');
   return Math.ceil(Math.max(1, significant.length) / 2) + 1;
 }
 

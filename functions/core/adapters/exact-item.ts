@@ -8,19 +8,7 @@ import { int64FromText } from '../model/int64.js';
 const INTEGER = /^-?\d+$/;
 
 export function unmarshallExact(item: Record<string, AttributeValue>): Record<string, unknown> {
-  return toExact(unmarshall(item, { wrapNumbers: true })) as Record<string, unknown>;
-}
-
-function toExact(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof Set) return new Set([...value].map(toExact));
-  if (Array.isArray(value)) return value.map(toExact);
-  const wrapped = (value as { value?: unknown }).value;
-  if (typeof wrapped === 'string' && value.constructor?.name === 'NumberValue') {
-    return INTEGER.test(wrapped) ? int64FromText(wrapped) : Number(wrapped);
-  }
-  const out: Record<string, unknown> = {};
-  for (const [key, element] of Object.entries(value)) out[key] = toExact(element);
-  return out;
+  return unmarshall(item, {
+    wrapNumbers: (text) => (INTEGER.test(text) ? int64FromText(text) : Number(text)),
+  });
 }

@@ -5,7 +5,7 @@
 // object typed by the schema's input, so a renamed or missing variable fails `tsc`. zod/mini, not 'zod':
 // the same validation core with a functional API esbuild can tree-shake (see model/parse-order.ts).
 import * as z from 'zod/mini';
-import { isLoopbackHost, parsePartnerBaseUrl } from '../partner/url-policy.js';
+import { parsePartnerBaseUrl, partnerBaseUrlProblem } from '../partner/url-policy.js';
 
 /** An integer from `min` to `max`. */
 export function integer(min: number, max: number) {
@@ -215,27 +215,10 @@ export function readEnvironment<S extends z.ZodMiniObject>(schema: S, env: Env):
   throw new ConfigError(name, `${issue.message}${REDACTED.includes(name) ? '' : ` (got "${value}")`}`);
 }
 
-/**
- * The same policy as the partner client's own guard (url-policy.ts, which has the last word below), worded
- * as a configuration rule; normalised without a trailing slash. Messages never echo the URL.
- */
+/** The partner client's own policy (url-policy.ts); normalised without a trailing slash. */
 function checkPartnerBaseUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error('must be an absolute URL such as https://partner.example.com');
-  }
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new Error('must use https (http is accepted only for loopback hosts such as localhost)');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('must be an https URL');
-  if (url.username !== '' || url.password !== '') {
-    throw new Error('must not carry credentials; the token comes from its SSM parameter');
-  }
-  if (url.search !== '' || url.hash !== '' || /[?#]/.test(text)) {
-    throw new Error('must not have a query string or fragment');
-  }
+  const problem = partnerBaseUrlProblem(text);
+  if (problem !== undefined) throw new Error(problem);
   const { origin, basePath } = parsePartnerBaseUrl(text);
   return `${origin}${basePath}`;
 }

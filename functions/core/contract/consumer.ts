@@ -16,13 +16,12 @@ import {
   type PutItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import * as z from 'zod/mini';
 import { itemSize } from '../adapters/dynamo-item-size.js';
 import { unmarshallExact } from '../adapters/exact-item.js';
 import { DYNAMO_MAX_ITEM_BYTES } from '../adapters/stored-order-item.js';
 import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
-import { parseOrder } from '../model/parse-order.js';
-import { MESSAGE_ORIGINS, type OrderVersionMessage, SCHEMA_VERSION } from './order-version-message.js';
+import { formatPath } from '../model/parse-order.js';
+import { MESSAGE_SCHEMA, type OrderVersionMessage } from './order-version-message.js';
 
 export type { Int64 } from '../model/int64.js';
 export type { Finding, MonetaryAmount, Order, OrderItem, OrderStatus } from '../model/types.js';
@@ -41,60 +40,6 @@ export class OrderVersionMessageError extends Error {
   }
 }
 
-/** What a message field got instead, for the error: never more than 40 characters of a string. */
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  return `${typeof value} ${String(value)}`;
-}
-
-/** zod's error option: `expected <what>, got <describe(input)><after>`. */
-const expected = (what: string, after = '') => ({
-  error: (issue: { input?: unknown }) => `expected ${what}, got ${describe(issue.input)}${after}`,
-});
-
-const object = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.object(shape, expected('an object'));
-const nonEmpty = expected('a non-empty string');
-const nonEmptyString = z.string(nonEmpty).check(z.minLength(1, nonEmpty));
-const utc = expected('a UTC timestamp like 2024-05-01T08:00:00.000Z');
-
-/** The message body (output keys in this order); unknown fields are ignored (they are added within a schemaVersion). */
-const MESSAGE_SCHEMA = object({
-  schemaVersion: z.literal(
-    SCHEMA_VERSION,
-    expected(`${SCHEMA_VERSION}`, ' (a new schemaVersion is a breaking change: update this module)'),
-  ),
-  // The same parser the poller uses (normalised output parses to itself); its reasons name the field path
-  // within the order, e.g. `invalid field items[0].price.amount: …`.
-  order: z.pipe(
-    z.unknown(),
-    z.transform((raw, ctx) => {
-      const order = parseOrder(raw);
-      if (order.ok) return order.order;
-      ctx.issues.push({ code: 'custom', message: order.reason, input: raw });
-      return z.NEVER;
-    }),
-  ),
-  source: object({
-    feedId: nonEmptyString,
-    pageId: z.nullable(nonEmptyString),
-    fetchedAt: z.string(utc).check(
-      z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, utc),
-      z.refine((text) => !Number.isNaN(Date.parse(text)), utc),
-    ),
-    findings: z.array(
-      object({ code: z.string(expected('a string')), detail: z.string(expected('a string')) }),
-      expected('an array'),
-    ),
-    // Added within schemaVersion 1: absent in earlier messages, checked when present.
-    correlationId: z.optional(nonEmptyString),
-    origin: z.optional(z.enum(MESSAGE_ORIGINS, expected(`one of ${MESSAGE_ORIGINS.join(', ')}`))),
-  }),
-});
-
 /**
  * Reads one SQS message body. int64 values (`order.id`, `order.version`, every `amount`) come back exact:
  * a number while it is a safe integer, a bigint beyond 2^53 (compare them with `<`, `>`, `===` only after
@@ -112,8 +57,7 @@ export function parseOrderVersionMessage(body: string): OrderVersionMessage {
   const result = MESSAGE_SCHEMA.safeParse(parsed);
   if (result.success) return result.data;
   const [issue] = result.error.issues;
-  const path = (issue?.path ?? []).map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`));
-  throw new OrderVersionMessageError(path.join('').replace(/^\./, ''), issue?.message ?? 'invalid');
+  throw new OrderVersionMessageError(formatPath(issue?.path ?? []), issue?.message ?? 'invalid');
 }
 
 // ---- DynamoDB ------------------------------------------------------------------------------------------

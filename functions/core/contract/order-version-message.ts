@@ -1,10 +1,12 @@
 // The public message contract: one SQS message per order version, read by our consumer and by every
-// downstream service. Changing a field here is a breaking change for them: bump SCHEMA_VERSION and
-// update order-version-message.schema.json (a test checks the two agree).
+// downstream service. MESSAGE_SCHEMA is its one description in code: the reader (consumer.ts) parses with it
+// and the builder below is typed by it. Changing a field here is a breaking change for them: bump
+// SCHEMA_VERSION and update order-version-message.schema.json (a test checks the two agree).
 
-import type { Int64 } from '../model/int64.js';
-import { stringifyJsonExact } from '../model/int64.js';
-import type { Finding, Order } from '../model/types.js';
+import * as z from 'zod/mini';
+import { type Int64, stringifyJsonExact } from '../model/int64.js';
+import { parseOrder } from '../model/parse-order.js';
+import type { Order } from '../model/types.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -21,37 +23,78 @@ export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 export type MessageOrigin = 'poll' | 'reconcile' | 'backfill';
 export const MESSAGE_ORIGINS: readonly MessageOrigin[] = ['poll', 'reconcile', 'backfill'];
 
-/** Where a message came from: every producer fills all of it. */
-export interface MessageSource {
-  /** Which configured feed produced it (several feeds can share one deployment's tables). */
-  feedId: string;
-  /** The cursor the page was requested with; null for the stream's first page. Replaying from it re-serves this version. */
-  pageId: string | null;
-  /** When the poller received the page (UTC ISO). */
-  fetchedAt: string;
-  /** Consistency-rule violations and schema drift noticed on the record (never a reason to drop it). */
-  findings: Finding[];
-  /**
-   * The run (and page) that produced the message: `poll:<runId>:<page>` (runId: the poller invocation's
-   * request id, which its logs carry as function_request_id; page: 1, 2, … within that run),
-   * `reconcile:<runId>` or `backfill:<runId>`. Also the `correlationId` attribute, and stored on the orders
-   * table item of the applied version. A tracing aid: not unique per message, never parsed by consumers.
-   */
-  correlationId: string;
-  origin: MessageOrigin;
+/** What a message field got instead, for the reader's error: never more than 40 characters of a string. */
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return `${typeof value} ${String(value)}`;
 }
 
-export interface OrderVersionMessage {
-  schemaVersion: typeof SCHEMA_VERSION;
-  /** The normalised order version (UTC ISO timestamps, integer minor-unit money, optional fields only when sent). */
-  order: Order;
+/** zod's error option: `expected <what>, got <describe(input)><after>`. */
+const expected = (what: string, after = '') => ({
+  error: (issue: { input?: unknown }) => `expected ${what}, got ${describe(issue.input)}${after}`,
+});
+
+const object = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.object(shape, expected('an object'));
+const nonEmpty = expected('a non-empty string');
+const nonEmptyString = z.string(nonEmpty).check(z.minLength(1, nonEmpty));
+const utc = expected('a UTC timestamp like 2024-05-01T08:00:00.000Z');
+
+/** The message body (output keys in this order); unknown fields are ignored (they are added within a schemaVersion). */
+export const MESSAGE_SCHEMA = object({
+  schemaVersion: z.literal(
+    SCHEMA_VERSION,
+    expected(`${SCHEMA_VERSION}`, ' (a new schemaVersion is a breaking change: update this module)'),
+  ),
   /**
-   * correlationId and origin were added within schemaVersion 1: a message sent before them has neither, so
-   * a reader of version 1 takes them as optional (every message we send now has both).
+   * The normalised order version (UTC ISO timestamps, integer minor-unit money, optional fields only when
+   * sent), read by the same parser the poller uses (normalised output parses to itself); its reasons name
+   * the field path within the order, e.g. `invalid field items[0].price.amount: …`.
    */
-  source: Omit<MessageSource, 'correlationId' | 'origin'> &
-    Partial<Pick<MessageSource, 'correlationId' | 'origin'>>;
-}
+  order: z.pipe(
+    z.unknown(),
+    z.transform((raw, ctx): Order => {
+      const order = parseOrder(raw);
+      if (order.ok) return order.order;
+      ctx.issues.push({ code: 'custom', message: order.reason, input: raw });
+      return z.NEVER;
+    }),
+  ),
+  /** Where the message came from: every producer fills all of it. */
+  source: object({
+    /** Which configured feed produced it (several feeds can share one deployment's tables). */
+    feedId: nonEmptyString,
+    /** The cursor the page was requested with; null for the stream's first page. Replaying from it re-serves this version. */
+    pageId: z.nullable(nonEmptyString),
+    /** When the poller received the page (UTC ISO). */
+    fetchedAt: z.string(utc).check(
+      z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, utc),
+      z.refine((text) => !Number.isNaN(Date.parse(text)), utc),
+    ),
+    /** Consistency-rule violations and schema drift noticed on the record (never a reason to drop it). */
+    findings: z.array(
+      object({ code: z.string(expected('a string')), detail: z.string(expected('a string')) }),
+      expected('an array'),
+    ),
+    // correlationId and origin were added within schemaVersion 1: a message sent before them has neither, so
+    // a reader of version 1 takes them as optional (checked when present; every message we send has both).
+    /**
+     * The run (and page) that produced the message: `poll:<runId>:<page>` (runId: the poller invocation's
+     * request id, which its logs carry as function_request_id; page: 1, 2, … within that run),
+     * `reconcile:<runId>` or `backfill:<runId>`. Also the `correlationId` attribute, and stored on the orders
+     * table item of the applied version. A tracing aid: not unique per message, never parsed by consumers.
+     */
+    correlationId: z.optional(nonEmptyString),
+    origin: z.optional(z.enum(MESSAGE_ORIGINS, expected(`one of ${MESSAGE_ORIGINS.join(', ')}`))),
+  }),
+});
+
+export type OrderVersionMessage = z.output<typeof MESSAGE_SCHEMA>;
+/** Where a message came from, as every producer now fills it (correlationId and origin included). */
+export type MessageSource = Required<OrderVersionMessage['source']>;
 
 /** The correlation id of a poll run's page (pages count from 1 within the run). */
 export function pollCorrelationId(runId: string, pageNumber: number): string {

@@ -22,8 +22,8 @@
  * the payments rule 1 sums. Both are covered by rule 1; the spec gives no rule tying item lines to
  * `total`, so line totals are not summed.
  */
-import { type Int64, sumInt64 } from './int64.js';
-import type { CustomerPayment, Finding, Order, OrderItem } from './types.js';
+import { sumInt64 } from './int64.js';
+import type { Finding, MonetaryAmount, Order, OrderItem } from './types.js';
 
 function label(item: OrderItem, index: number): string {
   return `items[${index}] (id ${JSON.stringify(item.id)})`;
@@ -32,33 +32,25 @@ function label(item: OrderItem, index: number): string {
 /** Rules 1 and 2: payments sum to the total, in the total's currency. */
 function checkMoney(order: Order, findings: Finding[]): void {
   const currency = order.total.currency;
-  const foreign: string[] = [];
-  if (order.serviceFee.currency !== currency) foreign.push(`serviceFee (${order.serviceFee.currency})`);
-  if (order.deliveryFee !== undefined && order.deliveryFee.currency !== currency) {
-    foreign.push(`deliveryFee (${order.deliveryFee.currency})`);
-  }
-  let paymentsInOtherCurrency = false;
-  const amounts: Int64[] = [];
   const payments = order.customerPayments;
-  for (let p = 0; p < payments.length; p++) {
-    const money = (payments[p] as CustomerPayment).payment;
-    if (money.currency !== currency) {
-      paymentsInOtherCurrency = true;
-      foreign.push(`customerPayments[${p}].payment (${money.currency})`);
-    }
-    amounts.push(money.amount);
-  }
-  const items = order.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as OrderItem;
-    if (item.price.currency !== currency) foreign.push(`items[${i}].price (${item.price.currency})`);
-    if (item.total.currency !== currency) foreign.push(`items[${i}].total (${item.total.currency})`);
-  }
+  const fields: [string, MonetaryAmount | undefined][] = [
+    ['serviceFee', order.serviceFee],
+    ['deliveryFee', order.deliveryFee],
+    ...payments.map((p, i): [string, MonetaryAmount] => [`customerPayments[${i}].payment`, p.payment]),
+    ...order.items.flatMap((item, i): [string, MonetaryAmount][] => [
+      [`items[${i}].price`, item.price],
+      [`items[${i}].total`, item.total],
+    ]),
+  ];
+  const foreign = fields.flatMap(([path, money]) =>
+    money !== undefined && money.currency !== currency ? [`${path} (${money.currency})`] : [],
+  );
   if (foreign.length > 0) {
     findings.push({ code: 'mixed-currency', detail: `total is ${currency}; differs: ${foreign.join(', ')}` });
   }
   // Exact for int64 amounts: a bigint sum where numbers would round.
-  const sum = sumInt64(amounts);
+  const sum = sumInt64(payments.map((p) => p.payment.amount));
+  const paymentsInOtherCurrency = payments.some((p) => p.payment.currency !== currency);
   if (!paymentsInOtherCurrency && BigInt(sum) !== BigInt(order.total.amount)) {
     findings.push({
       code: 'payments-sum-mismatch',
@@ -67,58 +59,48 @@ function checkMoney(order: Order, findings: Finding[]): void {
   }
 }
 
+// Rule 3 from each side of a substitution: the link back, and the quantities that show the swap.
+const SUBSTITUTION_SIDES = [
+  {
+    side: 'substitutedBy',
+    back: 'substitutedFor',
+    quantityProblem: (item: OrderItem) =>
+      item.quantityFulfilled !== 0 &&
+      `is substituted but has quantityFulfilled ${item.quantityFulfilled}, expected 0`,
+  },
+  {
+    side: 'substitutedFor',
+    back: 'substitutedBy',
+    quantityProblem: (item: OrderItem) =>
+      (item.quantityOrdered !== 0 || item.quantityFulfilled <= 0) &&
+      `is a substitute with quantityOrdered ${item.quantityOrdered} and quantityFulfilled ${item.quantityFulfilled}, expected 0 and above 0`,
+  },
+] as const;
+
 /** Rule 3: originals and substitutes reference each other; quantities show the swap. */
 function checkSubstitutions(order: Order, byId: ReadonlyMap<string, OrderItem>, findings: Finding[]): void {
-  const items = order.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as OrderItem;
-    const substitutedBy = item.substitutionDetails?.substitutedBy;
-    if (substitutedBy !== undefined && substitutedBy.length > 0) {
-      if (item.quantityFulfilled !== 0) {
-        findings.push({
-          code: 'substitution-quantity',
-          detail: `${label(item, i)} is substituted but has quantityFulfilled ${item.quantityFulfilled}, expected 0`,
-        });
-      }
-      for (const id of substitutedBy) {
-        const substitute = byId.get(id);
-        if (substitute === undefined) {
+  order.items.forEach((item, i) => {
+    for (const { side, back, quantityProblem } of SUBSTITUTION_SIDES) {
+      const ids = item.substitutionDetails?.[side];
+      if (ids === undefined || ids.length === 0) continue;
+      const problem = quantityProblem(item);
+      if (problem) findings.push({ code: 'substitution-quantity', detail: `${label(item, i)} ${problem}` });
+      for (const id of ids) {
+        const other = byId.get(id);
+        if (other === undefined) {
           findings.push({
             code: 'dangling-item-reference',
-            detail: `${label(item, i)} substitutionDetails.substitutedBy names unknown item ${JSON.stringify(id)}`,
+            detail: `${label(item, i)} substitutionDetails.${side} names unknown item ${JSON.stringify(id)}`,
           });
-        } else if (!substitute.substitutionDetails?.substitutedFor?.includes(item.id)) {
+        } else if (!other.substitutionDetails?.[back]?.includes(item.id)) {
           findings.push({
             code: 'substitution-link-missing',
-            detail: `${label(item, i)} is substitutedBy ${JSON.stringify(id)}, which does not list it in substitutedFor`,
+            detail: `${label(item, i)} is ${side} ${JSON.stringify(id)}, which does not list it in ${back}`,
           });
         }
       }
     }
-    const substitutedFor = item.substitutionDetails?.substitutedFor;
-    if (substitutedFor !== undefined && substitutedFor.length > 0) {
-      if (item.quantityOrdered !== 0 || item.quantityFulfilled <= 0) {
-        findings.push({
-          code: 'substitution-quantity',
-          detail: `${label(item, i)} is a substitute with quantityOrdered ${item.quantityOrdered} and quantityFulfilled ${item.quantityFulfilled}, expected 0 and above 0`,
-        });
-      }
-      for (const id of substitutedFor) {
-        const original = byId.get(id);
-        if (original === undefined) {
-          findings.push({
-            code: 'dangling-item-reference',
-            detail: `${label(item, i)} substitutionDetails.substitutedFor names unknown item ${JSON.stringify(id)}`,
-          });
-        } else if (!original.substitutionDetails?.substitutedBy?.includes(item.id)) {
-          findings.push({
-            code: 'substitution-link-missing',
-            detail: `${label(item, i)} is substitutedFor ${JSON.stringify(id)}, which does not list it in substitutedBy`,
-          });
-        }
-      }
-    }
-  }
+  });
 }
 
 /** Rule 4: an adjustment line's shape, and the links between it and the items it adjusts. */
@@ -180,18 +162,17 @@ export function checkConsistency(order: Order): Finding[] {
   const findings: Finding[] = [];
   checkMoney(order, findings);
   const byId = new Map<string, OrderItem>();
-  let linked = false;
-  const items = order.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as OrderItem;
+  order.items.forEach((item, i) => {
     if (byId.has(item.id)) {
       findings.push({ code: 'duplicate-item-id', detail: `${label(item, i)} repeats an earlier item's id` });
     } else {
       byId.set(item.id, item);
     }
-    if (item.substitutionDetails !== undefined || item.priceAdjustmentDetails !== undefined) linked = true;
-    if (item.type === 'adjustment') linked = true;
-  }
+  });
+  // Most orders have no links at all: skip rules 3 and 4 for them.
+  const linked = order.items.some(
+    (item) => item.substitutionDetails || item.priceAdjustmentDetails || item.type === 'adjustment',
+  );
   if (linked) {
     checkSubstitutions(order, byId, findings);
     checkAdjustments(order, byId, findings);

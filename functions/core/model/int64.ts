@@ -20,23 +20,16 @@ export function isInt64(value: unknown): value is Int64 {
   return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
 }
 
-/** Exact sum of int64 values, in canonical form. */
+/** Exact sum of int64 values, in canonical form: number arithmetic while it stays safe, else bigint. */
 export function sumInt64(values: readonly Int64[]): Int64 {
   let safe = 0;
-  let exact = true;
   for (const value of values) {
-    if (typeof value !== 'number') {
-      exact = false;
-      break;
-    }
-    safe += value;
+    safe += typeof value === 'number' ? value : Number.NaN;
     if (!Number.isSafeInteger(safe)) {
-      exact = false;
-      break;
+      return canonicalInt64(values.reduce<bigint>((sum, v) => sum + BigInt(v), 0n));
     }
   }
-  if (exact) return safe;
-  return canonicalInt64(values.reduce<bigint>((sum, value) => sum + BigInt(value), 0n));
+  return safe;
 }
 
 /** An integer's decimal text (e.g. a DynamoDB `N`) in canonical form. */
@@ -54,6 +47,10 @@ const newTag = (): string => Math.random().toString(36).slice(2);
 const markOf = (tag: string): string => `\u0000int64-${tag}:`;
 const LONG_INTEGER = /\d{16}/;
 
+// One JSON token the scan needs to tell apart: a string (skipped whole, so digits inside it are left alone)
+// or a number literal.
+const JSON_STRING_OR_NUMBER = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
 /**
  * JSON.parse that keeps integers JSON.parse would round: an integer literal outside the safe range becomes
  * a bigint. Bodies without a run of 16 digits (almost all) take JSON.parse's own path unchanged.
@@ -62,36 +59,13 @@ export function parseJsonExact(text: string): unknown {
   if (!LONG_INTEGER.test(text)) return JSON.parse(text);
   const MARK = markOf(newTag());
   let marked = false;
-  const out: string[] = [];
-  let start = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const char = text.charCodeAt(i);
-    if (inString) {
-      if (char === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (char === 0x22) inString = false;
-      continue;
-    }
-    if (char === 0x22) {
-      inString = true;
-      continue;
-    }
-    if (char === 0x2d || (char >= 0x30 && char <= 0x39)) {
-      let end = i + 1;
-      while (end < text.length && /[0-9eE.+-]/.test(text.charAt(end))) end++;
-      const literal = text.slice(i, end);
-      if (/^-?\d{16,}$/.test(literal) && !Number.isSafeInteger(Number(literal))) {
-        out.push(text.slice(start, i), JSON.stringify(MARK + literal));
-        start = end;
-        marked = true;
-      }
-      i = end - 1;
-    }
-  }
+  const out = text.replace(JSON_STRING_OR_NUMBER, (token) => {
+    if (!/^-?\d{16,}$/.test(token) || Number.isSafeInteger(Number(token))) return token;
+    marked = true;
+    return JSON.stringify(MARK + token);
+  });
   if (!marked) return JSON.parse(text);
-  out.push(text.slice(start));
-  return JSON.parse(out.join(''), (_key, value) =>
+  return JSON.parse(out, (_key, value) =>
     typeof value === 'string' && value.startsWith(MARK)
       ? canonicalInt64(BigInt(value.slice(MARK.length)))
       : value,

@@ -22,10 +22,11 @@
  * - **Optional fields** are kept only when present. An explicit JSON `null` on an optional field is
  *   treated as absent (the key is left out of the normalised order). The normalised order never has an
  *   `undefined`-valued key, so it marshals into DynamoDB as is. `null` on a required field rejects.
- * - **Integers.** `id`, `version`, money `amount`, `quantityOrdered` and `quantityFulfilled` must be
- *   safe integers (|n| <= 2^53 - 1): an int64 beyond that cannot be represented exactly in a JSON number,
- *   so it is rejected rather than silently rounded. `id`, `version` and the quantities must be >= 0;
- *   amounts may be negative (offers, vouchers, adjustments).
+ * - **Integers.** `id`, `version` and money `amount` are int64: a number while safe, a bigint beyond 2^53
+ *   (the body parser reads integer literals exactly, int64.ts); beyond int64, or a number beyond 2^53 in
+ *   float notation (its digits were never exact), rejects. `quantityOrdered` and `quantityFulfilled` are
+ *   safe integers. `id`, `version` and the quantities must be >= 0; amounts may be negative (offers,
+ *   vouchers, adjustments).
  * - **Money** is `{ amount, currency }`: amount in integer minor units, kept as is; currency a
  *   3-letter uppercase ISO 4217 code (shape only, not checked against the ISO list).
  * - **Timestamps** accept integer epoch milliseconds (a JSON number, safe integer, within the range of
@@ -58,16 +59,15 @@ import type { Finding, Order, ParseResult } from './types.js';
 import { ORDER_STATUSES } from './types.js';
 import { replaceLoneSurrogates } from './well-formed.js';
 
-// Known values of the enums an unknown value of which is accepted with a finding (parse policy).
-const ORDER_TYPES: ReadonlySet<string> = new Set(['collection', 'delivery']);
-const DELIVERY_PROVIDERS: ReadonlySet<string> = new Set(['vendor', 'courier_partner']);
-const ITEM_TYPES: ReadonlySet<string> = new Set(['product', 'offer', 'voucher', 'adjustment']);
-const PAYMENT_TYPES: ReadonlySet<string> = new Set(['online', 'voucher', 'cash']);
-const COLLECTORS: ReadonlySet<string> = new Set(['platform', 'vendor']);
-
-// ---------------------------------------------------------------------------------------------
-// Messages
-// ---------------------------------------------------------------------------------------------
+// Known values of the enums an unknown value of which is accepted with a finding (parse policy), by field
+// path with list indices left out.
+const OPEN_ENUMS: Readonly<Record<string, ReadonlySet<string>>> = {
+  type: new Set(['collection', 'delivery']),
+  deliveryProvider: new Set(['vendor', 'courier_partner']),
+  'items[].type': new Set(['product', 'offer', 'voucher', 'adjustment']),
+  'customerPayments[].type': new Set(['online', 'voucher', 'cash']),
+  'customerPayments[].collectedBy': new Set(['platform', 'vendor']),
+};
 
 const MISSING = 'missing required field';
 // A JSON number the body parser left as a number although it is beyond 2^53: written in float notation
@@ -111,10 +111,6 @@ const errorMap: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
-// ---------------------------------------------------------------------------------------------
-// Timestamps
-// ---------------------------------------------------------------------------------------------
-
 /** zod transform: epoch ms or offset ISO string -> `toISOString()` form; a custom issue otherwise. */
 function normaliseTimestamp(value: number | string, ctx: z.core.ParsePayload): string {
   const ms = timestampToEpochMs(value);
@@ -123,25 +119,6 @@ function normaliseTimestamp(value: number | string, ctx: z.core.ParsePayload): s
     return z.NEVER;
   }
   return new Date(ms).toISOString();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Schemas
-// ---------------------------------------------------------------------------------------------
-
-interface ObjectKeys {
-  /** Every key the schema knows. */
-  known: ReadonlySet<string>;
-  /** Optional keys, whose explicit `null` means absent. */
-  optional: readonly string[];
-}
-
-function keysOf(schema: z.ZodMiniObject): ObjectKeys {
-  const entries = Object.entries(schema.shape);
-  return {
-    known: new Set(entries.map(([key]) => key)),
-    optional: entries.filter(([, field]) => field instanceof z.ZodMiniOptional).map(([key]) => key),
-  };
 }
 
 const CURRENCY_CODE = /^[A-Z]{3}$/;
@@ -168,7 +145,7 @@ function int64Schema(minimum?: number) {
   });
 }
 
-/** The schema of the whole record, and what each of its objects may hold (for the normalisation walk). */
+/** The schema of the whole record. */
 function buildOrderSchema() {
   const timestamp = z.pipe(z.union([z.number(), z.string()]), z.transform(normaliseTimestamp));
   const optionalTimestamp = z.nullish(timestamp);
@@ -181,26 +158,6 @@ function buildOrderSchema() {
   const count = z.int().check(z.minimum(0));
   const idList = z.array(z.string());
 
-  const selectedOptionSchema = z.object({
-    name: z.string(),
-    optionPrice: optionalMoney,
-  });
-
-  const optionCategorySchema = z.object({
-    name: z.string(),
-    selectedOptions: z.array(selectedOptionSchema),
-  });
-
-  const substitutionDetailsSchema = z.object({
-    substitutedBy: z.nullish(idList),
-    substitutedFor: z.nullish(idList),
-  });
-
-  const priceAdjustmentDetailsSchema = z.object({
-    relatedPriceAdjustment: z.nullish(z.string()),
-    itemsAdjusted: z.nullish(idList),
-  });
-
   const itemSchema = z.object({
     id: z.string(),
     name: z.string(),
@@ -208,19 +165,24 @@ function buildOrderSchema() {
     barcode: z.nullish(z.string()),
     vendorReference: z.nullish(z.string()),
     type: z.string(),
-    optionCategories: z.nullish(z.array(optionCategorySchema)),
+    optionCategories: z.nullish(
+      z.array(
+        z.object({
+          name: z.string(),
+          selectedOptions: z.array(z.object({ name: z.string(), optionPrice: optionalMoney })),
+        }),
+      ),
+    ),
     quantityOrdered: count,
     quantityFulfilled: count,
     price: moneySchema,
     total: moneySchema,
-    substitutionDetails: z.nullish(substitutionDetailsSchema),
-    priceAdjustmentDetails: z.nullish(priceAdjustmentDetailsSchema),
-  });
-
-  const paymentSchema = z.object({
-    type: z.string(),
-    collectedBy: z.string(),
-    payment: moneySchema,
+    substitutionDetails: z.nullish(
+      z.object({ substitutedBy: z.nullish(idList), substitutedFor: z.nullish(idList) }),
+    ),
+    priceAdjustmentDetails: z.nullish(
+      z.object({ relatedPriceAdjustment: z.nullish(z.string()), itemsAdjusted: z.nullish(idList) }),
+    ),
   });
 
   const statusSchema = z.enum(ORDER_STATUSES, {
@@ -230,7 +192,7 @@ function buildOrderSchema() {
         : undefined,
   });
 
-  const recordSchema = z.object({
+  return z.object({
     id: int64Schema(0),
     version: int64Schema(0),
     latestVersion: z.boolean(),
@@ -247,114 +209,68 @@ function buildOrderSchema() {
     serviceFee: moneySchema,
     total: moneySchema,
     items: z.array(itemSchema),
-    customerPayments: z.array(paymentSchema),
+    customerPayments: z.array(z.object({ type: z.string(), collectedBy: z.string(), payment: moneySchema })),
     deliveryProvider: z.nullish(z.string()),
   });
-
-  // The normalisation walk's route: each object's keys, open enums and the objects it holds, in the
-  // order its findings are reported.
-  const money: Walk = { keys: keysOf(moneySchema) };
-  const selectedOption: Walk = { keys: keysOf(selectedOptionSchema), children: [['optionPrice', money]] };
-  const item: Walk = {
-    keys: keysOf(itemSchema),
-    enums: [['type', ITEM_TYPES]],
-    children: [
-      ['price', money],
-      ['total', money],
-      [
-        'optionCategories',
-        { keys: keysOf(optionCategorySchema), children: [['selectedOptions', selectedOption]] },
-      ],
-      ['substitutionDetails', { keys: keysOf(substitutionDetailsSchema) }],
-      ['priceAdjustmentDetails', { keys: keysOf(priceAdjustmentDetailsSchema) }],
-    ],
-  };
-  const payment: Walk = {
-    keys: keysOf(paymentSchema),
-    enums: [
-      ['type', PAYMENT_TYPES],
-      ['collectedBy', COLLECTORS],
-    ],
-    children: [['payment', money]],
-  };
-  const order: Walk = {
-    keys: keysOf(recordSchema),
-    enums: [
-      ['type', ORDER_TYPES],
-      ['deliveryProvider', DELIVERY_PROVIDERS],
-    ],
-    children: [
-      ['deliveryFee', money],
-      ['serviceFee', money],
-      ['total', money],
-      ['items', item],
-      ['customerPayments', payment],
-    ],
-  };
-  return { record: recordSchema, walk: order };
 }
 
 // Built at the first record, not at import: some fifty zod objects with their checks, a measurable part of
 // module init (tools/bench/RESULTS.md, section 5), which an invocation that parses nothing never needs.
 let schema: ReturnType<typeof buildOrderSchema> | undefined;
 
-// ---------------------------------------------------------------------------------------------
-// Normalisation walk (unknown fields, null optionals, unknown enum values)
-// ---------------------------------------------------------------------------------------------
+/** What the schema gives before the walk removes its `null` optionals (types.ts derives `Order` from it). */
+export type ParsedRecord = z.output<ReturnType<typeof buildOrderSchema>>;
 
 type JsonObject = Record<string, unknown>;
 
-/** How the walk visits one kind of object: its keys, its open enums, and the objects (or lists) it holds. */
-interface Walk {
-  keys: ObjectKeys;
-  enums?: ReadonlyArray<readonly [string, ReadonlySet<string>]>;
-  children?: ReadonlyArray<readonly [string, Walk]>;
-}
-
 /**
- * Walks the raw record and zod's output side by side (same structure): records unknown keys of `raw` (zod
- * already stripped them from `out`), removes `null` optionals from `out` (zod's fresh copy, so edited in
- * place) and records unknown values of open enums.
+ * Walks the raw record and zod's output side by side (same structure): records the keys of `raw` zod
+ * stripped from `out` (unknown fields), removes `null` optionals from `out` (zod's fresh copy, so edited
+ * in place; a required field cannot be null once parsed) and records unknown values of open enums; then
+ * goes down into the objects and lists `out` holds. `shape` is `path` without list indices.
  */
-function tidy(raw: JsonObject, out: JsonObject, walk: Walk, path: string, findings: Finding[]): void {
-  const prefix = path === '' ? '' : `${path}.`;
+function tidy(raw: JsonObject, out: JsonObject, path: string, shape: string, findings: Finding[]): void {
+  const [prefix, shapePrefix] = path === '' ? ['', ''] : [`${path}.`, `${shape}.`];
   for (const key in raw) {
-    if (!walk.keys.known.has(key)) findings.push({ code: 'unknown-field', detail: prefix + key });
+    if (!(key in out)) findings.push({ code: 'unknown-field', detail: prefix + key });
   }
-  for (const key of walk.keys.optional) {
-    if (out[key] === null) delete out[key];
-  }
-  for (const [key, known] of walk.enums ?? []) {
+  for (const key of Object.keys(out)) {
     const value = out[key];
-    if (value !== undefined && !known.has(value as string)) {
+    if (value === null) {
+      delete out[key];
+      continue;
+    }
+    const known = OPEN_ENUMS[shapePrefix + key];
+    if (known !== undefined && !known.has(value as string)) {
       findings.push({ code: 'unknown-enum-value', detail: `${prefix}${key}: ${JSON.stringify(value)}` });
     }
   }
-  for (const [key, child] of walk.children ?? []) {
-    const value = out[key];
-    if (value === undefined) continue;
-    if (!Array.isArray(value)) {
-      tidy(raw[key] as JsonObject, value as JsonObject, child, prefix + key, findings);
-      continue;
-    }
-    const rawList = raw[key] as JsonObject[];
-    for (let i = 0; i < value.length; i++) {
-      tidy(rawList[i] as JsonObject, value[i] as JsonObject, child, `${prefix}${key}[${i}]`, findings);
+  for (const [key, value] of Object.entries(out)) {
+    if (Array.isArray(value)) {
+      const rawList = raw[key] as unknown[];
+      value.forEach((element, i) => {
+        if (typeof element === 'object') {
+          tidy(
+            rawList[i] as JsonObject,
+            element,
+            `${prefix}${key}[${i}]`,
+            `${shapePrefix}${key}[]`,
+            findings,
+          );
+        }
+      });
+    } else if (typeof value === 'object') {
+      tidy(raw[key] as JsonObject, value as JsonObject, prefix + key, shapePrefix + key, findings);
     }
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Rejections
-// ---------------------------------------------------------------------------------------------
-
-function formatPath(path: readonly PropertyKey[]): string {
-  let text = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') text += `[${segment}]`;
-    else text += text === '' ? String(segment) : `.${String(segment)}`;
-  }
-  return text;
+/** A zod issue path as the messages write it: `items[0].price.amount`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseResult {
@@ -378,20 +294,16 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
   return result;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Entry point
-// ---------------------------------------------------------------------------------------------
-
 /**
  * Validates and normalises one raw order record (a value from `JSON.parse`), following the parse
  * policy at the top of this file. Never throws for bad input.
  */
 export function parseOrder(raw: unknown): ParseResult {
   schema ??= buildOrderSchema();
-  const parsed = schema.record.safeParse(raw, { error: errorMap });
+  const parsed = schema.safeParse(raw, { error: errorMap });
   if (!parsed.success) return rejection(raw, parsed.error.issues);
   const findings: Finding[] = [];
-  tidy(raw as JsonObject, parsed.data, schema.walk, '', findings);
+  tidy(raw as JsonObject, parsed.data, '', '', findings);
   // After the walk no optional key holds null, which is the one way zod's output differs from Order.
   const order = parsed.data as Order;
   findings.push(...checkConsistency(order), ...replaceLoneSurrogates(order));

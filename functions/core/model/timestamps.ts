@@ -23,50 +23,24 @@ const TIMESTAMP_OUT_OF_RANGE =
 // date T hh:mm[:ss[.fff]] [offset]; the offset group is optional here so that a missing offset gets
 // its own, clearer message.
 const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-function isLeapYear(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-}
+  /^(\d{4}-\d{2}-(\d{2}))[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-]\d{2})(?::?(\d{2}))?)?$/;
 
 /** Epoch ms of an ISO 8601 date-time string with offset, or a message saying why it is not one. */
 function isoToEpochMs(text: string): number | string {
   const m = ISO_DATE_TIME.exec(text);
   if (m === null) return TIMESTAMP_EXPECTED;
-  const offset = m[8];
-  if (offset === undefined) return TIMESTAMP_NO_OFFSET;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
-  const hour = Number(m[4]);
-  const minute = Number(m[5]);
-  const second = m[6] === undefined ? 0 : Number(m[6]);
-  // Milliseconds: first three fraction digits, right-padded; further digits are truncated, as Date does.
-  const fraction = m[7];
-  const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
-  const maxDay = month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
-  if (month < 1 || month > 12 || day < 1 || day > maxDay || hour > 23 || minute > 59 || second > 59) {
+  const [, date, day, hour, minute, second = '00', fraction = '', zulu, offsetHours, offsetMinutes = '00'] =
+    m;
+  if (zulu === undefined && offsetHours === undefined) return TIMESTAMP_NO_OFFSET;
+  // Date.parse, given the strict ISO form: years 0..99 as written, milliseconds truncated as Date does, an
+  // out-of-range month, day, minute, second or offset is NaN. It does roll 31 Feb over into March and take
+  // hour 24, hence the two checks after it.
+  const zone = zulu === undefined ? `${offsetHours}:${offsetMinutes}` : 'Z';
+  const ms = Date.parse(`${date}T${hour}:${minute}:${second}.${fraction.slice(0, 3).padEnd(3, '0')}${zone}`);
+  if (Number.isNaN(ms) || Number(hour) > 23 || new Date(`${date}T00:00Z`).getUTCDate() !== Number(day)) {
     return TIMESTAMP_BAD_DATE;
   }
-  let offsetMinutes = 0;
-  if (offset !== 'Z' && offset !== 'z') {
-    // ±hh, ±hhmm or ±hh:mm
-    const offsetHours = Number(offset.slice(1, 3));
-    const offsetMins = offset.length > 3 ? Number(offset.slice(offset.length - 2)) : 0;
-    if (offsetHours > 23 || offsetMins > 59) return TIMESTAMP_BAD_DATE;
-    offsetMinutes = (offsetHours * 60 + offsetMins) * (offset.charCodeAt(0) === 45 /* - */ ? -1 : 1);
-  }
-  let local: number;
-  if (year >= 100) {
-    local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
-  } else {
-    // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear takes the year as written.
-    const date = new Date(0);
-    date.setUTCFullYear(year, month - 1, day);
-    local = date.setUTCHours(hour, minute, second, millis);
-  }
-  return local - offsetMinutes * 60_000;
+  return ms;
 }
 
 /**

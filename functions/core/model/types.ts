@@ -4,82 +4,26 @@
 // only when the partner sent them.
 
 import type { Int64 } from './int64.js';
+import type { ParsedRecord } from './parse-order.js';
 
 export type OrderStatus = 'placed' | 'rejected' | 'accepted' | 'cancelled';
 export const ORDER_STATUSES: readonly OrderStatus[] = ['placed', 'rejected', 'accepted', 'cancelled'];
 
-export interface MonetaryAmount {
-  /** int64 minor units: a number, or a bigint beyond 2^53 (see int64.ts). */
-  amount: Int64;
-  currency: string;
-}
+/** An optional field zod reads as `T | null` without the null: the parser's walk deletes such keys. */
+type WithoutNull<T> = T extends readonly (infer E)[]
+  ? WithoutNull<E>[]
+  : T extends object
+    ? { [K in keyof T]: WithoutNull<Exclude<T[K], null>> }
+    : T;
 
-export interface SelectedOption {
-  name: string;
-  optionPrice?: MonetaryAmount;
-}
-
-export interface OptionCategory {
-  name: string;
-  selectedOptions: SelectedOption[];
-}
-
-export interface SubstitutionDetails {
-  substitutedBy?: string[];
-  substitutedFor?: string[];
-}
-
-export interface PriceAdjustmentDetails {
-  relatedPriceAdjustment?: string;
-  itemsAdjusted?: string[];
-}
-
-/** Known item types; an unknown one is kept verbatim (see the parse policy in parse-order.ts). */
-export type OrderItemType = 'product' | 'offer' | 'voucher' | 'adjustment' | (string & {});
-
-export interface OrderItem {
-  id: string;
-  name: string;
-  ageRestricted?: boolean;
-  barcode?: string;
-  vendorReference?: string;
-  type: OrderItemType;
-  optionCategories?: OptionCategory[];
-  quantityOrdered: number;
-  quantityFulfilled: number;
-  price: MonetaryAmount;
-  total: MonetaryAmount;
-  substitutionDetails?: SubstitutionDetails;
-  priceAdjustmentDetails?: PriceAdjustmentDetails;
-}
-
-export interface CustomerPayment {
-  type: 'online' | 'voucher' | 'cash' | (string & {});
-  collectedBy: 'platform' | 'vendor' | (string & {});
-  payment: MonetaryAmount;
-}
-
-export interface Order {
-  /** int64: a number, or a bigint beyond 2^53 (see int64.ts). */
-  id: Int64;
-  version: Int64;
-  latestVersion: boolean;
-  vendorId: string;
-  status: OrderStatus;
-  type: 'collection' | 'delivery' | (string & {});
-  placedAt: string;
-  acceptedAt?: string;
-  cancelledAt?: string;
-  dispatchedAt?: string;
-  deliveredAt?: string;
-  returnedAt?: string;
-  deliveryFee?: MonetaryAmount;
-  serviceFee: MonetaryAmount;
-  total: MonetaryAmount;
-  items: OrderItem[];
-  customerPayments: CustomerPayment[];
-  deliveryProvider?: 'vendor' | 'courier_partner' | (string & {});
-}
+/**
+ * One order version as the parser's schema (parse-order.ts) reads it, the one description of its shape:
+ * `id`, `version` and every `amount` are int64 (a number, or a bigint beyond 2^53: int64.ts); open enums
+ * (order, item and payment `type`, `collectedBy`, `deliveryProvider`) are strings, kept verbatim.
+ */
+export type Order = WithoutNull<ParsedRecord>;
+export type OrderItem = Order['items'][number];
+export type MonetaryAmount = Order['total'];
 
 /** A consistency-rule violation or schema drift noticed on an accepted record. Never a rejection. */
 export interface Finding {

@@ -19,40 +19,34 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * Validates the partner base URL and splits it into origin and path prefix. The prefix may carry
- * a test-scenario segment (`https://partner.example/test-versioning`); trailing slashes are dropped
- * so `${basePath}/v1/...` never has `//`. Messages never echo the URL: userinfo could be a secret.
+ * Why `baseUrl` may not receive the token ("must …", read after the setting's name), or undefined. One
+ * policy for the client and the configuration. Messages never echo the URL: userinfo could be a secret.
  */
-export function parsePartnerBaseUrl(baseUrl: string): PartnerBaseUrl {
-  if (typeof baseUrl !== 'string' || baseUrl.trim() === '') {
-    throw new InvalidArgumentError('baseUrl must be a non-empty absolute URL');
-  }
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new InvalidArgumentError('baseUrl is not a valid absolute URL');
-  }
+export function partnerBaseUrlProblem(baseUrl: string): string | undefined {
+  const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
+  if (url === undefined) return 'must be an absolute URL such as https://partner.example.com';
   if (url.username !== '' || url.password !== '') {
-    throw new InvalidArgumentError(
-      'baseUrl must not carry credentials (user:password@); the token goes in a header',
-    );
+    return 'must not carry credentials; the token goes in the Authorization header';
   }
   // `new URL('https://h/?')` has an empty `search`, so look at the raw string as well.
-  if (url.search !== '' || baseUrl.includes('?')) {
-    throw new InvalidArgumentError('baseUrl must not carry a query string');
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(baseUrl)) {
+    return 'must not have a query string or fragment';
   }
-  if (url.hash !== '' || baseUrl.includes('#')) {
-    throw new InvalidArgumentError('baseUrl must not carry a fragment');
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    return 'must use https (http is accepted only for loopback hosts: 127.0.0.0/8, ::1, localhost)';
   }
-  if (url.protocol === 'http:') {
-    if (!isLoopbackHost(url.hostname)) {
-      throw new InvalidArgumentError(
-        `baseUrl must use https: plain http is allowed only for loopback hosts (127.0.0.0/8, ::1, localhost), not ${url.hostname}`,
-      );
-    }
-  } else if (url.protocol !== 'https:') {
-    throw new InvalidArgumentError(`baseUrl must use https (got ${url.protocol})`);
-  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL';
+  return undefined;
+}
+
+/**
+ * Splits a valid partner base URL into origin and path prefix. The prefix may carry a test-scenario segment
+ * (`https://partner.example/test-versioning`); trailing slashes are dropped so `${basePath}/v1/...` never
+ * has `//`.
+ */
+export function parsePartnerBaseUrl(baseUrl: string): PartnerBaseUrl {
+  const problem = partnerBaseUrlProblem(baseUrl);
+  if (problem !== undefined) throw new InvalidArgumentError(`baseUrl ${problem}`);
+  const url = new URL(baseUrl);
   return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
 }

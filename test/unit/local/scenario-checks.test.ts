@@ -1,7 +1,6 @@
 // The conformance checks pass a faithful run of each scenario and name what is wrong in a broken one.
 
 import { describe, expect, it } from 'vitest';
-import { salesTotals } from '../../../functions/core/apply/sale.js';
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order } from '../../../functions/core/model/types.js';
@@ -9,6 +8,7 @@ import { SCENARIO_CHECKS, type ScenarioRun } from '../../../tools/local/scenario
 import { toWire } from '../../../tools/simulator/model.js';
 import { SCENARIOS } from '../../../tools/simulator/scenarios/index.js';
 import { SCENARIO_IDS, type ScenarioId } from '../../../tools/simulator/types.js';
+import { salesTotals } from '../../../tools/store/sales-ledger.js';
 
 /** What a correct pipeline leaves behind for a scenario: the highest version of each order, parsed. */
 function faithfulRun(id: ScenarioId): ScenarioRun {

@@ -476,9 +476,9 @@ describe('parseOrder', () => {
       expect(result.findings.filter((f) => f.code === 'unknown-field').map((f) => f.detail)).toEqual([
         'loyaltyPoints',
         'items[0].colour',
-        'items[0].price.exponent',
         'items[0].optionCategories[0].rank',
         'items[0].optionCategories[0].selectedOptions[0].sku',
+        'items[0].price.exponent',
         'items[0].substitutionDetails.reason',
         'customerPayments[0].reference',
       ]);
