@@ -37,15 +37,15 @@ describe('DynamoCursorStore', () => {
       await moto.reset();
       await createPipelineResources(aws);
       const [a, b] = await Promise.all([
-        store.acquire('feed', 'invocation-a', NOW, 60_000),
-        store.acquire('feed', 'invocation-b', NOW, 60_000),
+        store.acquire('feed', 'invocation-a', NOW, NOW + 60_000),
+        store.acquire('feed', 'invocation-b', NOW, NOW + 60_000),
       ]);
       expect([a, b].filter(Boolean)).toHaveLength(1);
     }
   });
 
   it('starts a new feed from the beginning of the stream', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     expect(lease?.state).toMatchObject({
       pageId: undefined,
       authFailures: 0,
@@ -54,22 +54,17 @@ describe('DynamoCursorStore', () => {
   });
 
   it('commits under the lease and hands the cursor to the next holder', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    const committed = await store.commit(
-      lease,
-      {
-        pageId: 'p-1',
-        highWaterMark: '2024-01-01T00:00:00.000Z',
-        lastCaughtUpAt: '2024-01-01T00:05:00.000Z',
-        paceDelayMs: 250,
-      },
-      NOW,
-      60_000,
-    );
+    const committed = await store.commit(lease, {
+      pageId: 'p-1',
+      highWaterMark: '2024-01-01T00:00:00.000Z',
+      lastCaughtUpAt: '2024-01-01T00:05:00.000Z',
+      paceDelayMs: 250,
+    });
     await store.release(committed);
 
-    const next = await store.acquire('feed', 'b', NOW + 1, 60_000);
+    const next = await store.acquire('feed', 'b', NOW + 1, NOW + 1 + 60_000);
 
     expect(next?.state).toMatchObject({
       pageId: 'p-1',
@@ -81,43 +76,45 @@ describe('DynamoCursorStore', () => {
   });
 
   it('lets another invocation take an expired lease, after which the old holder cannot commit', async () => {
-    const stale = await store.acquire('feed', 'slow', NOW, 1_000);
+    const stale = await store.acquire('feed', 'slow', NOW, NOW + 1_000);
     if (!stale) throw new Error('no lease');
-    const fresh = await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
+    const fresh = await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
     if (!fresh) throw new Error('expired lease was not taken over');
-    const advanced = await store.commit(fresh, { pageId: 'p-9' }, NOW + 2_000, 60_000);
+    const advanced = await store.commit(fresh, { pageId: 'p-9' });
 
-    await expect(store.commit(stale, { pageId: 'p-1' }, NOW + 3_000, 60_000)).rejects.toBeInstanceOf(
-      LeaseLostError,
-    );
+    await expect(store.commit(stale, { pageId: 'p-1' })).rejects.toBeInstanceOf(LeaseLostError);
 
-    const after = await store.acquire('feed', 'probe', NOW + 10 * 60_000, 60_000);
+    const after = await store.acquire('feed', 'probe', NOW + 10 * 60_000, NOW + 10 * 60_000 + 60_000);
     expect(after?.state.pageId).toBe('p-9');
     expect(after?.state.revision).toBeGreaterThan(advanced.state.revision);
   });
 
   it('refuses a commit carrying an old revision even from the lease owner', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    await store.commit(lease, { pageId: 'p-2' }, NOW, 60_000);
-    await expect(store.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await store.commit(lease, { pageId: 'p-2' });
+    await expect(store.commit(lease, { pageId: 'p-1' })).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('records auth failures with their backoff and clears them on the next good page', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    const failed = await store.recordAuthFailure(lease, NOW + 300_000);
+    const failed = await store.recordAuthFailure(lease, {
+      failures: 1,
+      retryNotBefore: NOW + 300_000,
+      tokenVersion: 3,
+    });
     expect(failed.state).toMatchObject({ authFailures: 1, authRetryNotBefore: NOW + 300_000 });
-    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true }, NOW, 60_000);
+    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true });
     expect(cleared.state).toMatchObject({ authFailures: 0, authRetryNotBefore: undefined });
   });
 
   it('does not release a lease it no longer holds', async () => {
-    const stale = await store.acquire('feed', 'slow', NOW, 1_000);
+    const stale = await store.acquire('feed', 'slow', NOW, NOW + 1_000);
     if (!stale) throw new Error('no lease');
-    await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
+    await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
     await store.release(stale, { outcome: 'out-of-time', at: NOW + 2_500 });
-    expect(await store.acquire('feed', 'third', NOW + 3_000, 60_000)).toBeUndefined();
+    expect(await store.acquire('feed', 'third', NOW + 3_000, NOW + 3_000 + 60_000)).toBeUndefined();
     // Nor does it record its outcome over the holder's item.
     const item = await aws.dynamo.send(
       new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: 'feed' }) }),
@@ -126,7 +123,7 @@ describe('DynamoCursorStore', () => {
   });
 
   it("records the run's outcome and end as it releases the lease", async () => {
-    const lease = await store.acquire('feed', 'run', NOW, 60_000);
+    const lease = await store.acquire('feed', 'run', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
 
     await store.release(lease, { outcome: 'caught-up', at: NOW + 1_000 });
@@ -161,7 +158,7 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
     const { lossy, proxy, client, updates, dropNextAnswer } = await storeLosingOneAnswer();
     try {
       dropNextAnswer();
-      const lease = await lossy.acquire('feed', 'invocation-a', NOW, 60_000);
+      const lease = await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
 
       expect(updates().map((call) => [call.forwarded, call.delivered, call.errorType])).toEqual([
         [true, false, undefined],
@@ -170,8 +167,8 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
       expect(lease?.owner).toBe('invocation-a');
       // It really holds it: a commit under it succeeds, another invocation cannot take it.
       if (!lease) throw new Error('no lease');
-      await expect(lossy.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).resolves.toBeDefined();
-      expect(await store.acquire('feed', 'invocation-b', NOW, 60_000)).toBeUndefined();
+      await expect(lossy.commit(lease, { pageId: 'p-1' })).resolves.toBeDefined();
+      expect(await store.acquire('feed', 'invocation-b', NOW, NOW + 60_000)).toBeUndefined();
     } finally {
       client.destroy();
       await proxy.close();
@@ -181,14 +178,14 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   it('recognises its own cursor commit and goes on from it', async () => {
     const { lossy, proxy, client, updates, dropNextAnswer } = await storeLosingOneAnswer();
     try {
-      const lease = await lossy.acquire('feed', 'invocation-a', NOW, 60_000);
+      const lease = await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
       if (!lease) throw new Error('no lease');
       dropNextAnswer();
-      const committed = await lossy.commit(lease, { pageId: 'p-1' }, NOW, 60_000);
+      const committed = await lossy.commit(lease, { pageId: 'p-1' });
 
       expect(updates().at(-1)?.errorType).toBe('ConditionalCheckFailedException');
       expect(committed.state).toMatchObject({ pageId: 'p-1', revision: lease.state.revision + 1 });
-      const next = await lossy.commit(committed, { pageId: 'p-2' }, NOW, 60_000);
+      const next = await lossy.commit(committed, { pageId: 'p-2' });
       expect(next.state.pageId).toBe('p-2');
     } finally {
       client.destroy();
@@ -197,11 +194,11 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   });
 
   it('still reports a lease lost to another invocation as lost', async () => {
-    const lease = await store.acquire('feed', 'invocation-a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    const other = await store.acquire('feed', 'invocation-b', NOW + 120_000, 60_000);
+    const other = await store.acquire('feed', 'invocation-b', NOW + 120_000, NOW + 120_000 + 60_000);
     expect(other).toBeDefined();
 
-    await expect(store.commit(lease, { pageId: 'p-9' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(lease, { pageId: 'p-9' })).rejects.toBeInstanceOf(LeaseLostError);
   });
 });

@@ -6,11 +6,19 @@
 // only a run that committed at least one page (no progress, no continuation: a stuck partner waits for the
 // schedule); never after a failure, a 401, a rate-limit give-up, a held lease or when the feed is disabled;
 // and a chain stops after `maxContinuations` runs, after which the schedule starts a fresh chain.
+//
+// One chain per feed: the run that continues hands its lease over to the continuation (the cursor item
+// records the chain's id and next step, see CursorStore.release), and only that step of that chain may take
+// it. AWS may deliver an asynchronous event more than once and retries it up to 2 times after a function
+// error, and the SDK retries Invoke up to 3 times (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html):
+// a duplicate finds the step taken (or the chain over) and does nothing; a scheduled tick finds the lease held.
 
 /** What a continuation event carries (the poller's event when it invokes itself). */
 export interface ContinuationEvent {
   readonly continuation: {
     readonly feedId: string;
+    /** The chain's identity: the run id (request id) of the scheduled run that started it. */
+    readonly chainId: string;
     /** 1 for the first continuation of a chain started by the schedule. */
     readonly chain: number;
     /** When the scheduled run that started the chain began (UTC ISO). */
@@ -38,6 +46,8 @@ export function nextContinuation(
   context: {
     feedId: string;
     current: ContinuationEvent | undefined;
+    /** This run's id: a scheduled run's starts a new chain. */
+    runId: string;
     startedAt: string;
     maxContinuations: number;
     enabled: boolean;
@@ -50,6 +60,7 @@ export function nextContinuation(
   return {
     continuation: {
       feedId: context.feedId,
+      chainId: context.current?.continuation.chainId ?? context.runId,
       chain,
       chainStartedAt: context.current?.continuation.chainStartedAt ?? context.startedAt,
     },
@@ -61,8 +72,10 @@ export function continuationOf(event: unknown): ContinuationEvent | undefined {
   if (typeof event !== 'object' || event === null || !('continuation' in event)) return undefined;
   const value = (event as { continuation: unknown }).continuation;
   if (typeof value !== 'object' || value === null) return undefined;
-  const { feedId, chain, chainStartedAt } = value as Record<string, unknown>;
-  if (typeof feedId !== 'string' || typeof chainStartedAt !== 'string') return undefined;
+  const { feedId, chainId, chain, chainStartedAt } = value as Record<string, unknown>;
+  if (typeof feedId !== 'string' || typeof chainId !== 'string' || typeof chainStartedAt !== 'string') {
+    return undefined;
+  }
   if (typeof chain !== 'number' || !Number.isSafeInteger(chain) || chain < 1) return undefined;
-  return { continuation: { feedId, chain, chainStartedAt } };
+  return { continuation: { feedId, chainId, chain, chainStartedAt } };
 }
