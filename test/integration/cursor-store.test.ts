@@ -31,6 +31,82 @@ beforeEach(async () => {
   store = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
 });
 
+describe('DynamoCursorStore: the lease and the continuation chain', () => {
+  const item = async () =>
+    (
+      await aws.dynamo.send(
+        new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: 'feed' }) }),
+      )
+    ).Item;
+
+  it('keeps the expiry it was taken with: commits do not extend it', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 80_000);
+    if (!lease) throw new Error('no lease');
+    const committed = await store.commit(lease, { pageId: 'p-1' });
+    await store.commit(committed, { pageId: 'p-2' });
+    expect((await item())?.leaseExpiresAt).toEqual({ N: String(NOW + 80_000) });
+  });
+
+  it('records the refused token version (not the token) and clears it with the backoff', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
+    if (!lease) throw new Error('no lease');
+    const failed = await store.recordAuthFailure(lease, {
+      failures: 2,
+      retryNotBefore: NOW + 1,
+      tokenVersion: 4,
+    });
+    expect(failed.state).toMatchObject({ authFailures: 2, authFailedTokenVersion: 4 });
+    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true });
+    expect(cleared.state.authFailedTokenVersion).toBeUndefined();
+    expect((await item())?.authFailedTokenVersion).toBeUndefined();
+  });
+
+  it('hands the lease over to the next step only: ticks, other steps and duplicates get nothing', async () => {
+    const lease = await store.acquire('feed', 'tick-1', NOW, NOW + 60_000);
+    if (!lease) throw new Error('no lease');
+    await store.release(
+      lease,
+      { outcome: 'page-limit', at: NOW + 10 },
+      { chainId: 'tick-1', step: 1, expiresAt: NOW + 70_000 },
+    );
+    expect(await item()).toMatchObject({ chainId: { S: 'tick-1' }, chainStep: { N: '1' } });
+
+    expect(await store.acquire('feed', 'tick-2', NOW + 20, NOW + 60_000)).toBeUndefined();
+    expect(
+      await store.acquire('feed', 'other', NOW + 20, NOW + 60_000, { chainId: 'tick-0', step: 1 }),
+    ).toBeUndefined();
+    expect(
+      await store.acquire('feed', 'other', NOW + 20, NOW + 60_000, { chainId: 'tick-1', step: 2 }),
+    ).toBeUndefined();
+    const [a, b] = await Promise.all([
+      store.acquire('feed', 'cont-a', NOW + 30, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
+      store.acquire('feed', 'cont-b', NOW + 30, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
+    ]);
+    expect([a, b].filter(Boolean)).toHaveLength(1);
+    const taken = a ?? b;
+    if (!taken) throw new Error('no lease');
+    await store.release(taken, { outcome: 'caught-up', at: NOW + 40 });
+    // The chain ended with that run: a late duplicate gets nothing, the schedule's next tick the lease.
+    expect(
+      await store.acquire('feed', 'late', NOW + 50, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
+    ).toBeUndefined();
+    expect((await item())?.chainId).toBeUndefined();
+    expect(await store.acquire('feed', 'tick-3', NOW + 60, NOW + 60_000)).toBeDefined();
+  });
+
+  it('lets a tick take a hand-over that lapsed (the continuation was lost), ending that chain', async () => {
+    const lease = await store.acquire('feed', 'tick-1', NOW, NOW + 60_000);
+    if (!lease) throw new Error('no lease');
+    await store.release(lease, undefined, { chainId: 'tick-1', step: 1, expiresAt: NOW + 1_000 });
+
+    expect(await store.acquire('feed', 'tick-2', NOW + 2_000, NOW + 60_000)).toBeDefined();
+    expect((await item())?.chainStep).toBeUndefined();
+    expect(
+      await store.acquire('feed', 'late', NOW + 90_000, NOW + 150_000, { chainId: 'tick-1', step: 1 }),
+    ).toBeUndefined();
+  });
+});
+
 describe('DynamoCursorStore', () => {
   it('grants the lease to exactly one of two invocations that ask at once', async () => {
     for (let attempt = 0; attempt < 10; attempt++) {
