@@ -29,6 +29,8 @@ export interface CursorItem {
   leaseExpiresAt: number | undefined;
   authFailures: number;
   authRetryNotBefore: number | undefined;
+  /** The token parameter version the partner refused: the backoff holds only while SSM keeps it. */
+  authFailedTokenVersion: number | undefined;
   paceDelayMs: number | undefined;
   /** How the last run that released the lease ended, and when (UTC ISO). */
   lastRunOutcome: string | undefined;
@@ -51,6 +53,7 @@ export function cursorItemOf(feedId: string, raw: Record<string, unknown> | unde
     leaseExpiresAt: count('leaseExpiresAt'),
     authFailures: count('authFailures') ?? 0,
     authRetryNotBefore: count('authRetryNotBefore'),
+    authFailedTokenVersion: count('authFailedTokenVersion'),
     paceDelayMs: count('paceDelayMs'),
     lastRunOutcome: text('lastRunOutcome'),
     lastRunAt: text('lastRunAt'),
@@ -131,6 +134,7 @@ export function planCursorChange(
         return { kind: 'no-op', feedId, why: `feed ${feedId} has no auth backoff` };
       }
       remove.push('authFailures', 'authRetryNotBefore');
+      if (item.authFailedTokenVersion !== undefined) remove.push('authFailedTokenVersion');
       changes.push(
         `auth backoff cleared (${item.authFailures} failed run(s)${
           item.authRetryNotBefore === undefined
