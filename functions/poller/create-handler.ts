@@ -9,7 +9,6 @@ import type { Context } from 'aws-lambda';
 import { continuationOf } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
 import type { Continuation, PollMetricName } from '../core/ingest/ports.js';
-import { logPort } from '../core/observability/powertools.js';
 import { NO_TRACING } from '../core/observability/tracing.js';
 import type { PollerConfig } from './config.js';
 
@@ -61,7 +60,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
   const { config, logger, metrics } = deps;
   const now = deps.now ?? Date.now;
   const tracing = deps.tracing ?? NO_TRACING;
-  const useCase: PollDeps = { ...deps, log: logPort(logger), now, tracing };
+  const useCase: PollDeps = { ...deps, log: logger, now, tracing };
 
   /**
    * Starts the continuation pollFeed handed its lease over to (nextContinuation decides); a failure only

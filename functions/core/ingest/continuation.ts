@@ -12,19 +12,21 @@
 // it. AWS may deliver an asynchronous event more than once and retries it up to 2 times after a function
 // error, and the SDK retries Invoke up to 3 times (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html):
 // a duplicate finds the step taken (or the chain over) and does nothing; a scheduled tick finds the lease held.
+import * as z from 'zod/mini';
 
 /** What a continuation event carries (the poller's event when it invokes itself). */
-export interface ContinuationEvent {
-  readonly continuation: {
-    readonly feedId: string;
+const ContinuationEventSchema = z.object({
+  continuation: z.object({
+    feedId: z.string(),
     /** The chain's identity: the run id (request id) of the scheduled run that started it. */
-    readonly chainId: string;
+    chainId: z.string(),
     /** 1 for the first continuation of a chain started by the schedule. */
-    readonly chain: number;
+    chain: z.int().check(z.minimum(1)),
     /** When the scheduled run that started the chain began (UTC ISO). */
-    readonly chainStartedAt: string;
-  };
-}
+    chainStartedAt: z.string(),
+  }),
+});
+export type ContinuationEvent = z.infer<typeof ContinuationEventSchema>;
 
 interface RunSummary {
   /** The poll outcome's kind ('out-of-time', 'page-limit', 'caught-up', 'auth-failed', …). */
@@ -69,13 +71,6 @@ export function nextContinuation(
 
 /** Reads a continuation event from the poller's raw event (the schedule sends something else). */
 export function continuationOf(event: unknown): ContinuationEvent | undefined {
-  if (typeof event !== 'object' || event === null || !('continuation' in event)) return undefined;
-  const value = (event as { continuation: unknown }).continuation;
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { feedId, chainId, chain, chainStartedAt } = value as Record<string, unknown>;
-  if (typeof feedId !== 'string' || typeof chainId !== 'string' || typeof chainStartedAt !== 'string') {
-    return undefined;
-  }
-  if (typeof chain !== 'number' || !Number.isSafeInteger(chain) || chain < 1) return undefined;
-  return { continuation: { feedId, chainId, chain, chainStartedAt } };
+  const parsed = ContinuationEventSchema.safeParse(event);
+  return parsed.success ? parsed.data : undefined;
 }

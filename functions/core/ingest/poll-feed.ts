@@ -7,6 +7,7 @@
 // Crash anywhere and the next run repeats from the last committed cursor: versions may be published
 // twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
@@ -20,7 +21,6 @@ import type {
   CursorStore,
   FindingMetricName,
   Lease,
-  Log,
   OrderVersionPublisher,
   PollMetrics,
   Quarantine,
@@ -104,7 +104,8 @@ export interface PollDeps {
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
   metrics: PollMetrics;
-  log: Log;
+  /** Powertools Logger (tests: MemoryLog, which records the lines). */
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
   /** The token's SSM parameter: re-read after a 401, and its version keys the backoff (default: none). */
   tokens?: TokenParameter;
