@@ -14,7 +14,7 @@ import {
   operatorUpdate,
 } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
-import { startInterceptingProxy } from '../../tools/chaos/aws-proxy.js';
+import { startInterceptingProxy } from '../../tools/harness/aws-proxy.js';
 import {
   type AwsClients,
   createPipelineResources,
