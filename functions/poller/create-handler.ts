@@ -6,7 +6,7 @@
 // correlation id `poll:<runId>:<page>` carries), with a span per page inside it.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { continuationOf, nextContinuation } from '../core/ingest/continuation.js';
+import { continuationOf } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
 import type { Continuation, PollMetricName } from '../core/ingest/ports.js';
 import { NO_TRACING } from '../core/observability/tracing.js';
@@ -23,12 +23,13 @@ export interface PollerMetrics {
 
 /** pollFeed's ports (its log and clock come from `logger` and `now`), and the handler's own. */
 interface PollerDependencies
-  extends Pick<PollDeps, 'cursorStore' | 'partner' | 'publisher' | 'quarantine' | 'sleep' | 'tracing'> {
+  extends Pick<
+    PollDeps,
+    'cursorStore' | 'partner' | 'publisher' | 'quarantine' | 'sleep' | 'tracing' | 'tokens'
+  > {
   config: PollerConfig;
   logger: Logger;
   metrics: PollerMetrics;
-  /** The token's cache: dropped after a 401, so a rotated token is read afresh on the next run. */
-  tokens?: { invalidate(): void };
   /**
    * Self-continuation: starts the next run at once when this one ran out of time with more to fetch
    * (AWS: an asynchronous invoke of this function). Undefined: every run waits for the schedule (local mode
@@ -61,17 +62,12 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
   const tracing = deps.tracing ?? NO_TRACING;
   const useCase: PollDeps = { ...deps, log: logger, now, tracing };
 
-  /** Starts the next run at once when nextContinuation says so; a failure only leaves it to the schedule. */
-  async function continueIfNeeded(outcome: PollOutcome, event: unknown, context: Context, startedAt: number) {
-    if (!deps.continuation) return undefined;
-    const next = nextContinuation(outcome, {
-      feedId: config.feedId,
-      current: continuationOf(event),
-      startedAt: new Date(startedAt).toISOString(),
-      maxContinuations: config.maxContinuations,
-      enabled: config.enabled,
-    });
-    if (!next) return undefined;
+  /**
+   * Starts the continuation pollFeed handed its lease over to (nextContinuation decides); a failure only
+   * leaves it to the schedule, once the handed-over lease lapses (the lease grace).
+   */
+  async function continueIfNeeded(next: PollOutcome['next'], context: Context) {
+    if (!deps.continuation || !next) return undefined;
     try {
       await deps.continuation.request(next, context.invokedFunctionArn);
       return next.continuation.chain;
@@ -105,23 +101,25 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
     const remainingMs = context.getRemainingTimeInMillis();
     try {
       const deadline = startedAt + remainingMs - config.safetyMarginMs;
-      const outcome = await pollFeed(useCase, config, {
+      const continuation = continuationOf(event);
+      const { next, ...outcome } = await pollFeed(useCase, config, {
         owner: context.awsRequestId,
         deadline,
         requestDeadline: deadline + config.safetyMarginMs / 2,
-        leaseMs: remainingMs + config.leaseGraceMs,
+        // The invocation's own deadline plus the grace, fixed for the run.
+        leaseExpiresAt: startedAt + remainingMs + config.leaseGraceMs,
+        ...(continuation ? { continuation } : {}),
+        canContinue: deps.continuation !== undefined,
       });
-      // A 401 may mean the token was rotated: read it from SSM afresh on the next run.
-      if (outcome.kind === 'auth-failed') deps.tokens?.invalidate();
       metrics.milliseconds('RunDurationMs', now() - startedAt);
       // The feed's own delay between page requests: rises while the partner answers 429s (see pace.ts).
       metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
       if (outcome.secondsSinceCaughtUp !== undefined) {
         metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
       }
-      // The lease is already released: the next run takes it like any run (so does a schedule tick that
-      // happens to fire now; then one of the two finds the lease held and ends at once).
-      const continuedWith = await continueIfNeeded(outcome, event, context, startedAt);
+      // The lease is already handed over to the continuation: a schedule tick that fires now finds it held
+      // and ends at once; a duplicate of the continuation's event finds its step taken and does nothing.
+      const continuedWith = await continueIfNeeded(next, context);
       const result: PollResult = continuedWith === undefined ? outcome : { ...outcome, continuedWith };
       logger.info('poll run finished', { feedId: config.feedId, ...result });
       if (result.failed) throw new PollRunFailedError(result);

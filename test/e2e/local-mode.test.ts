@@ -267,6 +267,38 @@ describe('npm start', () => {
     expect(requests.every((request) => request.status === 401)).toBe(true);
   }, 120_000);
 
+  it('after a refused token, a restart with a good one resumes from the stored cursor: no --reset-data, no other command', async () => {
+    const sim = await simulator(450, 7);
+    const args = ['--aws-endpoint', moto.endpoint, '--api-url', sim.url];
+    // Part of the feed is stored: a run stopped after its second poll leaves a committed cursor.
+    const first = startCli([...args, '--reset-data'], { PARTNER_API_TOKEN: TOKEN });
+    await first.waitForLine(/\] polls ([2-9]|\d\d+) \|/);
+    first.kill('SIGKILL');
+    await first.exited;
+
+    // 1. The token is refused (revoked): exit 3, the backoff recorded with the token parameter's version.
+    const refused = await runCli(args, { PARTNER_API_TOKEN: 'revoked-token-0000' });
+    expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stdout + refused.stderr).not.toContain('--reset-data');
+    const before = sim.requests.length;
+
+    // 2. Restart with a good token: local mode stores it (a new parameter version); the poller calls at once.
+    const restarted = await runCli([...args, '--summary-json', summaryPath('rotated')], {
+      PARTNER_API_TOKEN: TOKEN,
+    });
+
+    // 3. The feed resumes from its cursor and finishes.
+    expect(restarted.code, restarted.stdout + restarted.stderr).toBe(0);
+    const summary = readSummaryFile(summaryPath('rotated'));
+    expect(summary).toMatchObject({ outcome: 'drained', deadLettered: 0 });
+    expect(await tableAndLedger(aws, summary.ordersTable)).toEqual(expectedTableAndLedger(sim.expected()));
+    const after = sim.requests.slice(before);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((request) => request.status === 200)).toBe(true);
+    // Every request carries a cursor: none starts the stream again.
+    expect(after.every((request) => request.url.includes('pageId='))).toBe(true);
+  }, 300_000);
+
   it('ends with the same table and ledger as a clean run when killed with SIGKILL mid-run and started again', async () => {
     const sim = await simulator(450, 11);
     const args = ['--aws-endpoint', moto.endpoint, '--api-url', sim.url];

@@ -40,21 +40,97 @@ beforeEach(async () => {
   store = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
 });
 
+describe('DynamoCursorStore: the lease and the continuation chain', () => {
+  const item = async () =>
+    (
+      await aws.dynamo.send(
+        new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: 'feed' }) }),
+      )
+    ).Item;
+
+  it('keeps the expiry it was taken with: commits do not extend it', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 80_000);
+    if (!lease) throw new Error('no lease');
+    const committed = await store.commit(lease, { pageId: 'p-1' });
+    await store.commit(committed, { pageId: 'p-2' });
+    expect((await item())?.leaseExpiresAt).toEqual({ N: String(NOW + 80_000) });
+  });
+
+  it('records the refused token version (not the token) and clears it with the backoff', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
+    if (!lease) throw new Error('no lease');
+    const failed = await store.recordAuthFailure(lease, {
+      failures: 2,
+      retryNotBefore: NOW + 1,
+      tokenVersion: 4,
+    });
+    expect(failed.state).toMatchObject({ authFailures: 2, authFailedTokenVersion: 4 });
+    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true });
+    expect(cleared.state.authFailedTokenVersion).toBeUndefined();
+    expect((await item())?.authFailedTokenVersion).toBeUndefined();
+  });
+
+  it('hands the lease over to the next step only: ticks, other steps and duplicates get nothing', async () => {
+    const lease = await store.acquire('feed', 'tick-1', NOW, NOW + 60_000);
+    if (!lease) throw new Error('no lease');
+    await store.release(
+      lease,
+      { outcome: 'page-limit', at: NOW + 10 },
+      { chainId: 'tick-1', step: 1, expiresAt: NOW + 70_000 },
+    );
+    expect(await item()).toMatchObject({ chainId: { S: 'tick-1' }, chainStep: { N: '1' } });
+
+    expect(await store.acquire('feed', 'tick-2', NOW + 20, NOW + 60_000)).toBeUndefined();
+    expect(
+      await store.acquire('feed', 'other', NOW + 20, NOW + 60_000, { chainId: 'tick-0', step: 1 }),
+    ).toBeUndefined();
+    expect(
+      await store.acquire('feed', 'other', NOW + 20, NOW + 60_000, { chainId: 'tick-1', step: 2 }),
+    ).toBeUndefined();
+    const [a, b] = await Promise.all([
+      store.acquire('feed', 'cont-a', NOW + 30, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
+      store.acquire('feed', 'cont-b', NOW + 30, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
+    ]);
+    expect([a, b].filter(Boolean)).toHaveLength(1);
+    const taken = a ?? b;
+    if (!taken) throw new Error('no lease');
+    await store.release(taken, { outcome: 'caught-up', at: NOW + 40 });
+    // The chain ended with that run: a late duplicate gets nothing, the schedule's next tick the lease.
+    expect(
+      await store.acquire('feed', 'late', NOW + 50, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
+    ).toBeUndefined();
+    expect((await item())?.chainId).toBeUndefined();
+    expect(await store.acquire('feed', 'tick-3', NOW + 60, NOW + 60_000)).toBeDefined();
+  });
+
+  it('lets a tick take a hand-over that lapsed (the continuation was lost), ending that chain', async () => {
+    const lease = await store.acquire('feed', 'tick-1', NOW, NOW + 60_000);
+    if (!lease) throw new Error('no lease');
+    await store.release(lease, undefined, { chainId: 'tick-1', step: 1, expiresAt: NOW + 1_000 });
+
+    expect(await store.acquire('feed', 'tick-2', NOW + 2_000, NOW + 60_000)).toBeDefined();
+    expect((await item())?.chainStep).toBeUndefined();
+    expect(
+      await store.acquire('feed', 'late', NOW + 90_000, NOW + 150_000, { chainId: 'tick-1', step: 1 }),
+    ).toBeUndefined();
+  });
+});
+
 describe('DynamoCursorStore', () => {
   it('grants the lease to exactly one of two invocations that ask at once', async () => {
     for (let attempt = 0; attempt < 10; attempt++) {
       await moto.reset();
       await createPipelineResources(aws);
       const [a, b] = await Promise.all([
-        store.acquire('feed', 'invocation-a', NOW, 60_000),
-        store.acquire('feed', 'invocation-b', NOW, 60_000),
+        store.acquire('feed', 'invocation-a', NOW, NOW + 60_000),
+        store.acquire('feed', 'invocation-b', NOW, NOW + 60_000),
       ]);
       expect([a, b].filter(Boolean)).toHaveLength(1);
     }
   });
 
   it('starts a new feed from the beginning of the stream', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     expect(lease?.state).toMatchObject({
       pageId: undefined,
       authFailures: 0,
@@ -63,22 +139,17 @@ describe('DynamoCursorStore', () => {
   });
 
   it('commits under the lease and hands the cursor to the next holder', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    const committed = await store.commit(
-      lease,
-      {
-        pageId: 'p-1',
-        highWaterMark: '2024-01-01T00:00:00.000Z',
-        lastCaughtUpAt: '2024-01-01T00:05:00.000Z',
-        paceDelayMs: 250,
-      },
-      NOW,
-      60_000,
-    );
+    const committed = await store.commit(lease, {
+      pageId: 'p-1',
+      highWaterMark: '2024-01-01T00:00:00.000Z',
+      lastCaughtUpAt: '2024-01-01T00:05:00.000Z',
+      paceDelayMs: 250,
+    });
     await store.release(committed);
 
-    const next = await store.acquire('feed', 'b', NOW + 1, 60_000);
+    const next = await store.acquire('feed', 'b', NOW + 1, NOW + 1 + 60_000);
 
     expect(next?.state).toMatchObject({
       pageId: 'p-1',
@@ -90,43 +161,45 @@ describe('DynamoCursorStore', () => {
   });
 
   it('lets another invocation take an expired lease, after which the old holder cannot commit', async () => {
-    const stale = await store.acquire('feed', 'slow', NOW, 1_000);
+    const stale = await store.acquire('feed', 'slow', NOW, NOW + 1_000);
     if (!stale) throw new Error('no lease');
-    const fresh = await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
+    const fresh = await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
     if (!fresh) throw new Error('expired lease was not taken over');
-    const advanced = await store.commit(fresh, { pageId: 'p-9' }, NOW + 2_000, 60_000);
+    const advanced = await store.commit(fresh, { pageId: 'p-9' });
 
-    await expect(store.commit(stale, { pageId: 'p-1' }, NOW + 3_000, 60_000)).rejects.toBeInstanceOf(
-      LeaseLostError,
-    );
+    await expect(store.commit(stale, { pageId: 'p-1' })).rejects.toBeInstanceOf(LeaseLostError);
 
-    const after = await store.acquire('feed', 'probe', NOW + 10 * 60_000, 60_000);
+    const after = await store.acquire('feed', 'probe', NOW + 10 * 60_000, NOW + 10 * 60_000 + 60_000);
     expect(after?.state.pageId).toBe('p-9');
     expect(after?.state.revision).toBeGreaterThan(advanced.state.revision);
   });
 
   it('refuses a commit carrying an old revision even from the lease owner', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    await store.commit(lease, { pageId: 'p-2' }, NOW, 60_000);
-    await expect(store.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await store.commit(lease, { pageId: 'p-2' });
+    await expect(store.commit(lease, { pageId: 'p-1' })).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('records auth failures with their backoff and clears them on the next good page', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    const failed = await store.recordAuthFailure(lease, NOW + 300_000);
+    const failed = await store.recordAuthFailure(lease, {
+      failures: 1,
+      retryNotBefore: NOW + 300_000,
+      tokenVersion: 3,
+    });
     expect(failed.state).toMatchObject({ authFailures: 1, authRetryNotBefore: NOW + 300_000 });
-    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true }, NOW, 60_000);
+    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true });
     expect(cleared.state).toMatchObject({ authFailures: 0, authRetryNotBefore: undefined });
   });
 
   it('does not release a lease it no longer holds', async () => {
-    const stale = await store.acquire('feed', 'slow', NOW, 1_000);
+    const stale = await store.acquire('feed', 'slow', NOW, NOW + 1_000);
     if (!stale) throw new Error('no lease');
-    await store.acquire('feed', 'fresh', NOW + 2_000, 60_000);
+    await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
     await store.release(stale, { outcome: 'out-of-time', at: NOW + 2_500 });
-    expect(await store.acquire('feed', 'third', NOW + 3_000, 60_000)).toBeUndefined();
+    expect(await store.acquire('feed', 'third', NOW + 3_000, NOW + 3_000 + 60_000)).toBeUndefined();
     // Nor does it record its outcome over the holder's item.
     const item = await aws.dynamo.send(
       new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: 'feed' }) }),
@@ -135,7 +208,7 @@ describe('DynamoCursorStore', () => {
   });
 
   it("records the run's outcome and end as it releases the lease", async () => {
-    const lease = await store.acquire('feed', 'run', NOW, 60_000);
+    const lease = await store.acquire('feed', 'run', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
 
     await store.release(lease, { outcome: 'caught-up', at: NOW + 1_000 });
@@ -170,7 +243,7 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
     const { lossy, proxy, client, updates, dropNextAnswer } = await storeLosingOneAnswer();
     try {
       dropNextAnswer();
-      const lease = await lossy.acquire('feed', 'invocation-a', NOW, 60_000);
+      const lease = await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
 
       expect(updates().map((call) => [call.forwarded, call.delivered, call.errorType])).toEqual([
         [true, false, undefined],
@@ -179,8 +252,8 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
       expect(lease?.owner).toBe('invocation-a');
       // It really holds it: a commit under it succeeds, another invocation cannot take it.
       if (!lease) throw new Error('no lease');
-      await expect(lossy.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).resolves.toBeDefined();
-      expect(await store.acquire('feed', 'invocation-b', NOW, 60_000)).toBeUndefined();
+      await expect(lossy.commit(lease, { pageId: 'p-1' })).resolves.toBeDefined();
+      expect(await store.acquire('feed', 'invocation-b', NOW, NOW + 60_000)).toBeUndefined();
     } finally {
       client.destroy();
       await proxy.close();
@@ -190,14 +263,14 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   it('recognises its own cursor commit and goes on from it', async () => {
     const { lossy, proxy, client, updates, dropNextAnswer } = await storeLosingOneAnswer();
     try {
-      const lease = await lossy.acquire('feed', 'invocation-a', NOW, 60_000);
+      const lease = await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
       if (!lease) throw new Error('no lease');
       dropNextAnswer();
-      const committed = await lossy.commit(lease, { pageId: 'p-1' }, NOW, 60_000);
+      const committed = await lossy.commit(lease, { pageId: 'p-1' });
 
       expect(updates().at(-1)?.errorType).toBe('ConditionalCheckFailedException');
       expect(committed.state).toMatchObject({ pageId: 'p-1', revision: lease.state.revision + 1 });
-      const next = await lossy.commit(committed, { pageId: 'p-2' }, NOW, 60_000);
+      const next = await lossy.commit(committed, { pageId: 'p-2' });
       expect(next.state.pageId).toBe('p-2');
     } finally {
       client.destroy();
@@ -206,12 +279,12 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   });
 
   it('still reports a lease lost to another invocation as lost', async () => {
-    const lease = await store.acquire('feed', 'invocation-a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    const other = await store.acquire('feed', 'invocation-b', NOW + 120_000, 60_000);
+    const other = await store.acquire('feed', 'invocation-b', NOW + 120_000, NOW + 120_000 + 60_000);
     expect(other).toBeDefined();
 
-    await expect(store.commit(lease, { pageId: 'p-9' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(lease, { pageId: 'p-9' })).rejects.toBeInstanceOf(LeaseLostError);
   });
 });
 
@@ -226,14 +299,9 @@ describe('operatorUpdate (the ops CLI change)', () => {
   });
 
   it('moves the cursor and bumps the revision, so the running holder cannot commit over it', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
-    const held = await store.commit(
-      lease,
-      { pageId: 'p-1', highWaterMark: '2026-01-01T00:00:00.000Z' },
-      NOW,
-      60_000,
-    );
+    const held = await store.commit(lease, { pageId: 'p-1', highWaterMark: '2026-01-01T00:00:00.000Z' });
 
     const output = await aws.dynamo.send(
       new UpdateItemCommand(operatorUpdate(resources.cursorTable, change(held.state.revision), NOW)),
@@ -246,11 +314,11 @@ describe('operatorUpdate (the ops CLI change)', () => {
       leaseOwner: 'a',
     });
     expect(written.highWaterMark).toBeUndefined();
-    await expect(store.commit(held, { pageId: 'p-2' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(held, { pageId: 'p-2' })).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('changes nothing when the revision moved after the operator read it, or a live lease is held', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
     const stale = operatorUpdate(resources.cursorTable, change(lease.state.revision - 1), NOW);
     const leased = operatorUpdate(
@@ -264,6 +332,6 @@ describe('operatorUpdate (the ops CLI change)', () => {
         ConditionalCheckFailedException,
       );
     }
-    await expect(store.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).resolves.toBeDefined();
+    await expect(store.commit(lease, { pageId: 'p-1' })).resolves.toBeDefined();
   });
 });

@@ -13,7 +13,7 @@ let lambda: LambdaClient;
 let functionArn: string;
 
 const event: ContinuationEvent = {
-  continuation: { feedId: 'eu', chain: 1, chainStartedAt: '2026-11-23T06:00:00.000Z' },
+  continuation: { feedId: 'eu', chainId: 'req-0', chain: 1, chainStartedAt: '2026-11-23T06:00:00.000Z' },
 };
 
 beforeAll(async () => {

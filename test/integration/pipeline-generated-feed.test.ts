@@ -168,10 +168,11 @@ describe('generated feed', () => {
           now: Date.now,
         },
         settings,
-        { owner: 'crashed-run', deadline: Date.now() + 60_000, leaseMs },
+        { owner: 'crashed-run', deadline: Date.now() + 60_000, leaseExpiresAt: Date.now() + leaseMs },
       ),
     ).rejects.toThrow('process killed');
-    const cursorAfterCrash = (await cursorStore.acquire('partner-feed', 'probe', crashedAt, 1))?.state;
+    const cursorAfterCrash = (await cursorStore.acquire('partner-feed', 'probe', crashedAt, crashedAt + 1))
+      ?.state;
     expect(cursorAfterCrash).toBeUndefined(); // the dead run's lease is still held
 
     // Run 2 comes after the lease has lapsed and resumes from the last committed cursor (page 3 again).
@@ -186,7 +187,11 @@ describe('generated feed', () => {
         now: () => Date.now() + leaseMs + 1,
       },
       settings,
-      { owner: 'next-run', deadline: Date.now() + leaseMs + 60_000, leaseMs },
+      {
+        owner: 'next-run',
+        deadline: Date.now() + leaseMs + 60_000,
+        leaseExpiresAt: Date.now() + 2 * leaseMs + 60_000,
+      },
     );
     await drainQueue(aws, resources.ordersQueueUrl, handlers);
 

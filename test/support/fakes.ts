@@ -16,6 +16,8 @@ import type { OrdersTable } from '../../functions/core/apply/apply-order-version
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import { LeaseLostError, PublishError } from '../../functions/core/ingest/errors.js';
 import type {
+  AuthFailure,
+  ChainLink,
   CursorCommit,
   CursorState,
   CursorStore,
@@ -42,14 +44,24 @@ import type {
 interface StoredCursor extends CursorState {
   leaseOwner?: string;
   leaseExpiresAt?: number;
+  chainId?: string;
+  chainStep?: number;
 }
+
+const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 
 export class MemoryCursorStore implements CursorStore {
   readonly items = new Map<string, StoredCursor>();
   /** Every operation, in order, for asserting that commits follow publishing. */
   constructor(private readonly journal: string[] = []) {}
 
-  async acquire(feedId: string, owner: string, nowMs: number, leaseMs: number): Promise<Lease | undefined> {
+  async acquire(
+    feedId: string,
+    owner: string,
+    nowMs: number,
+    expiresAt: number,
+    chain?: ChainLink,
+  ): Promise<Lease | undefined> {
     const item = this.items.get(feedId) ?? {
       pageId: undefined,
       revision: 0,
@@ -59,23 +71,39 @@ export class MemoryCursorStore implements CursorStore {
       authFailures: 0,
       authRetryNotBefore: undefined,
     };
-    if (item.leaseOwner !== undefined && (item.leaseExpiresAt ?? 0) >= nowMs) return undefined;
-    const next = { ...item, leaseOwner: owner, leaseExpiresAt: nowMs + leaseMs, revision: item.revision + 1 };
+    const lapsed = item.leaseOwner === undefined || (item.leaseExpiresAt ?? 0) < nowMs;
+    if (chain) {
+      const current = item.chainId === chain.chainId && item.chainStep === chain.step;
+      if (!current || (item.leaseOwner !== handOverOwner(chain) && !lapsed)) return undefined;
+    } else if (!lapsed) {
+      return undefined;
+    }
+    const next: StoredCursor = {
+      ...item,
+      leaseOwner: owner,
+      leaseExpiresAt: expiresAt,
+      revision: item.revision + 1,
+    };
+    if (!chain) {
+      delete next.chainId;
+      delete next.chainStep;
+    }
     this.items.set(feedId, next);
     this.journal.push(`acquire ${owner}`);
     return { feedId, owner, state: stateOf(next) };
   }
 
-  async commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease> {
+  async commit(lease: Lease, commit: CursorCommit): Promise<Lease> {
     const item = this.fenced(lease);
     const next: StoredCursor = {
       ...item,
       pageId: commit.pageId,
       revision: item.revision + 1,
-      leaseExpiresAt: nowMs + leaseMs,
       ...(commit.highWaterMark === undefined ? {} : { highWaterMark: commit.highWaterMark }),
       ...(commit.lastCaughtUpAt === undefined ? {} : { lastCaughtUpAt: commit.lastCaughtUpAt }),
-      ...(commit.clearAuthFailures ? { authFailures: 0, authRetryNotBefore: undefined } : {}),
+      ...(commit.clearAuthFailures
+        ? { authFailures: 0, authRetryNotBefore: undefined, authFailedTokenVersion: undefined }
+        : {}),
       ...(commit.paceDelayMs === undefined ? {} : { paceDelayMs: commit.paceDelayMs }),
     };
     this.items.set(lease.feedId, next);
@@ -83,13 +111,14 @@ export class MemoryCursorStore implements CursorStore {
     return { ...lease, state: stateOf(next) };
   }
 
-  async recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease> {
+  async recordAuthFailure(lease: Lease, failure: AuthFailure): Promise<Lease> {
     const item = this.fenced(lease);
     const next = {
       ...item,
       revision: item.revision + 1,
-      authFailures: item.authFailures + 1,
-      authRetryNotBefore: retryNotBefore,
+      authFailures: failure.failures,
+      authRetryNotBefore: failure.retryNotBefore,
+      authFailedTokenVersion: failure.tokenVersion,
     };
     this.items.set(lease.feedId, next);
     return { ...lease, state: stateOf(next) };
@@ -98,10 +127,31 @@ export class MemoryCursorStore implements CursorStore {
   /** The last run recorded by each release, per feed. */
   readonly lastRuns = new Map<string, LastRun>();
 
-  async release(lease: Lease, lastRun?: LastRun): Promise<void> {
+  async release(
+    lease: Lease,
+    lastRun?: LastRun,
+    handOver?: ChainLink & { expiresAt: number },
+  ): Promise<void> {
     const item = this.items.get(lease.feedId);
     if (!item || item.leaseOwner !== lease.owner || item.revision !== lease.state.revision) return;
-    this.items.set(lease.feedId, { ...item, leaseOwner: undefined, leaseExpiresAt: undefined });
+    this.items.set(
+      lease.feedId,
+      handOver
+        ? {
+            ...item,
+            leaseOwner: handOverOwner(handOver),
+            leaseExpiresAt: handOver.expiresAt,
+            chainId: handOver.chainId,
+            chainStep: handOver.step,
+          }
+        : {
+            ...item,
+            leaseOwner: undefined,
+            leaseExpiresAt: undefined,
+            chainId: undefined,
+            chainStep: undefined,
+          },
+    );
     if (lastRun) this.lastRuns.set(lease.feedId, lastRun);
     this.journal.push('release');
   }
@@ -122,7 +172,7 @@ export class MemoryCursorStore implements CursorStore {
 }
 
 function stateOf(item: StoredCursor): CursorState {
-  const { leaseOwner: _owner, leaseExpiresAt: _expires, ...state } = item;
+  const { leaseOwner: _owner, leaseExpiresAt: _expires, chainId: _chain, chainStep: _step, ...state } = item;
   return state;
 }
 

@@ -54,7 +54,7 @@ export function decideAfterRun(
   if (run.kind === 'auth-backoff') {
     return {
       action: 'end-auth-failed',
-      detail: `${AUTH_FAILED_MESSAGE} on an earlier run; the poller backs off before calling it again (--reset-data clears that)`,
+      detail: `${AUTH_FAILED_MESSAGE} on an earlier run, and the token parameter still has the refused version; the poller waits out its backoff (npm run ops -- status shows until when), or calls at once with a new token: restart with it (--token-file or PARTNER_API_TOKEN), the feed resumes from its cursor`,
     };
   }
   if (AT_THE_END.has(run.kind)) return { action: 'check-caught-up' };

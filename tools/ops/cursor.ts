@@ -94,6 +94,7 @@ export function planCursorChange(
         return { kind: 'no-op', feedId, why: `feed ${feedId} has no auth backoff` };
       }
       remove.push('authFailures', 'authRetryNotBefore');
+      if (item.authFailedTokenVersion !== undefined) remove.push('authFailedTokenVersion');
       changes.push(
         `auth backoff cleared (${item.authFailures} failed run(s)${
           item.authRetryNotBefore === undefined

@@ -1,5 +1,5 @@
 // status: one look at a deployed stack. Per feed, what its cursor item holds (cursor, revision, lease,
-// last caught up and lag, auth backoff, pace); per queue (orders, each subscriber, each dead-letter
+// last caught up and lag, auth backoff and the token parameter version it holds for, pace); per queue (orders, each subscriber, each dead-letter
 // queue) depth and age of the oldest message; the number of quarantined records; the sales ledger's
 // totals. Flow: gather (AWS reads) → StatusReport → renderStatus (pure) or JSON.
 //
@@ -138,10 +138,15 @@ export function renderStatus(report: StatusReport): string {
       cursor.leaseOwner === undefined
         ? 'free'
         : `${feed.leaseLive ? 'held' : 'expired'} by ${cursor.leaseOwner} until ${new Date(cursor.leaseExpiresAt ?? 0).toISOString()}`;
+    const version = cursor.authFailedTokenVersion;
     const backoff =
       cursor.authFailures === 0 && feed.authBackoffUntil === undefined
         ? 'none'
-        : `${cursor.authFailures} failed run(s)${feed.authBackoffUntil ? `, no call before ${feed.authBackoffUntil}` : ', may call now'}`;
+        : `${cursor.authFailures} failed run(s)${version === undefined ? '' : ` with token version ${version}`}${
+            feed.authBackoffUntil
+              ? `, no call before ${feed.authBackoffUntil}${version === undefined ? '' : ' unless the token parameter has a newer version'}`
+              : ', may call now'
+          }`;
     return [
       feed.feedId,
       cursor.exists ? shortenCursor(cursor.pageId) : '(no item)',

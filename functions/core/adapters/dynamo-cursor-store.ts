@@ -1,6 +1,9 @@
 // Cursor and lease for one feed, in one DynamoDB item (partition key `feedId`). Every write is
 // conditional on the caller still owning the lease AND on the revision it last read (a fencing token),
 // so an invocation that lost its lease, or overlaps another, can never move the cursor backwards.
+// The lease expires at the invocation's deadline plus a grace, set when taken and never extended. A run that
+// continues hands the lease over (leaseOwner `continuation:<chainId>:<step>`, chainId and chainStep record
+// the feed's current chain), so only that step of that chain takes it next: one chain per feed.
 // The one place that knows the item's attribute names: the ops CLI (tools/ops/cursor.ts) reads the item
 // with cursorAttributesOf and changes it with operatorUpdate.
 import {
@@ -11,7 +14,18 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../ingest/errors.js';
-import type { CursorCommit, CursorState, CursorStore, LastRun, Lease } from '../ingest/ports.js';
+import type {
+  AuthFailure,
+  ChainLink,
+  CursorCommit,
+  CursorState,
+  CursorStore,
+  LastRun,
+  Lease,
+} from '../ingest/ports.js';
+
+/** The lease owner of a handed-over lease, until the continuation takes it. */
+const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 
 export class DynamoCursorStore implements CursorStore {
   constructor(
@@ -19,23 +33,37 @@ export class DynamoCursorStore implements CursorStore {
     private readonly tableName: string,
   ) {}
 
-  async acquire(feedId: string, owner: string, nowMs: number, leaseMs: number): Promise<Lease | undefined> {
+  async acquire(
+    feedId: string,
+    owner: string,
+    nowMs: number,
+    expiresAt: number,
+    chain?: ChainLink,
+  ): Promise<Lease | undefined> {
+    const set =
+      'SET leaseOwner = :owner, leaseExpiresAt = :expires, #revision = if_not_exists(#revision, :zero) + :one, createdAt = if_not_exists(createdAt, :nowIso)';
     try {
       const output = await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: marshall({ feedId }),
-          UpdateExpression:
-            'SET leaseOwner = :owner, leaseExpiresAt = :expires, #revision = if_not_exists(#revision, :zero) + :one, createdAt = if_not_exists(createdAt, :nowIso)',
-          ConditionExpression: 'attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now',
+          // A scheduled run ends whatever chain it finds (its hand-over lapsed: the continuation was lost);
+          // a continuation takes only the lease handed over to its own step (or that step's lapsed lease).
+          UpdateExpression: chain ? set : `${set} REMOVE chainId, chainStep`,
+          ConditionExpression: chain
+            ? 'chainId = :chainId AND chainStep = :step AND (leaseOwner = :handOver OR leaseExpiresAt < :now)'
+            : 'attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now',
           ExpressionAttributeNames: { '#revision': 'revision' },
           ExpressionAttributeValues: marshall({
             ':owner': owner,
-            ':expires': nowMs + leaseMs,
+            ':expires': expiresAt,
             ':zero': 0,
             ':one': 1,
             ':now': nowMs,
             ':nowIso': new Date(nowMs).toISOString(),
+            ...(chain
+              ? { ':chainId': chain.chainId, ':step': chain.step, ':handOver': handOverOwner(chain) }
+              : {}),
           }),
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -53,55 +81,79 @@ export class DynamoCursorStore implements CursorStore {
     }
   }
 
-  async commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease> {
-    const set = ['#revision = #revision + :one', 'leaseExpiresAt = :expires'];
+  async commit(lease: Lease, commit: CursorCommit): Promise<Lease> {
+    const set = ['#revision = #revision + :one'];
     const remove = commit.pageId === undefined ? ['pageId'] : [];
-    const values: Record<string, unknown> = { ':one': 1, ':expires': nowMs + leaseMs };
+    const values: Record<string, unknown> = { ':one': 1 };
     const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs } = commit;
     for (const [name, value] of Object.entries({ pageId, highWaterMark, lastCaughtUpAt, paceDelayMs })) {
       if (value === undefined) continue;
       set.push(`${name} = :${name}`);
       values[`:${name}`] = value;
     }
-    if (commit.clearAuthFailures) remove.push('authFailures', 'authRetryNotBefore');
-    return this.fencedUpdate(
-      lease,
-      set,
-      remove,
-      values,
-      (item) => item.pageId === commit.pageId && item.leaseExpiresAt === nowMs + leaseMs,
-    );
+    if (commit.clearAuthFailures) remove.push('authFailures', 'authRetryNotBefore', 'authFailedTokenVersion');
+    return this.fencedUpdate(lease, set, remove, values, (item) => item.pageId === commit.pageId);
   }
 
-  async recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease> {
+  async recordAuthFailure(lease: Lease, failure: AuthFailure): Promise<Lease> {
+    const { failures, retryNotBefore, tokenVersion } = failure;
     return this.fencedUpdate(
       lease,
       [
         '#revision = #revision + :one',
-        'authFailures = if_not_exists(authFailures, :zero) + :one',
+        'authFailures = :failures',
         'authRetryNotBefore = :notBefore',
+        ...(tokenVersion === undefined ? [] : ['authFailedTokenVersion = :tokenVersion']),
       ],
-      [],
-      { ':one': 1, ':zero': 0, ':notBefore': retryNotBefore },
+      tokenVersion === undefined ? ['authFailedTokenVersion'] : [],
+      {
+        ':one': 1,
+        ':failures': failures,
+        ':notBefore': retryNotBefore,
+        ...(tokenVersion === undefined ? {} : { ':tokenVersion': tokenVersion }),
+      },
       (item) => item.authRetryNotBefore === retryNotBefore,
     );
   }
 
-  async release(lease: Lease, lastRun?: LastRun): Promise<void> {
+  async release(
+    lease: Lease,
+    lastRun?: LastRun,
+    handOver?: ChainLink & { expiresAt: number },
+  ): Promise<void> {
     // The last run's outcome rides on the release: no extra write, and only the lease holder records it.
-    const record = lastRun ? ' SET lastRunOutcome = :outcome, lastRunAt = :at' : '';
+    const set = [
+      ...(lastRun ? ['lastRunOutcome = :outcome', 'lastRunAt = :at'] : []),
+      ...(handOver
+        ? [
+            'leaseOwner = :handOver',
+            'leaseExpiresAt = :handOverExpires',
+            'chainId = :chainId',
+            'chainStep = :step',
+          ]
+        : []),
+    ];
+    const remove = handOver ? '' : 'REMOVE leaseOwner, leaseExpiresAt, chainId, chainStep';
     try {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: marshall({ feedId: lease.feedId }),
-          UpdateExpression: `REMOVE leaseOwner, leaseExpiresAt${record}`,
+          UpdateExpression: `${set.length ? `SET ${set.join(', ')} ` : ''}${remove}`.trim(),
           ConditionExpression: 'leaseOwner = :owner AND #revision = :revision',
           ExpressionAttributeNames: { '#revision': 'revision' },
           ExpressionAttributeValues: marshall({
             ':owner': lease.owner,
             ':revision': lease.state.revision,
             ...(lastRun ? { ':outcome': lastRun.outcome, ':at': new Date(lastRun.at).toISOString() } : {}),
+            ...(handOver
+              ? {
+                  ':handOver': handOverOwner(handOver),
+                  ':handOverExpires': handOver.expiresAt,
+                  ':chainId': handOver.chainId,
+                  ':step': handOver.step,
+                }
+              : {}),
           }),
         }),
       );
@@ -167,6 +219,8 @@ export interface CursorItemAttributes {
   leaseExpiresAt?: number;
   authFailures?: number;
   authRetryNotBefore?: number;
+  /** The token parameter version the partner refused: the backoff holds only while SSM keeps it. */
+  authFailedTokenVersion?: number;
   paceDelayMs?: number;
   /** How the last run that released the lease ended, and when (UTC ISO). */
   lastRunOutcome?: string;
@@ -187,6 +241,7 @@ const NUMBER_ATTRIBUTES = [
   'leaseExpiresAt',
   'authFailures',
   'authRetryNotBefore',
+  'authFailedTokenVersion',
   'paceDelayMs',
 ] as const;
 
@@ -209,6 +264,9 @@ function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']
     createdAt: item.createdAt ?? new Date(0).toISOString(),
     authFailures: item.authFailures ?? 0,
     authRetryNotBefore: item.authRetryNotBefore,
+    ...(item.authFailedTokenVersion === undefined
+      ? {}
+      : { authFailedTokenVersion: item.authFailedTokenVersion }),
     ...(item.paceDelayMs === undefined ? {} : { paceDelayMs: item.paceDelayMs }),
   };
 }
@@ -217,7 +275,9 @@ function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']
 export interface OperatorChange {
   feedId: string;
   set: { pageId?: string };
-  remove: Array<'pageId' | 'highWaterMark' | 'authFailures' | 'authRetryNotBefore'>;
+  remove: Array<
+    'pageId' | 'highWaterMark' | 'authFailures' | 'authRetryNotBefore' | 'authFailedTokenVersion'
+  >;
   /** The revision read (undefined: the item has none); the update requires it unchanged. */
   expectRevision: number | undefined;
   itemExists: boolean;

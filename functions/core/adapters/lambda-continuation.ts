@@ -1,7 +1,10 @@
 // Self-continuation on AWS: the poller invokes its own function asynchronously (InvocationType Event), so
 // the next run starts as soon as this one has released the feed's lease. Lambda queues the event and
-// answers 202 at once; the new run takes the lease like any run, so at most one run per feed holds the
-// cursor even if the schedule fires at the same moment.
+// answers 202 at once; the new run takes only the lease this run handed over to its chain step, so at most
+// one chain per feed runs even if the schedule fires at the same moment. The SDK retries Invoke (maxAttempts 3)
+// and Lambda may deliver an async event more than once and retries it after a function error
+// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html): a duplicate finds the step taken and
+// does nothing (DynamoCursorStore.acquire).
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { ContinuationEvent } from '../ingest/continuation.js';
 import type { Continuation } from '../ingest/ports.js';

@@ -1,29 +1,50 @@
-// The partner token, read from an SSM SecureString with decryption and cached across warm invocations
-// (Powertools Parameters). After a 401 the cache is dropped, so a token rotated in SSM is picked up by
-// the next run without a redeploy. The value is returned to the HTTP client only; never logged.
-import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
-import type { SSMClient } from '@aws-sdk/client-ssm';
+// The partner token, read from an SSM SecureString with decryption (GetParameter, WithDecryption) and cached
+// across warm invocations for `maxAgeSeconds`. The SDK's GetParameterCommand rather than Powertools
+// Parameters: the backoff after a 401 is keyed to the parameter's Version, which Powertools' `get` does not
+// return. After a 401 the poller calls `refresh` (a fresh read): a token rotated in SSM is retried at once.
+// The value is returned to the HTTP client only; never logged, never in an error.
+import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import type { TokenParameter } from '../ingest/ports.js';
 
-export class SsmTokenProvider {
-  private readonly provider: SSMProvider;
+interface Read {
+  value: string;
+  version: number;
+  readAt: number;
+}
+
+export class SsmTokenProvider implements TokenParameter {
+  private cached: Read | undefined;
 
   constructor(
-    client: SSMClient,
+    private readonly client: SSMClient,
     private readonly parameterName: string,
     private readonly maxAgeSeconds = 300,
-  ) {
-    this.provider = new SSMProvider({ awsSdkV3Client: client });
-  }
+    private readonly now: () => number = Date.now,
+  ) {}
 
+  /** The token: the cached value while younger than `maxAgeSeconds`, else read afresh. */
   async token(): Promise<string> {
-    const value = await this.provider.get(this.parameterName, { decrypt: true, maxAge: this.maxAgeSeconds });
-    if (typeof value !== 'string' || value.length === 0) {
-      throw new Error(`SSM parameter ${this.parameterName} is empty or not a string`);
-    }
-    return value;
+    const cached = this.cached;
+    if (cached && this.now() - cached.readAt < this.maxAgeSeconds * 1000) return cached.value;
+    return (await this.read()).value;
   }
 
-  invalidate(): void {
-    this.provider.clearCache();
+  async refresh(): Promise<{ version: number; changed: boolean }> {
+    const before = this.cached?.value;
+    const read = await this.read();
+    return { version: read.version, changed: before !== undefined && before !== read.value };
+  }
+
+  private async read(): Promise<Read> {
+    const output = await this.client.send(
+      new GetParameterCommand({ Name: this.parameterName, WithDecryption: true }),
+    );
+    const value = output.Parameter?.Value;
+    const version = output.Parameter?.Version;
+    if (typeof value !== 'string' || value.length === 0 || typeof version !== 'number') {
+      throw new Error(`SSM parameter ${this.parameterName} is empty or has no version`);
+    }
+    this.cached = { value, version, readAt: this.now() };
+    return this.cached;
   }
 }

@@ -6,12 +6,20 @@
 // only a run that committed at least one page (no progress, no continuation: a stuck partner waits for the
 // schedule); never after a failure, a 401, a rate-limit give-up, a held lease or when the feed is disabled;
 // and a chain stops after `maxContinuations` runs, after which the schedule starts a fresh chain.
+//
+// One chain per feed: the run that continues hands its lease over to the continuation (the cursor item
+// records the chain's id and next step, see CursorStore.release), and only that step of that chain may take
+// it. AWS may deliver an asynchronous event more than once and retries it up to 2 times after a function
+// error, and the SDK retries Invoke up to 3 times (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html):
+// a duplicate finds the step taken (or the chain over) and does nothing; a scheduled tick finds the lease held.
 import * as z from 'zod/mini';
 
 /** What a continuation event carries (the poller's event when it invokes itself). */
 const ContinuationEventSchema = z.object({
   continuation: z.object({
     feedId: z.string(),
+    /** The chain's identity: the run id (request id) of the scheduled run that started it. */
+    chainId: z.string(),
     /** 1 for the first continuation of a chain started by the schedule. */
     chain: z.int().check(z.minimum(1)),
     /** When the scheduled run that started the chain began (UTC ISO). */
@@ -40,6 +48,8 @@ export function nextContinuation(
   context: {
     feedId: string;
     current: ContinuationEvent | undefined;
+    /** This run's id: a scheduled run's starts a new chain. */
+    runId: string;
     startedAt: string;
     maxContinuations: number;
     enabled: boolean;
@@ -52,6 +62,7 @@ export function nextContinuation(
   return {
     continuation: {
       feedId: context.feedId,
+      chainId: context.current?.continuation.chainId ?? context.runId,
       chain,
       chainStartedAt: context.current?.continuation.chainStartedAt ?? context.startedAt,
     },

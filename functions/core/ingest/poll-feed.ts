@@ -1,5 +1,6 @@
 // Use case: one scheduled poll of the partner's order-update stream.
-//   1. take the feed's lease (cursor item, fenced by revision); skip while a 401 backoff is running
+//   1. take the feed's lease (cursor item, fenced by revision); skip while a 401 backoff holds for the
+//      token parameter's current version
 //   2. fetch pages from the stored cursor (the next page is fetched while the current one is published)
 //   3. per page: normalise, publish every version to every queue, quarantine what cannot be published
 //   4. only then commit that page's nextPageId; stop on hasMore false, the page limit or the time budget
@@ -12,15 +13,18 @@ import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-vers
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
 import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
+import { type ContinuationEvent, nextContinuation } from './continuation.js';
 import { LeaseLostError } from './errors.js';
 import { nextPaceDelayMs } from './pace.js';
 import type {
+  ChainLink,
   CursorStore,
   FindingMetricName,
   Lease,
   OrderVersionPublisher,
   PollMetrics,
   Quarantine,
+  TokenParameter,
 } from './ports.js';
 import { type PreparedPage, preparePage } from './prepare-page.js';
 
@@ -34,8 +38,15 @@ interface PollRun {
    * handler's margin, so the page prefetched just before the deadline is kept, not asked again next run.
    */
   requestDeadline?: number;
-  /** How long the lease lasts; longer than the invocation can live, so only a crash lets it lapse. */
-  leaseMs: number;
+  /**
+   * When the lease lapses (epoch ms): the invocation's own deadline plus a grace, fixed for the run (commits
+   * do not extend it), so only a crash lets it lapse and a crashed run blocks the feed no longer than that.
+   */
+  leaseExpiresAt: number;
+  /** The continuation event that started this run (undefined: a scheduled run, which may start a chain). */
+  continuation?: ContinuationEvent;
+  /** Whether a continuation may be started after this run (the handler has a way to start one). */
+  canContinue?: boolean;
 }
 
 /**
@@ -51,6 +62,7 @@ type PollOutcomeKind =
   | 'retry-later'
   | 'cursor-expired-again'
   | 'lease-held'
+  | 'stale-continuation'
   | 'auth-backoff'
   | 'auth-failed'
   | 'lease-lost'
@@ -82,6 +94,8 @@ export interface PollOutcome extends Counters {
   failed: boolean;
   /** Seconds since the feed was last caught up, measured at the end of the run (lag). */
   secondsSinceCaughtUp: number | undefined;
+  /** The continuation this run handed its lease over to: the caller starts it at once. */
+  next?: ContinuationEvent;
 }
 
 export interface PollDeps {
@@ -93,6 +107,8 @@ export interface PollDeps {
   /** Powertools Logger (tests: MemoryLog, which records the lines). */
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
+  /** The token's SSM parameter: re-read after a 401, and its version keys the backoff (default: none). */
+  tokens?: TokenParameter;
   /** Waits between page requests when the feed paces itself (default: a timer). */
   sleep?: (ms: number) => Promise<void>;
   /** A span per page, from hand-off to commit (default: none). */
@@ -119,15 +135,42 @@ interface Run {
 export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: PollRun): Promise<PollOutcome> {
   const counters = noCounts();
   const ctx: Run = { deps, settings, run, counters };
+  const startedAt = deps.now();
   const { kind, lease } = await start(ctx);
-  if (lease) await releaseQuietly(ctx, lease, kind);
+  let next: ContinuationEvent | undefined;
+  if (lease) {
+    const wanted = run.canContinue
+      ? nextContinuation(
+          { kind, failed: FAILED_KINDS.has(kind), pages: counters.pages },
+          {
+            feedId: settings.feedId,
+            current: run.continuation,
+            runId: run.owner,
+            startedAt: new Date(startedAt).toISOString(),
+            maxContinuations: settings.maxContinuations,
+            enabled: settings.enabled,
+          },
+        )
+      : undefined;
+    // A continuation is started only when the lease was handed over to it (else it could not take it).
+    if ((await releaseQuietly(ctx, lease, kind, wanted)) && wanted) next = wanted;
+  }
   const reference = lease?.state.lastCaughtUpAt ?? lease?.state.createdAt;
   const secondsSinceCaughtUp =
     reference === undefined
       ? undefined
       : Math.max(0, Math.round((deps.now() - Date.parse(reference)) / 1000));
-  return { kind, failed: FAILED_KINDS.has(kind), ...counters, secondsSinceCaughtUp };
+  return {
+    kind,
+    failed: FAILED_KINDS.has(kind),
+    ...counters,
+    secondsSinceCaughtUp,
+    ...(next ? { next } : {}),
+  };
 }
+
+const chainLinkOf = (event: ContinuationEvent | undefined): ChainLink | undefined =>
+  event && { chainId: event.continuation.chainId, step: event.continuation.chain };
 
 /** Takes the lease and polls pages, unless the feed is off, the lease held or a 401 backoff running. */
 async function start(ctx: Run): Promise<Ending> {
@@ -137,7 +180,22 @@ async function start(ctx: Run): Promise<Ending> {
     deps.log.info('feed is disabled; this run does nothing', { feedId });
     return { kind: 'disabled', lease: undefined };
   }
-  const lease = await deps.cursorStore.acquire(feedId, run.owner, deps.now(), run.leaseMs);
+  const lease = await deps.cursorStore.acquire(
+    feedId,
+    run.owner,
+    deps.now(),
+    run.leaseExpiresAt,
+    chainLinkOf(run.continuation),
+  );
+  if (!lease && run.continuation) {
+    // A duplicated or retried event, or one whose chain a scheduled run has ended: it must do nothing.
+    deps.log.info("this continuation is not the feed's current chain step; doing nothing", {
+      feedId,
+      chainId: run.continuation.continuation.chainId,
+      chain: run.continuation.continuation.chain,
+    });
+    return { kind: 'stale-continuation', lease: undefined };
+  }
   if (!lease) {
     deps.metrics.count('LeaseContended');
     deps.log.info('another invocation holds the feed lease; skipping this run', { feedId });
@@ -146,14 +204,44 @@ async function start(ctx: Run): Promise<Ending> {
   ctx.counters.paceDelayMs = lease.state.paceDelayMs ?? 0;
   const notBefore = lease.state.authRetryNotBefore;
   if (notBefore !== undefined && deps.now() < notBefore) {
-    deps.log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
+    // The backoff holds only while the token parameter keeps the refused version: a rotated token (a new
+    // version) is tried at once. Unknown versions (none recorded, SSM unreadable) keep the backoff.
+    const failedVersion = lease.state.authFailedTokenVersion;
+    const current = failedVersion === undefined ? undefined : await tokenVersion(ctx);
+    if (current === undefined || current.version === failedVersion) {
+      deps.log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
+        feedId,
+        authFailures: lease.state.authFailures,
+        failedTokenVersion: failedVersion,
+        nextAttemptAt: new Date(notBefore).toISOString(),
+      });
+      return { kind: 'auth-backoff', lease };
+    }
+    deps.log.info('the token parameter has a new version since the 401; calling the partner API at once', {
       feedId,
-      authFailures: lease.state.authFailures,
-      nextAttemptAt: new Date(notBefore).toISOString(),
+      failedTokenVersion: failedVersion,
+      tokenVersion: current.version,
     });
-    return { kind: 'auth-backoff', lease };
   }
   return pollPages(ctx, lease);
+}
+
+/** The token parameter read afresh; undefined without the port or when SSM cannot be read (logged). */
+async function tokenVersion({
+  deps,
+  settings,
+}: Run): Promise<{ version: number; changed: boolean } | undefined> {
+  if (!deps.tokens) return undefined;
+  try {
+    return await deps.tokens.refresh();
+  } catch (error) {
+    // The adapter's errors name the parameter, never its value.
+    deps.log.warn('could not read the token parameter afresh', {
+      feedId: settings.feedId,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return undefined;
+  }
 }
 
 /**
@@ -167,6 +255,8 @@ async function pollPages(ctx: Run, acquired: Lease): Promise<Ending> {
   let request = baseQuery(settings, lease.state.pageId);
   // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
   let recoveredThisRun = false;
+  // One retry per run after a 401, and only with a token that changed in SSM since the request was sent.
+  let retriedWithNewToken = false;
   let prefetched: Promise<FetchResult> | undefined;
   try {
     for (;;) {
@@ -181,7 +271,19 @@ async function pollPages(ctx: Run, acquired: Lease): Promise<Ending> {
           continue;
         }
         if (result.error instanceof AuthenticationError) {
-          return { kind: 'auth-failed', lease: await authFailed(ctx, lease) };
+          const token = await tokenVersion(ctx);
+          if (token?.changed && !retriedWithNewToken) {
+            retriedWithNewToken = true;
+            deps.log.info(
+              'partner API rejected the token, and SSM holds a new one; retrying the request once',
+              {
+                feedId: settings.feedId,
+                tokenVersion: token.version,
+              },
+            );
+            continue;
+          }
+          return { kind: 'auth-failed', lease: await authFailed(ctx, lease, token?.version) };
         }
         return { kind: fetchFailure(ctx, result.error), lease };
       }
@@ -296,20 +398,15 @@ function commitPage(
       counters.quarantined += quarantined.length;
       span.detail('versionsPublished', messages.length);
       span.detail('quarantined', quarantined.length);
-      return deps.cursorStore.commit(
-        held,
-        {
-          // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
-          // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
-          pageId: page.nextPageId ?? request.pageId,
-          ...maxHighWaterMark(held.state.highWaterMark, prepared, fetchedAt),
-          ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
-          ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
-          paceDelayMs: counters.paceDelayMs,
-        },
-        deps.now(),
-        run.leaseMs,
-      );
+      return deps.cursorStore.commit(held, {
+        // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
+        // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
+        pageId: page.nextPageId ?? request.pageId,
+        ...maxHighWaterMark(held.state.highWaterMark, prepared, fetchedAt),
+        ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
+        ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
+        paceDelayMs: counters.paceDelayMs,
+      });
     },
   );
 }
@@ -343,16 +440,30 @@ function recover({ deps, settings, counters }: Run, lease: Lease): OrderUpdatesQ
   return request;
 }
 
-/** A 401: recorded on the cursor item with the next attempt's time (doubling per consecutive 401, capped). */
-async function authFailed({ deps, settings }: Run, lease: Lease): Promise<Lease> {
+/**
+ * A 401: recorded on the cursor item with the refused token parameter version and the next attempt's time
+ * (doubling per consecutive 401 with that version, capped; a new version starts again from the first wait).
+ */
+async function authFailed(
+  { deps, settings }: Run,
+  lease: Lease,
+  tokenVersion: number | undefined,
+): Promise<Lease> {
   deps.metrics.count('AuthFailures');
-  const failures = lease.state.authFailures;
+  const sameToken = lease.state.authFailedTokenVersion === tokenVersion;
+  const failures = sameToken ? lease.state.authFailures : 0;
   const waitMs = Math.min(settings.authBackoff.maxMs, settings.authBackoff.initialMs * 2 ** failures);
-  const recorded = await deps.cursorStore.recordAuthFailure(lease, deps.now() + waitMs);
+  const retryNotBefore = deps.now() + waitMs;
+  const recorded = await deps.cursorStore.recordAuthFailure(lease, {
+    failures: failures + 1,
+    retryNotBefore,
+    tokenVersion,
+  });
   deps.log.error('partner API rejected the token (401 Unauthorized); rotate the token in SSM', {
     feedId: settings.feedId,
     consecutiveFailures: failures + 1,
-    nextAttemptAt: new Date(deps.now() + waitMs).toISOString(),
+    failedTokenVersion: tokenVersion,
+    nextAttemptAt: new Date(retryNotBefore).toISOString(),
   });
   return recorded;
 }
@@ -479,15 +590,28 @@ export function maxHighWaterMark(
   return { highWaterMark: [highest, new Date(fetchedAtMs).toISOString()].sort()[0] };
 }
 
-/** Gives the lease up, recording how the run ended (`outcome`) on the cursor item. */
-async function releaseQuietly({ deps }: Run, lease: Lease, outcome: string): Promise<void> {
+/**
+ * Gives the lease up, recording how the run ended (`outcome`) on the cursor item; with `next`, hands it over
+ * to that continuation for the lease grace. False when the release failed.
+ */
+async function releaseQuietly(
+  { deps, settings }: Run,
+  lease: Lease,
+  outcome: string,
+  next?: ContinuationEvent,
+): Promise<boolean> {
+  const now = deps.now();
   try {
-    await deps.cursorStore.release(lease, { outcome, at: deps.now() });
+    const link = chainLinkOf(next);
+    const handOver = link && { ...link, expiresAt: now + settings.leaseGraceMs };
+    await deps.cursorStore.release(lease, { outcome, at: now }, handOver);
+    return true;
   } catch (error) {
     // The lease expires on its own; failing to release early only delays the next run.
     deps.log.warn('could not release the feed lease; it will expire on its own', {
       feedId: lease.feedId,
       error: error instanceof Error ? error.message : String(error),
     });
+    return false;
   }
 }

@@ -20,6 +20,11 @@ export interface CursorState {
   /** Consecutive runs that ended in 401, and the earliest time the next run may call the API again. */
   authFailures: number;
   authRetryNotBefore: number | undefined;
+  /**
+   * The version of the token's SSM parameter that the partner refused (never the token or anything derived
+   * from it): the backoff holds only while the parameter keeps this version.
+   */
+  authFailedTokenVersion?: number;
   /** The feed's delay between page requests (AIMD under rate limiting), kept across runs. */
   paceDelayMs?: number;
 }
@@ -41,18 +46,57 @@ export interface CursorCommit {
   paceDelayMs?: number;
 }
 
+/** A link of a feed's continuation chain: the chain's id and the position of a run in it (1, 2, …). */
+export interface ChainLink {
+  chainId: string;
+  step: number;
+}
+
+/** A 401 run, as recorded on the cursor item. */
+export interface AuthFailure {
+  /** Consecutive 401 runs with this token version, this one included. */
+  failures: number;
+  /** The earliest time the next run may call the partner again with the same token version (epoch ms). */
+  retryNotBefore: number;
+  /** The token parameter's version that was refused (undefined: it could not be read). */
+  tokenVersion: number | undefined;
+}
+
 export interface CursorStore {
-  /** Takes the feed's lease, or returns undefined when another live invocation holds it. */
-  acquire(feedId: string, owner: string, nowMs: number, leaseMs: number): Promise<Lease | undefined>;
+  /**
+   * Takes the feed's lease until `expiresAt` (epoch ms; fixed for the run: commits do not extend it), or
+   * returns undefined when another live invocation holds it. A scheduled run (`chain` undefined) ends any
+   * chain recorded on the item; a continuation (`chain`) takes the lease only when the item says it is the
+   * chain's next step (handed over to it by the run before), so a duplicated or retried event gets undefined.
+   */
+  acquire(
+    feedId: string,
+    owner: string,
+    nowMs: number,
+    expiresAt: number,
+    chain?: ChainLink,
+  ): Promise<Lease | undefined>;
   /** Writes the cursor under the lease and the fencing revision. Throws LeaseLostError if either moved. */
-  commit(lease: Lease, commit: CursorCommit, nowMs: number, leaseMs: number): Promise<Lease>;
+  commit(lease: Lease, commit: CursorCommit): Promise<Lease>;
   /** Records a 401 run and when the next run may try again (under the lease). */
-  recordAuthFailure(lease: Lease, retryNotBefore: number): Promise<Lease>;
+  recordAuthFailure(lease: Lease, failure: AuthFailure): Promise<Lease>;
   /**
    * Gives the lease up early, recording how the run ended (`npm run ops -- status` shows it); losing the lease
-   * meanwhile is not an error.
+   * meanwhile is not an error. With `handOver`, the lease passes to that continuation (held until
+   * `handOver.expiresAt`, so a scheduled tick meanwhile ends at once); without, any chain ends.
    */
-  release(lease: Lease, lastRun?: LastRun): Promise<void>;
+  release(lease: Lease, lastRun?: LastRun, handOver?: ChainLink & { expiresAt: number }): Promise<void>;
+}
+
+/**
+ * The partner token's SSM parameter, as far as the use case needs it: its version, never its value.
+ */
+export interface TokenParameter {
+  /**
+   * Reads the parameter afresh (bypassing the cache, which it then holds): its current version, and whether
+   * its value differs from the one cached before (the one the last request was sent with).
+   */
+  refresh(): Promise<{ version: number; changed: boolean }>;
 }
 
 /** How a run ended, kept on the cursor item when the run gives its lease up. */

@@ -8,6 +8,7 @@ import {
 const context = {
   feedId: 'eu',
   current: undefined,
+  runId: 'req-tick',
   startedAt: '2026-11-23T06:00:00.000Z',
   maxContinuations: 3,
   enabled: true,
@@ -33,22 +34,42 @@ describe('nextContinuation after each kind of run', () => {
 describe('nextContinuation', () => {
   it('starts a chain after a scheduled run that ran out of time with progress', () => {
     expect(nextContinuation(outOfTime, context)).toEqual({
-      continuation: { feedId: 'eu', chain: 1, chainStartedAt: '2026-11-23T06:00:00.000Z' },
+      continuation: {
+        feedId: 'eu',
+        chainId: 'req-tick',
+        chain: 1,
+        chainStartedAt: '2026-11-23T06:00:00.000Z',
+      },
     });
   });
 
   it('carries the chain on, keeping when it started', () => {
     const current: ContinuationEvent = {
-      continuation: { feedId: 'eu', chain: 2, chainStartedAt: '2026-11-23T05:00:00.000Z' },
+      continuation: {
+        feedId: 'eu',
+        chainId: 'req-first',
+        chain: 2,
+        chainStartedAt: '2026-11-23T05:00:00.000Z',
+      },
     };
     expect(nextContinuation(outOfTime, { ...context, current })).toEqual({
-      continuation: { feedId: 'eu', chain: 3, chainStartedAt: '2026-11-23T05:00:00.000Z' },
+      continuation: {
+        feedId: 'eu',
+        chainId: 'req-first',
+        chain: 3,
+        chainStartedAt: '2026-11-23T05:00:00.000Z',
+      },
     });
   });
 
   it('stops at the chain cap; the schedule starts the next chain', () => {
     const current: ContinuationEvent = {
-      continuation: { feedId: 'eu', chain: 3, chainStartedAt: '2026-11-23T05:00:00.000Z' },
+      continuation: {
+        feedId: 'eu',
+        chainId: 'req-first',
+        chain: 3,
+        chainStartedAt: '2026-11-23T05:00:00.000Z',
+      },
     };
     expect(nextContinuation(outOfTime, { ...context, current })).toBeUndefined();
   });
@@ -66,7 +87,14 @@ describe('nextContinuation', () => {
 
 describe('continuationOf', () => {
   it('reads the event the poller sends itself', () => {
-    const event = { continuation: { feedId: 'eu', chain: 2, chainStartedAt: '2026-11-23T05:00:00.000Z' } };
+    const event = {
+      continuation: {
+        feedId: 'eu',
+        chainId: 'req-first',
+        chain: 2,
+        chainStartedAt: '2026-11-23T05:00:00.000Z',
+      },
+    };
     expect(continuationOf(event)).toEqual(event);
   });
 
@@ -74,8 +102,8 @@ describe('continuationOf', () => {
     [{}],
     [{ 'detail-type': 'Scheduled Event', source: 'aws.events' }],
     [null],
-    [{ continuation: { feedId: 'eu', chain: 0, chainStartedAt: 'x' } }],
-    [{ continuation: { feedId: 'eu', chain: 1.5, chainStartedAt: 'x' } }],
+    [{ continuation: { feedId: 'eu', chainId: 'req-first', chain: 0, chainStartedAt: 'x' } }],
+    [{ continuation: { feedId: 'eu', chainId: 'req-first', chain: 1.5, chainStartedAt: 'x' } }],
     [{ continuation: { feedId: 7, chain: 1, chainStartedAt: 'x' } }],
   ])('treats %j as a scheduled run', (event) => {
     expect(continuationOf(event)).toBeUndefined();

@@ -39,7 +39,8 @@ function setup() {
     log: new MemoryLog(),
     now: () => 1_000_000,
   };
-  const run = (owner: string) => pollFeed(deps, SETTINGS, { owner, deadline: 2_000_000, leaseMs: 60_000 });
+  const run = (owner: string) =>
+    pollFeed(deps, SETTINGS, { owner, deadline: 2_000_000, leaseExpiresAt: 1_060_000 });
   return { deps, run };
 }
 
@@ -88,7 +89,7 @@ describe('correlation ids of published messages', () => {
       })),
     };
 
-    await pollFeed(deps, SETTINGS, { owner: 'req-q', deadline: 2_000_000, leaseMs: 60_000 });
+    await pollFeed(deps, SETTINGS, { owner: 'req-q', deadline: 2_000_000, leaseExpiresAt: 1_060_000 });
 
     const line = deps.log.lines.find((entry) => entry.message === 'record quarantined');
     expect(line?.attributes).toMatchObject({ orderId: 5, correlationId: 'poll:req-q:1' });

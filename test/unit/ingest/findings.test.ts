@@ -30,7 +30,7 @@ describe('findings on published versions', () => {
       now: () => 1_000_000,
     };
 
-    await pollFeed(deps, SETTINGS, { owner: 'run-1', deadline: 2_000_000, leaseMs: 60_000 });
+    await pollFeed(deps, SETTINGS, { owner: 'run-1', deadline: 2_000_000, leaseExpiresAt: 1_060_000 });
 
     expect(deps.metrics.counts.FindingUnknownField).toBe(1);
     const lines = deps.log.lines.filter((line) => line.message === 'order version has findings');

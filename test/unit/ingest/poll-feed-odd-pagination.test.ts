@@ -32,7 +32,7 @@ function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Err
     now: () => NOW,
   };
   const run = (settings: PollerConfig = SETTINGS) =>
-    pollFeed(deps, settings, { owner: 'run-1', deadline: NOW + 60_000, leaseMs: 120_000 });
+    pollFeed(deps, settings, { owner: 'run-1', deadline: NOW + 60_000, leaseExpiresAt: NOW + 120_000 });
   return { deps, journal, run };
 }
 

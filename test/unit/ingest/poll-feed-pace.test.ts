@@ -47,7 +47,7 @@ function setup(answer: ConstructorParameters<typeof ScriptedPartner>[0]) {
     },
   };
   const run = (owner: string, settings: PollerConfig = SETTINGS) =>
-    pollFeed(deps, settings, { owner, deadline: clock.now + 600_000, leaseMs: 900_000 });
+    pollFeed(deps, settings, { owner, deadline: clock.now + 600_000, leaseExpiresAt: clock.now + 900_000 });
   return { deps, sleeps, run };
 }
 

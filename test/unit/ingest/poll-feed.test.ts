@@ -42,7 +42,7 @@ function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Err
     maxMessageBytes: undefined as number | undefined,
   };
   const run = (owner = 'run-1', settings: PollerConfig = SETTINGS) =>
-    pollFeed(deps, settings, { owner, deadline: clock.now + 60_000, leaseMs: 120_000 });
+    pollFeed(deps, settings, { owner, deadline: clock.now + 60_000, leaseExpiresAt: clock.now + 120_000 });
   return { deps, journal, clock, run };
 }
 
@@ -251,7 +251,7 @@ describe('pollFeed', () => {
 
   it('skips the run without calling the API while another invocation holds the lease', async () => {
     const { deps, run } = setup(threePages);
-    await deps.cursorStore.acquire(FEED, 'other', 1_000_000, 120_000);
+    await deps.cursorStore.acquire(FEED, 'other', 1_000_000, 1_120_000);
 
     const outcome = await run();
 
@@ -274,7 +274,11 @@ describe('pollFeed', () => {
 
   it('starts no fetch once the time budget is spent', async () => {
     const { deps, clock, run } = setup(threePages);
-    const outcome = await pollFeed(deps, SETTINGS, { owner: 'late', deadline: clock.now - 1, leaseMs: 1000 });
+    const outcome = await pollFeed(deps, SETTINGS, {
+      owner: 'late',
+      deadline: clock.now - 1,
+      leaseExpiresAt: clock.now + 1000,
+    });
     expect(outcome.kind).toBe('out-of-time');
     expect(deps.partner.calls).toHaveLength(0);
     expect((await run('next')).kind).toBe('caught-up');
@@ -298,5 +302,147 @@ describe('pollFeed', () => {
     expect(outcome.kind).toBe('caught-up');
     expect(deps.cursorStore.items.get(FEED)?.pageId).toBeUndefined();
     expect(deps.cursorStore.items.get(FEED)?.lastCaughtUpAt).toBeDefined();
+  });
+});
+
+/** The token's SSM parameter and the poller's cache of it: the partner sees the cached value. */
+class FakeTokenParameter {
+  value = 'old-token';
+  version = 1;
+  cached = 'old-token';
+  reads = 0;
+  rotate(value: string): void {
+    this.value = value;
+    this.version += 1;
+  }
+  async refresh(): Promise<{ version: number; changed: boolean }> {
+    this.reads += 1;
+    const before = this.cached;
+    this.cached = this.value;
+    return { version: this.version, changed: before !== this.value };
+  }
+}
+
+describe('pollFeed with a rotated token', () => {
+  function rotation() {
+    const tokens = new FakeTokenParameter();
+    const accepted = new Set(['new-token']);
+    const setupResult = setup((query) =>
+      accepted.has(tokens.cached) ? threePages(query) : new AuthenticationError(),
+    );
+    const deps = { ...setupResult.deps, tokens };
+    const run = (owner: string) =>
+      pollFeed(deps, SETTINGS, {
+        owner,
+        deadline: setupResult.clock.now + 60_000,
+        leaseExpiresAt: setupResult.clock.now + 120_000,
+      });
+    return { ...setupResult, deps, tokens, run };
+  }
+
+  it('on a 401 reads SSM afresh and, the value having changed, retries the request once and succeeds', async () => {
+    const { deps, tokens, run } = rotation();
+    tokens.rotate('new-token'); // rotated in SSM; the cache still holds the old value
+
+    const outcome = await run('run-1');
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', failed: false, pages: 3 });
+    expect(deps.partner.calls.map((call) => call.pageId)).toEqual([undefined, undefined, 'c1', 'c2']);
+    expect(tokens.reads).toBe(1);
+    expect(deps.metrics.counts.AuthFailures).toBeUndefined();
+    expect(deps.cursorStore.items.get(FEED)).toMatchObject({ pageId: 'c3', authFailures: 0 });
+  });
+
+  it('retries only once: a new value that is refused too ends the run, keyed to its version', async () => {
+    const { deps, tokens, run } = rotation();
+    tokens.rotate('also-refused');
+
+    expect(await run('run-1')).toMatchObject({ kind: 'auth-failed', failed: true });
+    expect(deps.partner.calls).toHaveLength(2);
+    expect(deps.cursorStore.items.get(FEED)).toMatchObject({ authFailures: 1, authFailedTokenVersion: 2 });
+  });
+
+  it('stores the refused version, never the token, and logs no token', async () => {
+    const { deps, run } = rotation();
+
+    expect(await run('run-1')).toMatchObject({ kind: 'auth-failed' });
+
+    const item = deps.cursorStore.items.get(FEED);
+    expect(item).toMatchObject({ authFailures: 1, authFailedTokenVersion: 1, authRetryNotBefore: 1_060_000 });
+    expect(JSON.stringify(item)).not.toContain('old-token');
+    expect(JSON.stringify(deps.log.lines)).not.toContain('old-token');
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        attributes: expect.objectContaining({ failedTokenVersion: 1 }),
+      }),
+    );
+  });
+
+  it('stays in backoff while the parameter keeps the refused version, without calling the partner', async () => {
+    const { deps, tokens, clock, run } = rotation();
+    await run('run-1');
+    clock.now += 30_000;
+
+    expect(await run('run-2')).toMatchObject({ kind: 'auth-backoff', failed: false });
+    expect(deps.partner.calls).toHaveLength(1);
+    expect(tokens.reads).toBe(2); // the 401's fresh read, then the backoff's version check
+    expect(deps.metrics.counts.AuthFailures).toBe(1);
+  });
+
+  it('calls the partner at once during the backoff when the parameter has a new version, and clears it', async () => {
+    const { deps, tokens, clock, run } = rotation();
+    await run('run-1');
+    clock.now += 1_000;
+    tokens.rotate('new-token');
+
+    const outcome = await run('run-2');
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(deps.partner.calls.map((call) => call.pageId)).toEqual([undefined, undefined, 'c1', 'c2']);
+    expect(deps.cursorStore.items.get(FEED)).toMatchObject({
+      authFailures: 0,
+      authRetryNotBefore: undefined,
+      authFailedTokenVersion: undefined,
+    });
+  });
+
+  it('starts the doubling again from the first wait when a new version is refused', async () => {
+    const { deps, tokens, clock, run } = rotation();
+    await run('run-1');
+    clock.now = (deps.cursorStore.items.get(FEED)?.authRetryNotBefore ?? 0) + 1;
+    await run('run-2'); // the same version refused again: 120 s
+    expect(deps.cursorStore.items.get(FEED)).toMatchObject({
+      authFailures: 2,
+      authRetryNotBefore: clock.now + 120_000,
+    });
+    tokens.rotate('also-refused');
+
+    expect(await run('run-3')).toMatchObject({ kind: 'auth-failed' });
+    expect(deps.cursorStore.items.get(FEED)).toMatchObject({
+      authFailures: 1,
+      authFailedTokenVersion: 2,
+      authRetryNotBefore: clock.now + 60_000,
+    });
+  });
+});
+
+describe('the lease', () => {
+  it('expires at the time the run was given (deadline + grace), however many pages it commits', async () => {
+    const expiries: Array<number | undefined> = [];
+    const { deps, clock } = setup((query) => {
+      expiries.push(deps.cursorStore.items.get(FEED)?.leaseExpiresAt);
+      clock.now += 10_000; // each page takes 10 s
+      return threePages(query);
+    });
+
+    const outcome = await pollFeed(deps, SETTINGS, {
+      owner: 'run-1',
+      deadline: 1_050_000,
+      leaseExpiresAt: 1_110_000,
+    });
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(expiries).toEqual([1_110_000, 1_110_000, 1_110_000]);
   });
 });

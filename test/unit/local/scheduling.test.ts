@@ -37,9 +37,11 @@ describe('decideAfterRun', () => {
       action: 'end-auth-failed',
       detail: 'partner API rejected the token (401 Unauthorized)',
     });
-    expect(decideAfterRun(run('auth-backoff', 0, 0), 0, tuning, false)).toMatchObject({
-      action: 'end-auth-failed',
-    });
+    const backoff = decideAfterRun(run('auth-backoff', 0, 0), 0, tuning, false);
+    expect(backoff).toMatchObject({ action: 'end-auth-failed' });
+    // A new token is the way out, not --reset-data (which empties the tables).
+    expect(JSON.stringify(backoff)).toContain('restart with it');
+    expect(JSON.stringify(backoff)).not.toContain('--reset-data');
   });
 
   it('backs off a failed run, doubling, and gives up after the configured number in a row (not in watch mode)', () => {

@@ -63,6 +63,19 @@ describe('planCursorChange', () => {
     expect(plan).toMatchObject({ kind: 'update', remove: ['authFailures', 'authRetryNotBefore'] });
   });
 
+  it('clear-auth-backoff also removes the refused token version when one is recorded', () => {
+    const plan = planCursorChange(
+      item({ authFailures: 1, authRetryNotBefore: NOW + 60_000, authFailedTokenVersion: 4 }),
+      { kind: 'clear-auth-backoff' },
+      { nowMs: NOW, force: false },
+    );
+
+    expect(plan).toMatchObject({
+      kind: 'update',
+      remove: ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'],
+    });
+  });
+
   it.each([
     [
       'reset-cursor of a feed at the start',

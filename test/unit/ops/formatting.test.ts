@@ -111,6 +111,14 @@ describe('status', () => {
     expect(text).toContain('auth-failed');
     expect(text).toContain('1 failed run(s), no call before 2026-05-01T12:05:00.000Z');
     expect(text).toContain('held by req-1 until 2026-05-01T12:00:30.000Z');
+
+    const keyed = renderStatus({
+      ...report,
+      feeds: [feedStatusOf({ ...cursor, authFailedTokenVersion: 3 }, 'poller', NOW)],
+    });
+    expect(keyed).toContain(
+      '1 failed run(s) with token version 3, no call before 2026-05-01T12:05:00.000Z unless the token parameter has a newer version',
+    );
     expect(text).toMatch(/orders \(DLQ\)\s+0\s+0\s+0\s+n\/a \(no CloudWatch metrics on an emulator\)/);
     expect(text).toMatch(/orders\s+3\s+1\s+0\s+2m 5s/);
     expect(text).toContain('Quarantined records: 2');

@@ -1,0 +1,73 @@
+// The token adapter against emulated SSM: `put-parameter --overwrite` bumps the parameter's Version, the
+// cached read keeps the old value for its max age, and the fresh read (after a 401) sees the new value and
+// version at once.
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
+import {
+  type AwsClients,
+  createPipelineResources,
+  type PipelineResources,
+  TEST_TOKEN,
+  useEmulator,
+} from '../../tools/harness/pipeline.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+
+let moto: RunningMoto;
+let aws: AwsClients;
+let resources: PipelineResources;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = useEmulator(moto);
+});
+afterAll(async () => moto?.stop());
+beforeEach(async () => {
+  await moto.reset();
+  resources = await createPipelineResources(aws);
+});
+
+const overwrite = (value: string) =>
+  aws.ssm.send(
+    new PutParameterCommand({
+      Name: resources.tokenParameter,
+      Type: 'SecureString',
+      Value: value,
+      Overwrite: true,
+    }),
+  );
+
+describe('SsmTokenProvider', () => {
+  it('caches the token, and a fresh read sees a rotated value and its new version', async () => {
+    const clock = { now: 0 };
+    const tokens = new SsmTokenProvider(aws.ssm, resources.tokenParameter, 300, () => clock.now);
+    expect(await tokens.token()).toBe(TEST_TOKEN);
+    const before = await tokens.refresh();
+    expect(before.changed).toBe(false);
+
+    await overwrite('rotated-token');
+
+    expect(await tokens.token()).toBe(TEST_TOKEN); // still cached
+    const after = await tokens.refresh();
+    expect(after).toEqual({ version: before.version + 1, changed: true });
+    expect(await tokens.token()).toBe('rotated-token');
+  });
+
+  it('re-reads once the cache is older than its max age', async () => {
+    const clock = { now: 0 };
+    const tokens = new SsmTokenProvider(aws.ssm, resources.tokenParameter, 300, () => clock.now);
+    expect(await tokens.token()).toBe(TEST_TOKEN);
+    await overwrite('rotated-token');
+    clock.now += 299_999;
+    expect(await tokens.token()).toBe(TEST_TOKEN);
+    clock.now += 1;
+    expect(await tokens.token()).toBe('rotated-token');
+  });
+
+  it('never puts the value in an error', async () => {
+    const tokens = new SsmTokenProvider(aws.ssm, '/order-feed/missing');
+    const error = await tokens.token().catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(Error);
+    expect(String((error as Error).message)).not.toContain(TEST_TOKEN);
+  });
+});
