@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   type AwsLatencies,
   awsModelSection,
+  costPerMillionVersions,
   type Defaults,
   drainRate,
   idleCostPerMonth,
+  STATED_LATENCIES,
+  scalingTable,
 } from '../../../tools/bench/aws-model.js';
 
 const latency: AwsLatencies = {
@@ -64,5 +67,54 @@ describe('the AWS drain model', () => {
     expect(byLabel.get('drain 1,000,000 versions, 1 feed')).toBeCloseTo(1e6 / 500 / 3600, 9);
     expect(byLabel.get('drain 100,000,000 versions, 10 feeds')).toBeCloseTo(1e8 / 500 / 3600, 9);
     expect(byLabel.get('ingest ceiling per day, 1 feed')).toBeCloseTo((500 * 86_400) / 1e6, 9);
+  });
+
+  it('lets the consumer follow the number of feeds by default, so 10 feeds reach 10 x one feed', () => {
+    const byDefault = { ...defaults, consumerMaxConcurrency: undefined };
+
+    expect(drainRate(1, latency, byDefault).consumerConcurrency).toBe(5);
+    expect(drainRate(10, latency, byDefault).consumerConcurrency).toBe(50);
+    expect(drainRate(10, latency, byDefault).rate).toBe(5000);
+    expect(drainRate(10, latency, byDefault).bound).toBe('partner API (one cursor chain per feed)');
+  });
+
+  it('keeps the deployment ceiling at least 0.8 x N x one feed for 1, 2, 4 and 10 feeds at the stated latencies', () => {
+    const table = scalingTable(STATED_LATENCIES, {
+      ...defaults,
+      cpuPerPageMs: 2.5,
+      consumerMaxConcurrency: undefined,
+    });
+
+    expect(table.map((row) => row.feeds)).toEqual([1, 2, 4, 10]);
+    for (const row of table) expect(row.share, `${row.feeds} feeds`).toBeGreaterThanOrEqual(0.8);
+    // An explicit setting still wins: the old fixed 5 leaves 10 feeds far below the target.
+    const fixed = scalingTable(STATED_LATENCIES, {
+      ...defaults,
+      cpuPerPageMs: 2.5,
+      consumerMaxConcurrency: 5,
+    });
+    expect(fixed.at(-1)?.share).toBeLessThan(0.2);
+  });
+
+  it('prices a version the same whatever the concurrency, and a flat-out day from it', () => {
+    const perMillion = costPerMillionVersions(latency, defaults);
+    const table = scalingTable(latency, { ...defaults, consumerMaxConcurrency: undefined });
+
+    // DynamoDB's 2 WRU per version ($1.25 per million) is the bulk of it.
+    expect(perMillion).toBeGreaterThan(1.25);
+    expect(perMillion).toBeLessThan(1.6);
+    expect(costPerMillionVersions(latency, { ...defaults, consumerMaxConcurrency: 50 })).toBe(perMillion);
+    for (const row of table) expect(row.costPerDay).toBeCloseTo((row.rate * 86_400 * perMillion) / 1e6, 9);
+  });
+
+  it('reports the scaling figures against N x one feed with a target of 1.25 (0.8 x the rate)', () => {
+    const section = awsModelSection({ ...defaults, consumerMaxConcurrency: undefined }, latency);
+    const scaling = section.figures.filter((f) => f.label.includes('(floor: N x one feed)'));
+
+    expect(scaling).toHaveLength(4);
+    for (const f of scaling) {
+      expect(f.target).toBe(1.25);
+      expect(f.ratio).toBeCloseTo(1, 9);
+    }
   });
 });
