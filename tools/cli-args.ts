@@ -1,6 +1,9 @@
-// Flag parsing shared by the tools' command lines: node's parseArgs in strict mode (no positionals),
-// with its errors turned into UsageError, and one way to report a UsageError: the message, a blank
-// line and the usage text on stderr, exit status 2.
+// What the tools' command lines share: node's parseArgs in strict mode (no positionals) with its errors
+// turned into UsageError; one way to report a UsageError (the message, a blank line and the usage on
+// stderr, exit 2); the flag value checks; CommandError for a failure the operator can act on (its message,
+// exit 1); and whether a module is the program being run.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 export const EXIT_USAGE = 2;
@@ -14,6 +17,23 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A failure the operator can act on (unknown stack or feed, an unreadable file, a refused change, an AWS
+ * error with its context): the command prints its message, without a stack trace, and exits 1.
+ */
+export class CommandError extends Error {
+  readonly code = 'ERR_COMMAND';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CommandError';
+  }
+}
+
+/** `Name: message` of an unexpected error, for a one-line report. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
 type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 
 /** parseArgs (strict, no positionals) over `argv`; anything it refuses becomes a UsageError. */
@@ -25,22 +45,35 @@ export function parseFlags<const O extends FlagOptions>(argv: readonly string[],
   }
 }
 
-export interface UsageReport {
-  usage: string;
-  /** Put before the message, e.g. `reconcile: ` or `error: `. */
-  prefix?: string;
-  /** Default: process.stderr. */
-  stderr?: (text: string) => void;
+/** A string flag's value, trimmed; undefined when absent; a blank value is a UsageError. */
+export function flagText(flag: string, value: string | boolean | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  if (trimmed === '') throw new UsageError(`${flag} needs a value`);
+  return trimmed;
+}
+
+/** An integer flag of digits only, from `min` to `max` (both safe integers). */
+export function flagInteger(flag: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
 }
 
 /**
  * For a `catch`: a UsageError is printed with the usage and yields EXIT_USAGE; anything else is
  * rethrown unchanged.
  */
-export function reportUsageError(error: unknown, report: UsageReport): number {
+export function reportUsageError(
+  error: unknown,
+  usage: string,
+  prefix = '',
+  write: (text: string) => void = (text) => process.stderr.write(text),
+): number {
   if (!(error instanceof UsageError)) throw error;
-  const write = report.stderr ?? ((text: string) => process.stderr.write(text));
-  write(`${report.prefix ?? ''}${error.message}\n\n${report.usage}`);
+  write(`${prefix}${error.message}\n\n${usage}`);
   return EXIT_USAGE;
 }
 
@@ -60,6 +93,30 @@ export function parseCommandLine<T>(
     }
     return { options: parsed };
   } catch (error) {
-    return { exitCode: reportUsageError(error, { usage }) };
+    return { exitCode: reportUsageError(error, usage) };
+  }
+}
+
+/** Where a command writes, and the environment it reads: the process's, or a test's. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+export const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+/** Whether the module at `moduleUrl` (its import.meta.url) is the program node runs, not an import. */
+export function isMain(moduleUrl: string): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    return false;
   }
 }

@@ -12,8 +12,9 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { CONTEXT_KEY } from '../infra/config.js';
+import { isMain, parseFlags } from './cli-args.js';
+import { EMULATOR_ENV } from './local/moto.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CDK_BIN = join(REPO_ROOT, 'node_modules', '.bin', 'cdk');
@@ -59,11 +60,7 @@ export async function deployLocal(options: DeployLocalOptions): Promise<Record<s
 
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    AWS_ACCESS_KEY_ID: 'testing',
-    AWS_SECRET_ACCESS_KEY: 'testing',
-    AWS_SESSION_TOKEN: 'testing',
-    AWS_REGION: 'us-east-1',
-    AWS_DEFAULT_REGION: 'us-east-1',
+    ...EMULATOR_ENV,
     AWS_ENDPOINT_URL: endpoint,
     AWS_EC2_METADATA_DISABLED: 'true',
     CDK_DISABLE_CLI_TELEMETRY: 'true',
@@ -152,14 +149,12 @@ function run(args: string[], env: NodeJS.ProcessEnv, log: (chunk: string) => voi
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      endpoint: { type: 'string' },
-      'outputs-file': { type: 'string' },
-      'partner-base-url': { type: 'string' },
-      'token-parameter': { type: 'string' },
-      subscribers: { type: 'string' },
-    },
+  const values = parseFlags(process.argv.slice(2), {
+    endpoint: { type: 'string' },
+    'outputs-file': { type: 'string' },
+    'partner-base-url': { type: 'string' },
+    'token-parameter': { type: 'string' },
+    subscribers: { type: 'string' },
   });
   if (values.endpoint === undefined)
     throw new DeployLocalError('--endpoint http://localhost:PORT is required');
@@ -173,8 +168,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(outputs, null, 2)}\n`);
 }
 
-const entryScript = process.argv[1];
-if (entryScript !== undefined && resolve(entryScript) === fileURLToPath(import.meta.url)) {
+if (isMain(import.meta.url)) {
   main().catch((err: unknown) => {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;

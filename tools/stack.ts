@@ -1,8 +1,21 @@
 // A deployed stack read back through CloudFormation and Lambda: its outputs and its functions'
-// configuration as deployed. Shared by local mode (local/deployment.ts), the reconcile CLI and `npm run ops`.
+// configuration as deployed. Shared by local mode (local/deployment.ts), the reconcile CLI and `npm run ops`;
+// what the operator pointed at and is not there is a CommandError naming it.
 import { type CloudFormationClient, DescribeStacksCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { isFeedId } from './feed-id.js';
+import * as z from 'zod/mini';
+import { RULES } from '../functions/core/config/settings.js';
+import type { AwsAt } from './aws.js';
+import { CommandError, messageOf } from './cli-args.js';
+
+/**
+ * Whether `value` is a feed id exactly as the configuration (functions/core/config/settings.ts) and the
+ * poller's FEED_ID accept it (untrimmed): a stack output, a cursor item or a --feed flag is judged alike.
+ */
+export function isFeedId(value: string): boolean {
+  const verdict = z.safeParse(RULES.feedId, value);
+  return verdict.success && verdict.data === value;
+}
 
 /** The stack, or undefined when CloudFormation says it does not exist; other failures are thrown. */
 export async function describeStack(
@@ -27,9 +40,59 @@ export function stackOutputs(stack: Stack | undefined): Record<string, string> {
   return outputs;
 }
 
+/** The outputs of stack `stackName`; a CommandError when it does not exist or cannot be described. */
+export async function readStackOutputs(aws: AwsAt, stackName: string): Promise<Record<string, string>> {
+  let stack: Stack | undefined;
+  try {
+    stack = await describeStack(aws.cloudFormation, stackName);
+  } catch (error) {
+    throw new CommandError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
+  }
+  if (stack === undefined) {
+    throw new CommandError(
+      `stack ${stackName} not found${aws.endpoint ? ` at ${aws.endpoint}` : ''} (--stack-name, --aws-endpoint)`,
+    );
+  }
+  return stackOutputs(stack);
+}
+
+/** The output `key`; a CommandError naming it when the stack has none. */
+export function requiredOutput(outputs: Record<string, string>, stackName: string, key: string): string {
+  const value = outputs[key];
+  if (!value) throw new CommandError(`stack ${stackName} has no output ${key}`);
+  return value;
+}
+
+/** A function's environment as deployed; a CommandError naming the function when it cannot be read. */
+export async function readEnvironment(aws: AwsAt, name: string): Promise<Record<string, string>> {
+  try {
+    return (await readFunction(aws.lambda, name)).environment;
+  } catch (error) {
+    throw new CommandError(`cannot read the configuration of function ${name}: ${messageOf(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * A poller's DOWNSTREAM_QUEUE_URLS (subscriber name → queue URL), as far as it parses: the poller itself
+ * would refuse to start with a malformed value, so there is nothing to compare against then.
+ */
+export function downstreamQueueUrls(env: Record<string, string>): Record<string, string> {
+  try {
+    const parsed: unknown = JSON.parse(env.DOWNSTREAM_QUEUE_URLS ?? '{}');
+    if (typeof parsed !== 'object' || parsed === null) return {};
+    return Object.fromEntries(
+      Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
+  } catch {
+    return {};
+  }
+}
+
 /**
  * Feed id → poller function name, from the stack's `FeedPollers` output (JSON; every stack since feeds
- * exist has it); `{}` when absent. Throws an Error naming the problem when it is not such a JSON object.
+ * exist has it); `{}` when absent. Throws a CommandError naming the problem when it is not such a JSON object.
  */
 export function feedPollersOf(outputs: Record<string, string>): Record<string, string> {
   const raw = outputs.FeedPollers;
@@ -38,12 +101,12 @@ export function feedPollersOf(outputs: Record<string, string>): Record<string, s
   try {
     parsed = JSON.parse(raw);
   } catch (error) {
-    throw new Error(
-      `the stack's FeedPollers output is not JSON: ${error instanceof Error ? error.message : error}`,
-    );
+    throw new CommandError(`the stack's FeedPollers output is not JSON: ${messageOf(error)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error('the stack\'s FeedPollers output is not a JSON object { "<feedId>": "<function>" }');
+    throw new CommandError(
+      'the stack\'s FeedPollers output is not a JSON object { "<feedId>": "<function>" }',
+    );
   }
   const pollers: Record<string, string> = {};
   for (const [feedId, name] of Object.entries(parsed)) {

@@ -9,7 +9,6 @@ import type { Context } from 'aws-lambda';
 import { continuationOf, nextContinuation } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
 import type { Continuation, PollMetricName } from '../core/ingest/ports.js';
-import { logPort } from '../core/observability/powertools.js';
 import { NO_TRACING } from '../core/observability/tracing.js';
 import type { PollerConfig } from './config.js';
 
@@ -60,7 +59,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
   const { config, logger, metrics } = deps;
   const now = deps.now ?? Date.now;
   const tracing = deps.tracing ?? NO_TRACING;
-  const useCase: PollDeps = { ...deps, log: logPort(logger), now, tracing };
+  const useCase: PollDeps = { ...deps, log: logger, now, tracing };
 
   /** Starts the next run at once when nextContinuation says so; a failure only leaves it to the schedule. */
   async function continueIfNeeded(outcome: PollOutcome, event: unknown, context: Context, startedAt: number) {

@@ -1,11 +1,20 @@
 // The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
-// keeps a stale or overlapping invocation from moving the cursor.
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+// keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change.
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  GetItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
+import {
+  cursorAttributesOf,
+  DynamoCursorStore,
+  operatorUpdate,
+} from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
-import { startInterceptingProxy } from '../../tools/chaos/aws-proxy.js';
+import { startInterceptingProxy } from '../../tools/harness/aws-proxy.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -203,5 +212,58 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
     expect(other).toBeDefined();
 
     await expect(store.commit(lease, { pageId: 'p-9' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+});
+
+describe('operatorUpdate (the ops CLI change)', () => {
+  const change = (expectRevision: number | undefined) => ({
+    feedId: 'feed',
+    set: { pageId: 'replay-from' },
+    remove: ['highWaterMark' as const],
+    expectRevision,
+    itemExists: true,
+    requireNoLease: false,
+  });
+
+  it('moves the cursor and bumps the revision, so the running holder cannot commit over it', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    if (!lease) throw new Error('no lease');
+    const held = await store.commit(
+      lease,
+      { pageId: 'p-1', highWaterMark: '2026-01-01T00:00:00.000Z' },
+      NOW,
+      60_000,
+    );
+
+    const output = await aws.dynamo.send(
+      new UpdateItemCommand(operatorUpdate(resources.cursorTable, change(held.state.revision), NOW)),
+    );
+
+    const written = cursorAttributesOf(unmarshall(output.Attributes ?? {}));
+    expect(written).toMatchObject({
+      pageId: 'replay-from',
+      revision: held.state.revision + 1,
+      leaseOwner: 'a',
+    });
+    expect(written.highWaterMark).toBeUndefined();
+    await expect(store.commit(held, { pageId: 'p-2' }, NOW, 60_000)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it('changes nothing when the revision moved after the operator read it, or a live lease is held', async () => {
+    const lease = await store.acquire('feed', 'a', NOW, 60_000);
+    if (!lease) throw new Error('no lease');
+    const stale = operatorUpdate(resources.cursorTable, change(lease.state.revision - 1), NOW);
+    const leased = operatorUpdate(
+      resources.cursorTable,
+      { ...change(lease.state.revision), requireNoLease: true },
+      NOW,
+    );
+
+    for (const input of [stale, leased]) {
+      await expect(aws.dynamo.send(new UpdateItemCommand(input))).rejects.toBeInstanceOf(
+        ConditionalCheckFailedException,
+      );
+    }
+    await expect(store.commit(lease, { pageId: 'p-1' }, NOW, 60_000)).resolves.toBeDefined();
   });
 });

@@ -3,6 +3,8 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -19,7 +21,6 @@ import type {
   CursorStore,
   LastRun,
   Lease,
-  Log,
   OrderVersionPublisher,
   PollMetrics,
   Quarantine,
@@ -179,16 +180,19 @@ export class CountingMetrics implements PollMetrics {
   }
 }
 
-export class MemoryLog implements Log {
+/** Records what the use case logs (it takes Powertools Logger's info, warn and error). */
+export class MemoryLog implements Pick<Logger, 'info' | 'warn' | 'error'> {
   readonly lines: Array<{ level: string; message: string; attributes?: Record<string, unknown> }> = [];
-  info(message: string, attributes?: Record<string, unknown>) {
-    this.lines.push({ level: 'info', message, ...(attributes ? { attributes } : {}) });
-  }
-  warn(message: string, attributes?: Record<string, unknown>) {
-    this.lines.push({ level: 'warn', message, ...(attributes ? { attributes } : {}) });
-  }
-  error(message: string, attributes?: Record<string, unknown>) {
-    this.lines.push({ level: 'error', message, ...(attributes ? { attributes } : {}) });
+  readonly info = this.#recorder('info');
+  readonly warn = this.#recorder('warn');
+  readonly error = this.#recorder('error');
+
+  #recorder(level: string) {
+    return (input: LogItemMessage, ...extra: LogItemExtraInput): void => {
+      const message = typeof input === 'string' ? input : input.message;
+      const attributes = extra[0] as Record<string, unknown> | undefined;
+      this.lines.push({ level, message, ...(attributes ? { attributes } : {}) });
+    };
   }
 }
 

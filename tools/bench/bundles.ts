@@ -1,4 +1,4 @@
-// How section 5 builds and measures a Lambda bundle: esbuild with the options IngesterFunction gives CDK,
+// How section 4 builds and measures a Lambda bundle: esbuild with the options IngesterFunction gives CDK,
 // the same source-map step, and the instructions a fresh `node` spends importing it (see cold-start.ts).
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';

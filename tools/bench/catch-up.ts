@@ -1,4 +1,4 @@
-// Sections 9 and 10: catch-up measured end to end, and shards. The simulator serves a backlog with a fixed
+// Sections 7 and 8: catch-up measured end to end, and shards. The simulator serves a backlog with a fixed
 // latency per GET; the real poller handler (no page cap, a short run budget) drains it against moto, each
 // run starting the next at once through self-continuation as Lambda's asynchronous invoke would; several
 // feeds over disjoint vendors run their chains side by side.
@@ -11,7 +11,7 @@
 //
 // The orders queue is purged in the background while the chains run: this measures the poller's ingest, and
 // moto's SendMessage slows as a queue grows (every send scans it), which would measure moto instead. The
-// consumer's own ceiling is section 8's model and the end-to-end section's measurement.
+// consumer's own ceiling is the end-to-end section's measurement.
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { DEFAULTS } from '../../functions/core/config/settings.js';
 import type { ContinuationEvent } from '../../functions/core/ingest/continuation.js';
@@ -26,7 +26,7 @@ import { figure, formatNumber, type Section } from './report.js';
 
 const TOKEN = 'bench-catch-up-token-8c41d2e7';
 /** The generated feed averages about 3.1 versions per order. */
-const VERSIONS_PER_ORDER = 3.1;
+export const VERSIONS_PER_ORDER = 3.1;
 /**
  * What the poller keeps free at the end of a run (SAFETY_MARGIN_SECONDS, its default as on AWS): the function
  * timeout is the run budget plus this. Half of it lets the page request in flight at the deadline finish.
@@ -204,7 +204,7 @@ async function runChain(options: {
 
 const per1000 = (ms: number, versions: number): number => (ms / versions) * 1000;
 
-/** Section 9: one feed, a backlog over several continued runs, against its floor (target ≥ 0.9× the floor's rate). */
+/** Section 7: one feed, a backlog over several continued runs, against its floor (target ≥ 0.9× the floor's rate). */
 export function catchUpMeasuredSection(m: ChainMeasurement): Section {
   const feed = m.feeds[0] as FeedChain;
   const rate = (m.versions / m.wallMs) * 1000;
@@ -235,7 +235,7 @@ export function catchUpMeasuredSection(m: ChainMeasurement): Section {
 }
 
 /**
- * Section 10: 1, 2 and 4 feeds over disjoint vendors, the partner the bottleneck. The floor of N feeds is
+ * Section 8: 1, 2 and 4 feeds over disjoint vendors, the partner the bottleneck. The floor of N feeds is
  * the one-feed time divided by N (perfect scaling); target at least 0.8 × N × the one-feed rate.
  */
 export function shardsSection(runs: ChainMeasurement[]): Section {
@@ -258,7 +258,7 @@ export function shardsSection(runs: ChainMeasurement[]): Section {
     formulas: [
       "Where it stops scaling: here, moto (one request at a time) adds each feed's publish + commit to every other's;",
       "  a feed stays partner-bound while feeds x publish-and-commit per page < API latency. On AWS: the partner's rate",
-      '  limit, then the consumer (section 8: 625 versions/s at the defaults), then DynamoDB on-demand (40,000 WRU/s per table).',
+      '  limit, then the consumer (its concurrency x batch per batch time), then DynamoDB on-demand (40,000 WRU/s per table).',
       ...runs.map(
         (run) =>
           `  ${run.feeds.length} feed(s): ${formatNumber((run.versions / run.wallMs) * 1000)} versions/s = ${formatNumber(

@@ -1,4 +1,4 @@
-// Section 5: each function's deployment bundle (esbuild, built the way infra/constructs/ingester-function.ts
+// Section 4: each function's deployment bundle (esbuild, built the way infra/constructs/ingester-function.ts
 // has CDK build it) against a bare bundle that only constructs the same AWS SDK clients with the same
 // factories: size on disk, and module initialisation in a fresh `node` process (the `import()` of the
 // bundle, i.e. Lambda's Init phase minus the runtime's own start), measured two ways:
@@ -34,22 +34,12 @@ export const client = createDynamoDbClient();
 export const handler = async () => client.config.region;`,
 } as const;
 
-/**
- * Prints the import's wall time and the process's CPU time (user + system) spent in it, in ms. The wall
- * time is the figure; the CPU time, in the details, barely moves when other processes share the cores.
- */
+/** Prints the import's wall time in ms. */
 const IMPORT_TIMER =
-  'const c = process.cpuUsage(); const t = performance.now(); await import(process.argv[1]); ' +
-  'const w = performance.now() - t; const u = process.cpuUsage(c); ' +
-  "process.stdout.write(w + ' ' + (u.user + u.system) / 1000);";
+  'const t = performance.now(); await import(process.argv[1]); process.stdout.write(String(performance.now() - t));';
 
-interface ImportTime {
-  wallMs: number;
-  cpuMs: number;
-}
-
-/** Time to import the bundle in a fresh process (with --enable-source-maps, as deployed). */
-function importOnce(file: string): Promise<ImportTime> {
+/** Milliseconds to import the bundle in a fresh process (with --enable-source-maps, as deployed). */
+function importOnce(file: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -66,11 +56,11 @@ function importOnce(file: string): Promise<ImportTime> {
     });
     child.on('error', reject);
     child.on('close', (code) => {
-      const [wallMs, cpuMs] = out.split(' ').map(Number);
-      if (code !== 0 || !Number.isFinite(wallMs) || !Number.isFinite(cpuMs)) {
+      const ms = Number(out);
+      if (code !== 0 || out === '' || !Number.isFinite(ms)) {
         reject(new Error(`importing ${file} failed (exit ${code}): ${err.slice(0, 500)}`));
       } else {
-        resolve({ wallMs: wallMs as number, cpuMs: cpuMs as number });
+        resolve(ms);
       }
     });
   });
@@ -80,12 +70,12 @@ async function initTimes(
   handler: string,
   bare: string,
   runs: number,
-): Promise<{ handlerRuns: ImportTime[]; bareRuns: ImportTime[] }> {
+): Promise<{ handlerRuns: number[]; bareRuns: number[] }> {
   // One untimed import each fills the file cache.
   await importOnce(handler);
   await importOnce(bare);
-  const handlerRuns: ImportTime[] = [];
-  const bareRuns: ImportTime[] = [];
+  const handlerRuns: number[] = [];
+  const bareRuns: number[] = [];
   for (let i = 0; i < runs; i++) {
     // Alternate which goes first, so drift affects both alike.
     if (i % 2 === 0) {
@@ -159,8 +149,8 @@ export async function coldStartSection(
       figure(
         `${fn.name} module init (fastest of ${runs})`,
         'ms',
-        Math.min(...times.handlerRuns.map((run) => run.wallMs)),
-        Math.min(...times.bareRuns.map((run) => run.wallMs)),
+        Math.min(...times.handlerRuns),
+        Math.min(...times.bareRuns),
         counts === undefined ? fn.target : undefined,
       ),
       ...(counts === undefined
@@ -181,16 +171,12 @@ export async function coldStartSection(
       sourceMapBytes: handler.mapBytes,
       bareSourceMapBytes: bare.mapBytes,
       bareClients: fn.clients,
-      initMedianMs: median(times.handlerRuns.map((run) => run.wallMs)),
-      bareInitMedianMs: median(times.bareRuns.map((run) => run.wallMs)),
+      initMedianMs: median(times.handlerRuns),
+      bareInitMedianMs: median(times.bareRuns),
       importInstructions: counts?.handler,
       bareImportInstructions: counts?.bare,
-      initMs: times.handlerRuns.map((run) => run.wallMs),
-      bareInitMs: times.bareRuns.map((run) => run.wallMs),
-      initCpuMs: times.handlerRuns.map((run) => run.cpuMs),
-      bareInitCpuMs: times.bareRuns.map((run) => run.cpuMs),
-      initCpuMedianMs: median(times.handlerRuns.map((run) => run.cpuMs)),
-      bareInitCpuMedianMs: median(times.bareRuns.map((run) => run.cpuMs)),
+      initMs: times.handlerRuns,
+      bareInitMs: times.bareRuns,
     };
   }
   details.instructions = notCounted ?? 'counted';

@@ -61,23 +61,11 @@ export async function compareCpu(
   };
 }
 
-/** Fastest of `rounds` timed passes (after a short warm-up), milliseconds. */
-export async function fastest(run: () => unknown, rounds: number): Promise<number> {
-  for (let i = 0; i < 3; i++) await run();
-  let best = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < rounds; i++) {
-    const started = performance.now();
-    await run();
-    best = Math.min(best, performance.now() - started);
-  }
-  return best;
-}
-
 /** Keeps a value observable so the optimiser cannot drop the work that produced it. */
 export function sink(value: unknown): void {
   if (value === SINK_NEVER) throw new Error('unreachable');
   lastSunk = value;
 }
 const SINK_NEVER = Symbol('never');
-let lastSunk: unknown;
-export const sunk = (): unknown => lastSunk;
+/** The last value sunk (exported, so no optimiser may treat the store as dead). */
+export let lastSunk: unknown;

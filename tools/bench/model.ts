@@ -1,7 +1,6 @@
-// Sections 3, 4, 6 and 7 from the measurements: request counts against their floors, the catch-up
+// Sections 2, 3, 5 and 6 from the measurements: request counts against their floors, the catch-up
 // model, cost per million versions at list prices, and end-to-end time against the emulator's ceiling.
 
-import { STATED_LATENCIES } from './aws-model.js';
 import type { CeilingMeasurement, PipelineMeasurement } from './pipeline.js';
 import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
 import { type Figure, figure, formatNumber, type Section } from './report.js';
@@ -29,6 +28,9 @@ export interface PageCost {
   /** The emulator ceiling's time to publish one page (the floor of the AWS work per page). */
   floorAwsMs: number;
 }
+
+/** Gap between two runs of a continuation chain on AWS (the async invoke, a warm start, lease acquire), stated. */
+const CONTINUATION_GAP_MS = 150;
 
 const per1000 = (count: number, versions: number): number => (count / versions) * 1000;
 
@@ -112,7 +114,7 @@ export function requestsSection(pipeline: PipelineMeasurement, schedule: Schedul
     ],
     details: {
       countedGets:
-        'GETs of the catch-up runs: every data page; the last page says hasMore false, so no extra empty GET is needed. An idle run (nothing new) costs the GET below.',
+        'GETs of the catch-up runs: every data page; the last page says hasMore false, so no extra empty GET is needed.',
       partnerGets: pipeline.publish.partnerGets,
       pollerRuns: pipeline.publish.runs,
       pollerOutcomes: pipeline.publish.outcomes,
@@ -126,7 +128,6 @@ export function requestsSection(pipeline: PipelineMeasurement, schedule: Schedul
         "the one empty ReceiveMessage that ends each page's drain in the bench; not in the figure",
       staleWrites:
         "conditionFailed counts versions that reached the table after a newer version of the same order (the consumer applies a batch's records in parallel, so two versions of one order in one batch race; a standard queue may also reorder them); each is a charged write that applies nothing",
-      idleRun: pipeline.idleRun,
       writes: w,
       meanMsPerCall: { publish: pipeline.publish.calls.meanMs, consume: pipeline.consume.calls.meanMs },
       writeUnitsFloor:
@@ -157,7 +158,7 @@ export function catchUp(cpuMs: number, awsMs: number, schedule: Schedule): Catch
   const runSeconds = (pagesPerRun * pageMs) / 1000;
   const interval = schedule.scheduleMinutes * 60;
   const periodSeconds = schedule.continuation
-    ? runSeconds + STATED_LATENCIES.continuationGapMs / 1000
+    ? runSeconds + CONTINUATION_GAP_MS / 1000
     : Math.ceil(runSeconds / interval) * interval;
   const runs = Math.ceil(schedule.backlog / (pagesPerRun * schedule.pageSize));
   return { pageMs, pagesPerRun, runSeconds, periodSeconds, runs, hours: (runs * periodSeconds) / 3600 };
@@ -186,7 +187,7 @@ export function catchUpSection(page: PageCost, schedule: Schedule): Section {
       `  t_cpu = ${formatNumber(page.cpuMs)} ms (section 1), t_aws = t_local - t_cpu = ${formatNumber(page.localMs)} - ${formatNumber(page.cpuMs)} = ${formatNumber(awsMs)} ms, L = ${s.apiLatencyMs} ms  ->  t_page = ${formatNumber(measured.pageMs)} ms`,
       `  pages/run = min(maxPagesPerRun, floor((timeout - safetyMargin) / t_page)) = min(${Number.isFinite(s.maxPagesPerRun) ? s.maxPagesPerRun : 'no cap'}, floor(${(s.pollerTimeoutMs - s.safetyMarginMs) / 1000} s / ${formatNumber(measured.pageMs)} ms)) = ${measured.pagesPerRun}`,
       s.continuation
-        ? `  period = pages/run * t_page + hand-over (${STATED_LATENCIES.continuationGapMs} ms, section 8) = ${formatNumber(measured.periodSeconds)} s   (self-continuation: the next run starts at once)`
+        ? `  period = pages/run * t_page + hand-over (${CONTINUATION_GAP_MS} ms, stated) = ${formatNumber(measured.periodSeconds)} s   (self-continuation: the next run starts at once)`
         : `  period = ceil(pages/run * t_page / interval) * interval = ${measured.periodSeconds} s   (a tick that finds a run still going is skipped)`,
       `  drain = ceil(backlog / (pages/run * pageSize)) * period = ${measured.runs} runs * ${measured.periodSeconds} s = ${formatNumber(measured.hours)} h`,
     ],
@@ -271,13 +272,13 @@ export function costSection(
   return {
     id: 'cost',
     title: `Cost per million order versions (${PRICES.region} list prices checked ${PRICES.checked}, arm64 ${LAMBDA_MEMORY_MB.poller}/${LAMBDA_MEMORY_MB.consumer} MB)`,
-    floorIs: 'the same prices applied to the request floors of section 3 and the floor times',
+    floorIs: 'the same prices applied to the request floors of section 2 and the floor times',
     figures,
     formulas: [
       'Cost: poller = pages x t_page(L) x GB x $/GB-s + ceil(1e6 / (pages/run x pageSize)) x $/request;',
       '  consumer = measured handler ms x GB x $/GB-s + invocations x $/request (floor: ceil(n/10) invocations of the',
       "  ceiling run's parallel PutItems); SQS = billed 64 KB chunks of the handlers' and event source's calls;",
-      '  DynamoDB = write units from item sizes (section 3) + cursor writes (1 WRU each, floor 1 per page);',
+      '  DynamoDB = write units from item sizes (section 2) + cursor writes (1 WRU each, floor 1 per page);',
       '  logs = bytes the handlers print (JSON logs + EMF metrics) x $/GB.',
     ],
     details: {

@@ -1,6 +1,6 @@
-// Sections 3 and 6 (and the measured inputs of 4 and 7): the real handlers against moto and the
+// Sections 2 and 5 (and the measured inputs of 3 and 6): the real handlers against moto and the
 // partner simulator, with every AWS call of the handlers and of the emulated SQS event source going
-// through the counting proxy, and the emulator's own ceiling for the same work measured alongside.
+// through the intercepting proxy, and the emulator's own ceiling for the same work measured alongside.
 //
 // moto's SQS scans the whole queue on every send and receive (measured here: a 10-message send takes
 // 24 ms on an empty queue, 180 ms at 1,000 messages, 440 ms at 2,000), so a backlog left in a queue
@@ -15,25 +15,26 @@
 // In both, the downstream queue is then emptied by the harness, directly against moto (a subscriber's
 // work: not timed, not counted). moto serves one request at a time, so nothing is gained by overlap.
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteMessageBatchCommand,
-  type Message,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Item, itemSize } from '../../functions/core/adapters/dynamo-item-size.js';
 import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
 import { createAwsClients } from '../aws.js';
+import {
+  type AwsCall,
+  countByOperation,
+  meanMsByOperation,
+  startInterceptingProxy,
+} from '../harness/aws-proxy.js';
 import { buildHandlers } from '../harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
+  drainQueue,
   type PipelineResources,
   pipelineEnv,
   scanOrders,
@@ -42,12 +43,6 @@ import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { pollQueueOnce } from '../local/sqs-event-source.js';
 import type { RunningSimulator } from '../simulator/index.js';
-import {
-  countByOperation,
-  meanMsByOperation,
-  type RecordedCall,
-  startCountingProxy,
-} from './counting-proxy.js';
 import type { PreparedFeed } from './cpu.js';
 import { type IndexShape, putWriteUnits, writeUnits } from './write-units.js';
 
@@ -60,12 +55,12 @@ export interface PipelineSettings {
 }
 
 export interface PhaseCalls {
-  calls: RecordedCall[];
+  calls: AwsCall[];
   counts: Record<string, number>;
   meanMs: Record<string, number>;
 }
 
-function phaseCalls(calls: RecordedCall[]): PhaseCalls {
+function phaseCalls(calls: AwsCall[]): PhaseCalls {
   return { calls, counts: countByOperation(calls), meanMs: meanMsByOperation(calls) };
 }
 
@@ -92,7 +87,6 @@ export interface PipelineMeasurement {
     logBytes: number;
     calls: PhaseCalls;
   };
-  idleRun: { partnerGets: number; counts: Record<string, number>; handlerMs: number };
   writes: {
     putItems: number;
     applied: number;
@@ -157,7 +151,7 @@ function captureOutput(): { stop(): number } {
   };
 }
 
-function sqsChunks(calls: readonly RecordedCall[], chunkBytes: number): number {
+function sqsChunks(calls: readonly AwsCall[], chunkBytes: number): number {
   return calls
     .filter((call) => call.service === 'sqs')
     .reduce(
@@ -178,9 +172,9 @@ async function putItem(
   dynamo: DynamoDBClient,
   table: string,
   itemByVersion: ReadonlyMap<string, Item>,
-  message: Message,
+  record: SQSRecord,
 ): Promise<void> {
-  const key = `${message.MessageAttributes?.orderId?.StringValue}#${message.MessageAttributes?.version?.StringValue}`;
+  const key = `${record.messageAttributes.orderId?.stringValue}#${record.messageAttributes.version?.stringValue}`;
   const item = itemByVersion.get(key);
   if (!item) throw new Error(`ceiling: no item for ${key}`);
   try {
@@ -198,21 +192,8 @@ async function putItem(
 }
 
 /** Receives and deletes until the queue is empty (the stand-in for a downstream subscriber). */
-async function emptyQueue(sqs: SQSClient, queueUrl: string): Promise<void> {
-  for (;;) {
-    const output = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }));
-    const messages = output.Messages ?? [];
-    if (messages.length === 0) return;
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.map((message, index) => ({
-          Id: String(index),
-          ReceiptHandle: message.ReceiptHandle,
-        })),
-      }),
-    );
-  }
+function emptyQueue(aws: AwsClients, queueUrl: string): Promise<unknown> {
+  return drainQueue(aws, queueUrl, { consume: async () => ({ batchItemFailures: [] }) });
 }
 
 /** The emulator doing the pipeline's AWS work with no processing: see the module comment. */
@@ -223,12 +204,13 @@ export async function measureCeiling(
   settings: PipelineSettings,
 ): Promise<CeilingMeasurement> {
   await moto.reset();
-  const proxy = await startCountingProxy(moto.port);
+  const proxy = await startInterceptingProxy(moto.port);
   try {
     const harness = harnessClients(moto.endpoint);
     const resources = await createPipelineResources(harness);
-    const dynamo = new DynamoDBClient({ endpoint: proxy.url });
-    const sqs = new SQSClient({ endpoint: proxy.url, useQueueUrlAsEndpoint: false });
+    const endpoint = `http://127.0.0.1:${proxy.port}`;
+    const dynamo = new DynamoDBClient({ endpoint });
+    const sqs = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false });
     const queueUrls = [resources.ordersQueueUrl, resources.downstreamQueueUrl];
     const itemByVersion = new Map<string, Item>();
     for (const item of items) {
@@ -263,36 +245,28 @@ export async function measureCeiling(
       );
       const consumed = performance.now();
       publishMs += consumed - published;
-      for (;;) {
-        const output = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: resources.ordersQueueUrl,
-            MaxNumberOfMessages: settings.consumerBatchSize,
-            WaitTimeSeconds: 0,
-            MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['All'],
-          }),
-        );
-        const messages = output.Messages ?? [];
-        if (messages.length === 0) break;
+      // The event source's receive → delete cycle around the bare PutItems of the batch.
+      const putBatch = async (event: SQSEvent) => {
         const groupStarted = performance.now();
         await Promise.all(
-          messages.map((message) => putItem(dynamo, resources.ordersTable, itemByVersion, message)),
+          event.Records.map((record) => putItem(dynamo, resources.ordersTable, itemByVersion, record)),
         );
         putGroupMs += performance.now() - groupStarted;
         putGroups += 1;
-        await sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: resources.ordersQueueUrl,
-            Entries: messages.map((message, index) => ({
-              Id: String(index),
-              ReceiptHandle: message.ReceiptHandle,
-            })),
-          }),
+        return { batchItemFailures: [] };
+      };
+      for (;;) {
+        const stats = await pollQueueOnce(
+          sqs,
+          resources.ordersQueueUrl,
+          putBatch,
+          () => lambdaContext('consumer', settings.consumerTimeoutMs),
+          { batchSize: settings.consumerBatchSize, retryDelaySeconds: 0 },
         );
+        if (stats.received === 0) break;
       }
       consumeMs += performance.now() - consumed;
-      await emptyQueue(harness.sqs, resources.downstreamQueueUrl);
+      await emptyQueue(harness, resources.downstreamQueueUrl);
     }
     return {
       versions: pages.reduce((sum, page) => sum + page.length, 0),
@@ -320,31 +294,32 @@ export interface PipelineInputs {
 
 /**
  * The real pipeline: the handlers built by their factories from the environment the stack gives them,
- * with AWS clients that talk to moto through the counting proxy.
+ * with AWS clients that talk to moto through the intercepting proxy.
  */
 export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineMeasurement> {
   const { moto, sim, feed, settings } = inputs;
   await moto.reset();
-  const proxy = await startCountingProxy(moto.port);
+  const proxy = await startInterceptingProxy(moto.port);
   try {
     const harness = harnessClients(moto.endpoint);
     const resources = await createPipelineResources(harness, { token: inputs.token });
+    const endpoint = `http://127.0.0.1:${proxy.port}`;
     const env = handlerEnv(resources, sim.url, settings);
     const built = buildHandlers({
       pollerEnv: env,
       consumerEnv: env,
-      clients: harnessClients(proxy.url),
+      clients: harnessClients(endpoint),
       // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
       logLevel: 'INFO',
       emitMetrics: true,
     });
     const poller = { handler: built.poller };
     const consumer = { handler: built.consumer };
-    const eventSourceSqs = new SQSClient({ endpoint: proxy.url, useQueueUrlAsEndpoint: false });
+    const eventSourceSqs = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false });
 
     const simBefore = sim.requests.length;
-    const publishCalls: RecordedCall[] = [];
-    const consumeCalls: RecordedCall[] = [];
+    const publishCalls: AwsCall[] = [];
+    const consumeCalls: AwsCall[] = [];
     const outcomes: PollOutcome[] = [];
     const poll = { ms: 0, logBytes: 0 };
     const consume = { ms: 0, handlerMs: 0, invocations: 0, receives: 0, emptyReceives: 0, logBytes: 0 };
@@ -397,23 +372,9 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
       }
       consume.ms += performance.now() - consumed;
       consumeCalls.push(...proxy.calls.slice(from));
-      await emptyQueue(harness.sqs, resources.downstreamQueueUrl);
+      await emptyQueue(harness, resources.downstreamQueueUrl);
     }
     const partnerGets = sim.requests.length - simBefore;
-
-    // An idle run: nothing new in the feed.
-    const from = proxy.calls.length;
-    const simIdle = sim.requests.length;
-    const output = captureOutput();
-    const idleStarted = performance.now();
-    try {
-      await poller.handler({}, lambdaContext('poller', settings.pollerTimeoutMs));
-    } finally {
-      output.stop();
-    }
-    const idleMs = performance.now() - idleStarted;
-    const idleCalls = proxy.calls.slice(from);
-    const idleGets = sim.requests.length - simIdle;
 
     await checkFinalState(harness, resources, sim, feed);
     const writes = writeUnitsOf([...publishCalls, ...consumeCalls], resources.ordersTable, feed);
@@ -444,7 +405,6 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
         logBytes: consume.logBytes,
         calls: phaseCalls(consumeCalls),
       },
-      idleRun: { partnerGets: idleGets, counts: countByOperation(idleCalls), handlerMs: idleMs },
       writes,
       // Less the empty receive that ends each of the bench's drains (on AWS the event source long-polls
       // continuously; what an idle queue costs is per hour, not per version).
@@ -481,7 +441,7 @@ function handlerEnv(
 
 /** Write units of the orders table's PutItems, from the items as sent, in the order moto applied them. */
 function writeUnitsOf(
-  calls: readonly RecordedCall[],
+  calls: readonly AwsCall[],
   table: string,
   feed: PreparedFeed,
 ): PipelineMeasurement['writes'] {
@@ -492,17 +452,18 @@ function writeUnitsOf(
   let conditionFailed = 0;
   let putItems = 0;
   for (const call of calls) {
-    if (call.service !== 'dynamodb' || call.operation !== 'PutItem' || call.table !== table || !call.item)
+    const item = call.body?.Item as Item | undefined;
+    if (call.service !== 'dynamodb' || call.operation !== 'PutItem' || call.table !== table || !item)
       continue;
     putItems += 1;
-    const key = call.item.orderId?.N ?? '';
+    const key = item.orderId?.N ?? '';
     const before = stored.get(key);
     if (call.status === 200) {
       applied += 1;
-      const units = putWriteUnits(before, call.item, ORDERS_INDEXES);
+      const units = putWriteUnits(before, item, ORDERS_INDEXES);
       tableUnits += units.table;
       indexUnits += units.indexes;
-      stored.set(key, call.item);
+      stored.set(key, item);
     } else {
       // A failed condition is charged the size of the item it was evaluated against.
       conditionFailed += 1;

@@ -26,13 +26,11 @@ export interface Section {
 
 export const SECTION_IDS = [
   'pollerCpu',
-  'consumerCpu',
   'requests',
   'cost',
   'coldStart',
   'endToEnd',
   'catchUp',
-  'awsModel',
   'catchUpMeasured',
   'shards',
 ] as const;

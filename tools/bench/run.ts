@@ -1,24 +1,30 @@
 // `npm run bench`: measures the ingester against physical floors measured in the same run and prints
 // one table (README: tools/bench/RESULTS.md). Flow:
 //   1. generate the feed in the partner simulator and fetch its pages once
-//   2. CPU: poller page work (section 1) and consumer work before send (section 2), in-process
-//   3. cold start: bundles and module init in fresh node processes (section 5)
-//   4. moto + counting proxy: the emulator's ceiling, then the real pipeline (sections 3 and 6)
-//   5. derived: cost per million versions (4), catch-up time (7), the AWS model (8); print, write JSON
+//   2. CPU: poller page work (section 1), in-process
+//   3. cold start: bundles and module init in fresh node processes (section 4)
+//   4. moto + intercepting proxy: the emulator's ceiling, then the real pipeline (sections 2 and 5)
+//   5. catch-up measured (7) and shards (8): continued poller runs against a slow partner
+//   6. derived: cost per million versions (3), catch-up model (6); print, write JSON
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULTS } from '../../functions/core/config/settings.js';
 import { KEYS } from '../../infra/config.js';
 import { CONSUMER_TIMEOUT } from '../../infra/constructs/consumer.js';
 import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
-import { parseRateExpression } from '../../infra/schedule-rate.js';
 import { parseCommandLine } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
-import { awsModelSection } from './aws-model.js';
-import { type ChainMeasurement, catchUpMeasuredSection, measureChains, shardsSection } from './catch-up.js';
+import {
+  type ChainMeasurement,
+  catchUpMeasuredSection,
+  measureChains,
+  shardsSection,
+  VERSIONS_PER_ORDER,
+} from './catch-up.js';
 import { coldStartSection } from './cold-start.js';
-import { consumerCpuSection, fetchFeedPages, pollerCpuSection, prepareFeed } from './cpu.js';
+import { fetchFeedPages, pollerCpuSection, prepareFeed, storedItems } from './cpu.js';
 import {
   catchUpSection,
   costSection,
@@ -30,14 +36,10 @@ import {
 } from './model.js';
 import { type BenchOptions, parseBenchArgs, USAGE } from './options.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
-import { LAMBDA_MEMORY_MB } from './prices.js';
+import { PRICES } from './prices.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
 
 const TOKEN = 'bench-token-5d1c7e93a2f04b68';
-/** The generated feed averages about 3.1 versions per order. */
-const VERSIONS_PER_ORDER = 3.1;
-/** The poller's default SAFETY_MARGIN_SECONDS (functions/poller/config.ts). */
-const SAFETY_MARGIN_MS = 20_000;
 
 const benchStarted = performance.now();
 const progress = (message: string): void => {
@@ -57,7 +59,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
   };
   const schedule: Schedule = {
     ...settings,
-    safetyMarginMs: SAFETY_MARGIN_MS,
+    safetyMarginMs: DEFAULTS.safetyMarginSeconds * 1000,
     scheduleMinutes: options.scheduleMinutes,
     apiLatencyMs: options.apiLatencyMs,
     backlog: options.backlog,
@@ -78,40 +80,39 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     const pages = await fetchFeedPages(sim.url, TOKEN, settings.pageSize);
     const feed = prepareFeed(pages);
 
-    progress('1/7 poller CPU');
+    progress('poller CPU');
     const pollerCpu = await pollerCpuSection(pages, feed, {
       rounds: options.cpuRounds,
       pageSize: settings.pageSize,
       apiLatencyMs: options.apiLatencyMs,
     });
-    progress('2/7 consumer CPU');
-    const consumerCpu = await consumerCpuSection(feed, options.cpuRounds);
-    progress('5/7 cold start (bundling, fresh node processes)');
+    const items = await storedItems(feed);
+    progress('cold start (bundling, fresh node processes)');
     const coldStart = await coldStartSection(
       path.resolve('.local/bench/bundles'),
       options.coldStartRuns,
       !options.quick,
     );
 
-    progress('6/7 emulator ceiling');
+    progress('emulator ceiling');
     moto = await startMoto();
     progress('moto started; warm-up');
     // A one-page warm-up of the emulator, then the ceiling for the whole feed.
-    await measureCeiling(moto, [feed.pages[0]?.slice(0, 20) ?? []], consumerCpu.items, settings);
+    await measureCeiling(moto, [feed.pages[0]?.slice(0, 20) ?? []], items, settings);
     progress('ceiling');
-    const ceiling = await measureCeiling(moto, feed.pages, consumerCpu.items, settings);
-    progress('3/7 pipeline through the counting proxy');
+    const ceiling = await measureCeiling(moto, feed.pages, items, settings);
+    progress('pipeline through the intercepting proxy');
     const pipeline = await measurePipeline({
       moto,
       sim,
       token: TOKEN,
       feed,
       settings,
-      sqsChunkBytes: 64 * 1024,
+      sqsChunkBytes: PRICES.sqsChunkBytes,
     });
 
     progress(
-      `9/10 catch-up measured: ${options.chain.versions} versions, API ${options.apiLatencyMs} ms, continued runs`,
+      `catch-up measured: ${options.chain.versions} versions, API ${options.apiLatencyMs} ms, continued runs`,
     );
     const catchUpMeasured = await measureChains({
       moto,
@@ -125,7 +126,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     });
     const shardRuns: ChainMeasurement[] = [];
     for (const feeds of [1, 2, 4]) {
-      progress(`10/10 shards: ${feeds} feed(s), API ${options.chain.shardLatencyMs} ms`);
+      progress(`shards: ${feeds} feed(s), API ${options.chain.shardLatencyMs} ms`);
       shardRuns.push(
         await measureChains({
           moto,
@@ -151,26 +152,11 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     progress('done');
     const sections: Section[] = [
       pollerCpu,
-      consumerCpu.section,
       requestsSection(pipeline, schedule),
       costSection(pipeline, ceiling, page, schedule),
       coldStart,
       endToEndSection(pipeline, ceiling),
       catchUpSection(page, schedule),
-      awsModelSection({
-        pageSize: settings.pageSize,
-        runBudgetMs: settings.pollerTimeoutMs - SAFETY_MARGIN_MS,
-        scheduleMinutes: parseRateExpression(KEYS.schedule)?.minutes ?? 5,
-        consumerBatchSize: settings.consumerBatchSize,
-        consumerMaxConcurrency: KEYS.consumerMaxConcurrency,
-        pollerMemoryMb: LAMBDA_MEMORY_MB.poller,
-        cpuPerPageMs: perPage.measured,
-        // An idle run publishes PagesFetched, RunDurationMs and SecondsSinceCaughtUp; the consumer is not invoked.
-        customMetrics: 3,
-        alarms: 9,
-        idleRunCursorWrites: 3,
-        idleRunMs: 300,
-      }),
       catchUpMeasuredSection(catchUpMeasured),
       shardsSection(shardRuns),
     ];

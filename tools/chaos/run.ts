@@ -1,7 +1,7 @@
 // `npm run chaos`: fault injection with kills and restarts, with figures (README: tools/chaos/RESULTS.md).
 //   1. the partner simulator serves a seeded feed with faults (429 in both Retry-After forms, 5xx bursts,
 //      connection resets, slow answers, expired cursors, repeated pages, duplicated and out-of-order versions)
-//   2. moto behind an intercepting proxy (aws-proxy.ts) that sees every AWS call of local mode
+//   2. moto behind an intercepting proxy (../harness/aws-proxy.ts) that sees every AWS call of local mode
 //   3. local mode as a child process; the first run deploys the stack, then a poison message is planted on
 //      the orders queue; each run is SIGKILLed at its seeded kill point (kill-plan.ts, kill-switch.ts) and
 //      restarted; the run after the last kill must end by itself with exit 0
@@ -18,12 +18,12 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { parseCommandLine } from '../cli-args.js';
+import { countByOperation, type InterceptingProxy, startInterceptingProxy } from '../harness/aws-proxy.js';
 import { scanOrders } from '../harness/pipeline.js';
 import { type RunningMoto, startMoto } from '../local/moto.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
 import { stackOutputs } from '../stack.js';
 import { readSalesLedger } from '../store/sales-ledger.js';
-import { countByOperation, type InterceptingProxy, startInterceptingProxy } from './aws-proxy.js';
 import { KILL_KINDS, type KillKind, type KillPoint, planKills } from './kill-plan.js';
 import { type KillRecord, KillSwitch, type StackNames } from './kill-switch.js';
 import { type ChildExit, type LocalModeProcess, REPO_ROOT, startLocalMode } from './local-mode.js';

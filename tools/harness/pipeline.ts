@@ -1,7 +1,11 @@
-// Integration harness: the pipeline's AWS resources in a real moto_server, created from the same key
-// schemas the stack uses, and the real handlers invoked as Lambda would invoke them.
+// Integration harness: the pipeline's AWS resources in a real moto_server, created from the stack's own
+// synthesized template, and the real handlers invoked as Lambda would invoke them.
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, type CreateTableCommandInput, paginateScan } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -11,13 +15,15 @@ import {
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
-import { CURSOR_TABLE_SCHEMA, ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
 import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
+
+/** One reader of the quarantine for local mode and the tests. */
+export { quarantinedKeys } from '../local/data.js';
 
 export type AwsClients = Pick<AwsAt, 'dynamo' | 'sqs' | 's3' | 'ssm'>;
 
@@ -39,66 +45,144 @@ export interface PipelineResources {
 
 export const TEST_TOKEN = 'sim-token-7f3a9c2e41b84d0f';
 
+// One way to create resources: local mode deploys the stack with `cdk deploy`; the harness (integration tests,
+// bench) creates the same tables and queues from that stack's synthesized template, because a deploy per test
+// file would cost ~15 s. What the emulator needs of each resource (keys, indexes, billing mode, queue attributes,
+// redrive) is read from the template, so a change to the stack changes the harness with it.
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TOKEN_PARAMETER = '/order-feed/partner-token';
+/** The context the harness synthesizes with: one feed, one downstream subscriber, no asset bundling. */
+const HARNESS_CONTEXT = {
+  orderFeed: {
+    partnerBaseUrl: 'http://127.0.0.1:1',
+    tokenParameterName: TOKEN_PARAMETER,
+    downstreamSubscribers: ['analytics'],
+  },
+  'aws:cdk:bundling-stacks': [],
+};
+
+interface CfnResource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+}
+type CfnTemplate = { Resources: Record<string, CfnResource> };
+
+let template: Promise<CfnTemplate> | undefined;
+
+/**
+ * The production stack's template. Synthesizing takes seconds, so it is cached under `.local/harness/`, keyed by
+ * the sources of infra/ and functions/ (the first test file after a change synthesizes it again).
+ */
+export function stackTemplate(): Promise<CfnTemplate> {
+  template ??= (async () => {
+    const hash = createHash('sha256').update(JSON.stringify(HARNESS_CONTEXT));
+    for (const dir of ['infra', 'functions']) {
+      const files = (await readdir(path.join(REPO_ROOT, dir), { recursive: true })).filter((file) =>
+        /\.(ts|json)$/.test(file),
+      );
+      for (const file of files.sort())
+        hash.update(file).update(await readFile(path.join(REPO_ROOT, dir, file)));
+    }
+    const cached = path.join(
+      REPO_ROOT,
+      '.local',
+      'harness',
+      `template-${hash.digest('hex').slice(0, 16)}.json`,
+    );
+    try {
+      return JSON.parse(await readFile(cached, 'utf8')) as CfnTemplate;
+    } catch {
+      // Not synthesized yet for these sources.
+    }
+    const { buildApp } = await import('../../infra/app.js');
+    const { app, stack } = buildApp({ context: HARNESS_CONTEXT });
+    const synthesized = app.synth().getStackByName(stack.stackName).template as CfnTemplate;
+    await mkdir(path.dirname(cached), { recursive: true });
+    // Written whole, then renamed: parallel test files may synthesize at the same time.
+    await writeFile(`${cached}.${process.pid}`, JSON.stringify(synthesized));
+    await rename(`${cached}.${process.pid}`, cached);
+    return synthesized;
+  })();
+  return template;
+}
+
+function propertiesOf(resources: CfnTemplate['Resources'], type: string, idPrefix: string) {
+  const found = Object.entries(resources).find(([id, r]) => r.Type === type && id.startsWith(idPrefix));
+  if (!found) throw new Error(`the stack's template has no ${type} ${idPrefix}…`);
+  return { id: found[0], properties: found[1].Properties ?? {} };
+}
+
+async function createTable(aws: AwsClients, name: string, properties: Record<string, unknown>) {
+  const { AttributeDefinitions, KeySchema, BillingMode, GlobalSecondaryIndexes } = properties;
+  await aws.dynamo.send(
+    new CreateTableCommand({
+      TableName: name,
+      AttributeDefinitions,
+      KeySchema,
+      BillingMode,
+      GlobalSecondaryIndexes,
+    } as CreateTableCommandInput),
+  );
+}
+
+const QUEUE_ATTRIBUTES = [
+  'VisibilityTimeout',
+  'MessageRetentionPeriod',
+  'MaximumMessageSize',
+  'DelaySeconds',
+];
+
+/** Creates the queue `idPrefix` names in the template (its dead-letter queue first), as `name`. */
+async function createQueue(
+  aws: AwsClients,
+  resources: CfnTemplate['Resources'],
+  idPrefix: string,
+  name: string,
+  maxReceiveCount?: number,
+): Promise<{ url: string; dlqUrl: string }> {
+  const dlq = await aws.sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+  const dlqArn = await queueArn(aws.sqs, dlq.QueueUrl ?? '');
+  const { properties } = propertiesOf(resources, 'AWS::SQS::Queue', idPrefix);
+  const attributes: Record<string, string> = {};
+  for (const key of QUEUE_ATTRIBUTES) {
+    if (properties[key] !== undefined) attributes[key] = String(properties[key]);
+  }
+  const redrive = properties.RedrivePolicy as { maxReceiveCount: number } | undefined;
+  if (!redrive) throw new Error(`the stack's ${idPrefix} has no redrive policy`);
+  attributes.RedrivePolicy = JSON.stringify({
+    deadLetterTargetArn: dlqArn,
+    maxReceiveCount: maxReceiveCount ?? redrive.maxReceiveCount,
+  });
+  const queue = await aws.sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  return { url: queue.QueueUrl ?? '', dlqUrl: dlq.QueueUrl ?? '' };
+}
+
+/**
+ * The stack's tables and queues (from its template), the quarantine bucket and the token parameter.
+ * `maxReceiveCount` overrides the orders queue's (tests that count redeliveries).
+ */
 export async function createPipelineResources(
   aws: AwsClients,
   options: { maxReceiveCount?: number; token?: string } = {},
 ): Promise<PipelineResources> {
-  const orders = ORDERS_TABLE_SCHEMA;
-  const ordersTable: CreateTableCommandInput = {
-    TableName: 'orders',
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [
-      { AttributeName: orders.partitionKey.name, AttributeType: orders.partitionKey.type },
-      {
-        AttributeName: orders.salesIndex.partitionKey.name,
-        AttributeType: orders.salesIndex.partitionKey.type,
-      },
-    ],
-    KeySchema: [{ AttributeName: orders.partitionKey.name, KeyType: 'HASH' }],
-    GlobalSecondaryIndexes: [
-      {
-        IndexName: orders.salesIndex.name,
-        KeySchema: [
-          { AttributeName: orders.salesIndex.partitionKey.name, KeyType: 'HASH' },
-          { AttributeName: orders.salesIndex.sortKey.name, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...orders.salesIndex.nonKeyAttributes] },
-      },
-    ],
-  };
-  await aws.dynamo.send(new CreateTableCommand(ordersTable));
-  await aws.dynamo.send(
-    new CreateTableCommand({
-      TableName: 'cursors',
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        {
-          AttributeName: CURSOR_TABLE_SCHEMA.partitionKey.name,
-          AttributeType: CURSOR_TABLE_SCHEMA.partitionKey.type,
-        },
-      ],
-      KeySchema: [{ AttributeName: CURSOR_TABLE_SCHEMA.partitionKey.name, KeyType: 'HASH' }],
-    }),
+  const { Resources } = await stackTemplate();
+  await createTable(aws, 'orders', propertiesOf(Resources, 'AWS::DynamoDB::Table', 'OrdersTable').properties);
+  await createTable(
+    aws,
+    'cursors',
+    propertiesOf(Resources, 'AWS::DynamoDB::Table', 'CursorTable').properties,
   );
-  const dlq = await aws.sqs.send(new CreateQueueCommand({ QueueName: 'orders-dlq' }));
-  const dlqArn = await queueArn(aws.sqs, dlq.QueueUrl ?? '');
-  const queue = await aws.sqs.send(
-    new CreateQueueCommand({
-      QueueName: 'orders',
-      Attributes: {
-        VisibilityTimeout: '30',
-        RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: dlqArn,
-          maxReceiveCount: options.maxReceiveCount ?? 3,
-        }),
-      },
-    }),
+  const orders = await createQueue(aws, Resources, 'QueuesOrdersQueue', 'orders', options.maxReceiveCount);
+  const downstream = await createQueue(
+    aws,
+    Resources,
+    'QueuesDownstreamAnalyticsQueue',
+    'downstream-analytics',
   );
-  const downstream = await aws.sqs.send(new CreateQueueCommand({ QueueName: 'downstream-analytics' }));
   await aws.s3.send(new CreateBucketCommand({ Bucket: 'quarantine' }));
   await aws.ssm.send(
     new PutParameterCommand({
-      Name: '/order-feed/partner-token',
+      Name: TOKEN_PARAMETER,
       Type: 'SecureString',
       Value: options.token ?? TEST_TOKEN,
       Overwrite: true,
@@ -107,11 +191,11 @@ export async function createPipelineResources(
   return {
     ordersTable: 'orders',
     cursorTable: 'cursors',
-    ordersQueueUrl: queue.QueueUrl ?? '',
-    ordersDlqUrl: dlq.QueueUrl ?? '',
-    downstreamQueueUrl: downstream.QueueUrl ?? '',
+    ordersQueueUrl: orders.url,
+    ordersDlqUrl: orders.dlqUrl,
+    downstreamQueueUrl: downstream.url,
     quarantineBucket: 'quarantine',
-    tokenParameter: '/order-feed/partner-token',
+    tokenParameter: TOKEN_PARAMETER,
   };
 }
 
@@ -202,9 +286,4 @@ export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<str
     if (!output.Messages?.length) return bodies;
     bodies.push(...output.Messages.map((message) => message.Body ?? ''));
   }
-}
-
-export async function quarantinedKeys(aws: AwsClients, bucket: string): Promise<string[]> {
-  const output = await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
-  return (output.Contents ?? []).map((object) => object.Key ?? '');
 }

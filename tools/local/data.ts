@@ -40,11 +40,16 @@ export async function queueDepth(aws: LocalAwsClients, queueUrl: string): Promis
   return { visible, inFlight, delayed, total: visible + inFlight + delayed };
 }
 
-export function quarantinedKeys(aws: LocalAwsClients, bucket: string): Promise<string[]> {
+/** The quarantined records' keys, sorted (local mode's summary, the integration tests). */
+export function quarantinedKeys(aws: Pick<LocalAwsClients, 's3'>, bucket: string): Promise<string[]> {
   return keysUnder(aws, bucket, QUARANTINE_PREFIX);
 }
 
-async function keysUnder(aws: LocalAwsClients, bucket: string, prefix: string): Promise<string[]> {
+async function keysUnder(
+  aws: Pick<LocalAwsClients, 's3'>,
+  bucket: string,
+  prefix: string,
+): Promise<string[]> {
   const keys: string[] = [];
   for await (const page of paginateListObjectsV2({ client: aws.s3 }, { Bucket: bucket, Prefix: prefix })) {
     for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);

@@ -97,7 +97,6 @@ export interface LocalPipelineOptions {
   verbose?: boolean;
   tuning?: Partial<LocalTuning>;
   onProgress?: (snapshot: ProgressSnapshot) => void;
-  progressIntervalMs?: number;
   /** One-line notes for the user (lease released, run failed, …). */
   note?: (message: string) => void;
 }
@@ -403,7 +402,6 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       refreshDepth,
       snapshot,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.progressIntervalMs ? { progressIntervalMs: options.progressIntervalMs } : {}),
     });
     const workers = startEventSourceWorkers({
       sqs: aws.sqs,

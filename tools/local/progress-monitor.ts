@@ -7,7 +7,6 @@ export interface ProgressMonitorOptions<Snapshot> {
   depthIntervalMs?: number;
   onProgress?: (snapshot: Snapshot) => void;
   snapshot: () => Snapshot;
-  progressIntervalMs?: number;
 }
 
 export interface ProgressMonitor {
@@ -25,9 +24,7 @@ export function startProgressMonitor<Snapshot>(options: ProgressMonitorOptions<S
   };
   watchDepth();
   const report = options.onProgress;
-  const progressTimer = report
-    ? setInterval(() => report(options.snapshot()), options.progressIntervalMs ?? 2000)
-    : undefined;
+  const progressTimer = report ? setInterval(() => report(options.snapshot()), 2000) : undefined;
   return {
     stop() {
       stopped = true;

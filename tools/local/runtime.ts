@@ -83,7 +83,6 @@ export interface LocalRunEvents {
   cdkLog?: (chunk: string) => void;
   onReady?: (ready: ReadyInfo) => void;
   onProgress?: (snapshot: ProgressSnapshot) => void;
-  progressIntervalMs?: number;
 }
 
 export interface ReadyInfo {
@@ -418,7 +417,6 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         tuning,
         note,
         ...(events.onProgress ? { onProgress: events.onProgress } : {}),
-        ...(events.progressIntervalMs ? { progressIntervalMs: events.progressIntervalMs } : {}),
       });
       if (stopRequested) pipeline.stop();
       const result = await pipeline.done;

@@ -17,7 +17,7 @@ import {
   overlappingFeeds,
   runLocal,
 } from './runtime.js';
-import { createTerminal, formatBanner, formatSummary } from './terminal.js';
+import { formatBanner, formatProgress, formatSummary } from './terminal.js';
 
 const T = DEFAULT_TUNING;
 export const USAGE = `Usage: npm start -- [options]      (or: npx tsx tools/local/start.ts [options])
@@ -176,16 +176,16 @@ async function main(): Promise<number> {
   }
   if (!cli.options.verbose) quietSdkNodeVersionWarning();
 
-  const terminal = createTerminal();
+  // Plain lines, one progress line every 2 s: the same on a terminal as in a log.
+  const line = (text: string) => process.stdout.write(`${text}\n`);
   const run = runLocal(cli.options, {
-    note: (message) => terminal.line(`· ${message}`),
+    note: (message) => line(`· ${message}`),
     ...(cli.options.verbose ? { cdkLog: (chunk: string) => process.stderr.write(chunk) } : {}),
     onReady: (ready) => {
-      for (const line of formatBanner(ready)) terminal.line(line);
-      terminal.line(cli.options.watch ? 'Polling until Ctrl-C…' : 'Running until drained (Ctrl-C stops)…');
+      for (const text of formatBanner(ready)) line(text);
+      line(cli.options.watch ? 'Polling until Ctrl-C…' : 'Running until drained (Ctrl-C stops)…');
     },
-    onProgress: (snapshot) => terminal.progress(snapshot),
-    progressIntervalMs: terminal.tty ? 500 : 2000,
+    onProgress: (snapshot) => line(formatProgress(snapshot)),
   });
 
   let signal: keyof typeof SIGNAL_EXIT | undefined;
@@ -198,7 +198,7 @@ async function main(): Promise<number> {
         return;
       }
       signal = name;
-      terminal.line(`${name}: stopping the schedule, letting the current invocations finish…`);
+      line(`${name}: stopping the schedule, letting the current invocations finish…`);
       run.stop();
     });
   }
@@ -207,11 +207,9 @@ async function main(): Promise<number> {
   try {
     summary = await run.done;
   } catch (error) {
-    terminal.close();
     process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
     return signal === undefined ? 1 : SIGNAL_EXIT[signal];
   }
-  terminal.close();
   process.stdout.write(`${formatSummary(summary).join('\n')}\n`);
   if (cli.summaryJson !== undefined) {
     const path = resolve(cli.summaryJson);

@@ -2,9 +2,9 @@
 // command; the flags are parsed strictly (shared flags plus the command's own), and anything unknown or
 // unusable is a UsageError (usage on stderr, exit 2). Pure: unit-tested without AWS.
 
-import { parseFlags, UsageError } from '../cli-args.js';
-import { isFeedId } from '../feed-id.js';
+import { flagInteger, flagText, parseFlags, UsageError } from '../cli-args.js';
 import { parseAwsEndpoint } from '../local/aws.js';
+import { isFeedId } from '../stack.js';
 
 export const DEFAULT_STACK_NAME = 'OrderFeedIngester';
 export const DEFAULT_BACKFILL_RATE = 50;
@@ -73,7 +73,7 @@ export interface SharedOptions {
 
 export type ParsedCommand =
   | { command: 'help' }
-  | { command: 'reconcile'; shared: SharedOptions; argv: string[] }
+  | { command: 'reconcile'; argv: string[] }
   | {
       command: 'status' | 'reset-cursor' | 'clear-auth-backoff' | 'quarantine list' | 'quarantine retry';
       shared: SharedOptions;
@@ -164,11 +164,11 @@ export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
         command,
         shared,
         subscriber: required(values, 'subscriber'),
-        rate: rate === undefined ? DEFAULT_BACKFILL_RATE : integer('--rate', rate, 1, MAX_BACKFILL_RATE),
+        rate: rate === undefined ? DEFAULT_BACKFILL_RATE : flagInteger('--rate', rate, 1, MAX_BACKFILL_RATE),
         maxMessages:
           maxMessages === undefined
             ? undefined
-            : integer('--max-messages', maxMessages, 1, Number.MAX_SAFE_INTEGER),
+            : flagInteger('--max-messages', maxMessages, 1, Number.MAX_SAFE_INTEGER),
         restart: values.restart === true,
       };
     }
@@ -185,15 +185,7 @@ function reconcileCommand(rest: readonly string[]): ParsedCommand {
   const argv = [...rest];
   const hasFlag = (flag: string) => argv.some((arg) => arg === flag || arg.startsWith(`${flag}=`));
   if (!hasFlag('--stack-name') && !hasFlag('--orders-table')) argv.push('--stack-name', DEFAULT_STACK_NAME);
-  const shared: SharedOptions = {
-    stackName: DEFAULT_STACK_NAME,
-    awsEndpoint: undefined,
-    feed: undefined,
-    json: hasFlag('--json'),
-    yes: false,
-    force: false,
-  };
-  return { command: 'reconcile', shared, argv };
+  return { command: 'reconcile', argv };
 }
 
 function sharedOptions(values: Record<string, string | boolean | undefined>): SharedOptions {
@@ -229,27 +221,12 @@ function redriveMethod(raw: string | undefined, endpoint: string | undefined): '
   return raw;
 }
 
-function optionalText(
-  values: Record<string, string | boolean | undefined>,
-  flag: string,
-): string | undefined {
-  const value = values[flag];
-  if (typeof value !== 'string') return undefined;
-  const trimmed = value.trim();
-  if (trimmed === '') throw new UsageError(`--${flag} needs a value`);
-  return trimmed;
+function optionalText(values: Record<string, string | boolean | undefined>, flag: string) {
+  return flagText(`--${flag}`, values[flag]);
 }
 
 function required(values: Record<string, string | boolean | undefined>, flag: string): string {
   const value = optionalText(values, flag);
   if (value === undefined) throw new UsageError(`--${flag} is required`);
-  return value;
-}
-
-function integer(flag: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got "${raw}")`);
-  }
   return value;
 }

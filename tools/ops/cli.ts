@@ -3,22 +3,19 @@
 // the stack's resources and feeds → the command's module → a table on stdout, or JSON with --json;
 // progress lines and errors on stderr. Commands that change state print their plan and act only with
 // --yes. Exit 0 done (or planned), 1 failed or refused, 2 usage.
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
-import { reportUsageError } from '../cli-args.js';
+import { type CliIo, CommandError, isMain, messageOf, processIo, reportUsageError } from '../cli-args.js';
 import { runCli as runReconcile } from '../reconcile/cli.js';
 import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
-import { OpsError } from './errors.js';
 import { formatDuration, queueNameOf } from './format.js';
 import {
   judgeQuarantined,
   listQuarantined,
-  newRunId,
   renderQuarantineList,
   renderRetryPlan,
   retryQuarantined,
@@ -31,7 +28,7 @@ import {
   selectRedriveQueues,
 } from './redrive.js';
 import { gatherStatus, renderStatus } from './status.js';
-import { discoverFeeds, messageOf, type OpsTarget, readTarget, resolveFeed } from './target.js';
+import { discoverFeeds, type OpsTarget, readTarget, resolveFeed } from './target.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -39,20 +36,11 @@ export const EXIT_FAILED = 1;
 export const EXIT_INTERRUPTED = 130;
 export { EXIT_USAGE } from '../cli-args.js';
 
-export interface OpsIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  env: NodeJS.ProcessEnv;
+export interface OpsIo extends CliIo {
   /** Aborted on Ctrl-C: long commands (backfill, redrive) stop at the next batch boundary. */
   signal?: AbortSignal;
   now?: () => number;
 }
-
-const processIo: OpsIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  env: process.env,
-};
 
 /** Runs one ops command; resolves with the exit status. */
 export async function runOps(argv: readonly string[], io: OpsIo = processIo): Promise<number> {
@@ -60,7 +48,7 @@ export async function runOps(argv: readonly string[], io: OpsIo = processIo): Pr
   try {
     parsed = parseOpsArgs(argv);
   } catch (error) {
-    return reportUsageError(error, { usage: USAGE, prefix: 'ops: ', stderr: io.stderr });
+    return reportUsageError(error, USAGE, 'ops: ', io.stderr);
   }
   if (parsed.command === 'help') {
     io.stdout(USAGE);
@@ -73,7 +61,7 @@ export async function runOps(argv: readonly string[], io: OpsIo = processIo): Pr
     const target = await readTarget(aws, parsed.shared.stackName);
     return await dispatch(parsed, { aws, target, io, now: io.now ?? Date.now });
   } catch (error) {
-    io.stderr(`ops: ${error instanceof OpsError ? error.message : messageOf(error)}\n`);
+    io.stderr(`ops: ${error instanceof CommandError ? error.message : messageOf(error)}\n`);
     return EXIT_FAILED;
   } finally {
     aws.destroy();
@@ -116,6 +104,12 @@ function print(run: Run, shared: SharedOptions, json: unknown, text: string): vo
   run.io.stdout(shared.json ? `${stringifyJsonExact(json)}\n` : `${text}\n`);
 }
 
+/** Without --yes, a changing command prints its plan, says that nothing was `done`, and exits 0. */
+function planOnly(run: Run, shared: SharedOptions, json: unknown, plan: string, done: string): number {
+  print(run, shared, json, `${plan}\n\nNothing ${done}: add --yes to do it.`);
+  return EXIT_OK;
+}
+
 async function status(run: Run, shared: SharedOptions, feeds: string[]): Promise<number> {
   const report = await gatherStatus(run.aws, run.target, feeds, run.now());
   print(run, shared, report, renderStatus(report));
@@ -138,19 +132,14 @@ async function changeCursor(run: Run, shared: SharedOptions, feedId: string, act
   if (plan.kind === 'refused') {
     if (shared.json)
       print(run, shared, { feedId, action: action.kind, applied: false, refused: plan.why }, '');
-    throw new OpsError(plan.why);
+    throw new CommandError(plan.why);
   }
   const planText = [`${action.kind} of feed ${feedId}:`, ...plan.changes.map((change) => `  ${change}`)].join(
     '\n',
   );
   if (!shared.yes) {
-    print(
-      run,
-      shared,
-      { feedId, action: action.kind, applied: false, changes: plan.changes },
-      `${planText}\n\nNothing changed: add --yes to do it.`,
-    );
-    return EXIT_OK;
+    const json = { feedId, action: action.kind, applied: false, changes: plan.changes };
+    return planOnly(run, shared, json, planText, 'changed');
   }
   const after = await applyCursorPlan(run.aws, run.target.cursorTable, plan, nowMs);
   print(
@@ -176,13 +165,13 @@ async function redrive(
     )
     .join('\n');
   if (!shared.yes) {
-    print(
+    return planOnly(
       run,
       shared,
       { applied: false, method, queues: pairs },
-      `redrive (${method}):\n${planText}\n\nNothing moved: add --yes to do it.`,
+      `redrive (${method}):\n${planText}`,
+      'moved',
     );
-    return EXIT_OK;
   }
   const results: RedriveResult[] = [];
   for (const pair of pairs) {
@@ -224,7 +213,7 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     const names = run.target.queues
       .filter((candidate) => candidate.kind === 'subscriber')
       .map((candidate) => candidate.name);
-    throw new OpsError(
+    throw new CommandError(
       `unknown subscriber "${parsed.subscriber}" (subscribers: ${names.join(', ') || 'none'})`,
     );
   }
@@ -243,16 +232,16 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     const text =
       `backfill of subscriber ${parsed.subscriber} (${queueNameOf(queue.url)}) at ${parsed.rate} message(s)/s:\n` +
       (resume
-        ? `  resumes run ${checkpoint.runId} after order ${checkpoint.lastOrderId ?? '(none)'} (${checkpoint.sent} sent so far)\n`
-        : `  sends the latest version of each of ~${total ?? '?'} order(s) from the start\n`) +
-      '\nNothing sent: add --yes to do it.';
-    print(
-      run,
-      shared,
-      { applied: false, subscriber: parsed.subscriber, resume, checkpoint, estimatedOrders: total },
-      text,
-    );
-    return EXIT_OK;
+        ? `  resumes run ${checkpoint.runId} after order ${checkpoint.lastOrderId ?? '(none)'} (${checkpoint.sent} sent so far)`
+        : `  sends the latest version of each of ~${total ?? '?'} order(s) from the start`);
+    const json = {
+      applied: false,
+      subscriber: parsed.subscriber,
+      resume,
+      checkpoint,
+      estimatedOrders: total,
+    };
+    return planOnly(run, shared, json, text, 'sent');
   }
   const summary: BackfillSummary = await runBackfill(ports, {
     subscriber: parsed.subscriber,
@@ -285,23 +274,14 @@ async function quarantineList(run: Run, shared: SharedOptions) {
 
 async function quarantineRetry(run: Run, shared: SharedOptions) {
   const records = await listQuarantined(run.aws, run.target.quarantineBucket, shared.feed);
-  const runId = newRunId();
+  const runId = randomUUID();
   const verdicts = judgeQuarantined(records, runId);
   if (!shared.yes) {
-    print(
-      run,
-      shared,
-      {
-        applied: false,
-        verdicts: verdicts.map((verdict) => ({
-          key: verdict.key,
-          passes: verdict.message !== undefined,
-          reason: verdict.reason,
-        })),
-      },
-      `${renderRetryPlan(verdicts)}\n\nNothing published: add --yes to do it.`,
-    );
-    return EXIT_OK;
+    const json = {
+      applied: false,
+      verdicts: verdicts.map(({ key, message, reason }) => ({ key, passes: message !== undefined, reason })),
+    };
+    return planOnly(run, shared, json, renderRetryPlan(verdicts), 'published');
   }
   const publisher = new SqsFanoutPublisher(
     run.aws.sqs,
@@ -332,17 +312,7 @@ function elapsed(ms: number): string {
   return ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : formatDuration(ms);
 }
 
-const invokedDirectly = (() => {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-})();
-
-if (invokedDirectly) {
+if (isMain(import.meta.url)) {
   // Ctrl-C: the first asks the running command to stop at a safe point; a second one exits at once.
   // One listener for both, kept for the whole run: between removing one listener and adding another, the
   // default action (exit without cleanup) would apply.

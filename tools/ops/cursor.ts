@@ -10,51 +10,27 @@
 // shown; with it, that run is fenced out and its lease simply expires.
 import { ConditionalCheckFailedException, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import {
+  type CursorItemAttributes,
+  cursorAttributesOf,
+  type OperatorChange,
+  operatorUpdate,
+} from '../../functions/core/adapters/dynamo-cursor-store.js';
 import type { AwsAt } from '../aws.js';
-import { OpsError } from './errors.js';
+import { CommandError } from '../cli-args.js';
 import { shortenCursor } from './format.js';
 
-/** The cursor item's attributes as stored (only what the ops commands read). */
-export interface CursorItem {
+/** The cursor item as the ops commands see it (its attributes are the cursor adapter's). */
+export interface CursorItem extends CursorItemAttributes {
   feedId: string;
   /** False when the feed has no item yet (its poller never ran). */
   exists: boolean;
-  /** Undefined when the item has no revision attribute. */
-  revision: number | undefined;
-  pageId: string | undefined;
-  highWaterMark: string | undefined;
-  lastCaughtUpAt: string | undefined;
-  createdAt: string | undefined;
-  leaseOwner: string | undefined;
-  leaseExpiresAt: number | undefined;
   authFailures: number;
-  authRetryNotBefore: number | undefined;
-  paceDelayMs: number | undefined;
-  /** How the last run that released the lease ended, and when (UTC ISO). */
-  lastRunOutcome: string | undefined;
-  lastRunAt: string | undefined;
 }
 
 export function cursorItemOf(feedId: string, raw: Record<string, unknown> | undefined): CursorItem {
-  const item = raw ?? {};
-  const text = (key: string) => (typeof item[key] === 'string' ? (item[key] as string) : undefined);
-  const count = (key: string) => (typeof item[key] === 'number' ? (item[key] as number) : undefined);
-  return {
-    feedId,
-    exists: raw !== undefined,
-    revision: count('revision'),
-    pageId: text('pageId'),
-    highWaterMark: text('highWaterMark'),
-    lastCaughtUpAt: text('lastCaughtUpAt'),
-    createdAt: text('createdAt'),
-    leaseOwner: text('leaseOwner'),
-    leaseExpiresAt: count('leaseExpiresAt'),
-    authFailures: count('authFailures') ?? 0,
-    authRetryNotBefore: count('authRetryNotBefore'),
-    paceDelayMs: count('paceDelayMs'),
-    lastRunOutcome: text('lastRunOutcome'),
-    lastRunAt: text('lastRunAt'),
-  };
+  const attributes = cursorAttributesOf(raw);
+  return { ...attributes, feedId, exists: raw !== undefined, authFailures: attributes.authFailures ?? 0 };
 }
 
 export async function readCursorItem(aws: AwsAt, table: string, feedId: string): Promise<CursorItem> {
@@ -78,21 +54,8 @@ export type CursorPlan =
   /** Nothing to change: `why` says so. */
   | { kind: 'no-op'; feedId: string; why: string }
   | { kind: 'refused'; feedId: string; why: string }
-  | {
-      kind: 'update';
-      feedId: string;
-      /** One line per changed attribute, for the operator. */
-      changes: string[];
-      /** What the conditional update sets and removes. */
-      set: Record<string, string | number>;
-      remove: string[];
-      /** The revision read (undefined: no revision attribute); the update requires it unchanged. */
-      expectRevision: number | undefined;
-      itemExists: boolean;
-      /** Whether the update requires no live lease (false with --force). */
-      requireNoLease: boolean;
-      revisionAfter: number;
-    };
+  /** The conditional update (the adapter's operatorUpdate), and one line per change for the operator. */
+  | (OperatorChange & { kind: 'update'; changes: string[]; revisionAfter: number });
 
 export function planCursorChange(
   item: CursorItem,
@@ -100,8 +63,8 @@ export function planCursorChange(
   options: { nowMs: number; force: boolean },
 ): CursorPlan {
   const { feedId } = item;
-  const set: Record<string, string | number> = {};
-  const remove: string[] = [];
+  const set: OperatorChange['set'] = {};
+  const remove: OperatorChange['remove'] = [];
   const changes: string[] = [];
   switch (action.kind) {
     case 'reset-cursor':
@@ -177,50 +140,12 @@ export async function applyCursorPlan(
   plan: Extract<CursorPlan, { kind: 'update' }>,
   nowMs: number,
 ): Promise<CursorItem> {
-  const names: Record<string, string> = { '#revision': 'revision' };
-  const values: Record<string, unknown> = { ':one': 1, ':zero': 0 };
-  const setParts = ['#revision = if_not_exists(#revision, :zero) + :one'];
-  for (const [attribute, value] of Object.entries(plan.set)) {
-    names[`#${attribute}`] = attribute;
-    values[`:${attribute}`] = value;
-    setParts.push(`#${attribute} = :${attribute}`);
-  }
-  if (!plan.itemExists) {
-    // The poller's acquire keeps these when it creates the lease on an item that already exists.
-    values[':nowIso'] = new Date(nowMs).toISOString();
-    setParts.push('createdAt = if_not_exists(createdAt, :nowIso)');
-  }
-  const removeParts = plan.remove.map((attribute) => {
-    names[`#${attribute}`] = attribute;
-    return `#${attribute}`;
-  });
-  const conditions: string[] = [];
-  if (!plan.itemExists) conditions.push('attribute_not_exists(feedId)');
-  else if (plan.expectRevision === undefined) conditions.push('attribute_not_exists(#revision)');
-  else {
-    conditions.push('#revision = :expected');
-    values[':expected'] = plan.expectRevision;
-  }
-  if (plan.requireNoLease) {
-    conditions.push('(attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now)');
-    values[':now'] = nowMs;
-  }
   try {
-    const output = await aws.dynamo.send(
-      new UpdateItemCommand({
-        TableName: table,
-        Key: marshall({ feedId: plan.feedId }),
-        UpdateExpression: `SET ${setParts.join(', ')}${removeParts.length > 0 ? ` REMOVE ${removeParts.join(', ')}` : ''}`,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: marshall(values),
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const output = await aws.dynamo.send(new UpdateItemCommand(operatorUpdate(table, plan, nowMs)));
     return cursorItemOf(plan.feedId, output.Attributes ? unmarshall(output.Attributes) : undefined);
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
-      throw new OpsError(
+      throw new CommandError(
         `feed ${plan.feedId}'s cursor item changed after it was read (a poller run committed or took the ` +
           'lease): nothing was changed; run the command again',
         { cause: error },

@@ -38,10 +38,6 @@ export function formatDuration(ms: number): string {
   return parts.length === 0 ? '0s' : parts.slice(0, 2).join(' ');
 }
 
-export function plural(count: number | bigint, noun: string): string {
-  return `${count} ${noun}${count === 1 || count === 1n ? '' : 's'}`;
-}
-
 /** The name a queue URL ends with (the queue's name on AWS and in the emulator). */
 export function queueNameOf(url: string): string {
   return url.slice(url.lastIndexOf('/') + 1);

@@ -9,7 +9,6 @@
 // the quarantined count drops. Publish first, move after: a crash in between publishes it again on the
 // next retry (a duplicate, which the contract allows), never loses it. Records that still fail stay where
 // they are, with today's reason in the report.
-import { randomUUID } from 'node:crypto';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -27,7 +26,7 @@ import { parseJsonExact } from '../../functions/core/model/int64.js';
 import type { AwsAt } from '../aws.js';
 import { renderTable } from './format.js';
 
-export const RETRIED_PREFIX = 'retried/';
+const RETRIED_PREFIX = 'retried/';
 
 export interface StoredQuarantineRecord {
   key: string;
@@ -116,8 +115,6 @@ export async function retryQuarantined(
   }
   return result;
 }
-
-export const newRunId = (): string => randomUUID();
 
 export function renderQuarantineList(records: readonly StoredQuarantineRecord[]): string {
   if (records.length === 0) return 'No quarantined records.';

@@ -2,7 +2,6 @@
 // AWS/SQS ApproximateAgeOfOldestMessage (per QueueName, one data point a minute). On AWS it is read with
 // GetMetricData (the latest point of the last 15 minutes); an emulator has no such metrics, and then the
 // answer is "n/a" with the reason, never an invented figure.
-//
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import type { AwsAt } from '../aws.js';
 
@@ -16,14 +15,14 @@ export interface OldestAgeSource {
   oldestAgeSeconds(queueName: string, nowMs: number): Promise<OldestAge>;
 }
 
-export const unavailableAge = (note: string): OldestAgeSource => ({
-  oldestAgeSeconds: async () => ({ seconds: undefined, note }),
-});
-
 const WINDOW_MS = 15 * 60_000;
 
 export function oldestAgeSourceFor(aws: AwsAt): OldestAgeSource {
-  if (aws.endpoint !== undefined) return unavailableAge('no CloudWatch metrics on an emulator');
+  if (aws.endpoint !== undefined) {
+    return {
+      oldestAgeSeconds: async () => ({ seconds: undefined, note: 'no CloudWatch metrics on an emulator' }),
+    };
+  }
   let client: CloudWatchClient | undefined;
   return {
     async oldestAgeSeconds(queueName, nowMs) {

@@ -15,7 +15,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import type { AwsAt } from '../aws.js';
-import { OpsError } from './errors.js';
+import { CommandError } from '../cli-args.js';
 import type { QueuePair } from './target.js';
 
 export interface RedrivePair {
@@ -42,7 +42,7 @@ export function selectRedriveQueues(queues: readonly QueuePair[], name: string |
   if (name === undefined) return withDlq;
   const match = withDlq.filter((queue) => queue.name === name);
   if (match.length === 0) {
-    throw new OpsError(
+    throw new CommandError(
       `no dead-letter queue for "${name}" (queues: ${withDlq.map((queue) => queue.name).join(', ') || 'none'})`,
     );
   }
@@ -157,7 +157,7 @@ export async function redriveWithMoveTask(
 ): Promise<RedriveResult> {
   const sourceArn = (await attributes(aws, pair.deadLetterUrl, ['QueueArn'])).QueueArn;
   const destinationArn = (await attributes(aws, pair.sourceUrl, ['QueueArn'])).QueueArn;
-  if (!sourceArn || !destinationArn) throw new OpsError(`cannot read the queue ARNs of ${pair.name}`);
+  if (!sourceArn || !destinationArn) throw new CommandError(`cannot read the queue ARNs of ${pair.name}`);
   const { TaskHandle } = await aws.sqs.send(
     new StartMessageMoveTaskCommand({ SourceArn: sourceArn, DestinationArn: destinationArn }),
   );
@@ -181,7 +181,7 @@ export async function redriveWithMoveTask(
     if (task?.Status === 'COMPLETED')
       return { name: pair.name, moved, notMoved: 0, notDeleted: 0, method: 'move-task' };
     if (task?.Status === 'FAILED' || task?.Status === 'CANCELLED') {
-      throw new OpsError(
+      throw new CommandError(
         `message move task of ${pair.name} ${task.Status}: ${task.FailureReason ?? 'no reason given'}`,
       );
     }

@@ -6,9 +6,15 @@
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
 import type { AwsAt } from '../aws.js';
-import { isFeedId } from '../feed-id.js';
-import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
-import { OpsError } from './errors.js';
+import { CommandError } from '../cli-args.js';
+import {
+  downstreamQueueUrls,
+  feedPollersOf,
+  isFeedId,
+  readEnvironment,
+  readStackOutputs,
+  requiredOutput,
+} from '../stack.js';
 
 /** A queue the stack publishes to, and the dead-letter queue its failed messages go to. */
 export interface QueuePair {
@@ -31,36 +37,15 @@ export interface OpsTarget {
 }
 
 export async function readTarget(aws: AwsAt, stackName: string): Promise<OpsTarget> {
-  let outputs: Record<string, string>;
-  try {
-    const stack = await describeStack(aws.cloudFormation, stackName);
-    if (stack === undefined) {
-      throw new OpsError(
-        `stack ${stackName} not found${aws.endpoint ? ` at ${aws.endpoint}` : ''} (--stack-name, --aws-endpoint)`,
-      );
-    }
-    outputs = stackOutputs(stack);
-  } catch (error) {
-    if (error instanceof OpsError) throw error;
-    throw new OpsError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
-  }
-  const pollerNames = declaredPollers(outputs);
+  const outputs = await readStackOutputs(aws, stackName);
+  const pollerNames = feedPollersOf(outputs);
   // A poller's environment names the feed (FEED_ID) and the subscribers (DOWNSTREAM_QUEUE_URLS keys).
   const firstPoller = Object.values(pollerNames)[0] ?? outputs.PollerFunctionName;
-  let pollerEnv: Record<string, string> = {};
-  if (firstPoller !== undefined) {
-    try {
-      pollerEnv = (await readFunction(aws.lambda, firstPoller)).environment;
-    } catch (error) {
-      throw new OpsError(`cannot read the configuration of function ${firstPoller}: ${messageOf(error)}`, {
-        cause: error,
-      });
-    }
-  }
+  const pollerEnv = firstPoller === undefined ? {} : await readEnvironment(aws, firstPoller);
   if (Object.keys(pollerNames).length === 0 && outputs.PollerFunctionName) {
     pollerNames[pollerEnv.FEED_ID || 'orders'] = outputs.PollerFunctionName;
   }
-  return targetFromOutputs(stackName, outputs, pollerNames, subscriberNames(pollerEnv));
+  return targetFromOutputs(stackName, outputs, pollerNames, downstreamQueueUrls(pollerEnv));
 }
 
 /** Pure part of readTarget: outputs (plus what the poller's environment says) → target. */
@@ -71,11 +56,7 @@ export function targetFromOutputs(
   /** Subscriber name → queue URL, from the poller's DOWNSTREAM_QUEUE_URLS. */
   subscribers: Record<string, string>,
 ): OpsTarget {
-  const required = (key: string): string => {
-    const value = outputs[key];
-    if (!value) throw new OpsError(`stack ${stackName} has no output ${key}`);
-    return value;
-  };
+  const required = (key: string) => requiredOutput(outputs, stackName, key);
   const queues: QueuePair[] = [
     {
       name: 'orders',
@@ -112,28 +93,6 @@ export function targetFromOutputs(
   };
 }
 
-/** The `FeedPollers` output of a multi-feed stack, when present and well-formed (tools/stack.ts). */
-export function declaredPollers(outputs: Record<string, string>): Record<string, string> {
-  try {
-    return feedPollersOf(outputs);
-  } catch (error) {
-    throw new OpsError(messageOf(error));
-  }
-}
-
-function subscriberNames(pollerEnv: Record<string, string>): Record<string, string> {
-  try {
-    const parsed: unknown = JSON.parse(pollerEnv.DOWNSTREAM_QUEUE_URLS ?? '{}');
-    if (typeof parsed !== 'object' || parsed === null) return {};
-    return Object.fromEntries(
-      Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-    );
-  } catch {
-    // The poller would refuse to start with this value; fall back to the output keys' names.
-    return {};
-  }
-}
-
 /** Feed ids: the stack's pollers' and every cursor item whose key is a feed id, sorted. */
 export async function discoverFeeds(aws: AwsAt, target: OpsTarget): Promise<string[]> {
   const feeds = new Set(Object.keys(target.pollers));
@@ -155,17 +114,13 @@ export async function discoverFeeds(aws: AwsAt, target: OpsTarget): Promise<stri
 export function resolveFeed(requested: string | undefined, feeds: readonly string[]): string {
   if (requested !== undefined) {
     if (!feeds.includes(requested)) {
-      throw new OpsError(
+      throw new CommandError(
         `unknown feed "${requested}" (known: ${feeds.length > 0 ? feeds.join(', ') : 'none'})`,
       );
     }
     return requested;
   }
   if (feeds.length === 1) return feeds[0] as string;
-  if (feeds.length === 0) throw new OpsError('the stack has no feed (no poller and no cursor item)');
-  throw new OpsError(`the stack has several feeds (${feeds.join(', ')}): pass --feed ID`);
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (feeds.length === 0) throw new CommandError('the stack has no feed (no poller and no cursor item)');
+  throw new CommandError(`the stack has several feeds (${feeds.join(', ')}): pass --feed ID`);
 }

@@ -3,9 +3,7 @@
 // or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
 // Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/reconcile/cli.ts ...`).
 
-import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { runCorrelationId } from '../../functions/core/contract/order-version-message.js';
@@ -16,8 +14,26 @@ import {
   isBearerTokenShape,
 } from '../../functions/core/partner/client.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
-import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
-import { describeStack, feedPollersOf, readFunction, stackOutputs } from '../stack.js';
+import {
+  type CliIo,
+  CommandError,
+  flagInteger,
+  flagText,
+  isMain,
+  messageOf,
+  parseFlags,
+  processIo,
+  reportUsageError,
+  UsageError,
+} from '../cli-args.js';
+import { renderTable } from '../ops/format.js';
+import {
+  downstreamQueueUrls,
+  feedPollersOf,
+  readEnvironment,
+  readStackOutputs,
+  requiredOutput,
+} from '../stack.js';
 import { DynamoStoredOrders } from './dynamo-stored-orders.js';
 import {
   RESULT_KINDS,
@@ -78,13 +94,6 @@ export const EXIT_FINDINGS = 1;
 const DEFAULT_SAMPLE = 50;
 const MAX_SAMPLE = 10_000;
 const DEFAULT_FEED_ID = 'reconcile';
-/** A problem with what the operator pointed at (stack, file, parameter): exit 1 with its message. */
-class SetupError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SetupError';
-  }
-}
 
 export interface CliOptions {
   /** Undefined: sample. */
@@ -129,23 +138,24 @@ export function parseCli(argv: readonly string[]): CliOptions {
     repair: values.repair ?? false,
     json: values.json ?? false,
     help: values.help ?? false,
-    stackName: nonEmpty('--stack-name', values['stack-name']),
-    ordersTable: nonEmpty('--orders-table', values['orders-table']),
-    queueUrls: (values['queue-url'] ?? []).map((url) => nonEmpty('--queue-url', url) ?? ''),
-    apiUrl: nonEmpty('--api-url', values['api-url']),
-    feedId: nonEmpty('--feed-id', values['feed-id']),
-    tokenFile: nonEmpty('--token-file', values['token-file']),
-    tokenParameter: nonEmpty('--token-parameter', values['token-parameter']),
-    awsEndpoint: nonEmpty('--aws-endpoint', values['aws-endpoint']),
+    stackName: flagText('--stack-name', values['stack-name']),
+    ordersTable: flagText('--orders-table', values['orders-table']),
+    queueUrls: (values['queue-url'] ?? []).map((url) => flagText('--queue-url', url) ?? ''),
+    apiUrl: flagText('--api-url', values['api-url']),
+    feedId: flagText('--feed-id', values['feed-id']),
+    tokenFile: flagText('--token-file', values['token-file']),
+    tokenParameter: flagText('--token-parameter', values['token-parameter']),
+    awsEndpoint: flagText('--aws-endpoint', values['aws-endpoint']),
     concurrency:
-      values.concurrency === undefined ? 4 : integerFlag('--concurrency', values.concurrency, 1, 16),
+      values.concurrency === undefined ? 4 : flagInteger('--concurrency', values.concurrency.trim(), 1, 16),
   };
   if (options.help) return options;
   if (values.ids !== undefined && values.sample !== undefined) {
     throw new UsageError('--ids and --sample cannot be combined');
   }
   if (values.ids !== undefined) options.ids = parseIds(values.ids);
-  if (values.sample !== undefined) options.sample = integerFlag('--sample', values.sample, 1, MAX_SAMPLE);
+  if (values.sample !== undefined)
+    options.sample = flagInteger('--sample', values.sample.trim(), 1, MAX_SAMPLE);
   if (options.tokenFile !== undefined && options.tokenParameter !== undefined) {
     throw new UsageError('--token-file and --token-parameter cannot be combined');
   }
@@ -165,21 +175,6 @@ export function parseCli(argv: readonly string[]): CliOptions {
     throw new UsageError(`--aws-endpoint must be an http(s) URL (got "${options.awsEndpoint}")`);
   }
   return options;
-}
-
-function nonEmpty(flag: string, value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (trimmed === '') throw new UsageError(`${flag} needs a value`);
-  return trimmed;
-}
-
-function integerFlag(flag: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
-    throw new UsageError(`${flag} must be an integer from ${min} to ${max} (got "${raw}")`);
-  }
-  return value;
 }
 
 function parseIds(raw: string): Int64[] {
@@ -230,7 +225,9 @@ async function resolveTarget(options: CliOptions, aws: AwsAt): Promise<Target> {
   }
   const apiUrl = options.apiUrl ?? stack.pollerEnv.PARTNER_BASE_URL;
   if (!apiUrl) {
-    throw new SetupError(`the poller of stack ${options.stackName} has no PARTNER_BASE_URL; pass --api-url`);
+    throw new CommandError(
+      `the poller of stack ${options.stackName} has no PARTNER_BASE_URL; pass --api-url`,
+    );
   }
   return {
     ordersTable: options.ordersTable ?? stack.ordersTable,
@@ -243,20 +240,8 @@ async function resolveTarget(options: CliOptions, aws: AwsAt): Promise<Target> {
 }
 
 async function readStack(aws: AwsAt, stackName: string, feedId: string | undefined) {
-  let outputs: Record<string, string>;
-  try {
-    const stack = await describeStack(aws.cloudFormation, stackName);
-    if (!stack) throw new SetupError(`stack ${stackName} not found`);
-    outputs = stackOutputs(stack);
-  } catch (error) {
-    if (error instanceof SetupError) throw error;
-    throw new SetupError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
-  }
-  const required = (key: string): string => {
-    const value = outputs[key];
-    if (!value) throw new SetupError(`stack ${stackName} has no output ${key}`);
-    return value;
-  };
+  const outputs = await readStackOutputs(aws, stackName);
+  const required = (key: string) => requiredOutput(outputs, stackName, key);
   const ordersTable = required('OrdersTableName');
   const ordersQueueUrl = required('OrdersQueueUrl');
   // A single-feed stack names its poller; a stack of several feeds lists them all (FeedPollers): the
@@ -266,20 +251,13 @@ async function readStack(aws: AwsAt, stackName: string, feedId: string | undefin
     .filter((key) => key.startsWith('DownstreamQueueUrl'))
     .sort()
     .map((key) => outputs[key] ?? '');
-  let pollerEnv: Record<string, string>;
-  try {
-    pollerEnv = (await readFunction(aws.lambda, pollerName)).environment;
-  } catch (error) {
-    throw new SetupError(`cannot read the configuration of function ${pollerName}: ${messageOf(error)}`, {
-      cause: error,
-    });
-  }
-  return {
-    ordersTable,
-    queueUrls: [ordersQueueUrl, ...downstream],
-    pollerEnv,
-    pollerQueueUrls: pollerQueueUrls(pollerEnv),
-  };
+  const pollerEnv = await readEnvironment(aws, pollerName);
+  // ORDERS_QUEUE_URL and the values of the DOWNSTREAM_QUEUE_URLS JSON map, as far as they parse.
+  const pollerQueueUrls = [
+    ...(pollerEnv.ORDERS_QUEUE_URL ? [pollerEnv.ORDERS_QUEUE_URL] : []),
+    ...Object.values(downstreamQueueUrls(pollerEnv)),
+  ];
+  return { ordersTable, queueUrls: [ordersQueueUrl, ...downstream], pollerEnv, pollerQueueUrls };
 }
 
 /**
@@ -288,34 +266,15 @@ async function readStack(aws: AwsAt, stackName: string, feedId: string | undefin
  */
 export function pollerOf(outputs: Record<string, string>, feedId: string | undefined): string | undefined {
   if (outputs.PollerFunctionName) return outputs.PollerFunctionName;
-  let pollers: Record<string, string>;
-  try {
-    pollers = feedPollersOf(outputs);
-  } catch (error) {
-    throw new SetupError(messageOf(error));
-  }
+  const pollers = feedPollersOf(outputs);
   if (feedId === undefined) return Object.values(pollers)[0];
   const poller = pollers[feedId];
   if (poller === undefined && Object.keys(pollers).length > 0) {
-    throw new SetupError(
+    throw new CommandError(
       `--feed-id ${feedId}: the stack has no such feed (feeds: ${Object.keys(pollers).join(', ')})`,
     );
   }
   return poller;
-}
-
-/** ORDERS_QUEUE_URL and the values of the DOWNSTREAM_QUEUE_URLS JSON map, as far as they parse. */
-function pollerQueueUrls(env: Record<string, string>): string[] {
-  const urls = env.ORDERS_QUEUE_URL ? [env.ORDERS_QUEUE_URL] : [];
-  try {
-    const downstream: unknown = JSON.parse(env.DOWNSTREAM_QUEUE_URLS ?? '{}');
-    if (typeof downstream === 'object' && downstream !== null) {
-      for (const url of Object.values(downstream)) if (typeof url === 'string') urls.push(url);
-    }
-  } catch {
-    // The poller itself would refuse to start with this value; nothing to compare against.
-  }
-  return urls;
 }
 
 async function readToken(
@@ -331,7 +290,7 @@ async function readToken(
     try {
       token = (await readFile(options.tokenFile, 'utf8')).trim();
     } catch (error) {
-      throw new SetupError(`cannot read ${source}: ${messageOf(error)}`);
+      throw new CommandError(`cannot read ${source}: ${messageOf(error)}`);
     }
   } else if (options.tokenParameter !== undefined || (!env.PARTNER_API_TOKEN && target.stackTokenParameter)) {
     const name = options.tokenParameter ?? target.stackTokenParameter ?? '';
@@ -346,7 +305,7 @@ async function readToken(
     );
   }
   if (!isBearerTokenShape(token)) {
-    throw new SetupError(`the token from ${source} is empty or has characters a bearer token cannot have`);
+    throw new CommandError(`the token from ${source} is empty or has characters a bearer token cannot have`);
   }
   return token;
 }
@@ -356,15 +315,11 @@ async function readParameter(aws: AwsAt, name: string): Promise<string> {
     const output = await aws.ssm.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
     return output.Parameter?.Value?.trim() ?? '';
   } catch (error) {
-    throw new SetupError(`cannot read SSM parameter ${name}: ${messageOf(error)}`, { cause: error });
+    throw new CommandError(`cannot read SSM parameter ${name}: ${messageOf(error)}`, { cause: error });
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-export function renderTable(report: ReconcileReport): string {
+function renderReport(report: ReconcileReport): string {
   const rows = report.orders.map((entry) => [
     String(entry.id),
     entry.storedVersion === undefined ? '-' : String(entry.storedVersion),
@@ -374,36 +329,15 @@ export function renderTable(report: ReconcileReport): string {
       .filter((part) => part !== undefined)
       .join('; '),
   ]);
-  const header = ['ID', 'STORED', 'PARTNER', 'RESULT', 'DETAIL'];
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
+  return renderTable(['ID', 'STORED', 'PARTNER', 'RESULT', 'DETAIL'], rows);
 }
 
-export function renderSummary(report: ReconcileReport): string {
+function renderSummary(report: ReconcileReport): string {
   const counts = RESULT_KINDS.map((kind) => `${report.counts[kind]} ${kind}`).join(', ');
   const { published, failed } = report.repairs;
   const repairs = published + failed > 0 ? `; repairs: ${published} published, ${failed} failed` : '';
   return `${report.orders.length} checked: ${counts}${repairs}; ${report.unresolved} need attention`;
 }
-
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  env: NodeJS.ProcessEnv;
-}
-
-const processIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  env: process.env,
-};
 
 /** Runs the CLI; resolves with the exit status. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
@@ -411,7 +345,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   try {
     options = parseCli(argv);
   } catch (error) {
-    return reportUsageError(error, { usage: USAGE, prefix: 'reconcile: ', stderr: io.stderr });
+    return reportUsageError(error, USAGE, 'reconcile: ', io.stderr);
   }
   if (options.help) {
     io.stdout(USAGE);
@@ -442,7 +376,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     return report.unresolved === 0 ? EXIT_OK : EXIT_FINDINGS;
   } catch (error) {
     if (error instanceof UsageError) {
-      return reportUsageError(error, { usage: USAGE, prefix: 'reconcile: ', stderr: io.stderr });
+      return reportUsageError(error, USAGE, 'reconcile: ', io.stderr);
     }
     if (error instanceof ReconcileAuthError) {
       print(io, options, error.partial, 'partner API answered 401 Unauthorized');
@@ -451,7 +385,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       );
       return EXIT_FINDINGS;
     }
-    io.stderr(`reconcile: ${messageOf(error)}\n`);
+    io.stderr(`reconcile: ${error instanceof CommandError ? error.message : messageOf(error)}\n`);
     return EXIT_FINDINGS;
   } finally {
     aws.destroy();
@@ -465,7 +399,7 @@ function print(io: CliIo, options: CliOptions, report: ReconcileReport, aborted?
     io.stdout(`${stringifyJsonExact(aborted === undefined ? report : { ...report, aborted }, 2)}\n`);
     return;
   }
-  if (report.orders.length > 0) io.stdout(`${renderTable(report)}\n\n`);
+  if (report.orders.length > 0) io.stdout(`${renderReport(report)}\n\n`);
   io.stdout(`${renderSummary(report)}${aborted === undefined ? '' : ` (aborted: ${aborted})`}\n`);
   // How to find these repairs later: on the queues, and on the orders table items they update.
   if (report.repairs.published > 0) {
@@ -473,16 +407,6 @@ function print(io: CliIo, options: CliOptions, report: ReconcileReport, aborted?
   }
 }
 
-const invokedDirectly = (() => {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-})();
-
-if (invokedDirectly) {
+if (isMain(import.meta.url)) {
   process.exitCode = await runCli(process.argv.slice(2));
 }

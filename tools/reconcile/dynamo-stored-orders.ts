@@ -2,6 +2,7 @@
 // (BatchGetItem, 100 keys a call, unprocessed keys retried with backoff) and a sample of ids (Scan).
 // Reads are strongly consistent, so a version the consumer has just applied is seen.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AttributeValue,
   BatchGetItemCommand,
@@ -18,43 +19,17 @@ import type { StoredOrders, StoredVersion } from './reconcile-orders.js';
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;
 /** BatchGetItem's limit per call. */
 const MAX_KEYS_PER_BATCH = 100;
-
-export interface DynamoStoredOrdersOptions {
-  /** Calls per chunk while DynamoDB keeps answering UnprocessedKeys (throttling). Default 8. */
-  maxBatchAttempts?: number;
-  baseDelayMs?: number;
-  /** Segments the table is divided into for sampling. Default 16. */
-  sampleSegments?: number;
-  random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-}
-
-export class UnprocessedKeysError extends Error {
-  readonly code = 'ERR_UNPROCESSED_KEYS';
-  constructor(tableName: string, remaining: number, attempts: number) {
-    super(`${tableName}: ${remaining} key(s) still unprocessed by BatchGetItem after ${attempts} attempts`);
-    this.name = 'UnprocessedKeysError';
-  }
-}
+/** Calls per chunk while DynamoDB keeps answering UnprocessedKeys (throttling); backoff from 50 ms. */
+const MAX_BATCH_ATTEMPTS = 8;
+const BASE_DELAY_MS = 50;
+/** Segments the table is divided into for sampling. */
+const SAMPLE_SEGMENTS = 16;
 
 export class DynamoStoredOrders implements StoredOrders {
-  private readonly maxBatchAttempts: number;
-  private readonly baseDelayMs: number;
-  private readonly sampleSegments: number;
-  private readonly random: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
-
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
-    options: DynamoStoredOrdersOptions = {},
-  ) {
-    this.maxBatchAttempts = options.maxBatchAttempts ?? 8;
-    this.baseDelayMs = options.baseDelayMs ?? 50;
-    this.sampleSegments = options.sampleSegments ?? 16;
-    this.random = options.random ?? Math.random;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-  }
+  ) {}
 
   async getVersions(ids: readonly Int64[]): Promise<Map<Int64, StoredVersion>> {
     // Canonical int64s (a number when safe, else a bigint) are equal as Set and Map keys exactly when equal.
@@ -75,10 +50,12 @@ export class DynamoStoredOrders implements StoredOrders {
       ConsistentRead: true,
     };
     for (let attempt = 1; pending?.Keys?.length; attempt++) {
-      if (attempt > this.maxBatchAttempts) {
-        throw new UnprocessedKeysError(this.tableName, pending.Keys.length, this.maxBatchAttempts);
+      if (attempt > MAX_BATCH_ATTEMPTS) {
+        throw new Error(
+          `${this.tableName}: ${pending.Keys.length} key(s) still unprocessed by BatchGetItem after ${MAX_BATCH_ATTEMPTS} attempts`,
+        );
       }
-      if (attempt > 1) await this.sleep(this.baseDelayMs * 2 ** (attempt - 2) * (0.5 + this.random() / 2));
+      if (attempt > 1) await sleep(BASE_DELAY_MS * 2 ** (attempt - 2) * (0.5 + Math.random() / 2));
       const output: BatchGetItemCommandOutput = await this.client.send(
         new BatchGetItemCommand({ RequestItems: { [this.tableName]: pending } }),
       );
@@ -98,16 +75,16 @@ export class DynamoStoredOrders implements StoredOrders {
 
   /**
    * Up to `limit` ids. Not a uniform random sample: the table's key space is split into
-   * `sampleSegments` parallel-scan segments, and ids are taken in scan order starting at a random
+   * `SAMPLE_SEGMENTS` parallel-scan segments, and ids are taken in scan order starting at a random
    * segment (wrapping around), so each run looks at a different stretch of the table at the cost of a
    * plain Scan of `limit` keys. Scan order is the order of the keys' hashes, unrelated to id or age.
    */
   async sampleIds(limit: number): Promise<Int64[]> {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
     const ids: Int64[] = [];
-    const first = Math.floor(this.random() * this.sampleSegments) % this.sampleSegments;
-    for (let step = 0; step < this.sampleSegments && ids.length < limit; step++) {
-      const segment = (first + step) % this.sampleSegments;
+    const first = Math.floor(Math.random() * SAMPLE_SEGMENTS) % SAMPLE_SEGMENTS;
+    for (let step = 0; step < SAMPLE_SEGMENTS && ids.length < limit; step++) {
+      const segment = (first + step) % SAMPLE_SEGMENTS;
       let startKey: Record<string, AttributeValue> | undefined;
       do {
         const output = await this.client.send(
@@ -115,7 +92,7 @@ export class DynamoStoredOrders implements StoredOrders {
             TableName: this.tableName,
             ProjectionExpression: KEY,
             Segment: segment,
-            TotalSegments: this.sampleSegments,
+            TotalSegments: SAMPLE_SEGMENTS,
             Limit: limit - ids.length,
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),
           }),

@@ -297,7 +297,7 @@ function compare(id: Int64, order: Order, stored: StoredVersion | undefined): Re
   return entry;
 }
 
-export function summarise(orders: ReconciledOrder[], runId: string): ReconcileReport {
+function summarise(orders: ReconciledOrder[], runId: string): ReconcileReport {
   const counts = Object.fromEntries(RESULT_KINDS.map((kind) => [kind, 0])) as Record<ResultKind, number>;
   const repairs = { published: 0, failed: 0 };
   let unresolved = 0;
@@ -310,18 +310,10 @@ export function summarise(orders: ReconciledOrder[], runId: string): ReconcileRe
   return { runId, orders, counts, repairs, unresolved };
 }
 
-function needsAttention(entry: ReconciledOrder): boolean {
-  switch (entry.result) {
-    case 'behind':
-    case 'missing':
-      return entry.repair !== 'published';
-    case 'invalid-id':
-    case 'invalid-record':
-    case 'error':
-      return true;
-    default:
-      return false;
-  }
+/** `behind` / `missing` not repaired, `invalid-id`, `invalid-record` and `error`. */
+function needsAttention({ result, repair }: ReconciledOrder): boolean {
+  if (result === 'behind' || result === 'missing') return repair !== 'published';
+  return result === 'invalid-id' || result === 'invalid-record' || result === 'error';
 }
 
 function describe(error: unknown): string {

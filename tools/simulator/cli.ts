@@ -2,9 +2,7 @@
 // Flow: parse and check flags (usage + exit 2 on any mistake) → start → print how to use it → run until
 // SIGINT/SIGTERM → close.
 
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-import { parseFlags, reportUsageError, UsageError } from '../cli-args.js';
+import { flagInteger, isMain, parseFlags, reportUsageError, UsageError } from '../cli-args.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { startSimulator } from './server.js';
 import { type FaultOptions, SCENARIO_IDS, type SimulatorOptions } from './types.js';
@@ -64,12 +62,7 @@ type Values = ReturnType<typeof parseFlags<typeof OPTIONS>>;
 
 function integer(values: Values, name: keyof Values, min: number, max: number): number | undefined {
   const raw = values[name];
-  if (raw === undefined || typeof raw !== 'string') return undefined;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max} (got '${raw}')`);
-  }
-  return value;
+  return typeof raw === 'string' ? flagInteger(`--${name}`, raw, min, max) : undefined;
 }
 
 function fraction(values: Values, name: keyof Values): number | undefined {
@@ -175,7 +168,7 @@ async function main(): Promise<void> {
   try {
     config = parseCli(process.argv.slice(2), process.env);
   } catch (err) {
-    process.exit(reportUsageError(err, { usage: USAGE, prefix: 'error: ' }));
+    process.exit(reportUsageError(err, USAGE, 'error: '));
   }
   if (config.help) {
     process.stdout.write(USAGE);
@@ -202,8 +195,7 @@ async function main(): Promise<void> {
 }
 
 // Runs only as a program (`tsx tools/simulator/cli.ts`), not when a test imports parseCli.
-const entry = process.argv[1];
-if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+if (isMain(import.meta.url)) {
   main().catch((err: unknown) => {
     process.stderr.write(`simulator failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

@@ -14,6 +14,7 @@ import {
   materialize,
   type OrderDraft,
   type SimOrder,
+  TIMESTAMP_FIELDS,
   type TimestampStyle,
   toWire,
 } from './model.js';
@@ -471,12 +472,7 @@ export function buildStream(
 
 function shiftOrder(order: SimOrder, shift: number): SimOrder {
   const out = { ...order };
-  out.placedAt += shift;
-  if (out.acceptedAt !== undefined) out.acceptedAt += shift;
-  if (out.cancelledAt !== undefined) out.cancelledAt += shift;
-  if (out.dispatchedAt !== undefined) out.dispatchedAt += shift;
-  if (out.deliveredAt !== undefined) out.deliveredAt += shift;
-  if (out.returnedAt !== undefined) out.returnedAt += shift;
+  for (const field of TIMESTAMP_FIELDS) if (out[field] !== undefined) out[field] += shift;
   return out;
 }
 
@@ -501,7 +497,7 @@ export function expectedStateOf(orders: Iterable<SimOrder>): ExpectedState {
 }
 
 /** Orders whose latest version is accepted, per (vendorId, currency), sorted by vendorId then currency. */
-export function salesOf(orders: Iterable<ExpectedOrder>): ExpectedSale[] {
+function salesOf(orders: Iterable<ExpectedOrder>): ExpectedSale[] {
   const byKey = new Map<string, ExpectedSale>();
   for (const order of orders) {
     if (order.status !== 'accepted') continue;
@@ -522,25 +518,14 @@ export function salesOf(orders: Iterable<ExpectedOrder>): ExpectedSale[] {
   );
 }
 
-/** First index whose value is strictly greater than `value` (values ascending). */
-export function upperBound(values: ArrayLike<number>, value: number): number {
+/** First index whose value is > `value` (or ≥ it, with `orEqual`); `values` ascending. */
+function bound(values: ArrayLike<number>, value: number, orEqual = false): number {
   let lo = 0;
   let hi = values.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((values[mid] ?? 0) <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** First index whose value is ≥ `value` (values ascending). */
-export function lowerBound(values: ArrayLike<number>, value: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((values[mid] ?? 0) < value) lo = mid + 1;
+    const at = values[mid] ?? 0;
+    if (at < value || (at === value && !orEqual)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -683,40 +668,32 @@ export class GeneratedFeed {
   page(from: number, pageSize: number, filter: FeedFilter, now: number): FeedPage {
     let start = Math.max(from, this.purged);
     if (filter.fromTimestamp !== undefined)
-      start = Math.max(start, upperBound(this.eventTs, filter.fromTimestamp));
+      start = Math.max(start, bound(this.eventTs, filter.fromTimestamp));
     const end =
       filter.minAgeMinutes === undefined
         ? this.length
-        : upperBound(this.eventTs, now - filter.minAgeMinutes * MINUTE);
+        : bound(this.eventTs, now - filter.minAgeMinutes * MINUTE);
     if (start >= end) return { positions: [], start, next: Math.max(start, from), hasMore: false };
 
     const vendors = filter.vendorIds ? new Set(filter.vendorIds) : undefined;
     const matches = (position: number): boolean => !vendors || vendors.has(this.vendorOf[position] ?? '');
+    // With orderIds, only the positions of those orders; else every position from `start`.
+    const candidates = filter.orderIds
+      ? [...new Set(filter.orderIds)]
+          .flatMap((id) => this.positionsByOrder.get(id) ?? [])
+          .sort((a, b) => a - b)
+      : undefined;
     const positions: number[] = [];
     let hasMore = false;
-    if (filter.orderIds) {
-      const candidates = [...new Set(filter.orderIds)]
-        .flatMap((id) => this.positionsByOrder.get(id) ?? [])
-        .sort((a, b) => a - b);
-      for (let i = lowerBound(candidates, start); i < candidates.length; i++) {
-        const position = candidates[i] ?? end;
-        if (position >= end) break;
-        if (!matches(position)) continue;
-        if (positions.length === pageSize) {
-          hasMore = true;
-          break;
-        }
-        positions.push(position);
+    for (let i = candidates ? bound(candidates, start, true) : start; ; i++) {
+      const position = candidates ? (candidates[i] ?? end) : i;
+      if (position >= end) break;
+      if (!matches(position)) continue;
+      if (positions.length === pageSize) {
+        hasMore = true;
+        break;
       }
-    } else {
-      for (let position = start; position < end; position++) {
-        if (!matches(position)) continue;
-        if (positions.length === pageSize) {
-          hasMore = true;
-          break;
-        }
-        positions.push(position);
-      }
+      positions.push(position);
     }
     const last = positions[positions.length - 1];
     const next = hasMore && last !== undefined ? last + 1 : end;

@@ -71,21 +71,11 @@ export interface OrderDraft {
   payments: PaymentSpec[];
 }
 
-export interface SimItem {
-  id: string;
-  name: string;
-  ageRestricted?: boolean;
-  barcode?: string;
-  vendorReference?: string;
-  type: ItemType;
+export type SimItem = Omit<ItemDraft, 'price' | 'optionCategories'> & {
   optionCategories?: Array<{ name: string; selectedOptions: Array<{ name: string; optionPrice?: Money }> }>;
-  quantityOrdered: number;
-  quantityFulfilled: number;
   price: Money;
   total: Money;
-  substitutionDetails?: SubstitutionDetails;
-  priceAdjustmentDetails?: PriceAdjustmentDetails;
-}
+};
 
 export interface SimPayment {
   type: PaymentSpec['type'];
@@ -94,25 +84,13 @@ export interface SimPayment {
 }
 
 /** A fully priced order version (no `latestVersion`: that depends on the stream it is served from). */
-export interface SimOrder {
-  id: number;
-  version: number;
-  vendorId: string;
-  status: OrderStatus;
-  type: 'collection' | 'delivery';
-  placedAt: number;
-  acceptedAt?: number;
-  cancelledAt?: number;
-  dispatchedAt?: number;
-  deliveredAt?: number;
-  returnedAt?: number;
+export type SimOrder = Omit<OrderDraft, 'currency' | 'deliveryFee' | 'serviceFee' | 'items' | 'payments'> & {
   deliveryFee?: Money;
   serviceFee: Money;
   total: Money;
   items: SimItem[];
   customerPayments: SimPayment[];
-  deliveryProvider?: 'vendor' | 'courier_partner';
-}
+};
 
 export const TIMESTAMP_FIELDS = [
   'placedAt',

@@ -1,22 +1,19 @@
 // Seeded pseudo-random numbers (mulberry32): same seed, same sequence, on every platform.
 
-/** A 32-bit seeded generator of floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
+export class Random {
+  private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  /** mulberry32: a 32-bit seeded generator of floats in [0, 1). */
+  private nextFloat(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-export class Random {
-  private readonly nextFloat: () => number;
-
-  constructor(seed: number) {
-    this.nextFloat = mulberry32(seed);
   }
 
   /** A float in [0, 1). */

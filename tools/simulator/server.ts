@@ -47,6 +47,16 @@ function pageBody(entries: readonly string[], hasMore: boolean, nextPageId: stri
   return `{"data":[${entries.join(',')}],"hasMore":${hasMore},"nextPageId":${JSON.stringify(nextPageId)}}`;
 }
 
+/** GET .../orders/{id}: 400 for an id that is not an integer, 404 for an unknown one, else the order. */
+function orderReply(rawId: string, latestJson: (id: number) => string | undefined): Reply {
+  const id = parseOrderId(rawId);
+  if (id === undefined) return message(400, 'order id must be an integer');
+  const order = latestJson(id);
+  return order === undefined
+    ? message(404, 'order not found')
+    : { kind: 'response', status: 200, body: order };
+}
+
 const PAGE_ID_NOT_FOUND = 'pageId not found';
 
 function isScenarioId(value: string): value is ScenarioId {
@@ -258,19 +268,13 @@ class Simulator {
       await this.delay(fault.ms);
       slow = true;
     }
-    const reply = orderId === undefined ? this.feedUpdates(params, !slow) : this.feedOrder(orderId);
+    const reply =
+      orderId === undefined
+        ? this.feedUpdates(params, !slow)
+        : orderReply(orderId, (id) => this.feed.latestOrderJson(id));
     return slow && reply.kind === 'response' && reply.fault === undefined
       ? { ...reply, fault: 'slow' }
       : reply;
-  }
-
-  private feedOrder(rawId: string): Reply {
-    const id = parseOrderId(rawId);
-    if (id === undefined) return message(400, 'order id must be an integer');
-    const order = this.feed.latestOrderJson(id);
-    return order === undefined
-      ? message(404, 'order not found')
-      : { kind: 'response', status: 200, body: order };
   }
 
   private feedUpdates(params: URLSearchParams, cursorFaults: boolean): Reply {
@@ -296,12 +300,8 @@ class Simulator {
     }
     const page = feed.page(from, query.pageSize, filterOf(query), Date.now());
     if (page.positions.length === 0) {
-      if (query.pageId === undefined) return { kind: 'response', status: 200, body: EMPTY_STREAM };
-      return {
-        kind: 'response',
-        status: 200,
-        body: `{"data":[],"hasMore":false,"nextPageId":${JSON.stringify(query.pageId)}}`,
-      };
+      const body = query.pageId === undefined ? EMPTY_STREAM : pageBody([], false, query.pageId);
+      return { kind: 'response', status: 200, body };
     }
     const next = encodeCursor({ k: feed.key, p: page.next, b: page.start });
     this.versionsServed += page.positions.length;
@@ -321,14 +321,7 @@ class Simulator {
     params: URLSearchParams,
     authorization: string,
   ): Reply {
-    if (orderId !== undefined) {
-      const id = parseOrderId(orderId);
-      if (id === undefined) return message(400, 'order id must be an integer');
-      const order = scenario.latestOrder.get(id);
-      return order === undefined
-        ? message(404, 'order not found')
-        : { kind: 'response', status: 200, body: order };
-    }
+    if (orderId !== undefined) return orderReply(orderId, (id) => scenario.latestOrder.get(id));
     const parsed = parseUpdatesQuery(params);
     if (!parsed.ok) return message(400, parsed.message);
     const query = parsed.value;
@@ -353,9 +346,7 @@ class Simulator {
     const position = cursor?.p ?? 0;
     const total = scenario.entries.length;
     if (query.pageId === undefined && total === 0) return EMPTY_STREAM;
-    if (position >= total) {
-      return `{"data":[],"hasMore":false,"nextPageId":${JSON.stringify(query.pageId ?? '')}}`;
-    }
+    if (position >= total) return pageBody([], false, query.pageId ?? '');
     const pollEnd = scenario.pollEnds.find((end) => end > position) ?? total;
     const next = Math.min(position + query.pageSize, pollEnd);
     const expired = scenario.definition.id === 'test-expired-page-id';

@@ -1,6 +1,8 @@
 // Cursor and lease for one feed, in one DynamoDB item (partition key `feedId`). Every write is
 // conditional on the caller still owning the lease AND on the revision it last read (a fencing token),
 // so an invocation that lost its lease, or overlaps another, can never move the cursor backwards.
+// The one place that knows the item's attribute names: the ops CLI (tools/ops/cursor.ts) reads the item
+// with cursorAttributesOf and changes it with operatorUpdate.
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
@@ -154,17 +156,120 @@ function isOwnWrite(item: Record<string, unknown>, lease: Lease): boolean {
   return item.leaseOwner === lease.owner && item.revision === lease.state.revision + 1;
 }
 
+/** The cursor item's attributes as stored (absent or mistyped: undefined); the ops CLI reads them too. */
+export interface CursorItemAttributes {
+  revision?: number;
+  pageId?: string;
+  highWaterMark?: string;
+  lastCaughtUpAt?: string;
+  createdAt?: string;
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+  authFailures?: number;
+  authRetryNotBefore?: number;
+  paceDelayMs?: number;
+  /** How the last run that released the lease ended, and when (UTC ISO). */
+  lastRunOutcome?: string;
+  lastRunAt?: string;
+}
+
+const TEXT_ATTRIBUTES = [
+  'pageId',
+  'highWaterMark',
+  'lastCaughtUpAt',
+  'createdAt',
+  'leaseOwner',
+  'lastRunOutcome',
+  'lastRunAt',
+] as const;
+const NUMBER_ATTRIBUTES = [
+  'revision',
+  'leaseExpiresAt',
+  'authFailures',
+  'authRetryNotBefore',
+  'paceDelayMs',
+] as const;
+
+/** Reads an unmarshalled cursor item (undefined: no item). */
+export function cursorAttributesOf(item: Record<string, unknown> | undefined): CursorItemAttributes {
+  const attributes: Record<string, unknown> = {};
+  for (const key of TEXT_ATTRIBUTES) if (typeof item?.[key] === 'string') attributes[key] = item[key];
+  for (const key of NUMBER_ATTRIBUTES) if (typeof item?.[key] === 'number') attributes[key] = item[key];
+  return attributes;
+}
+
 /** The cursor state an item holds (defaults for what a new item lacks). */
 function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']): CursorState {
-  const item = attributes ? unmarshall(attributes) : {};
+  const item = cursorAttributesOf(attributes && unmarshall(attributes));
   return {
-    pageId: typeof item.pageId === 'string' ? item.pageId : undefined,
-    revision: typeof item.revision === 'number' ? item.revision : 0,
-    highWaterMark: typeof item.highWaterMark === 'string' ? item.highWaterMark : undefined,
-    lastCaughtUpAt: typeof item.lastCaughtUpAt === 'string' ? item.lastCaughtUpAt : undefined,
-    createdAt: typeof item.createdAt === 'string' ? item.createdAt : new Date(0).toISOString(),
-    authFailures: typeof item.authFailures === 'number' ? item.authFailures : 0,
-    authRetryNotBefore: typeof item.authRetryNotBefore === 'number' ? item.authRetryNotBefore : undefined,
-    ...(typeof item.paceDelayMs === 'number' ? { paceDelayMs: item.paceDelayMs } : {}),
+    pageId: item.pageId,
+    revision: item.revision ?? 0,
+    highWaterMark: item.highWaterMark,
+    lastCaughtUpAt: item.lastCaughtUpAt,
+    createdAt: item.createdAt ?? new Date(0).toISOString(),
+    authFailures: item.authFailures ?? 0,
+    authRetryNotBefore: item.authRetryNotBefore,
+    ...(item.paceDelayMs === undefined ? {} : { paceDelayMs: item.paceDelayMs }),
+  };
+}
+
+/** An operator's change to a feed's cursor item (the ops CLI's reset-cursor, replay, clear-auth-backoff). */
+export interface OperatorChange {
+  feedId: string;
+  set: { pageId?: string };
+  remove: Array<'pageId' | 'highWaterMark' | 'authFailures' | 'authRetryNotBefore'>;
+  /** The revision read (undefined: the item has none); the update requires it unchanged. */
+  expectRevision: number | undefined;
+  itemExists: boolean;
+  /** Whether the update requires no live lease (false: forced). */
+  requireNoLease: boolean;
+}
+
+/**
+ * The conditional UpdateItem of an operator's change. It bumps the fencing revision, so a run in progress
+ * fails its next commit (LeaseLostError) instead of overwriting the change, and it requires the revision
+ * read, so a commit landing between the operator's read and write is never overwritten either.
+ */
+export function operatorUpdate(
+  tableName: string,
+  change: OperatorChange,
+  nowMs: number,
+): UpdateItemCommandInput {
+  const names: Record<string, string> = { '#revision': 'revision' };
+  const values: Record<string, unknown> = { ':one': 1, ':zero': 0 };
+  const set = ['#revision = if_not_exists(#revision, :zero) + :one'];
+  for (const [attribute, value] of Object.entries(change.set)) {
+    names[`#${attribute}`] = attribute;
+    values[`:${attribute}`] = value;
+    set.push(`#${attribute} = :${attribute}`);
+  }
+  if (!change.itemExists) {
+    // The poller's acquire keeps these when it creates the lease on an item that already exists.
+    values[':nowIso'] = new Date(nowMs).toISOString();
+    set.push('createdAt = if_not_exists(createdAt, :nowIso)');
+  }
+  const remove = change.remove.map((attribute) => {
+    names[`#${attribute}`] = attribute;
+    return `#${attribute}`;
+  });
+  const conditions: string[] = [];
+  if (!change.itemExists) conditions.push('attribute_not_exists(feedId)');
+  else if (change.expectRevision === undefined) conditions.push('attribute_not_exists(#revision)');
+  else {
+    conditions.push('#revision = :expected');
+    values[':expected'] = change.expectRevision;
+  }
+  if (change.requireNoLease) {
+    conditions.push('(attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now)');
+    values[':now'] = nowMs;
+  }
+  return {
+    TableName: tableName,
+    Key: marshall({ feedId: change.feedId }),
+    UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: marshall(values),
+    ReturnValues: 'ALL_NEW',
   };
 }

@@ -6,17 +6,19 @@
 // only a run that committed at least one page (no progress, no continuation: a stuck partner waits for the
 // schedule); never after a failure, a 401, a rate-limit give-up, a held lease or when the feed is disabled;
 // and a chain stops after `maxContinuations` runs, after which the schedule starts a fresh chain.
+import * as z from 'zod/mini';
 
 /** What a continuation event carries (the poller's event when it invokes itself). */
-export interface ContinuationEvent {
-  readonly continuation: {
-    readonly feedId: string;
+const ContinuationEventSchema = z.object({
+  continuation: z.object({
+    feedId: z.string(),
     /** 1 for the first continuation of a chain started by the schedule. */
-    readonly chain: number;
+    chain: z.int().check(z.minimum(1)),
     /** When the scheduled run that started the chain began (UTC ISO). */
-    readonly chainStartedAt: string;
-  };
-}
+    chainStartedAt: z.string(),
+  }),
+});
+export type ContinuationEvent = z.infer<typeof ContinuationEventSchema>;
 
 interface RunSummary {
   /** The poll outcome's kind ('out-of-time', 'page-limit', 'caught-up', 'auth-failed', …). */
@@ -58,11 +60,6 @@ export function nextContinuation(
 
 /** Reads a continuation event from the poller's raw event (the schedule sends something else). */
 export function continuationOf(event: unknown): ContinuationEvent | undefined {
-  if (typeof event !== 'object' || event === null || !('continuation' in event)) return undefined;
-  const value = (event as { continuation: unknown }).continuation;
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { feedId, chain, chainStartedAt } = value as Record<string, unknown>;
-  if (typeof feedId !== 'string' || typeof chainStartedAt !== 'string') return undefined;
-  if (typeof chain !== 'number' || !Number.isSafeInteger(chain) || chain < 1) return undefined;
-  return { continuation: { feedId, chain, chainStartedAt } };
+  const parsed = ContinuationEventSchema.safeParse(event);
+  return parsed.success ? parsed.data : undefined;
 }

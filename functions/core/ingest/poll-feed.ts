@@ -6,6 +6,7 @@
 // Crash anywhere and the next run repeats from the last committed cursor: versions may be published
 // twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
@@ -17,7 +18,6 @@ import type {
   CursorStore,
   FindingMetricName,
   Lease,
-  Log,
   OrderVersionPublisher,
   PollMetrics,
   Quarantine,
@@ -90,7 +90,8 @@ export interface PollDeps {
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
   metrics: PollMetrics;
-  log: Log;
+  /** Powertools Logger (tests: MemoryLog, which records the lines). */
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
   /** Waits between page requests when the feed paces itself (default: a timer). */
   sleep?: (ms: number) => Promise<void>;

@@ -109,12 +109,6 @@ export type PollMetricName =
   | 'MissingNextPageId'
   | 'StuckCursor';
 
-export interface Log {
-  info(message: string, attributes?: Record<string, unknown>): void;
-  warn(message: string, attributes?: Record<string, unknown>): void;
-  error(message: string, attributes?: Record<string, unknown>): void;
-}
-
 /** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
 export interface Continuation {
   /** Starts `functionArn` (the poller itself) with `event`, asynchronously. */

@@ -36,18 +36,22 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
   let oversized = 0;
   let highWaterMark: string | undefined;
   const withFindings: PreparedPage['withFindings'] = [];
+  const quarantine = (record: Omit<QuarantinedRecord, 'feedId' | 'pageId' | 'quarantinedAt'>) =>
+    quarantined.push({
+      feedId: context.feedId,
+      pageId: context.pageId,
+      ...record,
+      quarantinedAt: context.fetchedAt,
+    });
   for (const raw of records) {
     const parsed = parseOrder(raw);
     if (!parsed.ok) {
-      quarantined.push({
-        feedId: context.feedId,
-        pageId: context.pageId,
+      quarantine({
         reason: parsed.reason,
         issues: parsed.issues,
         ...(parsed.orderId === undefined ? {} : { orderId: parsed.orderId }),
         ...(parsed.version === undefined ? {} : { version: parsed.version }),
         raw,
-        quarantinedAt: context.fetchedAt,
       });
       continue;
     }
@@ -60,24 +64,15 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
       correlationId: context.correlationId,
       origin: 'poll',
     });
-    const tooLarge = tooLargeToCarry(
-      order,
-      findings,
-      context.correlationId,
-      message.sizeBytes,
-      context.maxMessageBytes,
-    );
+    const tooLarge = tooLargeToCarry(order, findings, message.sizeBytes, context);
     if (tooLarge !== undefined) {
       oversized += 1;
-      quarantined.push({
-        feedId: context.feedId,
-        pageId: context.pageId,
+      quarantine({
         reason: tooLarge,
         issues: [],
         orderId: order.id,
         version: order.version,
         raw,
-        quarantinedAt: context.fetchedAt,
       });
       continue;
     }
@@ -106,9 +101,8 @@ const CHECK_STORED_ITEM_ABOVE_BYTES = 300 * 1024;
 function tooLargeToCarry(
   order: Order,
   findings: readonly Finding[],
-  correlationId: string,
   messageBytes: number,
-  maxMessageBytes: number,
+  { correlationId, maxMessageBytes }: PageContext,
 ): string | undefined {
   if (messageBytes > maxMessageBytes) {
     return `message of ${messageBytes} bytes exceeds the SQS limit of ${maxMessageBytes} bytes`;

@@ -3,7 +3,14 @@
 // (the Lambda invocation's segment at the top), in its own async context, so concurrent spans (records of
 // one batch, a page published while the next is fetched) nest correctly.
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import type { Annotations, AnnotationValue, FunctionTracing, Span, Tracing } from './tracing.js';
+import {
+  type Annotations,
+  type AnnotationValue,
+  type FunctionTracing,
+  NO_SPAN,
+  type Span,
+  type Tracing,
+} from './tracing.js';
 
 /**
  * X-Ray indexes up to 50 annotations per trace and ignores the rest. Past that, a span's annotations are
@@ -27,10 +34,10 @@ export class PowertoolsTracing implements Tracing {
   }
 
   async span<T>(name: string, annotations: Annotations, work: (span: Span) => Promise<T>): Promise<T> {
-    if (!this.#tracer.isTracingEnabled()) return work(UNRECORDED);
+    if (!this.#tracer.isTracingEnabled()) return work(NO_SPAN);
     const run = (subsegment?: Subsegment): Promise<T> => {
       // No segment to attach to (outside an invocation): run untraced rather than fail the work.
-      if (!subsegment) return work(UNRECORDED);
+      if (!subsegment) return work(NO_SPAN);
       return this.#inSubsegment(subsegment, annotations, work);
     };
     return this.#tracer.provider.captureAsyncFunc(name, run) as Promise<T>;
@@ -80,8 +87,6 @@ export class PowertoolsTracing implements Tracing {
     }
   }
 }
-
-const UNRECORDED: Span = { annotate: () => undefined, detail: () => undefined };
 
 /**
  * Tracing for one function: Powertools Tracer, spans through PowertoolsTracing, and AWS SDK clients

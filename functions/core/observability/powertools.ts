@@ -4,7 +4,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { readMetricsNamespace } from '../config/settings.js';
-import type { Log } from '../ingest/ports.js';
 import { FEED_ID_DIMENSION } from './dimensions.js';
 
 export function createObservability(defaultServiceName: string): {
@@ -21,14 +20,6 @@ export function createObservability(defaultServiceName: string): {
   return { serviceName, logger, metrics };
 }
 
-export function countOn(metrics: Metrics) {
-  return (name: string, value = 1): void => {
-    metrics.addMetric(name, MetricUnit.Count, value);
-  };
-}
-
-export { MetricUnit };
-
 /**
  * The functions' small metrics port over Powertools Metrics: counts, two durations, and the flush. With a
  * `feedId` (the pollers) every metric is published under two dimension sets in the same EMF document: `service`
@@ -38,7 +29,7 @@ export { MetricUnit };
  */
 export function powertoolsMetrics(metrics: Metrics, perFeed?: { feedId: string }) {
   return {
-    count: countOn(metrics),
+    count: (name: string, value = 1) => metrics.addMetric(name, MetricUnit.Count, value),
     milliseconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Milliseconds, value),
     seconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Seconds, value),
     publish: () => {
@@ -49,14 +40,5 @@ export function powertoolsMetrics(metrics: Metrics, perFeed?: { feedId: string }
       }
       metrics.publishStoredMetrics();
     },
-  };
-}
-
-/** Adapts the Powertools Logger to the use cases' small Log port. */
-export function logPort(logger: Logger): Log {
-  return {
-    info: (message, attributes = {}) => logger.info(message, attributes),
-    warn: (message, attributes = {}) => logger.warn(message, attributes),
-    error: (message, attributes = {}) => logger.error(message, attributes),
   };
 }

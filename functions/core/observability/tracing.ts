@@ -1,6 +1,8 @@
 // The tracing port: what the use cases and handlers need of a tracer, and nothing of any tracing library.
-// On AWS it is X-Ray through Powertools Tracer (powertools-tracing.ts), loaded only where tracing can be on
-// (loadTracing below); everywhere else (local mode, tests, benchmarks) it is NO_TRACING, which costs nothing.
+// It stays a port (Logger and Metrics are Powertools' own) because the tests fake it (RecordingTracing in
+// test/support/fakes.ts asserts spans, nesting and annotations) and because the X-Ray SDK must not be
+// imported where tracing is off: on AWS it is X-Ray through Powertools Tracer (powertools-tracing.ts), loaded
+// only where tracing can be on (loadTracing below); elsewhere (local mode, tests, benchmarks) NO_TRACING.
 import type { Int64 } from '../model/int64.js';
 
 /** What X-Ray can index: strings, numbers, booleans. */
@@ -25,7 +27,8 @@ export interface Tracing {
   span<T>(name: string, annotations: Annotations, work: (span: Span) => Promise<T>): Promise<T>;
 }
 
-const NO_SPAN: Span = { annotate: () => undefined, detail: () => undefined };
+/** A span that records nothing. */
+export const NO_SPAN: Span = { annotate: () => undefined, detail: () => undefined };
 
 /** The default everywhere: runs the work, records nothing. */
 export const NO_TRACING: Tracing = { span: (_name, _annotations, work) => work(NO_SPAN) };
@@ -56,11 +59,7 @@ export async function loadTracing(
   serviceName: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<FunctionTracing> {
-  if (!tracingMayBeOn(env)) return UNTRACED;
+  if (!env.AWS_EXECUTION_ENV || env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() === 'false') return UNTRACED;
   const { powertoolsFunctionTracing } = await import('./powertools-tracing.js');
   return powertoolsFunctionTracing(serviceName);
-}
-
-export function tracingMayBeOn(env: Readonly<Record<string, string | undefined>>): boolean {
-  return Boolean(env.AWS_EXECUTION_ENV) && env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() !== 'false';
 }

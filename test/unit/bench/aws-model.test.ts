@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AwsLatencies,
-  awsModelSection,
   costPerMillionVersions,
+  DEPLOYED_DEFAULTS,
   type Defaults,
   drainRate,
-  idleCostPerMonth,
-  STATED_LATENCIES,
+  NEW_ON_DEMAND_TABLE_WRITES_PER_SECOND,
+  SCALING_TARGET,
   scalingTable,
+  TABLE_WRU_PER_SECOND_QUOTA,
 } from '../../../tools/bench/aws-model.js';
 
 const latency: AwsLatencies = {
@@ -20,15 +21,9 @@ const latency: AwsLatencies = {
 const defaults: Defaults = {
   pageSize: 100,
   runBudgetMs: 100_000,
-  scheduleMinutes: 5,
   consumerBatchSize: 10,
   consumerMaxConcurrency: 5,
-  pollerMemoryMb: 1024,
   cpuPerPageMs: 0,
-  customMetrics: 3,
-  alarms: 9,
-  idleRunCursorWrites: 3,
-  idleRunMs: 1000,
 };
 
 describe('the AWS drain model', () => {
@@ -52,23 +47,6 @@ describe('the AWS drain model', () => {
     expect(withGap.feedRate).toBeCloseTo(500 * (100 / 101), 6);
   });
 
-  it('prices an idle month from scheduled runs and CloudWatch', () => {
-    const idle = idleCostPerMonth(defaults);
-    expect(idle.runsPerMonth).toBe(8640);
-    // 8640 runs x 1 s x 1 GB x $0.0000133334 + 8640 requests x $0.20/M
-    expect(idle.lambda).toBeCloseTo(8640 * 0.000_013_333_4 + 8640 * 0.2e-6, 9);
-    expect(idle.dynamo).toBeCloseTo(8640 * 3 * 0.625e-6, 9);
-    expect(idle.total).toBeCloseTo(idle.lambda + idle.dynamo + 0.9 + 0.9 + 3, 9);
-  });
-
-  it('reports drain times for 1 and 10 feeds and 1M and 100M versions', () => {
-    const section = awsModelSection(defaults, latency);
-    const byLabel = new Map(section.figures.map((f) => [f.label, f.value]));
-    expect(byLabel.get('drain 1,000,000 versions, 1 feed')).toBeCloseTo(1e6 / 500 / 3600, 9);
-    expect(byLabel.get('drain 100,000,000 versions, 10 feeds')).toBeCloseTo(1e8 / 500 / 3600, 9);
-    expect(byLabel.get('ingest ceiling per day, 1 feed')).toBeCloseTo((500 * 86_400) / 1e6, 9);
-  });
-
   it('lets the consumer follow the number of feeds by default, so 10 feeds reach 10 x one feed', () => {
     const byDefault = { ...defaults, consumerMaxConcurrency: undefined };
 
@@ -78,22 +56,26 @@ describe('the AWS drain model', () => {
     expect(drainRate(10, latency, byDefault).bound).toBe('partner API (one cursor chain per feed)');
   });
 
-  it('keeps the deployment ceiling at least 0.8 x N x one feed for 1, 2, 4 and 10 feeds at the stated latencies', () => {
-    const table = scalingTable(STATED_LATENCIES, {
-      ...defaults,
-      cpuPerPageMs: 2.5,
-      consumerMaxConcurrency: undefined,
-    });
+  it('keeps the deployed defaults at least 0.8 x N x one feed for 1, 2, 4 and 10 feeds (the table in RESULTS.md)', () => {
+    const table = scalingTable();
 
     expect(table.map((row) => row.feeds)).toEqual([1, 2, 4, 10]);
-    for (const row of table) expect(row.share, `${row.feeds} feeds`).toBeGreaterThanOrEqual(0.8);
-    // An explicit setting still wins: the old fixed 5 leaves 10 feeds far below the target.
-    const fixed = scalingTable(STATED_LATENCIES, {
-      ...defaults,
-      cpuPerPageMs: 2.5,
-      consumerMaxConcurrency: 5,
-    });
-    expect(fixed.at(-1)?.share).toBeLessThan(0.2);
+    for (const row of table) expect(row.share, `${row.feeds} feeds`).toBeGreaterThanOrEqual(SCALING_TARGET);
+    expect(table.map((row) => Math.round(row.rate))).toEqual([493, 986, 1972, 4931]);
+    expect(table.map((row) => row.consumerConcurrency)).toEqual([5, 10, 20, 50]);
+    // An explicit setting still wins: the old fixed 5 leaves 10 feeds at 1.27 x one feed (54 M a day).
+    const fixed = scalingTable(undefined, { ...DEPLOYED_DEFAULTS, consumerMaxConcurrency: 5 });
+    expect(fixed.at(-1)?.share).toBeCloseTo(0.127, 3);
+    expect((fixed.at(-1)?.versionsPerDay ?? 0) / 1e6).toBeCloseTo(54, 0);
+  });
+
+  it('names the next bounds: DynamoDB on-demand at 10 feeds, the partner rate, the Lambda concurrency', () => {
+    const ten = scalingTable().at(-1);
+
+    expect(ten?.tableWritesPerSecond).toBeGreaterThan(NEW_ON_DEMAND_TABLE_WRITES_PER_SECOND);
+    expect(ten?.writeUnitsPerSecond).toBeLessThan(TABLE_WRU_PER_SECOND_QUOTA);
+    expect(ten?.partnerGetsPerSecond).toBeCloseTo(49.3, 1);
+    expect(ten?.lambdaConcurrency).toBe(60);
   });
 
   it('prices a version the same whatever the concurrency, and a flat-out day from it', () => {
@@ -105,16 +87,6 @@ describe('the AWS drain model', () => {
     expect(perMillion).toBeLessThan(1.6);
     expect(costPerMillionVersions(latency, { ...defaults, consumerMaxConcurrency: 50 })).toBe(perMillion);
     for (const row of table) expect(row.costPerDay).toBeCloseTo((row.rate * 86_400 * perMillion) / 1e6, 9);
-  });
-
-  it('reports the scaling figures against N x one feed with a target of 1.25 (0.8 x the rate)', () => {
-    const section = awsModelSection({ ...defaults, consumerMaxConcurrency: undefined }, latency);
-    const scaling = section.figures.filter((f) => f.label.includes('(floor: N x one feed)'));
-
-    expect(scaling).toHaveLength(4);
-    for (const f of scaling) {
-      expect(f.target).toBe(1.25);
-      expect(f.ratio).toBeCloseTo(1, 9);
-    }
+    expect(Math.round(scalingTable().at(-1)?.costPerDay ?? 0)).toBe(621);
   });
 });

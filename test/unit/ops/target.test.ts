@@ -1,8 +1,9 @@
 // Finding the stack's resources and feeds from its outputs, and choosing the feed a command acts on.
 import { describe, expect, it } from 'vitest';
-import { OpsError } from '../../../tools/ops/errors.js';
+import { CommandError } from '../../../tools/cli-args.js';
 import { selectRedriveQueues } from '../../../tools/ops/redrive.js';
-import { declaredPollers, resolveFeed, targetFromOutputs } from '../../../tools/ops/target.js';
+import { resolveFeed, targetFromOutputs } from '../../../tools/ops/target.js';
+import { feedPollersOf } from '../../../tools/stack.js';
 
 const OUTPUTS = {
   OrdersTableName: 'orders-table',
@@ -65,17 +66,17 @@ describe('targetFromOutputs', () => {
   });
 });
 
-describe('declaredPollers', () => {
+describe('feedPollersOf', () => {
   it('reads the FeedPollers output of a multi-feed stack, keeping only feed ids', () => {
     const outputs = { FeedPollers: JSON.stringify({ eu: 'poller-eu', us: 'poller-us', '#x': 'nope', n: 3 }) };
 
-    expect(declaredPollers(outputs)).toEqual({ eu: 'poller-eu', us: 'poller-us' });
+    expect(feedPollersOf(outputs)).toEqual({ eu: 'poller-eu', us: 'poller-us' });
   });
 
   it('is empty on a single-feed stack and refuses a malformed value', () => {
-    expect(declaredPollers({})).toEqual({});
-    expect(() => declaredPollers({ FeedPollers: '[1]' })).toThrow(OpsError);
-    expect(() => declaredPollers({ FeedPollers: '{' })).toThrow('not JSON');
+    expect(feedPollersOf({})).toEqual({});
+    expect(() => feedPollersOf({ FeedPollers: '[1]' })).toThrow(CommandError);
+    expect(() => feedPollersOf({ FeedPollers: '{' })).toThrow('not JSON');
   });
 });
 

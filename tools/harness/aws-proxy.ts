@@ -1,7 +1,7 @@
-// An intercepting reverse proxy on 127.0.0.1 in front of the emulator (the idea of
-// tools/bench/counting-proxy.ts, plus hooks): every AWS call the child process makes passes through it,
-// is classified (service, operation, table, queue, DynamoDB expressions and keys, DynamoDB error type)
-// and recorded with moto's answer. Two hooks let the chaos runner act at an exact point:
+// An intercepting reverse proxy on 127.0.0.1 in front of the emulator, shared by the chaos runner and the
+// bench: every AWS call passing through it is classified (service, operation, table, queue, DynamoDB
+// expressions and keys, DynamoDB error type) and recorded with moto's answer, its sizes and its time. Two
+// optional hooks let the chaos runner act at an exact point:
 //   onRequest  before the request is forwarded: 'forward', or 'drop' (never reaches moto)
 //   onResponse after moto answered, before the answer is delivered: 'deliver', or 'drop'
 // A hook may be async: the proxy holds the request (or moto's answer) until it resolves, which is how
@@ -30,6 +30,11 @@ export interface AwsCall {
   forwarded: boolean;
   delivered: boolean;
   receivedAt: number;
+  requestBytes: number;
+  /** 0 when moto's answer never came. */
+  responseBytes: number;
+  /** From forwarding the request to moto's last byte (0 when not forwarded). */
+  ms: number;
 }
 
 export type RequestVerdict = 'forward' | 'drop';
@@ -112,7 +117,7 @@ function errorTypeOf(
 
 export async function startInterceptingProxy(
   upstreamPort: number,
-  hooks: ProxyHooks,
+  hooks: ProxyHooks = {},
 ): Promise<InterceptingProxy> {
   const calls: AwsCall[] = [];
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -140,6 +145,9 @@ export async function startInterceptingProxy(
       forwarded: false,
       delivered: false,
       receivedAt: Date.now(),
+      requestBytes: body.length,
+      responseBytes: 0,
+      ms: 0,
     };
     if ((await hooks.onRequest?.(call)) === 'drop') {
       settle(call);
@@ -150,6 +158,7 @@ export async function startInterceptingProxy(
     const forwardHeaders = { ...headers };
     delete forwardHeaders.expect;
     call.forwarded = true;
+    const forwarded = performance.now();
     const upstream = request(
       { host: '127.0.0.1', port: upstreamPort, method, path: url, headers: forwardHeaders, agent },
       (answer) => {
@@ -162,6 +171,8 @@ export async function startInterceptingProxy(
         answer.on('end', async () => {
           const payload = Buffer.concat(chunks);
           call.status = answer.statusCode ?? 0;
+          call.responseBytes = payload.length;
+          call.ms = performance.now() - forwarded;
           const json = call.body === undefined ? undefined : parseJson(payload.toString('utf8'));
           if (call.status >= 400) {
             const type = errorTypeOf(answer.headers, json);
@@ -227,4 +238,15 @@ export function countByOperation(calls: readonly AwsCall[]): Record<string, numb
     counts[key] = (counts[key] ?? 0) + 1;
   }
   return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** Mean milliseconds per call by `service.operation`. */
+export function meanMsByOperation(calls: readonly AwsCall[]): Record<string, number> {
+  const counts = countByOperation(calls);
+  const totals: Record<string, number> = {};
+  for (const call of calls) {
+    const key = `${call.service}.${call.operation}`;
+    totals[key] = (totals[key] ?? 0) + call.ms;
+  }
+  return Object.fromEntries(Object.entries(totals).map(([key, ms]) => [key, ms / (counts[key] ?? 1)]));
 }
