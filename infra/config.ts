@@ -106,12 +106,25 @@ export const SETTINGS = {
     default: [] as string[],
     spelt: 'list',
   },
+  /**
+   * How long a subscriber queue keeps a message nobody received: SQS allows 60 s to 14 days
+   * (MessageRetentionPeriod), and deletes a message at the end of it whether or not anyone read it.
+   */
+  subscriberRetentionDays: { rule: integer(1, 14), default: 14, spelt: 'integer' },
+  /**
+   * Alarm when a subscriber queue's oldest message is older than this; unset: half the retention (7 days at the
+   * default), below its retention in any case.
+   */
+  subscriberMaxAgeHours: { rule: integer(1, 335), spelt: 'integer' },
   /** Receives before a message moves to its queue's dead-letter queue. */
   maxReceiveCount: { rule: integer(1, 1000), default: 5, spelt: 'integer' },
   consumerBatchSize: { rule: integer(1, 10_000), default: 10, spelt: 'integer' },
   consumerMaxBatchingWindowSeconds: { rule: integer(0, 300), default: 0, spelt: 'integer' },
-  /** The SQS event source allows 2 to 1000. */
-  consumerMaxConcurrency: { rule: integer(2, 1000), default: 5, spelt: 'integer' },
+  /**
+   * The SQS event source allows 2 to 1000 (ScalingConfig.MaximumConcurrency); unset: follows the number of
+   * feeds (consumerMaxConcurrencyFor).
+   */
+  consumerMaxConcurrency: { rule: integer(2, 1000), spelt: 'integer' },
   /**
    * Alarm when a feed has not caught up for this long (or its poller stops reporting); at least 2, as it
    * must exceed the schedule interval.
@@ -119,11 +132,17 @@ export const SETTINGS = {
   alarmLagMinutes: { rule: integer(2, 1440), default: 30, spelt: 'integer' },
   /** Alarm when the oldest message on the orders queue is older than this. */
   alarmQueueAgeMinutes: { rule: integer(1, 20_160), default: 15, spelt: 'integer' },
+  /** An existing SNS topic for ALARM and OK notifications; unset: the stack creates its own. */
   alarmTopicArn: {
     rule: matching(
       /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/,
       'an SNS topic ARN',
     ),
+  },
+  /** An e-mail address subscribed to the alarm topic (the stack's own, or `alarmTopicArn`). */
+  alarmEmail: {
+    rule: matching(/^(?=.{3,254}$)[^\s@"',;<>()[\]]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/, 'an e-mail address'),
+    redact: true,
   },
   metricsNamespace: { rule: RULES.metricsNamespace, default: DEFAULTS.metricsNamespace },
   logRetentionDays: {
@@ -137,6 +156,8 @@ export const SETTINGS = {
   },
   /** What happens to tables, bucket, queues and log groups when the stack is deleted. */
   removalPolicy: { rule: oneOf(['retain', 'destroy']), default: 'retain' },
+  /** Days a quarantined record (raw partner data, customer data included) is kept. */
+  quarantineRetentionDays: { rule: integer(1, 3650), default: 90, spelt: 'integer' },
   /** Several feeds: checked entry by entry in parseFeeds, so an error names the feed and key at fault. */
   feeds: { rule: z.unknown() },
 } as const satisfies Record<string, Setting>;
@@ -153,7 +174,10 @@ type Values = {
 /** One feed: one cursor chain over the partner API, with its own poller, schedule, lease and lag alarm. */
 export type FeedConfig = { readonly id: string } & Pick<Values, FeedKey>;
 
-export type OrderFeedConfig = Omit<Values, FeedKey | 'feedId' | 'feeds' | 'schedule'> & {
+export type OrderFeedConfig = Omit<
+  Values,
+  FeedKey | 'feedId' | 'feeds' | 'schedule' | 'consumerMaxConcurrency' | 'subscriberMaxAgeHours'
+> & {
   /**
    * The feeds of the deployment: the top-level feed keys alone make one feed (`feedsListed` false, the
    * resources' logical ids as they always were); `orderFeed.feeds` lists several, the top-level keys being
@@ -164,7 +188,21 @@ export type OrderFeedConfig = Omit<Values, FeedKey | 'feedId' | 'feeds' | 'sched
   readonly feedsListed: boolean;
   /** How often the poller runs. */
   readonly scheduleInterval: Duration;
+  /** As given, or by default following the number of feeds (consumerMaxConcurrencyFor). */
+  readonly consumerMaxConcurrency: number;
+  /** As given, or by default half the subscriber queues' retention. */
+  readonly subscriberMaxAgeHours: number;
 };
+
+/**
+ * The consumer's default maximum concurrency for a number of feeds: 5 per feed, within the 2 to 1000 the SQS
+ * event source allows. One feed publishes about 490 versions/s and one consumer batch of 10 applies about 125
+ * (tools/bench/aws-model.ts), so 5 per feed keeps the consumer ahead of every feed's fastest drain (4 would be
+ * just enough); one feed keeps the 5 it always had.
+ */
+export function consumerMaxConcurrencyFor(feeds: number): number {
+  return Math.min(1000, Math.max(2, 5 * feeds));
+}
 
 /** Every accepted key with its default (undefined: optional or required). */
 export const KEYS = Object.fromEntries(KEY_NAMES.map((key) => [key, (SETTINGS[key] as Setting).default])) as {
@@ -258,6 +296,13 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
       message: `must exceed the schedule interval (${config.schedule} minutes), or it alarms between runs`,
     });
   }
+  const retentionHours = (config.subscriberRetentionDays ?? 14) * 24;
+  if (config.subscriberMaxAgeHours !== undefined && config.subscriberMaxAgeHours >= retentionHours) {
+    issues.push({
+      key: qualified('subscriberMaxAgeHours'),
+      message: `must be below the subscriber queues' retention (subscriberRetentionDays: ${retentionHours} hours), or SQS deletes the messages before it rings`,
+    });
+  }
   const feeds = feedsListed
     ? parseFeeds(raw.feeds, config, !isUnset(raw.feedId), issues)
     : [feedOf(config.feedId, {}, config, '', issues)];
@@ -296,7 +341,14 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
     enabled: _enabled,
     ...rest
   } = config;
-  return { ...rest, feeds, feedsListed, scheduleInterval: Duration.minutes(schedule) };
+  return {
+    ...rest,
+    feeds,
+    feedsListed,
+    scheduleInterval: Duration.minutes(schedule),
+    consumerMaxConcurrency: config.consumerMaxConcurrency ?? consumerMaxConcurrencyFor(feeds.length),
+    subscriberMaxAgeHours: config.subscriberMaxAgeHours ?? retentionHours / 2,
+  };
 }
 
 /**

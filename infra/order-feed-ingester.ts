@@ -7,7 +7,7 @@
 // so the resources keep the ids they had before the construct existed and an existing deployment updates in
 // place. Without `feeds`, the single feed's poller and schedule keep their ids (`Poller`, `PollSchedule`);
 // each listed feed gets its own (`Poller<Id>`, `PollSchedule<Id>`).
-import { CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { type FeedConfig, feedIdSuffix, type OrderFeedConfig, parseConfig, pascalCase } from './config.js';
@@ -53,12 +53,16 @@ export class OrderFeedIngester extends Construct {
     // ---- Stateful: data that outlives deployments (retained, recoverable, encrypted at rest) ----------
     this.ordersTable = new OrdersTable(this, 'OrdersTable', { removalPolicy });
     this.cursorTable = new CursorTable(this, 'CursorTable', { removalPolicy });
-    this.quarantine = new QuarantineBucket(this, 'Quarantine', { removalPolicy });
+    this.quarantine = new QuarantineBucket(this, 'Quarantine', {
+      removalPolicy,
+      retention: Duration.days(config.quarantineRetentionDays),
+    });
     this.queues = new OrderQueues(this, 'Queues', {
       subscribers: config.downstreamSubscribers,
       maxReceiveCount: config.maxReceiveCount,
       ordersVisibilityTimeout: ordersQueueVisibilityTimeout(config),
       subscriberVisibilityTimeout: ordersQueueVisibilityTimeout(config),
+      subscriberRetention: Duration.days(config.subscriberRetentionDays),
       removalPolicy,
     });
 
@@ -98,6 +102,7 @@ export class OrderFeedIngester extends Construct {
       })),
       consumer: this.consumer.function,
       queues: this.queues,
+      removalPolicy,
     });
     this.addOutputs();
   }
@@ -157,5 +162,10 @@ export class OrderFeedIngester extends Construct {
     );
     output('ConsumerFunctionName', this.consumer.function.functionName, 'Consumer function');
     output('DashboardName', this.monitoring.dashboard.dashboardName, 'CloudWatch dashboard');
+    output(
+      'AlarmTopicArn',
+      this.monitoring.alarmTopic.topicArn,
+      'SNS topic of every alarm (ALARM and OK notifications): alarmTopicArn, or the stack’s own',
+    );
   }
 }

@@ -48,26 +48,34 @@ export interface OrderFeedIngesterProps {
   readonly cursorRecoveryLookbackMinutes?: number;
   /** One SQS queue (plus DLQ) each; every order version goes to all of them. */
   readonly downstreamSubscribers?: readonly string[];
+  /** Days a subscriber queue keeps an unread message, 1–14 (default 14, SQS's maximum). */
+  readonly subscriberRetentionDays?: number;
+  /** Alarm when a subscriber queue's oldest message is older than this, 1–335 hours, below the retention (default half of it). */
+  readonly subscriberMaxAgeHours?: number;
   /** Receives before a message is dead-lettered, 1–1000 (default 5). */
   readonly maxReceiveCount?: number;
   /** Messages per consumer invocation, 1–10000 (default 10; above 10 needs a batching window). */
   readonly consumerBatchSize?: number;
   /** 0–300 seconds (default 0). */
   readonly consumerMaxBatchingWindowSeconds?: number;
-  /** Concurrent consumer invocations at most, 2–1000 (default 5). */
+  /** Concurrent consumer invocations at most, 2–1000 (default 5 per feed). */
   readonly consumerMaxConcurrency?: number;
   /** Alarm when a feed has not caught up for this long, 2–1440 minutes (default 30). */
   readonly alarmLagMinutes?: number;
   /** Alarm when the oldest orders-queue message is older than this, 1–20160 minutes (default 15). */
   readonly alarmQueueAgeMinutes?: number;
-  /** SNS topic for ALARM and OK notifications. */
+  /** SNS topic for ALARM and OK notifications; unset: the construct creates its own (output `AlarmTopicArn`). */
   readonly alarmTopicArn?: string;
+  /** E-mail address subscribed to the alarm topic. */
+  readonly alarmEmail?: string;
   /** CloudWatch namespace of the functions' metrics (default `OrderFeedIngester`). */
   readonly metricsNamespace?: string;
   /** Retention of the functions' log groups, a CloudWatch Logs value (default 30). */
   readonly logRetentionDays?: number;
   /** `retain` (default) or `destroy` (throwaway stacks) for tables, bucket, queues and log groups. */
   readonly removalPolicy?: 'retain' | 'destroy';
+  /** Days a quarantined record is kept, 1–3650 (default 90). */
+  readonly quarantineRetentionDays?: number;
   /** Several feeds in one deployment; the top-level feed keys are their defaults. */
   readonly feeds?: readonly FeedProps[];
 }

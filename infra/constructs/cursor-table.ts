@@ -25,11 +25,15 @@ export class CursorTable extends Construct {
     });
   }
 
-  /** Read the cursor, take and renew the lease, commit under the fencing revision. */
+  /**
+   * Take and renew the lease, commit under the fencing revision: every call of the poller's cursor store
+   * (functions/core/adapters/dynamo-cursor-store.ts) is a conditional UpdateItem returning the item, which
+   * also reads the cursor, so it needs no GetItem or PutItem.
+   */
   grantLeaseAndCommit(grantee: IGrantable): Grant {
     return Grant.addToPrincipal({
       grantee,
-      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      actions: ['dynamodb:UpdateItem'],
       resourceArns: [this.table.tableArn],
     });
   }

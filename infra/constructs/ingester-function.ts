@@ -35,7 +35,6 @@ export interface IngesterFunctionProps {
    * variable: the whole environment is checked against Lambda's 4 KB at synth.
    */
   readonly longestDeployTimeValues: Readonly<Record<string, number>>;
-  readonly reservedConcurrentExecutions?: number;
   /** Lambda's recursive loop detection (default: terminate a chain after 16 invocations). */
   readonly recursiveLoop?: RecursiveLoop;
   readonly logRetention: RetentionDays;
@@ -89,7 +88,6 @@ export class IngesterFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       timeout: props.timeout,
       memorySize: props.memorySize,
-      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       ...(props.recursiveLoop === undefined ? {} : { recursiveLoop: props.recursiveLoop }),
       role,
       logGroup,

@@ -3,7 +3,7 @@
 // whole deployment and under `service` + `FeedId` per feed); queue and function health from AWS's own metrics.
 // Alarms on anything a person must look at use the deployment-wide series (one alarm, whatever the number of
 // feeds); lag is per feed (one alarm each), since one stalled feed hides behind others that keep up.
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -17,8 +17,11 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { FEED_ID_DIMENSION } from '../../functions/core/observability/dimensions.js';
 import { feedIdSuffix, type OrderFeedConfig, pascalCase } from '../config.js';
@@ -41,11 +44,15 @@ export interface MonitoringProps {
   readonly pollers: readonly MonitoredPoller[];
   readonly consumer: IFunction;
   readonly queues: OrderQueues;
+  /** Of the alarm topic's key, when the construct creates its own topic. */
+  readonly removalPolicy: RemovalPolicy;
 }
 
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
   readonly dashboard: Dashboard;
+  /** Where every alarm's ALARM and OK notifications go: `alarmTopicArn`, or a topic of its own. */
+  readonly alarmTopic: ITopic;
   private readonly namespace: string;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
@@ -127,6 +134,22 @@ export class Monitoring extends Construct {
         }),
         `Messages for downstream subscriber "${name}" reached its dead-letter queue.`,
       );
+      // A subscriber that stops reading never dead-letters anything: SQS deletes its messages at the end of
+      // the queue's retention, unseen. Its oldest message's age rings first (SQS keeps publishing the metric of
+      // a queue that holds messages, however long nobody reads it).
+      this.track(
+        new Alarm(this, `Downstream${pascalCase(name)}QueueAgeAlarm`, {
+          alarmDescription: `The oldest message for downstream subscriber "${name}" is older than ${config.subscriberMaxAgeHours} hours; SQS deletes it after ${config.subscriberRetentionDays} days. Fix the subscriber, or backfill it (RUNBOOK).`,
+          metric: pair.queue.metricApproximateAgeOfOldestMessage({
+            period: PERIOD,
+            statistic: Stats.MAXIMUM,
+          }),
+          threshold: config.subscriberMaxAgeHours * 3600,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 2,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
     }
 
     // Lag, per feed: each poller reports how long since its feed was last caught up. Missing data means the
@@ -187,12 +210,17 @@ export class Monitoring extends Construct {
       }),
     );
 
-    if (config.alarmTopicArn !== undefined) {
-      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn));
-      for (const alarm of this.alarms) {
-        alarm.addAlarmAction(action);
-        alarm.addOkAction(action);
-      }
+    this.alarmTopic =
+      config.alarmTopicArn === undefined
+        ? this.ownAlarmTopic(props.removalPolicy)
+        : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
+    if (config.alarmEmail !== undefined) {
+      this.alarmTopic.addSubscription(new EmailSubscription(config.alarmEmail));
+    }
+    const action = new SnsAction(this.alarmTopic);
+    for (const alarm of this.alarms) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
     }
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });
@@ -238,6 +266,23 @@ export class Monitoring extends Construct {
         queues.orders.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: Stats.MAXIMUM }),
       ]),
     );
+    if (queues.subscribers.size > 0) {
+      this.dashboard.addWidgets(
+        new GraphWidget({
+          title: `Subscriber queues: age of oldest message (s); alarm above ${config.subscriberMaxAgeHours} h, deleted at ${config.subscriberRetentionDays} days`,
+          left: [...queues.subscribers].map(([name, pair]) =>
+            pair.queue.metricApproximateAgeOfOldestMessage({
+              period: PERIOD,
+              statistic: Stats.MAXIMUM,
+              label: name,
+            }),
+          ),
+          leftAnnotations: [{ value: config.subscriberMaxAgeHours * 3600, label: 'alarm' }],
+          width: 12,
+          height: 6,
+        }),
+      );
+    }
     this.dashboard.addWidgets(
       graph('Function errors', [
         ...props.pollers.map(({ function: fn }) => fn.metricErrors({ period: PERIOD })),
@@ -271,6 +316,56 @@ export class Monitoring extends Construct {
         ]),
       );
     }
+  }
+
+  /**
+   * The deployment's own alarm topic, so alarms reach someone without `alarmTopicArn`: TLS-only (a topic policy
+   * denies publishing without aws:SecureTransport) and encrypted at rest with a customer-managed KMS key. Not
+   * the AWS-managed `alias/aws/sns`: its key policy cannot be changed, and CloudWatch alarms cannot publish to a
+   * topic encrypted with it (they need kms:Decrypt and kms:GenerateDataKey* on the key).
+   */
+  private ownAlarmTopic(removalPolicy: RemovalPolicy): Topic {
+    const stack = Stack.of(this);
+    const key = new Key(this, 'AlarmTopicKey', {
+      description: 'Encrypts the order-feed-ingester alarm topic',
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: 'order-feed-ingester alarms',
+      masterKey: key,
+      enforceSSL: true,
+    });
+    // CloudWatch alarms of this account publish; no one else.
+    const cloudWatch = new ServicePrincipal('cloudwatch.amazonaws.com');
+    const fromThisAccount = {
+      StringEquals: { 'aws:SourceAccount': stack.account },
+      ArnLike: {
+        'aws:SourceArn': stack.formatArn({
+          service: 'cloudwatch',
+          resource: 'alarm',
+          resourceName: '*',
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      },
+    };
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        actions: ['sns:Publish'],
+        principals: [cloudWatch],
+        resources: [topic.topicArn],
+        conditions: fromThisAccount,
+      }),
+    );
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        principals: [cloudWatch],
+        resources: ['*'],
+        conditions: fromThisAccount,
+      }),
+    );
+    return topic;
   }
 
   /** A poller metric of one feed (dimensions `service` and `FeedId`). */

@@ -6,8 +6,13 @@ import { Construct } from 'constructs';
 import { SQS_MAX_MESSAGE_BYTES } from '../../functions/core/contract/order-version-message.js';
 import { pascalCase } from '../config.js';
 
-/** Dead-letter queues keep messages for SQS's maximum, giving people two weeks to redrive. */
+/**
+ * SQS keeps a message at most 14 days (MessageRetentionPeriod: 60 s to 1,209,600 s) and deletes it at the
+ * end of its retention whether or not anyone received it: an unread message never reaches a dead-letter queue.
+ * Dead-letter queues keep messages for that maximum, giving people two weeks to redrive.
+ */
 export const DEAD_LETTER_RETENTION = Duration.days(14);
+/** The orders queue: read by our own consumer, whose age alarm (alarmQueueAgeMinutes) rings within minutes. */
 export const QUEUE_RETENTION = Duration.days(4);
 
 export interface QueueWithDlq {
@@ -23,6 +28,11 @@ export interface OrderQueuesProps {
   readonly ordersVisibilityTimeout: Duration;
   /** For subscriber queues, whose consumers we do not know. */
   readonly subscriberVisibilityTimeout: Duration;
+  /**
+   * How long a subscriber queue keeps an unread message (subscriberRetentionDays, 1 to 14 days): a subscriber
+   * that stops reading loses its messages after this, so each queue's age alarm rings well before.
+   */
+  readonly subscriberRetention: Duration;
   readonly removalPolicy: RemovalPolicy;
 }
 
@@ -33,12 +43,17 @@ export class OrderQueues extends Construct {
 
   constructor(scope: Construct, id: string, props: OrderQueuesProps) {
     super(scope, id);
-    this.orders = this.queueWithDlq('Orders', props.ordersVisibilityTimeout, props);
+    this.orders = this.queueWithDlq('Orders', props.ordersVisibilityTimeout, QUEUE_RETENTION, props);
     const subscribers = new Map<string, QueueWithDlq>();
     for (const name of props.subscribers) {
       subscribers.set(
         name,
-        this.queueWithDlq(`Downstream${pascalCase(name)}`, props.subscriberVisibilityTimeout, props),
+        this.queueWithDlq(
+          `Downstream${pascalCase(name)}`,
+          props.subscriberVisibilityTimeout,
+          props.subscriberRetention,
+          props,
+        ),
       );
     }
     this.subscribers = subscribers;
@@ -57,7 +72,12 @@ export class OrderQueues extends Construct {
     ];
   }
 
-  private queueWithDlq(id: string, visibilityTimeout: Duration, props: OrderQueuesProps): QueueWithDlq {
+  private queueWithDlq(
+    id: string,
+    visibilityTimeout: Duration,
+    retentionPeriod: Duration,
+    props: OrderQueuesProps,
+  ): QueueWithDlq {
     const common = {
       // SQS's largest message (1 MiB): an order of several hundred items still travels as one message.
       maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
@@ -71,7 +91,7 @@ export class OrderQueues extends Construct {
     });
     const queue = new Queue(this, `${id}Queue`, {
       ...common,
-      retentionPeriod: QUEUE_RETENTION,
+      retentionPeriod,
       visibilityTimeout,
       deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
     });

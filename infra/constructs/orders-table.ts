@@ -35,14 +35,14 @@ export class OrdersTable extends Construct {
   }
 
   /**
-   * What the consumer needs to apply order versions under a version guard: read and conditionally
-   * write single items of the base table. No Query/Scan, no index access (DynamoDB maintains the
-   * index), no deletes: orders are never removed.
+   * What the consumer needs to apply order versions under a version guard: one conditional PutItem per
+   * version, returning the old item (functions/core/contract/consumer.ts). No reads, no Query/Scan, no index
+   * access (DynamoDB maintains the index), no deletes: orders are never removed.
    */
   grantApplyVersions(grantee: IGrantable): Grant {
     return Grant.addToPrincipal({
       grantee,
-      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      actions: ['dynamodb:PutItem'],
       resourceArns: [this.table.tableArn],
     });
   }

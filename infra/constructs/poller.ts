@@ -2,7 +2,7 @@
 // partner token from SSM, pages the partner API, sends every order version to every queue and
 // quarantines what it cannot publish. Its role can do exactly that and nothing else (notably it cannot
 // touch the orders table, another feed's token or another poller). A deployment with several feeds has one
-// Poller each: its own function, environment, reserved slot and log group.
+// Poller each: its own function, environment and log group.
 import { fileURLToPath } from 'node:url';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Grant, Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -46,8 +46,10 @@ export class Poller extends Construct {
       description: `order-feed-ingester poller of feed ${feed.id}: partner Order Feed API to SQS`,
       timeout: POLLER_TIMEOUT,
       memorySize: 512,
-      // One run at a time; the lease in the cursor table guards against overlap anyway.
-      reservedConcurrentExecutions: 1,
+      // No reserved concurrency: Lambda keeps at least 100 of the account's concurrent executions unreserved
+      // (UnreservedConcurrentExecutions minimum), so reserving even one fails the deploy on an account whose
+      // quota is below 100 + the reservations (new accounts often have 10). The lease in the cursor table is
+      // what allows one run per feed at a time: a run that finds it held ends at once.
       // Self-continuation is a deliberate loop: without this, Lambda's recursive loop detection (which also
       // follows direct Invoke calls, by the trace header the AWS SDK passes on) drops the 17th run of a chain.
       // The chain is bounded by maxContinuations, and only a run that made progress continues.

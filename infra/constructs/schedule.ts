@@ -3,8 +3,8 @@
 //
 // Why no retries and no dead-letter queue: a run is idempotent and resumes from the stored cursor, so a
 // lost or failed tick costs one interval of latency and the next tick does the work. Retrying instead
-// would only stack invocations behind the single reserved slot. Events older than one interval are
-// dropped for the same reason. Ticks that stop altogether show up as the lag alarm (missing data breaches).
+// would only start more runs that find the lease held and end at once. Events older than one interval
+// are dropped for the same reason. Ticks that stop altogether show up as the lag alarm (missing data breaches).
 import { Duration } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';

@@ -123,8 +123,11 @@ describe('stack deployed into the emulator', () => {
         'PollScheduleRuleName',
         'FeedPollers',
         'DashboardName',
+        'AlarmTopicArn',
       ].sort(),
     );
+    // No alarmTopicArn given: the stack's own topic.
+    expect(described.AlarmTopicArn).toMatch(/^arn:aws:sns:[a-z0-9-]+:\d{12}:/);
     expect(JSON.parse(described.FeedPollers ?? '{}')).toEqual({ orders: described.PollerFunctionName });
   });
 
@@ -152,19 +155,23 @@ describe('stack deployed into the emulator', () => {
   });
 
   it.each([
-    ['OrdersQueueUrl', 'OrdersDeadLetterQueueUrl'],
-    ['DownstreamQueueUrlBilling', 'DownstreamDeadLetterQueueUrlBilling'],
-  ])('%s redrives to %s after 5 receives, with a 14-day DLQ', async (queueKey, dlqKey) => {
-    const queue = await queueAttributes(output(queueKey));
-    const dlq = await queueAttributes(output(dlqKey));
+    ['OrdersQueueUrl', 'OrdersDeadLetterQueueUrl', 4],
+    ['DownstreamQueueUrlBilling', 'DownstreamDeadLetterQueueUrlBilling', 14],
+  ])(
+    '%s redrives to %s after 5 receives, with a 14-day DLQ, keeping messages %i days',
+    async (queueKey, dlqKey, days) => {
+      const queue = await queueAttributes(output(queueKey));
+      const dlq = await queueAttributes(output(dlqKey));
 
-    expect(JSON.parse(queue.RedrivePolicy ?? '{}')).toEqual({
-      deadLetterTargetArn: dlq.QueueArn,
-      maxReceiveCount: 5,
-    });
-    expect(queue.VisibilityTimeout).toBe('180');
-    expect(dlq.MessageRetentionPeriod).toBe(String(14 * 24 * 3600));
-  });
+      expect(JSON.parse(queue.RedrivePolicy ?? '{}')).toEqual({
+        deadLetterTargetArn: dlq.QueueArn,
+        maxReceiveCount: 5,
+      });
+      expect(queue.VisibilityTimeout).toBe('180');
+      expect(dlq.MessageRetentionPeriod).toBe(String(14 * 24 * 3600));
+      expect(queue.MessageRetentionPeriod).toBe(String(days * 24 * 3600));
+    },
+  );
 
   it('runs the poller on Node.js 22 with its environment pointing at the deployed resources', async () => {
     const fn = await lambda.send(

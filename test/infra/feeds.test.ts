@@ -186,7 +186,7 @@ describe('a stack with three feeds', () => {
   const variablesOf = (fn: Resource) =>
     (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
 
-  it('has one poller per feed, each with its own feed settings and one reserved slot', () => {
+  it('has one poller per feed, each with its own feed settings and no reserved concurrency', () => {
     const pollers = ['Eu', 'Uk', 'UsSecondAccount'].map((suffix) => pollerOf(suffix)[1]);
 
     expect(pollers.map((fn) => variablesOf(fn).FEED_ID)).toEqual(['eu', 'uk', 'us.second-account']);
@@ -202,7 +202,11 @@ describe('a stack with three feeds', () => {
       'https://us.partner.example.com',
     ]);
     expect(pollers.map((fn) => variablesOf(fn).FEED_ENABLED)).toEqual(['true', 'true', 'false']);
-    expect(pollers.map((fn) => fn.Properties.ReservedConcurrentExecutions)).toEqual([1, 1, 1]);
+    expect(pollers.map((fn) => fn.Properties.ReservedConcurrentExecutions)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
     // One consumer for all feeds: they share the orders queue and table.
     expect(functions().filter(([id]) => id.startsWith('ConsumerFunction'))).toHaveLength(1);
   });

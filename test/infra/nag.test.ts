@@ -69,6 +69,18 @@ describe('cdk-nag AWS Solutions checks', () => {
     for (const ack of found) expect(ack.reason.length, `${ack.id} reason`).toBeGreaterThan(40);
   });
 
+  it('report nothing for a throwaway stack with its own alarm topic and an e-mail subscription', () => {
+    // The stack's own topic and key, the subscriber age alarms and the bucket's auto-delete custom resource.
+    const { app: throwaway } = synthStack({
+      ...REQUIRED_CONFIG,
+      removalPolicy: 'destroy',
+      alarmEmail: 'oncall@example.com',
+      downstreamSubscribers: ['billing'],
+    });
+
+    expect(new AwsSolutionsChecks().validateScope(throwaway).violations).toEqual([]);
+  });
+
   it('fail the synth of the app when a finding is not acknowledged', () => {
     // Prepare: the real app plus a queue breaking the rules (no DLQ, no TLS-only policy)
     const { app: broken, stack } = synthStack(REQUIRED_CONFIG);

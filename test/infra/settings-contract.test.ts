@@ -46,6 +46,8 @@ const EDGES: Partial<Record<ConfigKey, readonly [lowest: unknown, highest: unkno
   arrayQueryEncoding: ['repeat', 'comma'],
   cursorRecoveryLookbackMinutes: [1, 1_581_120],
   downstreamSubscribers: [[], ['a', `s${'-x'.repeat(19)}x`]],
+  subscriberRetentionDays: [1, 14],
+  subscriberMaxAgeHours: [1, 335],
   maxReceiveCount: [1, 1000],
   consumerBatchSize: [1, 10_000],
   consumerMaxBatchingWindowSeconds: [0, 300],
@@ -55,6 +57,7 @@ const EDGES: Partial<Record<ConfigKey, readonly [lowest: unknown, highest: unkno
   metricsNamespace: ['N', `N${'n'.repeat(254)}`],
   logRetentionDays: [1, 3653],
   removalPolicy: ['retain', 'destroy'],
+  quarantineRetentionDays: [1, 3650],
 };
 const EDGE_KEYS = Object.keys(EDGES) as ConfigKey[];
 /** The keys that take one of a few values. */
