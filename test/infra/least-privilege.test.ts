@@ -19,11 +19,12 @@ const ACTION_OF_COMMAND: Readonly<Record<string, string>> = {
   'lambda:Invoke': 'lambda:InvokeFunction',
 };
 
-/** Library calls our code makes that send AWS requests of their own. */
+/** Calls that need more than their own action. */
 const LIBRARY_CALLS: ReadonlyArray<{ pattern: RegExp; actions: readonly string[] }> = [
-  // Powertools Parameters' SSMProvider.get sends GetParameter (with decryption: KMS through SSM, granted only
-  // for a customer-managed key; the AWS-managed alias/aws/ssm key's policy already allows it).
-  { pattern: /new SSMProvider\(/, actions: ['ssm:GetParameter', 'kms:Decrypt'] },
+  // GetParameter WithDecryption: SSM decrypts with the parameter's KMS key on the caller's behalf, so the caller
+  // needs kms:Decrypt too (granted only for a customer-managed key; the AWS-managed alias/aws/ssm key's policy
+  // already allows it).
+  { pattern: /new GetParameterCommand\(\{[^}]*WithDecryption: true/, actions: ['kms:Decrypt'] },
 ];
 
 /** What the platform grants beside the code's calls: logs and traces, and the SQS event source's polling. */
