@@ -39,8 +39,8 @@ let sim: RunningSimulator;
 beforeAll(async () => {
   moto = await startMoto();
   aws = useEmulator(moto);
-  // ~400 versions: about 20 pages of 20, at most 3 pages a run: a chain of about seven runs.
-  sim = await startSimulator({ token: TEST_TOKEN, feed: { seed: 11, orders: 150, vendors: 3 } });
+  // ~200 versions: about 20 pages of 10, at most 3 pages a run: a chain of about seven runs.
+  sim = await startSimulator({ token: TEST_TOKEN, feed: { seed: 11, orders: 75, vendors: 3 } });
 });
 afterAll(async () => {
   await sim?.close();
@@ -67,7 +67,7 @@ async function runChain(
   options: { crashOnPublish?: number; clockSkewMs?: number } = {},
 ): Promise<Invocation[]> {
   const env = pipelineEnv(resources, sim.url, {
-    PAGE_SIZE: '20',
+    PAGE_SIZE: '10',
     MAX_PAGES_PER_RUN: '3',
     DOWNSTREAM_QUEUE_URLS: '{}',
   });
