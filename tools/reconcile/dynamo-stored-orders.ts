@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
+import { backoffWithFullJitter } from '../../functions/core/backoff.js';
 import { type Int64, int64FromText, isInt64 } from '../../functions/core/model/int64.js';
 import type { StoredOrders, StoredVersion } from './reconcile-orders.js';
 
@@ -22,6 +23,7 @@ const MAX_KEYS_PER_BATCH = 100;
 /** Calls per chunk while DynamoDB keeps answering UnprocessedKeys (throttling); backoff from 50 ms. */
 const MAX_BATCH_ATTEMPTS = 8;
 const BASE_DELAY_MS = 50;
+const MAX_DELAY_MS = 5_000;
 /** Segments the table is divided into for sampling. */
 const SAMPLE_SEGMENTS = 16;
 
@@ -55,7 +57,7 @@ export class DynamoStoredOrders implements StoredOrders {
           `${this.tableName}: ${pending.Keys.length} key(s) still unprocessed by BatchGetItem after ${MAX_BATCH_ATTEMPTS} attempts`,
         );
       }
-      if (attempt > 1) await sleep(BASE_DELAY_MS * 2 ** (attempt - 2) * (0.5 + Math.random() / 2));
+      if (attempt > 1) await sleep(backoffWithFullJitter(attempt - 1, BASE_DELAY_MS, MAX_DELAY_MS));
       const output: BatchGetItemCommandOutput = await this.client.send(
         new BatchGetItemCommand({ RequestItems: { [this.tableName]: pending } }),
       );

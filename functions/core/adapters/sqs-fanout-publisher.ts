@@ -8,6 +8,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { backoffWithFullJitter } from '../backoff.js';
 import {
   isValidAttributeValue,
   type OutgoingMessage,
@@ -23,6 +24,7 @@ const MAX_BATCH_BYTES = SQS_MAX_MESSAGE_BYTES;
 /** Attempts per batch for entries SQS reports as failed (SDK-level retries come on top); jittered backoff. */
 const MAX_ATTEMPTS = 4;
 const BASE_DELAY_MS = 100;
+const MAX_DELAY_MS = 1_000;
 
 export class SqsFanoutPublisher implements OrderVersionPublisher {
   constructor(
@@ -77,7 +79,7 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
       if (failed.size === 0) return;
       lastReason = (output.Failed ?? []).map((entry) => `${entry.Code}: ${entry.Message ?? ''}`).join('; ');
       pending = pending.filter((entry) => failed.has(entry.Id));
-      if (attempt < MAX_ATTEMPTS) await sleep(BASE_DELAY_MS * 2 ** (attempt - 1) * Math.random());
+      if (attempt < MAX_ATTEMPTS) await sleep(backoffWithFullJitter(attempt, BASE_DELAY_MS, MAX_DELAY_MS));
     }
     throw new PublishError(
       `${pending.length} message(s) were not accepted by a queue after ${MAX_ATTEMPTS} attempts: ${lastReason}`,

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
+import { backoffWithFullJitter } from '../backoff.js';
 import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
 import {
   AuthenticationError,
@@ -106,16 +107,6 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return delay(ms, undefined, signal ? { signal } : undefined).catch((err: unknown) => {
     throw signal?.aborted ? signal.reason : err;
   });
-}
-
-/**
- * The one backoff: "full jitter" (AWS Architecture Blog), a uniform draw in
- * [0, min(maxMs, baseMs * 2^(attempt-1))); `attempt` is 1 for the first retry.
- */
-export function backoffWithFullJitter(attempt: number, baseMs: number, maxMs: number, random: () => number) {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.floor(attempt) - 1));
-  const r = random();
-  return Math.floor((Number.isFinite(r) ? Math.min(Math.max(r, 0), 1 - Number.EPSILON) : 0) * ceiling);
 }
 
 // The three HTTP-date forms (RFC 9110 §5.6.7) as far as Date.parse needs telling: a weekday, a time, and

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { backoffWithFullJitter } from '../../../functions/core/backoff.js';
 import {
-  backoffWithFullJitter,
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
   rateLimitWaitMs,

@@ -1,0 +1,16 @@
+// The one backoff of every retry loop (the partner client, the SQS publisher, the tools' table reads).
+
+/**
+ * "Full jitter" (AWS Architecture Blog, Exponential Backoff And Jitter): a uniform draw in
+ * [0, min(maxMs, baseMs * 2^(attempt-1))); `attempt` is 1 for the first retry.
+ */
+export function backoffWithFullJitter(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.floor(attempt) - 1));
+  const r = random();
+  return Math.floor((Number.isFinite(r) ? Math.min(Math.max(r, 0), 1 - Number.EPSILON) : 0) * ceiling);
+}
