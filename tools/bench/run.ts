@@ -16,6 +16,7 @@ import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
 import { parseCommandLine } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
+import { awsModelSection } from './aws-model.js';
 import {
   type ChainMeasurement,
   catchUpMeasuredSection,
@@ -159,6 +160,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       catchUpSection(page, schedule),
       catchUpMeasuredSection(catchUpMeasured),
       shardsSection(shardRuns),
+      awsModelSection(),
     ];
     const cpus = os.cpus();
     return {
