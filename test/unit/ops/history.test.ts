@@ -2,7 +2,6 @@
 // of the simulator's scenarios (parsed as the poller parses them), and the history built from history
 // items read back (a fake reader: items as the consumer stores them), sorted and printed exactly.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { stringifyJsonExact } from '../../../functions/core/model/int64.js';
