@@ -404,6 +404,8 @@ describe('npm run ops', () => {
   });
 
   it('history shows what happened to an order; backfill --all-versions sends every stored version; both say so when history is off', async () => {
+    const billing = output('DownstreamQueueUrlBilling');
+    await takeAll(billing);
     const stored = await storedVersions();
     const [orderId, latest] = [...stored].sort(([a], [b]) => a.localeCompare(b))[0] ?? [];
     if (orderId === undefined || latest === undefined) throw new Error('the run stored no order');
@@ -435,9 +437,7 @@ describe('npm run ops', () => {
 
     expect(allVersions.code, allVersions.stderr).toBe(0);
     expect(allVersions.stdout).toContain('finished: every stored version was sent');
-    const sent = (await takeAll(output('DownstreamQueueUrlBilling'))).map((message) =>
-      parseOrderVersionMessage(message.Body ?? ''),
-    );
+    const sent = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
     const { Count } = await aws.dynamo.send(new ScanCommand({ TableName: historyTable, Select: 'COUNT' }));
     expect(sent).toHaveLength(Count ?? -1);
     const ofOrder = sent.filter((message) => String(message.order.id) === orderId);
