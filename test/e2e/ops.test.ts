@@ -403,6 +403,47 @@ describe('npm run ops', () => {
     expect((await opsJson<{ feeds: unknown[] }>('status')).feeds).toHaveLength(1);
   });
 
+  it('history shows what happened to an order; backfill --all-versions sends every stored version; both say so when history is off', async () => {
+    const billing = output('DownstreamQueueUrlBilling');
+    await takeAll(billing);
+    const stored = await storedVersions();
+    const [orderId, latest] = [...stored].sort(([a], [b]) => a.localeCompare(b))[0] ?? [];
+    if (orderId === undefined || latest === undefined) throw new Error('the run stored no order');
+    const unknown = await ops('history', '4242424242');
+    const text = await ops('history', orderId);
+    const allVersions = await ops('backfill', '--subscriber', 'billing', '--all-versions', '--yes');
+
+    const historyTable = outputs.HistoryTableName;
+    if (historyTable === undefined) {
+      // A stack deployed with `history` off has no history table: both commands refuse, naming why.
+      for (const ran of [unknown, text, allVersions]) {
+        expect(ran.code).toBe(1);
+        expect(ran.stderr).toContain(`history is off for stack ${STACK_NAME}`);
+      }
+      return;
+    }
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('order 4242424242 has no stored history');
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`order ${orderId}: `);
+    const history = await opsJson<{ orderId: string; versions: Array<{ version: number; status: string }> }>(
+      'history',
+      orderId,
+    );
+    const versions = history.versions.map((entry) => entry.version);
+    expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    // The orders table holds the highest version the history holds.
+    expect(String(versions.at(-1))).toBe(latest);
+
+    expect(allVersions.code, allVersions.stderr).toBe(0);
+    expect(allVersions.stdout).toContain('finished: every stored version was sent');
+    const sent = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
+    const { Count } = await aws.dynamo.send(new ScanCommand({ TableName: historyTable, Select: 'COUNT' }));
+    expect(sent).toHaveLength(Count ?? -1);
+    const ofOrder = sent.filter((message) => String(message.order.id) === orderId);
+    expect(ofOrder.map((message) => Number(message.order.version))).toEqual(versions);
+  });
+
   it('quarantine list shows the reasons; retry publishes a record that now passes to every queue, once', async () => {
     const bucket = output('QuarantineBucketName');
     const valid = sampleOrder({ id: 990_001, version: 4 });

@@ -24,6 +24,9 @@ Commands:
                                 (NAME: orders or a subscriber; default: every dead-letter queue)
   backfill --subscriber NAME    send the latest stored version of every order to that subscriber's
                                 queue (origin "backfill"); resumable: run it again to go on
+  history ORDER_ID              every stored version of the order (ascending): fetchedAt, status,
+                                total and what changed from the version before; out-of-order
+                                arrivals and gaps in the numbering are marked
   quarantine list               quarantined records and why
   quarantine retry              validate them again with the current code; publish those that pass
                                 to every queue and move them to retried/
@@ -45,6 +48,8 @@ Command flags:
   backfill    --rate N                  messages per second, 1 to ${MAX_BACKFILL_RATE} (default ${DEFAULT_BACKFILL_RATE})
               --max-messages N          stop after N messages (run again to go on)
               --restart                 start over instead of resuming an unfinished backfill
+              --all-versions            every stored version of every order from the order history,
+                                        each order's versions ascending (resumable on its own)
 
 Exit status: 0 done (or planned, without --yes); 1 failed or refused (the message says why);
 2 usage error; 130 stopped by Ctrl-C (backfill: run it again to go on).
@@ -57,6 +62,7 @@ export type CommandName =
   | 'clear-auth-backoff'
   | 'redrive'
   | 'backfill'
+  | 'history'
   | 'quarantine list'
   | 'quarantine retry'
   | 'reconcile';
@@ -87,7 +93,9 @@ export type ParsedCommand =
       rate: number;
       maxMessages: number | undefined;
       restart: boolean;
-    };
+      allVersions: boolean;
+    }
+  | { command: 'history'; shared: SharedOptions; orderId: string };
 
 const SHARED_FLAGS = {
   'stack-name': { type: 'string' },
@@ -110,7 +118,9 @@ const COMMAND_FLAGS = {
     rate: { type: 'string' },
     'max-messages': { type: 'string' },
     restart: { type: 'boolean' },
+    'all-versions': { type: 'boolean' },
   },
+  history: {},
   'quarantine list': {},
   'quarantine retry': {},
 } as const;
@@ -136,11 +146,13 @@ export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
     if (words.length > 1) throw new UsageError(`unexpected argument "${words[1]}"`);
     return reconcileCommand(rest);
   }
+  // history takes the order id as its one argument: `history ORDER_ID [flags]`.
+  const orderId = words[0] === 'history' && words.length === 2 ? orderIdOf(words.pop() as string) : undefined;
   if (words[0] === 'quarantine' && words.length === 1) {
     throw new UsageError('quarantine needs a subcommand: list or retry');
   }
-  if (!(name in COMMAND_FLAGS)) throw new UsageError(`unknown command "${name}"`);
-  const command = name as keyof typeof COMMAND_FLAGS;
+  if (!(words.join(' ') in COMMAND_FLAGS)) throw new UsageError(`unknown command "${name}"`);
+  const command = words.join(' ') as keyof typeof COMMAND_FLAGS;
   const values = parseFlags(rest, { ...SHARED_FLAGS, ...COMMAND_FLAGS[command] }) as Record<
     string,
     string | boolean | undefined
@@ -170,8 +182,12 @@ export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
             ? undefined
             : flagInteger('--max-messages', maxMessages, 1, Number.MAX_SAFE_INTEGER),
         restart: values.restart === true,
+        allVersions: values['all-versions'] === true,
       };
     }
+    case 'history':
+      if (orderId === undefined) throw new UsageError('history needs one ORDER_ID');
+      return { command, shared, orderId };
     default:
       return { command, shared };
   }
@@ -210,6 +226,14 @@ function sharedOptions(values: Record<string, string | boolean | undefined>): Sh
     yes: values.yes === true,
     force: values.force === true,
   };
+}
+
+/** An order id as its exact decimal text (int64, 0 to 2^63-1, as the partner's ids). */
+function orderIdOf(raw: string): string {
+  if (!/^(0|[1-9]\d{0,18})$/.test(raw) || BigInt(raw) > 2n ** 63n - 1n) {
+    throw new UsageError(`ORDER_ID "${raw}" is not an order id (an integer from 0 to 2^63-1)`);
+  }
+  return raw;
 }
 
 function redriveMethod(raw: string | undefined, endpoint: string | undefined): 'move-task' | 'loop' {

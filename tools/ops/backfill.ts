@@ -9,6 +9,11 @@
 // cursor table under `#backfill/<subscriber>`, a key no feed id can take. Ctrl-C, a crash or
 // --max-messages stop the run; the next run resumes after the checkpoint with the same runId (a batch sent
 // but not checkpointed is sent again: a duplicate, never a gap). A finished backfill starts afresh.
+//
+// --all-versions scans the order history table instead (key orderId + version): a scan returns each
+// order's versions together in ascending version, so every stored version is sent, each order's versions
+// ascending, with the fetchedAt and feedId it was stored with. Its checkpoint (the last orderId and version
+// sent) is kept under `#backfill/<subscriber>/all-versions`, apart from the latest-version backfill's.
 import { randomUUID } from 'node:crypto';
 import {
   type AttributeValue,
@@ -29,6 +34,8 @@ import type { AwsAt } from '../aws.js';
 import { orderOfStoredItem, UnreadableItemError } from '../store/stored-order.js';
 
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;
+/** The order history table's sort key (its partition key is the orders table's). */
+const VERSION = 'version';
 /** SendMessageBatch's limit. */
 const MAX_BATCH = 10;
 const SCAN_PAGE = 100;
@@ -38,16 +45,22 @@ export interface Checkpoint {
   status: 'running' | 'done';
   /** The orders table key (orderId, as its exact decimal text) of the last order sent. */
   lastOrderId: string | undefined;
+  /** --all-versions: the history table's sort key (version, exact decimal text) of the last version sent. */
+  lastVersion?: string | undefined;
   sent: number;
   startedAt: string;
   updatedAt: string;
 }
 
 export interface BackfillPorts {
-  /** Up to `limit` items after `afterOrderId` in scan order, and whether the scan has more. */
+  /**
+   * Up to `limit` items after `afterOrderId` (and, in the history table, `afterVersion`) in scan order, and
+   * whether the scan has more.
+   */
   scan(
     afterOrderId: string | undefined,
     limit: number,
+    afterVersion?: string,
   ): Promise<{ items: Array<Record<string, AttributeValue>>; more: boolean }>;
   readCheckpoint(): Promise<Checkpoint | undefined>;
   writeCheckpoint(checkpoint: Checkpoint): Promise<void>;
@@ -65,6 +78,8 @@ export interface BackfillRequest {
   rate: number;
   maxMessages: number | undefined;
   restart: boolean;
+  /** The ports read the order history table: messages keep each version's fetchedAt and feedId. */
+  allVersions?: boolean;
   signal?: AbortSignal;
   progress: (line: string) => void;
 }
@@ -122,10 +137,11 @@ export async function runBackfill(ports: BackfillPorts, request: BackfillRequest
   const toMessage = (raw: Record<string, AttributeValue>): OutgoingMessage | undefined => {
     try {
       const { order, findings } = orderOfStoredItem(raw);
+      const stored = request.allVersions ? raw : {};
       return buildOrderVersionMessage(order, {
-        feedId: request.feedId,
+        feedId: stored.feedId?.S ?? request.feedId,
         pageId: null,
-        fetchedAt,
+        fetchedAt: stored.fetchedAt?.S ?? fetchedAt,
         findings,
         correlationId,
         origin: 'backfill',
@@ -139,7 +155,7 @@ export async function runBackfill(ports: BackfillPorts, request: BackfillRequest
   };
 
   outer: for (;;) {
-    const page = await ports.scan(checkpoint.lastOrderId, SCAN_PAGE);
+    const page = await ports.scan(checkpoint.lastOrderId, SCAN_PAGE, checkpoint.lastVersion);
     for (let start = 0; start < page.items.length; start += batchSize) {
       if (request.signal?.aborted) {
         summary.stoppedBy = 'interrupt';
@@ -158,7 +174,11 @@ export async function runBackfill(ports: BackfillPorts, request: BackfillRequest
       await ports.publisher.publish(messages);
       summary.sent += messages.length;
       checkpoint.sent += messages.length;
-      checkpoint.lastOrderId = chunk[chunk.length - 1]?.[KEY]?.N ?? checkpoint.lastOrderId;
+      const last = chunk[chunk.length - 1];
+      if (last !== undefined) {
+        checkpoint.lastOrderId = last[KEY]?.N ?? checkpoint.lastOrderId;
+        if (request.allVersions) checkpoint.lastVersion = last[VERSION]?.N;
+      }
       checkpoint.updatedAt = new Date(ports.now()).toISOString();
       await ports.writeCheckpoint(checkpoint);
       const elapsed = ports.now() - startedMs;
@@ -189,24 +209,36 @@ export async function runBackfill(ports: BackfillPorts, request: BackfillRequest
 }
 
 /** The checkpoint's key in the cursor table: `#` can never start a feed id. */
-export const checkpointKey = (subscriber: string): string => `#backfill/${subscriber}`;
+export const checkpointKey = (subscriber: string, allVersions = false): string =>
+  `#backfill/${subscriber}${allVersions ? '/all-versions' : ''}`;
 
-/** The AWS side of the ports: the orders table, the cursor table and the subscriber's queue. */
+/**
+ * The AWS side of the ports: the orders table (or with `historyTable`, the order history table), the
+ * cursor table and the subscriber's queue.
+ */
 export function awsBackfillPorts(
   aws: AwsAt,
-  tables: { ordersTable: string; cursorTable: string },
+  tables: { ordersTable: string; cursorTable: string; historyTable?: string | undefined },
   subscriber: string,
   publisher: OrderVersionPublisher,
 ): BackfillPorts {
-  const key = marshall({ feedId: checkpointKey(subscriber) });
+  const allVersions = tables.historyTable !== undefined;
+  const table = tables.historyTable ?? tables.ordersTable;
+  const key = marshall({ feedId: checkpointKey(subscriber, allVersions) });
   return {
-    async scan(afterOrderId, limit) {
+    async scan(afterOrderId, limit, afterVersion) {
+      // A scan may resume from any item's key: the last order (and version) sent is enough.
+      const start: Record<string, AttributeValue> | undefined =
+        afterOrderId === undefined
+          ? undefined
+          : allVersions
+            ? { [KEY]: { N: afterOrderId }, [VERSION]: { N: afterVersion ?? '0' } }
+            : { [KEY]: { N: afterOrderId } };
       const output = await aws.dynamo.send(
         new ScanCommand({
-          TableName: tables.ordersTable,
+          TableName: table,
           Limit: limit,
-          // A scan may resume from any item's key: the last order sent is enough.
-          ...(afterOrderId === undefined ? {} : { ExclusiveStartKey: { [KEY]: { N: afterOrderId } } }),
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
         }),
       );
       return { items: output.Items ?? [], more: output.LastEvaluatedKey !== undefined };
@@ -221,6 +253,7 @@ export function awsBackfillPorts(
         runId: String(item.runId),
         status: item.status === 'done' ? 'done' : 'running',
         lastOrderId: typeof item.lastOrderId === 'string' ? item.lastOrderId : undefined,
+        ...(typeof item.lastVersion === 'string' ? { lastVersion: item.lastVersion } : {}),
         sent: typeof item.sent === 'number' ? item.sent : 0,
         startedAt: String(item.startedAt),
         updatedAt: String(item.updatedAt),
@@ -239,7 +272,7 @@ export function awsBackfillPorts(
     },
     publisher,
     async estimateTotal() {
-      const { Table } = await aws.dynamo.send(new DescribeTableCommand({ TableName: tables.ordersTable }));
+      const { Table } = await aws.dynamo.send(new DescribeTableCommand({ TableName: table }));
       return Table?.ItemCount;
     },
     now: Date.now,

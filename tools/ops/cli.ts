@@ -13,6 +13,7 @@ import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, US
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
 import { formatDuration, queueNameOf } from './format.js';
+import { awsHistoryReader, buildHistory, historyEntryOf, renderHistory } from './history.js';
 import {
   judgeQuarantined,
   listQuarantined,
@@ -92,6 +93,8 @@ async function dispatch(parsed: Exclude<ParsedCommand, { command: 'help' | 'reco
       return redrive(run, shared, parsed.queue, parsed.method);
     case 'backfill':
       return backfill(run, parsed, feeds);
+    case 'history':
+      return history(run, shared, parsed.orderId);
     case 'quarantine list':
       return quarantineList(run, shared);
     case 'quarantine retry':
@@ -217,11 +220,12 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
       `unknown subscriber "${parsed.subscriber}" (subscribers: ${names.join(', ') || 'none'})`,
     );
   }
+  const historyTable = parsed.allVersions ? requireHistoryTable(run.target) : undefined;
   // source.feedId: the feed asked for, else the only feed; orders of several feeds share the table.
   const feedId = shared.feed ?? (feeds.length === 1 ? (feeds[0] as string) : 'backfill');
   const ports = awsBackfillPorts(
     run.aws,
-    run.target,
+    { ...run.target, historyTable },
     parsed.subscriber,
     new SqsFanoutPublisher(run.aws.sqs, [queue.url]),
   );
@@ -232,11 +236,15 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     const text =
       `backfill of subscriber ${parsed.subscriber} (${queueNameOf(queue.url)}) at ${parsed.rate} message(s)/s:\n` +
       (resume
-        ? `  resumes run ${checkpoint.runId} after order ${checkpoint.lastOrderId ?? '(none)'} (${checkpoint.sent} sent so far)`
-        : `  sends the latest version of each of ~${total ?? '?'} order(s) from the start`);
+        ? `  resumes run ${checkpoint.runId} after order ${checkpoint.lastOrderId ?? '(none)'}` +
+          `${checkpoint.lastVersion === undefined ? '' : ` version ${checkpoint.lastVersion}`} (${checkpoint.sent} sent so far)`
+        : parsed.allVersions
+          ? `  sends every one of ~${total ?? '?'} stored version(s) from the order history, each order's versions ascending, from the start`
+          : `  sends the latest version of each of ~${total ?? '?'} order(s) from the start`);
     const json = {
       applied: false,
       subscriber: parsed.subscriber,
+      allVersions: parsed.allVersions,
       resume,
       checkpoint,
       estimatedOrders: total,
@@ -249,13 +257,14 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
     rate: parsed.rate,
     maxMessages: parsed.maxMessages,
     restart: parsed.restart,
+    allVersions: parsed.allVersions,
     ...(run.io.signal ? { signal: run.io.signal } : {}),
     progress: (line) => run.io.stderr(`${line}\n`),
   });
   const text = [
     `backfill of ${summary.subscriber}: ${summary.sent} sent in ${elapsed(summary.elapsedMs)} (run ${summary.runId}${summary.resumed ? ', resumed' : ''}; ${summary.sentTotal} in all)`,
     summary.finished
-      ? 'finished: every stored order was sent'
+      ? `finished: every stored ${parsed.allVersions ? 'version' : 'order'} was sent`
       : `stopped (${summary.stoppedBy ?? 'unknown'}): run the same command again to go on`,
     ...(summary.skipped > 0
       ? [`skipped ${summary.skipped} unreadable item(s): ${summary.skippedIds.join(', ')}`]
@@ -264,6 +273,28 @@ async function backfill(run: Run, parsed: Extract<ParsedCommand, { command: 'bac
   ].join('\n');
   print(run, shared, summary, text);
   return summary.stoppedBy === 'interrupt' ? EXIT_INTERRUPTED : EXIT_OK;
+}
+
+/** The stack's order history table; a CommandError when the stack has none (history is off). */
+function requireHistoryTable(target: OpsTarget): string {
+  if (target.historyTable === undefined) {
+    throw new CommandError(
+      `history is off for stack ${target.stackName} (it has no output HistoryTableName): no order history to read`,
+    );
+  }
+  return target.historyTable;
+}
+
+async function history(run: Run, shared: SharedOptions, orderId: string): Promise<number> {
+  const items = await awsHistoryReader(run.aws, requireHistoryTable(run.target))(orderId);
+  if (items.length === 0) {
+    throw new CommandError(
+      `order ${orderId} has no stored history (unknown order, or its versions expired or predate the history)`,
+    );
+  }
+  const report = buildHistory(orderId, items.map(historyEntryOf));
+  print(run, shared, report, renderHistory(report));
+  return EXIT_OK;
 }
 
 async function quarantineList(run: Run, shared: SharedOptions) {

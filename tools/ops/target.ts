@@ -30,6 +30,8 @@ export interface OpsTarget {
   ordersTable: string;
   cursorTable: string;
   quarantineBucket: string;
+  /** The order history table (output HistoryTableName); undefined when history is off for the stack. */
+  historyTable: string | undefined;
   /** The orders queue first, then the subscribers' queues sorted by name. */
   queues: QueuePair[];
   /** Feed id → poller function name, as the stack declares them. */
@@ -88,6 +90,7 @@ export function targetFromOutputs(
     ordersTable: required('OrdersTableName'),
     cursorTable: required('CursorTableName'),
     quarantineBucket: required('QuarantineBucketName'),
+    historyTable: outputs.HistoryTableName || undefined,
     queues: [...queues, ...downstream],
     pollers,
   };

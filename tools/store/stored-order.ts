@@ -1,12 +1,15 @@
-// The way back from an orders table item (functions/core/adapters/stored-order-item.ts writes it) to the
-// order version it holds: what backfill republishes.
+// The way back from an orders table item or an order history item (functions/core/adapters/stored-order-item.ts
+// writes both) to the order version it holds: what backfill republishes and `ops history` compares.
 import { gunzipSync } from 'node:zlib';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { isInt64, parseJsonExact } from '../../functions/core/model/int64.js';
 import type { Finding, Order } from '../../functions/core/model/types.js';
 
-/** What storedOrderItem adds to the order's own attributes: the way back leaves them out. */
+/**
+ * What storedOrderItem adds to the order's own attributes, and what a history item adds to those (its sort
+ * key `version` is the order's own): the way back leaves them out.
+ */
 const STORAGE_ATTRIBUTES = new Set([
   'orderId',
   'saleKey',
@@ -15,6 +18,11 @@ const STORAGE_ATTRIBUTES = new Set([
   'correlationId',
   'itemsGzip',
   'itemsEncoding',
+  'fetchedAt',
+  'storedAt',
+  'feedId',
+  'expiresAt',
+  'arrivedAfterVersion',
 ]);
 
 export class UnreadableItemError extends Error {

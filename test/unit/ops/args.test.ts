@@ -75,7 +75,21 @@ describe('parseOpsArgs', () => {
     expect(parseOpsArgs(['backfill', '--subscriber', 'billing'])).toMatchObject({
       rate: 50,
       maxMessages: undefined,
+      allVersions: false,
     });
+    expect(parseOpsArgs(['backfill', '--subscriber', 'billing', '--all-versions'])).toMatchObject({
+      allVersions: true,
+    });
+  });
+
+  it('reads history ORDER_ID as exact int64 text, with the shared flags', () => {
+    expect(parseOpsArgs(['history', '9223372036854775807', '--json'])).toMatchObject({
+      command: 'history',
+      orderId: '9223372036854775807',
+      shared: { json: true },
+    });
+    expect(parseOpsArgs(['history', '0'])).toMatchObject({ orderId: '0' });
+    expect(parseOpsArgs(['history', '-h'])).toEqual({ command: 'help' });
   });
 
   it('passes reconcile its own flags, adding the default stack', () => {
@@ -113,6 +127,13 @@ describe('parseOpsArgs', () => {
     [['redrive', '--method', 'teleport'], '--method must be move-task or loop'],
     [['status', '--aws-endpoint', 'ftp://x'], 'must be an http(s) URL'],
     [['status', 'extra'], 'unknown command "status extra"'],
+    [['history'], 'history needs one ORDER_ID'],
+    [['history', '1', '2'], 'unknown command "history 1 2"'],
+    [['history', 'abc'], 'ORDER_ID "abc" is not an order id'],
+    [['history', '9223372036854775808'], 'is not an order id'],
+    [['history', '012'], 'is not an order id'],
+    [['history', '12', '--subscriber', 'x'], "Unknown option '--subscriber'"],
+    [['status', '--all-versions'], "Unknown option '--all-versions'"],
   ])('refuses %j as a usage error', (argv, message) => {
     expect(() => parseOpsArgs(argv)).toThrow(UsageError);
     expect(() => parseOpsArgs(argv)).toThrow(message);

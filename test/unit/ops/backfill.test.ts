@@ -189,3 +189,73 @@ describe('runBackfill', () => {
     expect(lines.at(-1)).toMatch(/^backfill billing: 12 of ~12 sent/);
   });
 });
+
+describe('runBackfill --all-versions (the order history table)', () => {
+  /**
+   * A history table in scan order: each order's versions together, ascending (as a DynamoDB scan returns
+   * them); the fake's scan resumes after (orderId, version) as ExclusiveStartKey does.
+   */
+  function fakeHistoryPorts(orders: number, versionsEach: number) {
+    const items: Array<Record<string, AttributeValue>> = [];
+    for (let index = 0; index < orders; index += 1) {
+      for (let version = 1; version <= versionsEach; version += 1) {
+        const stored = order(2000 + index, version);
+        items.push({
+          ...storedOrderItem(stored, undefined, undefined).item,
+          version: { N: String(version) },
+          fetchedAt: { S: `2026-03-01T10:00:0${version}.000Z` },
+          storedAt: { S: '2026-03-01T10:00:10.000Z' },
+          feedId: { S: 'eu-orders' },
+          ...(version === 1 ? { arrivedAfterVersion: { N: '2' } } : {}),
+        });
+      }
+    }
+    const base = fakePorts(0);
+    const scans: Array<[string | undefined, string | undefined]> = [];
+    base.ports.scan = async (afterOrderId, limit, afterVersion) => {
+      scans.push([afterOrderId, afterVersion]);
+      const start =
+        afterOrderId === undefined
+          ? 0
+          : items.findIndex((item) => item.orderId?.N === afterOrderId && item.version?.N === afterVersion) +
+            1;
+      return { items: items.slice(start, start + limit), more: start + limit < items.length };
+    };
+    base.ports.estimateTotal = async () => items.length;
+    return { ...base, scans };
+  }
+
+  it('sends every stored version, each order ascending, with the fetchedAt and feedId it was stored with', async () => {
+    const fake = fakeHistoryPorts(4, 3);
+
+    const summary = await runBackfill(fake.ports, request({ allVersions: true }));
+
+    const messages = fake.sent.flat().map((message) => parseOrderVersionMessage(message.body));
+    expect(messages.map((message) => `${message.order.id}/${message.order.version}`)).toEqual(
+      [2000, 2001, 2002, 2003].flatMap((id) => [`${id}/1`, `${id}/2`, `${id}/3`]),
+    );
+    expect(messages[1]?.source).toMatchObject({
+      feedId: 'eu-orders',
+      fetchedAt: '2026-03-01T10:00:02.000Z',
+      origin: 'backfill',
+    });
+    expect(summary).toMatchObject({ sent: 12, finished: true });
+    expect(fake.current()).toMatchObject({ status: 'done', lastOrderId: '2003', lastVersion: '3' });
+  });
+
+  it('resumes after the last version sent, inside an order, skipping and doubling nothing', async () => {
+    const fake = fakeHistoryPorts(5, 3);
+
+    const first = await runBackfill(fake.ports, request({ allVersions: true, maxMessages: 7 }));
+    const second = await runBackfill(fake.ports, request({ allVersions: true }));
+
+    expect(first).toMatchObject({ sent: 7, stoppedBy: 'max-messages' });
+    expect(second).toMatchObject({ resumed: true, runId: first.runId, sent: 8, sentTotal: 15 });
+    // Version 1 of order 2002 was the seventh: the second run resumes at version 2 of that order.
+    expect(fake.scans[1]).toEqual(['2002', '1']);
+    const sent = fake.sent.flat().map((message) => parseOrderVersionMessage(message.body).order);
+    expect(sent.map((o) => `${o.id}/${o.version}`)).toEqual(
+      [2000, 2001, 2002, 2003, 2004].flatMap((id) => [`${id}/1`, `${id}/2`, `${id}/3`]),
+    );
+  });
+});

@@ -32,6 +32,8 @@ describe('targetFromOutputs', () => {
       ordersTable: 'orders-table',
       cursorTable: 'cursor-table',
       quarantineBucket: 'quarantine-bucket',
+      // No HistoryTableName output: history is off for the stack.
+      historyTable: undefined,
       queues: [
         {
           name: 'orders',
@@ -55,6 +57,12 @@ describe('targetFromOutputs', () => {
       ],
       pollers: { orders: 'poller-fn' },
     });
+  });
+
+  it('reads the history table from HistoryTableName', () => {
+    const outputs = { ...OUTPUTS, HistoryTableName: 'history-table' };
+
+    expect(targetFromOutputs('Stack', outputs, {}, {}).historyTable).toBe('history-table');
   });
 
   it('names a missing output', () => {

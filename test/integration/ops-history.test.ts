@@ -1,0 +1,232 @@
+// `ops history` and `ops backfill --all-versions` run in-process through runOps against emulated AWS
+// (moto): a stack whose outputs name an order history table with the shared key schema (orderId N,
+// version N), holding history items as the consumer writes them (the orders table item of the version
+// plus version, fetchedAt, storedAt, feedId, correlationId, arrivedAfterVersion); and a stack without
+// the HistoryTableName output (history off).
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { type AttributeValue, CreateTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storedOrderItem } from '../../functions/core/adapters/stored-order-item.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseJsonExact } from '../../functions/core/model/int64.js';
+import type { Order } from '../../functions/core/model/types.js';
+import { type AwsClients, receiveAll, useEmulator } from '../../tools/harness/pipeline.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runOps } from '../../tools/ops/cli.js';
+import { sampleOrder, toOrder } from '../fixtures/orders.js';
+import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+
+const BIG_ID = 2n ** 63n - 2n;
+const LOW = 2n ** 53n;
+
+let moto: RunningMoto;
+let aws: AwsClients;
+let subscriberQueueUrl: string;
+
+async function createTable(name: string, keys: Array<[string, 'N' | 'S', 'HASH' | 'RANGE']>) {
+  await aws.dynamo.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: keys.map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+      KeySchema: keys.map(([AttributeName, , KeyType]) => ({ AttributeName, KeyType })),
+    }),
+  );
+}
+
+async function createStack(name: string, outputs: Record<string, string>) {
+  const cfn = new CloudFormationClient({ endpoint: moto.endpoint, region: EMULATOR_ENV.AWS_REGION });
+  const template = {
+    Resources: { Placeholder: { Type: 'AWS::SQS::Queue', Properties: { QueueName: `${name}-placeholder` } } },
+    Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
+  };
+  try {
+    await cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: JSON.stringify(template) }));
+  } finally {
+    cfn.destroy();
+  }
+}
+
+function historyItem(order: Order, fetchedAt: string, arrivedAfterVersion?: bigint) {
+  const { item } = storedOrderItem(order, undefined, {
+    findingCodes: [],
+    correlationId: 'poll:run-1:1',
+  });
+  const history: Record<string, AttributeValue> = {
+    ...item,
+    version: { N: String(order.version) },
+    fetchedAt: { S: fetchedAt },
+    storedAt: { S: '2026-03-01T12:00:00.000Z' },
+    feedId: { S: 'orders' },
+    ...(arrivedAfterVersion === undefined ? {} : { arrivedAfterVersion: { N: String(arrivedAfterVersion) } }),
+  };
+  return history;
+}
+
+async function ops(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runOps([...argv, '--aws-endpoint', moto.endpoint], {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    env: { ...EMULATOR_ENV },
+  });
+  return { code, stdout, stderr };
+}
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = useEmulator(moto);
+  await createTable('history', [
+    ['orderId', 'N', 'HASH'],
+    ['version', 'N', 'RANGE'],
+  ]);
+  await createTable('orders', [['orderId', 'N', 'HASH']]);
+  await createTable('cursor', [['feedId', 'S', 'HASH']]);
+  await aws.s3.send(new CreateBucketCommand({ Bucket: 'quarantine' }));
+  const queue = async (QueueName: string) =>
+    (await aws.sqs.send(new CreateQueueCommand({ QueueName }))).QueueUrl as string;
+  const outputs = {
+    OrdersTableName: 'orders',
+    CursorTableName: 'cursor',
+    QuarantineBucketName: 'quarantine',
+    OrdersQueueUrl: await queue('orders-queue'),
+    DownstreamQueueUrlBilling: await queue('billing-queue'),
+  };
+  subscriberQueueUrl = outputs.DownstreamQueueUrlBilling;
+  await createStack('WithHistory', { ...outputs, HistoryTableName: 'history' });
+  await createStack('WithoutHistory', outputs);
+
+  const { acceptedAt: _, ...sample } = toOrder(sampleOrder());
+  const base: Order = { ...sample, id: BIG_ID, status: 'placed' };
+  const versions: Array<[Order, string, bigint?]> = [
+    [
+      { ...base, version: LOW + 2n, status: 'accepted', acceptedAt: '2026-03-01T11:05:00.000Z' },
+      '2026-03-01T11:06:00.000Z',
+    ],
+    [
+      {
+        ...base,
+        version: LOW + 5n,
+        status: 'cancelled',
+        acceptedAt: '2026-03-01T11:05:00.000Z',
+        cancelledAt: '2026-03-01T11:20:00.000Z',
+      },
+      '2026-03-01T11:21:00.000Z',
+    ],
+    // Arrived last, after v(2^53 + 5) was stored.
+    [{ ...base, version: LOW + 1n }, '2026-03-01T11:30:00.000Z', LOW + 5n],
+  ];
+  for (const [order, fetchedAt, after] of versions) {
+    await aws.dynamo.send(
+      new PutItemCommand({ TableName: 'history', Item: historyItem(order, fetchedAt, after) }),
+    );
+  }
+  const other: Order = { ...base, id: 7, version: 1 };
+  await aws.dynamo.send(
+    new PutItemCommand({ TableName: 'history', Item: historyItem(other, '2026-03-01T10:00:00.000Z') }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await moto?.stop();
+});
+
+describe('ops history (moto)', () => {
+  it('shows every stored version in exact ascending order, the changes, the out-of-order arrival and the gaps', async () => {
+    const { code, stdout, stderr } = await ops('history', String(BIG_ID), '--stack-name', 'WithHistory');
+
+    expect(stderr).toBe('');
+    expect(code).toBe(EXIT_OK);
+    expect(stdout).toContain('order 9223372036854775806: 3 stored version(s)');
+    const rows = stdout.split('\n').filter((line) => /^900719925474099\d /.test(line));
+    expect(rows.map((line) => line.split(/\s+/)[0])).toEqual([
+      '9007199254740993',
+      '9007199254740994',
+      '9007199254740997',
+    ]);
+    expect(rows[0]).toContain('2026-03-01T11:30:00.000Z  placed');
+    expect(rows[0]).toContain('out of order (after v9007199254740997)');
+    expect(stdout).toContain('status placed -> accepted');
+    expect(stdout).toContain('gap: no version 9007199254740995 to 9007199254740996 stored');
+    expect(stdout).toContain('cancelledAt set 2026-03-01T11:20:00.000Z');
+  });
+
+  it('gives the same data with --json, int64 exact', async () => {
+    const { code, stdout } = await ops('history', String(BIG_ID), '--stack-name', 'WithHistory', '--json');
+
+    expect(code).toBe(EXIT_OK);
+    const report = parseJsonExact(stdout) as {
+      orderId: string;
+      versions: Array<{ version: bigint; outOfOrder: boolean; changes: Array<{ kind: string }> }>;
+    };
+    expect(report.orderId).toBe('9223372036854775806');
+    expect(report.versions.map((entry) => entry.version)).toEqual([LOW + 1n, LOW + 2n, LOW + 5n]);
+    expect(report.versions.map((entry) => entry.outOfOrder)).toEqual([true, false, false]);
+    expect(report.versions[2]?.changes.map((change) => change.kind)).toEqual(['status', 'timestamp']);
+  });
+
+  it('exits 1 for an unknown order, and 1 when the stack has no history table', async () => {
+    const unknown = await ops('history', '42', '--stack-name', 'WithHistory');
+    expect(unknown.code).toBe(EXIT_FAILED);
+    expect(unknown.stderr).toContain('order 42 has no stored history');
+
+    const off = await ops('history', String(BIG_ID), '--stack-name', 'WithoutHistory');
+    expect(off.code).toBe(EXIT_FAILED);
+    expect(off.stderr).toContain('history is off for stack WithoutHistory');
+  });
+
+  it('prints usage and exits 2 on a bad flag', async () => {
+    const { code, stderr } = await ops('history', '42', '--bogus');
+    expect(code).toBe(EXIT_USAGE);
+    expect(stderr).toContain('Usage: npm run ops');
+  });
+});
+
+describe('ops backfill --all-versions (moto)', () => {
+  it('sends every stored version of every order, each order ascending, and finishes', async () => {
+    const { code, stdout } = await ops(
+      'backfill',
+      '--subscriber',
+      'billing',
+      '--all-versions',
+      '--yes',
+      '--stack-name',
+      'WithHistory',
+    );
+
+    expect(code).toBe(EXIT_OK);
+    expect(stdout).toContain('finished: every stored version was sent');
+    const messages = (await receiveAll(aws, subscriberQueueUrl)).map((body) =>
+      parseOrderVersionMessage(body),
+    );
+    const byOrder = new Map<string, bigint[]>();
+    for (const message of messages) {
+      const id = String(message.order.id);
+      byOrder.set(id, [...(byOrder.get(id) ?? []), BigInt(message.order.version)]);
+      expect(message.source.origin).toBe('backfill');
+    }
+    expect(Object.fromEntries(byOrder)).toEqual({
+      '7': [1n],
+      '9223372036854775806': [LOW + 1n, LOW + 2n, LOW + 5n],
+    });
+  });
+
+  it('exits 1 when the stack has no history table', async () => {
+    const { code, stderr } = await ops(
+      'backfill',
+      '--subscriber',
+      'billing',
+      '--all-versions',
+      '--stack-name',
+      'WithoutHistory',
+    );
+    expect(code).toBe(EXIT_FAILED);
+    expect(stderr).toContain('history is off');
+  });
+});
