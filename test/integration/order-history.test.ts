@@ -3,6 +3,7 @@
 // write, two feeds serving the same versions), exactly one entry per (orderId, version), holding the content
 // of its first delivery; int64 versions beyond 2^53 stored and sorted exactly.
 import { type DynamoDBClient, type PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { applyOrderVersion, type OrdersTable } from '../../functions/core/apply/apply-order-version.js';
@@ -12,14 +13,17 @@ import {
   type OrderVersionMessage,
 } from '../../functions/core/contract/order-version-message.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
+import { buildConsumerHandler } from '../../tools/harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
   type PipelineResources,
+  pipelineEnv,
   scanHistory,
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
@@ -183,6 +187,47 @@ describe('the consumer keeps each order version once in the history', () => {
       ['eu', FETCHED_AT, 'poll:run-1:1'],
       ['uk', uk.fetchedAt, uk.correlationId],
       ['uk', uk.fetchedAt, uk.correlationId],
+    ]);
+  });
+
+  it('keeps the versions a batch supersedes (only its highest is written to the orders table)', async () => {
+    // Prepare: v4 stored; then one batch holds v2, v5 and v3 of the same order, and v1 and v3 of another.
+    await applyOrderVersion(tables, message(7, 4, 'accepted'));
+    const { consumer } = buildConsumerHandler({
+      env: pipelineEnv(resources, 'http://127.0.0.1:1'),
+      clients: aws,
+    });
+    const deliveries = [message(7, 2, 'placed'), message(7, 5, 'cancelled'), message(7, 3, 'accepted')];
+    deliveries.push(message(8, 1, 'placed'), message(8, 3, 'accepted'));
+    const records = deliveries.map(
+      (m, index) =>
+        ({
+          messageId: `m-${index}`,
+          body: buildOrderVersionMessage(m.order, {
+            ...m.source,
+            pageId: null,
+            correlationId: 'poll:run-1:1',
+            origin: 'poll',
+          }).body,
+          attributes: { ApproximateReceiveCount: '1' },
+          messageAttributes: {},
+        }) as unknown as SQSRecord,
+    );
+
+    // Act
+    const response = await consumer({ Records: records }, lambdaContext('consumer', 30_000));
+
+    // Assess: every version kept once; those the table already had a higher version of are marked.
+    expect(response.batchItemFailures).toEqual([]);
+    const history = await scanHistory(aws, resources.historyTable);
+    expect(keys(history)).toEqual(['7/2', '7/3', '7/4', '7/5', '8/1', '8/3']);
+    expect(history.map((entry) => entry.arrivedAfterVersion)).toEqual([
+      4,
+      4,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
     ]);
   });
 

@@ -6,6 +6,7 @@
 // (infra/config.ts, consumerMaxConcurrencyFor). tools/bench/RESULTS.md and infra/README.md show its table.
 import { consumerMaxConcurrencyFor } from '../../infra/config.js';
 import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
+import type { Section } from './report.js';
 
 /** Latencies the model states (typical in-region figures; the partner's from the issue: 150–200 ms per GET). */
 export interface AwsLatencies {
@@ -140,4 +141,36 @@ export function scalingTable(
       costPerDay: (versionsPerDay / 1e6) * perMillion,
     };
   });
+}
+
+/**
+ * Section 9: the deployment's ceiling on AWS at the defaults, from the model above (not measured here: moto is
+ * not AWS). Floor: N × one feed's rate (perfect scaling), as time per million versions; target ≤ 1/0.8.
+ */
+export function awsModelSection(): Section {
+  const rows = scalingTable();
+  const one = rows[0];
+  const hoursPerMillion = (rate: number) => 1e6 / rate / 3600;
+  return {
+    id: 'awsModel',
+    title:
+      'AWS model at the defaults: 1, 2, 4, 10 feeds (stated latencies, not measured; consumer concurrency 5 per feed)',
+    floorIs: "N × one feed's rate (perfect scaling), as time per million versions",
+    figures: rows.map((row) => ({
+      label: `${row.feeds} feed(s): time per million versions`,
+      unit: 'h',
+      value: hoursPerMillion(row.rate),
+      floor: one ? hoursPerMillion(row.feeds * one.rate) : undefined,
+      ratio: one ? (row.feeds * one.rate) / row.rate : undefined,
+      target: row.feeds === 1 ? undefined : 1 / SCALING_TARGET,
+    })),
+    formulas: rows.map(
+      (row) =>
+        `${row.feeds} feed(s): ${Math.round(row.versionsPerDay / 1e6)} M versions/day (${row.share.toFixed(2)}× N × one feed, bound: ${row.bound}); ` +
+        `${row.partnerGetsPerSecond.toFixed(1)} partner GETs/s, ${Math.round(row.writeUnitsPerSecond)} WRU/s on the orders table ` +
+        `(a new on-demand table serves ${NEW_ON_DEMAND_TABLE_WRITES_PER_SECOND}/s at once, quota ${TABLE_WRU_PER_SECOND_QUOTA}/s), ` +
+        `Lambda concurrency ${row.lambdaConcurrency}; $${row.costPerMillionVersions.toFixed(2)} per million versions`,
+    ),
+    details: { rows, latencies: STATED_LATENCIES, defaults: DEPLOYED_DEFAULTS },
+  };
 }

@@ -266,6 +266,7 @@ export function costSection(
     '$/M',
     rows.reduce((sum, row) => sum + row.value, 0) + logs,
     rows.reduce((sum, row) => sum + (row.floor ?? 0), 0),
+    1.1,
   );
   const figures = [...rows];
   if (logs > 0) figures.push(figure('CloudWatch Logs ingestion (logs + EMF)', '$/M', logs));

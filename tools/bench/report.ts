@@ -33,6 +33,7 @@ export const SECTION_IDS = [
   'catchUp',
   'catchUpMeasured',
   'shards',
+  'awsModel',
   'history',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];

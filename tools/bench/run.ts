@@ -4,7 +4,7 @@
 //   2. CPU: poller page work (section 1), in-process
 //   3. cold start: bundles and module init in fresh node processes (section 4)
 //   4. moto + intercepting proxy: the emulator's ceiling, then the real pipeline (sections 2 and 5), and
-//      the same pipeline with history off (section 9: history on and off)
+//      the same pipeline with history off (section 10: history on and off)
 //   5. catch-up measured (7) and shards (8): continued poller runs against a slow partner
 //   6. derived: cost per million versions (3), catch-up model (6); print, write JSON
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
 import { parseCommandLine } from '../cli-args.js';
 import { startMoto } from '../local/moto.js';
 import { startSimulator } from '../simulator/index.js';
+import { awsModelSection } from './aws-model.js';
 import {
   type ChainMeasurement,
   catchUpMeasuredSection,
@@ -172,6 +173,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       catchUpSection(page, schedule),
       catchUpMeasuredSection(catchUpMeasured),
       shardsSection(shardRuns),
+      awsModelSection(),
       historySection(pipeline, withoutHistory),
     ];
     const cpus = os.cpus();

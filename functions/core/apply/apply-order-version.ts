@@ -38,7 +38,14 @@ export interface OrdersTable {
 }
 
 export type ApplyResult =
-  | { outcome: 'applied'; orderId: Int64; version: Int64; salesChange: SalesChange }
+  | {
+      outcome: 'applied';
+      orderId: Int64;
+      version: Int64;
+      salesChange: SalesChange;
+      /** The version this write replaced; absent for a new order. */
+      replacedVersion?: Int64;
+    }
   | { outcome: 'stale'; orderId: Int64; version: Int64; storedVersion: Int64 };
 
 export async function applyOrderVersion(
@@ -68,8 +75,34 @@ export async function applyOrderVersion(
   if (result.outcome === 'stale') {
     return { outcome: 'stale', orderId, version, storedVersion: result.storedVersion };
   }
-  const before = result.replaced === undefined ? undefined : saleOfStoredItem(result.replaced);
-  return { outcome: 'applied', orderId, version, salesChange: salesChange(before, sale) };
+  if (result.replaced === undefined) {
+    return { outcome: 'applied', orderId, version, salesChange: salesChange(undefined, sale) };
+  }
+  const before = saleOfStoredItem(result.replaced);
+  const replacedVersion = result.replaced.version as Int64;
+  return { outcome: 'applied', orderId, version, salesChange: salesChange(before, sale), replacedVersion };
+}
+
+/**
+ * The history entry of a version whose orders write was skipped because a higher version of the same order in
+ * its batch was written (`by`, that write's result): it arrived after a higher one when the table already held
+ * a version above it before that write.
+ */
+export async function recordSupersededVersion(
+  orders: OrdersTable,
+  message: OrderVersionMessage,
+  by: ApplyResult,
+): Promise<void> {
+  if (!orders.history) return;
+  const { order, source } = message;
+  const storedBefore = by.outcome === 'stale' ? by.storedVersion : by.replacedVersion;
+  const higher =
+    storedBefore !== undefined && BigInt(storedBefore) > BigInt(order.version) ? storedBefore : undefined;
+  const { attributes } = storedOrderItem(order, saleOf(order), {
+    findingCodes: [...new Set(source.findings.map((finding) => finding.code))],
+    ...(source.correlationId === undefined ? {} : { correlationId: source.correlationId }),
+  });
+  await putHistoryItem(orders.client, orders.history, message, attributes, higher);
 }
 
 /**
