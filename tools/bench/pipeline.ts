@@ -462,7 +462,7 @@ function writeUnitsOf(
   feed: PreparedFeed,
 ): PipelineMeasurement['writes'] {
   const table = resources.ordersTable;
-  const history = historyWriteUnitsOf(calls, resources);
+  const history = historyWriteUnitsOf(calls, resources.historyTable);
   const stored = new Map<string, Item>();
   let tableUnits = 0;
   let indexUnits = 0;
@@ -508,36 +508,30 @@ function writeUnitsOf(
 }
 
 /** The history's conditional PutItems: a write per new (orderId, version); a failed condition is charged too. */
-function historyWriteUnitsOf(
-  calls: readonly AwsCall[],
-  resources: Pick<PipelineResources, 'ordersTable' | 'historyTable'>,
-) {
+function historyWriteUnitsOf(calls: readonly AwsCall[], historyTable: string) {
   const kept = new Map<string, Item>();
-  const ordersItemOfVersion = new Map<string, Item>();
   let historyPutItems = 0;
   let historyWriteUnits = 0;
   for (const call of calls) {
     const item = call.body?.Item as Item | undefined;
-    if (call.service !== 'dynamodb' || call.operation !== 'PutItem' || !item) continue;
-    const key = `${item.orderId?.N}#${item.version?.N}`;
-    if (call.table === resources.ordersTable) {
-      if (!ordersItemOfVersion.has(key)) ordersItemOfVersion.set(key, item);
+    if (call.service !== 'dynamodb' || call.operation !== 'PutItem' || call.table !== historyTable || !item)
       continue;
-    }
-    if (call.table !== resources.historyTable) continue;
+    const key = `${item.orderId?.N}#${item.version?.N}`;
     historyPutItems += 1;
     const existing = kept.get(key);
     historyWriteUnits += writeUnits(itemSize(existing ?? item));
     if (call.status === 200 && !existing) kept.set(key, item);
   }
   const sizes = [...kept.values()].map(itemSize);
+  // Floor: each version's orders table item (the history item less what only the history adds), written once.
+  const ordersItemUnits = [...kept.values()].map((item) => {
+    const { fetchedAt, storedAt, feedId, expiresAt, arrivedAfterVersion, ...ordersItem } = item;
+    return writeUnits(itemSize(ordersItem));
+  });
   return {
     historyPutItems,
     historyWriteUnits,
-    historyFloorWriteUnits: [...ordersItemOfVersion.values()].reduce(
-      (sum, item) => sum + writeUnits(itemSize(item)),
-      0,
-    ),
+    historyFloorWriteUnits: ordersItemUnits.reduce((a, b) => a + b, 0),
     meanHistoryItemBytes: sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length),
   };
 }
