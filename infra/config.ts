@@ -158,6 +158,14 @@ export const SETTINGS = {
   removalPolicy: { rule: oneOf(['retain', 'destroy']), default: 'retain' },
   /** Days a quarantined record (raw partner data, customer data included) is kept. */
   quarantineRetentionDays: { rule: integer(1, 3650), default: 90, spelt: 'integer' },
+  /** Keep every order version once per (orderId, version) in the history table (HistoryTable). */
+  history: { rule: RULES.enabled, default: DEFAULTS.history },
+  /** Days a history entry is kept (DynamoDB TTL); 0: forever. */
+  historyRetentionDays: {
+    rule: RULES.historyRetentionDays,
+    default: DEFAULTS.historyRetentionDays,
+    spelt: 'integer',
+  },
   /** Several feeds: checked entry by entry in parseFeeds, so an error names the feed and key at fault. */
   feeds: { rule: z.unknown() },
 } as const satisfies Record<string, Setting>;

@@ -13,6 +13,7 @@ import { Construct } from 'constructs';
 import { type FeedConfig, feedIdSuffix, type OrderFeedConfig, parseConfig, pascalCase } from './config.js';
 import { Consumer, ordersQueueVisibilityTimeout } from './constructs/consumer.js';
 import { CursorTable } from './constructs/cursor-table.js';
+import { HistoryTable } from './constructs/history-table.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { OrderQueues } from './constructs/order-queues.js';
 import { OrdersTable } from './constructs/orders-table.js';
@@ -34,6 +35,8 @@ export class OrderFeedIngester extends Construct {
   /** The validated configuration (props with defaults applied). */
   readonly config: OrderFeedConfig;
   readonly ordersTable: OrdersTable;
+  /** Every order version once per (orderId, version); absent when `history` is off. */
+  readonly historyTable: HistoryTable | undefined;
   readonly cursorTable: CursorTable;
   readonly quarantine: QuarantineBucket;
   readonly queues: OrderQueues;
@@ -52,6 +55,9 @@ export class OrderFeedIngester extends Construct {
 
     // ---- Stateful: data that outlives deployments (retained, recoverable, encrypted at rest) ----------
     this.ordersTable = new OrdersTable(this, 'OrdersTable', { removalPolicy });
+    this.historyTable = config.history
+      ? new HistoryTable(this, 'HistoryTable', { removalPolicy, retentionDays: config.historyRetentionDays })
+      : undefined;
     this.cursorTable = new CursorTable(this, 'CursorTable', { removalPolicy });
     this.quarantine = new QuarantineBucket(this, 'Quarantine', {
       removalPolicy,
@@ -89,6 +95,7 @@ export class OrderFeedIngester extends Construct {
     this.consumer = new Consumer(this, 'Consumer', {
       config,
       ordersTable: this.ordersTable,
+      ...(this.historyTable ? { historyTable: this.historyTable } : {}),
       ordersQueue: this.queues.orders.queue,
       logRetention,
       removalPolicy,
@@ -117,6 +124,13 @@ export class OrderFeedIngester extends Construct {
       this.ordersTable.table.tableName,
       'Orders table (latest version per order + sales ledger)',
     );
+    if (this.historyTable) {
+      output(
+        'HistoryTableName',
+        this.historyTable.table.tableName,
+        'Order history (every version once per order id and version)',
+      );
+    }
     output('CursorTableName', this.cursorTable.table.tableName, 'Cursor and lease per feed');
     output(
       'QuarantineBucketName',

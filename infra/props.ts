@@ -76,6 +76,10 @@ export interface OrderFeedIngesterProps {
   readonly removalPolicy?: 'retain' | 'destroy';
   /** Days a quarantined record is kept, 1–3650 (default 90). */
   readonly quarantineRetentionDays?: number;
+  /** Keep every order version once per (orderId, version) in a history table (default true). */
+  readonly history?: boolean;
+  /** Days a history entry is kept through DynamoDB TTL, 0–3650 (default 400; 0: forever). */
+  readonly historyRetentionDays?: number;
   /** Several feeds in one deployment; the top-level feed keys are their defaults. */
   readonly feeds?: readonly FeedProps[];
 }

@@ -1,7 +1,20 @@
 // The consumer's configuration, read from its environment and checked at cold start (declared in
 // core/config/settings.ts, from which the stack also writes it).
+import type { HistoryTable } from '../core/apply/apply-order-version.js';
 import { CONSUMER_ENVIRONMENT, type Env, readEnvironment } from '../core/config/settings.js';
 
-export function loadConsumerConfig(env: Env): { ordersTableName: string } {
-  return { ordersTableName: readEnvironment(CONSUMER_ENVIRONMENT, env).ORDERS_TABLE_NAME };
+export interface ConsumerConfig {
+  ordersTableName: string;
+  /** Absent when the stack keeps no history (`history: false`). */
+  history?: HistoryTable;
+}
+
+export function loadConsumerConfig(env: Env): ConsumerConfig {
+  const read = readEnvironment(CONSUMER_ENVIRONMENT, env);
+  return {
+    ordersTableName: read.ORDERS_TABLE_NAME,
+    ...(read.HISTORY_TABLE_NAME === undefined
+      ? {}
+      : { history: { tableName: read.HISTORY_TABLE_NAME, retentionDays: read.HISTORY_RETENTION_DAYS } }),
+  };
 }

@@ -14,7 +14,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { type ApplyResult, applyOrderVersion, type OrdersTable } from '../core/apply/apply-order-version.js';
+import {
+  type ApplyResult,
+  applyOrderVersion,
+  type OrdersTable,
+  recordSupersededVersion,
+} from '../core/apply/apply-order-version.js';
 import type { SalesChange } from '../core/apply/sale.js';
 import { parseOrderVersionMessage } from '../core/contract/consumer.js';
 import type { OrderVersionMessage } from '../core/contract/order-version-message.js';
@@ -84,12 +89,16 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
       const { supersededBy } = planned;
       const result = supersededBy
         ? await batch.written(supersededBy).then(
-            (): ApplyResult => ({
-              outcome: 'stale',
-              orderId: planned.message.order.id,
-              version: planned.message.order.version,
-              storedVersion: supersededBy.message.order.version,
-            }),
+            async (by): Promise<ApplyResult> => {
+              // Its orders write is skipped, not its history entry (a failure here fails only this record).
+              await recordSupersededVersion(deps.orders, planned.message, by);
+              return {
+                outcome: 'stale',
+                orderId: planned.message.order.id,
+                version: planned.message.order.version,
+                storedVersion: supersededBy.message.order.version,
+              };
+            },
             (cause: unknown) => {
               throw new Error(
                 `order ${planned.message.order.id} version ${planned.message.order.version} waits for version ${supersededBy.message.order.version} of the same batch, whose write failed; both are retried`,

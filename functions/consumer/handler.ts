@@ -12,7 +12,11 @@ const { serviceName, logger, metrics } = createObservability('order-feed-consume
 const { tracing, captureClient } = await loadTracing(serviceName);
 
 export const handler = createConsumerHandler({
-  orders: { client: captureClient(createDynamoDbClient()), tableName: config.ordersTableName },
+  orders: {
+    client: captureClient(createDynamoDbClient()),
+    tableName: config.ordersTableName,
+    ...(config.history ? { history: config.history } : {}),
+  },
   logger,
   metrics: powertoolsMetrics(metrics),
   tracing,

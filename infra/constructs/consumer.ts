@@ -1,6 +1,7 @@
 // Stateless: the consumer function. It reads the orders queue in batches (reporting per-message failures,
 // so one bad record does not fail its batch) and applies each order version to the orders table under
-// a version guard. Its role reaches the orders table and its queue only: not the token, not the cursor.
+// a version guard, and (history on) keeps each version once in the history table. Its role reaches those
+// tables and its queue only: not the token, not the cursor.
 import { fileURLToPath } from 'node:url';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -9,6 +10,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ConsumerEnvironment } from '../../functions/core/config/settings.js';
 import type { OrderFeedConfig } from '../config.js';
+import type { HistoryTable } from './history-table.js';
 import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
 import { LONGEST_GENERATED } from './lambda-environment.js';
 import type { OrdersTable } from './orders-table.js';
@@ -25,6 +27,8 @@ export function ordersQueueVisibilityTimeout(config: OrderFeedConfig): Duration 
 export interface ConsumerProps {
   readonly config: OrderFeedConfig;
   readonly ordersTable: OrdersTable;
+  /** Absent when `history` is off. */
+  readonly historyTable?: HistoryTable;
   readonly ordersQueue: Queue;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
@@ -42,15 +46,17 @@ export class Consumer extends Construct {
       description: 'order-feed-ingester consumer: orders queue to orders table',
       timeout: CONSUMER_TIMEOUT,
       memorySize: 512,
-      environment: consumerEnvironment(config, props.ordersTable),
+      environment: consumerEnvironment(config, props.ordersTable, props.historyTable),
       longestDeployTimeValues: {
         ORDERS_TABLE_NAME: LONGEST_GENERATED.tableName,
+        HISTORY_TABLE_NAME: LONGEST_GENERATED.tableName,
       },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
 
     props.ordersTable.grantApplyVersions(this.function.executionRole);
+    props.historyTable?.grantRecordVersions(this.function.executionRole);
     // Also grants the consume actions (receive, delete, change visibility) on this queue only.
     this.function.addEventSource(
       new SqsEventSource(props.ordersQueue, {
@@ -67,9 +73,19 @@ export class Consumer extends Construct {
 }
 
 /** The consumer's environment, typed by the variables it reads (functions/core/config/settings.ts). */
-export function consumerEnvironment(config: OrderFeedConfig, ordersTable: OrdersTable): ConsumerEnvironment {
+export function consumerEnvironment(
+  config: OrderFeedConfig,
+  ordersTable: OrdersTable,
+  historyTable?: HistoryTable,
+): ConsumerEnvironment {
   return {
     ORDERS_TABLE_NAME: ordersTable.table.tableName,
+    ...(historyTable
+      ? {
+          HISTORY_TABLE_NAME: historyTable.table.tableName,
+          HISTORY_RETENTION_DAYS: String(config.historyRetentionDays),
+        }
+      : {}),
     ...observabilityEnvironment(CONSUMER_SERVICE_NAME, config),
   };
 }

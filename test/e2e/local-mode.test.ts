@@ -141,6 +141,11 @@ describe('npm start', () => {
     ]);
     expect(state.sales).toEqual(expected.sales);
     expect(run.stdout).toMatch(/Drained in/);
+    // The history keeps all four versions, and the summary names the command that shows them.
+    expect(summary.history).toMatchObject({ entries: 4, exampleOrderId: '3009000001' });
+    expect(run.stdout).toContain(
+      'History: 4 order versions kept; look at one: npm run ops -- history 3009000001',
+    );
   }, 240_000);
 
   it('drains a generated feed into exactly the simulator’s expected table and ledger, never showing the token', async () => {

@@ -45,7 +45,7 @@ describe('OrderFeedIngester in a platform team’s own app', () => {
 
     // Assess
     const template = Template.fromStack(stack);
-    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    template.resourceCountIs('AWS::DynamoDB::Table', 3); // orders, cursor, history
     expect(ingester.feedPollers.map((feed) => feed.feed.id)).toEqual(['eu', 'uk']);
     expect(
       Object.keys(template.findResources('AWS::Lambda::Function')).every((id) =>

@@ -10,7 +10,7 @@ import { loadPollerConfig, type PollerConfig } from '../../functions/poller/conf
 import { type ConfigKey, FEED_KEYS, parseConfig } from '../../infra/config.js';
 import { REQUIRED_CONFIG, synthStack } from './synth.js';
 
-type PollerKey = Exclude<keyof typeof RULES, 'metricsNamespace'>;
+type PollerKey = Exclude<keyof typeof RULES, 'metricsNamespace' | 'historyRetentionDays'>;
 
 /**
  * Where the poller's loader puts each configuration key it reads, and the variable it reads it from (a new
@@ -58,10 +58,12 @@ const EDGES: Partial<Record<ConfigKey, readonly [lowest: unknown, highest: unkno
   logRetentionDays: [1, 3653],
   removalPolicy: ['retain', 'destroy'],
   quarantineRetentionDays: [1, 3650],
+  history: [false, true],
+  historyRetentionDays: [0, 3650],
 };
 const EDGE_KEYS = Object.keys(EDGES) as ConfigKey[];
 /** The keys that take one of a few values. */
-const CHOSEN: ConfigKey[] = ['enabled', 'arrayQueryEncoding', 'removalPolicy'];
+const CHOSEN: ConfigKey[] = ['enabled', 'arrayQueryEncoding', 'removalPolicy', 'history'];
 
 /** Variables a function gets that no setting declares: fixed by the constructs themselves. */
 const FIXED_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
@@ -136,7 +138,22 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
   it('gives the consumer an environment its cold start accepts', () => {
     const environment = environmentOf(template, 'ConsumerFunction');
 
-    expect(loadConsumerConfig(environment).ordersTableName).toMatch(/^placeholder-OrdersTable/);
+    const loaded = loadConsumerConfig(environment);
+
+    expect(loaded.ordersTableName).toMatch(/^placeholder-OrdersTable/);
+    const { history, historyRetentionDays } = parseConfig(raw);
+    expect(loaded.history?.tableName ?? 'none').toMatch(history ? /^placeholder-HistoryTable/ : /^none$/);
+    if (history) expect(loaded.history?.retentionDays).toBe(historyRetentionDays);
+  });
+
+  it('the consumer refuses a history retention one step beyond its bounds', () => {
+    const environment = environmentOf(template, 'ConsumerFunction');
+
+    for (const days of ['-1', '3651']) {
+      expect(() => loadConsumerConfig({ ...environment, HISTORY_RETENTION_DAYS: days })).toThrow(
+        'configuration error: HISTORY_RETENTION_DAYS must be an integer from 0 to 3650',
+      );
+    }
   });
 
   it.each(['PollerFunction', 'ConsumerFunction'])(

@@ -104,6 +104,54 @@ describe('orders table', () => {
   });
 });
 
+describe('history table', () => {
+  it('is keyed by orderId (N) and version (N), on demand, with PITR, TTL on expiresAt, retained', () => {
+    const [, table] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
+
+    expect(table.Properties).toMatchObject({
+      KeySchema: [
+        { AttributeName: 'orderId', KeyType: 'HASH' },
+        { AttributeName: 'version', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: 'orderId', AttributeType: 'N' },
+        { AttributeName: 'version', AttributeType: 'N' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      DeletionProtectionEnabled: true,
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+    expect(table.Properties.GlobalSecondaryIndexes).toBeUndefined();
+    expect(table.DeletionPolicy).toBe('Retain');
+  });
+
+  it('has no TTL with historyRetentionDays 0, and is not there with history false', () => {
+    const forever = synthStack({ ...REQUIRED_CONFIG, historyRetentionDays: 0 }).template;
+    const off = synthStack({ ...REQUIRED_CONFIG, history: false }).template;
+
+    expect(
+      resource(forever, 'AWS::DynamoDB::Table', 'HistoryTable')[1].Properties.TimeToLiveSpecification,
+    ).toBe(undefined);
+    expect(
+      Object.keys(off.findResources('AWS::DynamoDB::Table')).some((id) => id.startsWith('History')),
+    ).toBe(false);
+    expect(Object.keys(off.toJSON().Outputs)).not.toContain('HistoryTableName');
+    const [, consumer] = resource(off, 'AWS::Lambda::Function', 'ConsumerFunction');
+    expect(Object.keys((consumer.Properties.Environment as { Variables: object }).Variables)).not.toContain(
+      'HISTORY_TABLE_NAME',
+    );
+  });
+
+  it('gives the consumer PutItem on it and nothing else', () => {
+    const [historyId] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
+
+    expect(actionsOn(statementsOfRole(full, 'ConsumerFunction'), arnOf(historyId))).toEqual([
+      'dynamodb:PutItem',
+    ]);
+  });
+});
+
 describe('cursor table', () => {
   it('is keyed by feedId (S), on demand, with PITR and deletion protection, retained, and no other index', () => {
     const [, table] = resource(full, 'AWS::DynamoDB::Table', 'CursorTable');
@@ -306,9 +354,12 @@ describe('functions', () => {
   it('sets exactly the consumer environment the handler reads', () => {
     const [, consumer] = resource(full, 'AWS::Lambda::Function', 'ConsumerFunction');
     const [ordersTableId] = resource(full, 'AWS::DynamoDB::Table', 'OrdersTable');
+    const [historyTableId] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
 
     expect((consumer.Properties.Environment as { Variables: unknown }).Variables).toEqual({
       ORDERS_TABLE_NAME: ref(ordersTableId),
+      HISTORY_TABLE_NAME: ref(historyTableId),
+      HISTORY_RETENTION_DAYS: '400',
       POWERTOOLS_SERVICE_NAME: 'order-feed-consumer',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedTest',
       POWERTOOLS_LOG_LEVEL: 'INFO',
@@ -719,6 +770,7 @@ describe('stack', () => {
     expect(Object.keys(full.toJSON().Outputs).sort()).toEqual(
       [
         'OrdersTableName',
+        'HistoryTableName',
         'CursorTableName',
         'QuarantineBucketName',
         'OrdersQueueUrl',

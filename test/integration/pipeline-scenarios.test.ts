@@ -1,6 +1,7 @@
 // Every spec scenario (section 4) through the real poller and consumer handlers, against the partner
 // simulator over HTTP and emulated AWS (moto): the final orders table and sales ledger per scenario.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
 import {
   type AwsClients,
@@ -10,6 +11,7 @@ import {
   pipelineEnv,
   readLedger,
   receiveAll,
+  scanHistory,
   scanOrders,
   TEST_TOKEN,
   useEmulator,
@@ -77,6 +79,29 @@ async function state() {
   };
 }
 
+/**
+ * The history against what the partner served (every message the poller published, read from the downstream
+ * queue, which gets each one too): one entry per distinct (orderId, version), with the content of the first
+ * fetch of it (its fetchedAt), whatever was served again by a replay.
+ */
+async function historyAgainstServed(downstream: string[]) {
+  const firstFetch = new Map<string, string>();
+  for (const body of downstream) {
+    const { order, source } = parseOrderVersionMessage(body);
+    const key = `${order.id}/${order.version}`;
+    const seen = firstFetch.get(key);
+    if (seen === undefined || source.fetchedAt < seen) firstFetch.set(key, source.fetchedAt);
+  }
+  const entries = await scanHistory(aws, resources.historyTable);
+  return {
+    kept: entries.map((entry) => `${entry.orderId}/${entry.version}`).sort(),
+    served: [...firstFetch.keys()].sort(),
+    firstFetchKept: entries.every(
+      (entry) => entry.fetchedAt === firstFetch.get(`${entry.orderId}/${entry.version}`),
+    ),
+  };
+}
+
 function amountOf(order: { total: unknown } | undefined): number {
   return Number((order?.total as { amount?: number } | undefined)?.amount);
 }
@@ -107,6 +132,10 @@ describe('every spec scenario through the pipeline ends with the expected table 
       expect(downstream.length).toBeGreaterThanOrEqual(expected.orders.length);
       // Every message the pipeline published is valid against the published JSON Schema.
       expect(contractViolations(downstream)).toEqual([]);
+      // Exactly one history entry per version served (duplicates, reordering, replays: none twice).
+      const history = await historyAgainstServed(downstream);
+      expect(history.kept).toEqual(history.served);
+      expect(history.firstFetchKept).toBe(true);
     });
   }
 });
@@ -219,6 +248,13 @@ describe('scenario behaviour the spec spells out', () => {
       .map((request) => request.status);
     expect(statuses).toEqual([200, 404, 200, 404, 200]);
     expect((await state()).orders).toEqual(SCENARIO_EXPECTATIONS['test-expired-page-id'].orders);
+    // Each run after the first replays the page from the start of the stream: still one entry per version,
+    // keeping the first run's fetch.
+    const downstream = await receiveAll(aws, resources.downstreamQueueUrl);
+    const history = await historyAgainstServed(downstream);
+    expect(downstream.length).toBeGreaterThan(history.served.length);
+    expect(history.kept).toEqual(history.served);
+    expect(history.firstFetchKept).toBe(true);
   });
 
   it('test-invalid-token: stops after one request, fails the run, and does not call again during the backoff', async () => {

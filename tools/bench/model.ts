@@ -248,10 +248,11 @@ export function costSection(
     figure(
       'DynamoDB on-demand (WRU + RRU)',
       '$/M',
-      ((w.tableWriteUnits + w.indexWriteUnits) * perMillion + cursorWrites) *
+      ((w.tableWriteUnits + w.indexWriteUnits + w.historyWriteUnits) * perMillion + cursorWrites) *
         PRICES.dynamoPerWriteRequestUnit +
         pipeline.dynamoReadUnits * perMillion * PRICES.dynamoPerReadRequestUnit,
-      (w.floorWriteUnits * perMillion + floorPagesPerMillion) * PRICES.dynamoPerWriteRequestUnit,
+      ((w.floorWriteUnits + w.historyFloorWriteUnits) * perMillion + floorPagesPerMillion) *
+        PRICES.dynamoPerWriteRequestUnit,
     ),
   ];
   // Poller output (a summary line and one EMF document) is per run; the consumer's is per invocation.
@@ -279,7 +280,8 @@ export function costSection(
       'Cost: poller = pages x t_page(L) x GB x $/GB-s + ceil(1e6 / (pages/run x pageSize)) x $/request;',
       '  consumer = measured handler ms x GB x $/GB-s + invocations x $/request (floor: ceil(n/10) invocations of the',
       "  ceiling run's parallel PutItems); SQS = billed 64 KB chunks of the handlers' and event source's calls;",
-      '  DynamoDB = write units from item sizes (section 2) + cursor writes (1 WRU each, floor 1 per page);',
+      '  DynamoDB = write units from item sizes (section 2, orders and history tables) + cursor writes (1 WRU each,',
+      '  floor 1 per page);',
       '  logs = bytes the handlers print (JSON logs + EMF metrics) x $/GB.',
     ],
     details: {
@@ -292,6 +294,7 @@ export function costSection(
         consumerGbSeconds: (pipeline.consume.handlerMs * perMillion * gbConsumer) / 1000,
         sqsBilledRequests: pipeline.sqsBilledRequests * perMillion,
         ordersWriteUnits: (w.tableWriteUnits + w.indexWriteUnits) * perMillion,
+        historyWriteUnits: w.historyWriteUnits * perMillion,
         cursorWriteUnits: cursorWrites,
         logBytes,
       },
@@ -333,6 +336,61 @@ export function endToEndSection(pipeline: PipelineMeasurement, ceiling: CeilingM
       ceiling,
       notEmulated:
         "The downstream queue is not consumed in either run (a subscriber's work); partner GETs and cursor writes are in the pipeline only.",
+    },
+  };
+}
+
+/**
+ * The history's price: the same feed through the pipeline with history on (the default) and off. Its floor is
+ * one more conditional write per version (the version's orders table item, written once more).
+ */
+export function historySection(on: PipelineMeasurement, off: PipelineMeasurement): Section {
+  const perMillion = (m: PipelineMeasurement) => 1e6 / m.versions;
+  const dynamoWrites = (m: PipelineMeasurement) =>
+    (m.writes.tableWriteUnits + m.writes.indexWriteUnits + m.writes.historyWriteUnits) * perMillion(m);
+  const historyUnits = on.writes.historyWriteUnits * perMillion(on);
+  const floorUnits = on.writes.historyFloorWriteUnits * perMillion(on);
+  const rate = (m: PipelineMeasurement) => (m.versions / m.consume.wallMs) * 1000;
+  // DynamoDB bills storage by item size plus 100 bytes of overhead per item.
+  const storedBytesPerMillion = (on.writes.meanHistoryItemBytes + 100) * 1e6;
+  const storagePerMonth = (storedBytesPerMillion / 2 ** 30) * PRICES.dynamoStoragePerGbMonth;
+  return {
+    id: 'history',
+    title: 'Order history: cost per million versions and consumer throughput, history on and off',
+    floorIs:
+      'one more conditional write per version (its orders table item written once more); off: no history',
+    figures: [
+      figure(
+        'history writes (WRU)',
+        '$/M',
+        historyUnits * PRICES.dynamoPerWriteRequestUnit,
+        floorUnits * PRICES.dynamoPerWriteRequestUnit,
+      ),
+      figure(
+        'DynamoDB writes, history on',
+        '$/M',
+        dynamoWrites(on) * PRICES.dynamoPerWriteRequestUnit,
+        (dynamoWrites(off) + floorUnits) * PRICES.dynamoPerWriteRequestUnit,
+      ),
+      figure('DynamoDB writes, history off', '$/M', dynamoWrites(off) * PRICES.dynamoPerWriteRequestUnit),
+      figure('consumer throughput, history on', 'versions/s', rate(on)),
+      figure('consumer throughput, history off', 'versions/s', rate(off)),
+      figure('history storage per million versions kept', '$/month', storagePerMonth),
+    ],
+    formulas: [
+      'history WRU = per history PutItem ceil(item size / 1 KB) (a failed condition: the stored item), per million versions;',
+      'throughput = versions / the event source drain time (receive, handler, delete) against moto, one request at a time;',
+      `storage = (mean history item bytes + 100) x 1e6 / 2^30 GB x $${PRICES.dynamoStoragePerGbMonth}/GB-month.`,
+    ],
+    details: {
+      versions: on.versions,
+      historyPutItems: on.writes.historyPutItems,
+      historyWriteUnits: on.writes.historyWriteUnits,
+      historyFloorWriteUnits: on.writes.historyFloorWriteUnits,
+      meanHistoryItemBytes: on.writes.meanHistoryItemBytes,
+      meanOrdersItemBytes: on.writes.meanStoredItemBytes,
+      consumeWallMs: { on: on.consume.wallMs, off: off.consume.wallMs },
+      consumerHandlerMs: { on: on.consume.handlerMs, off: off.consume.handlerMs },
     },
   };
 }

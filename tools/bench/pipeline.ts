@@ -95,6 +95,13 @@ export interface PipelineMeasurement {
     indexWriteUnits: number;
     floorWriteUnits: number;
     meanStoredItemBytes: number;
+    /** The history table's conditional PutItems (0 with history off). */
+    historyPutItems: number;
+    historyWriteUnits: number;
+    /** One more conditional write per version: each version's orders table item, written once more. */
+    historyFloorWriteUnits: number;
+    /** Mean size of a history item (DynamoDB's rules), for its storage cost. */
+    meanHistoryItemBytes: number;
   };
   /** Chunks of 64 KB billed for the handlers' and the event source's SQS calls (empty receives excluded). */
   sqsBilledRequests: number;
@@ -290,6 +297,8 @@ export interface PipelineInputs {
   feed: PreparedFeed;
   settings: PipelineSettings;
   sqsChunkBytes: number;
+  /** Whether the consumer keeps the history (the stack's default: on). */
+  history?: boolean;
 }
 
 /**
@@ -305,6 +314,7 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
     const resources = await createPipelineResources(harness, { token: inputs.token });
     const endpoint = `http://127.0.0.1:${proxy.port}`;
     const env = handlerEnv(resources, sim.url, settings);
+    if (inputs.history === false) delete env.HISTORY_TABLE_NAME;
     const built = buildHandlers({
       pollerEnv: env,
       consumerEnv: env,
@@ -377,12 +387,15 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
     const partnerGets = sim.requests.length - simBefore;
 
     await checkFinalState(harness, resources, sim, feed);
-    const writes = writeUnitsOf([...publishCalls, ...consumeCalls], resources.ordersTable, feed);
+    const writes = writeUnitsOf([...publishCalls, ...consumeCalls], resources, feed);
     const allCalls = [...publishCalls, ...consumeCalls];
     const otherDynamo = allCalls.filter(
       (call) =>
         call.service === 'dynamodb' &&
-        !(call.operation === 'PutItem' && call.table === resources.ordersTable),
+        !(
+          call.operation === 'PutItem' &&
+          (call.table === resources.ordersTable || call.table === resources.historyTable)
+        ),
     );
     return {
       versions: feed.versions,
@@ -439,12 +452,17 @@ function handlerEnv(
   return env;
 }
 
-/** Write units of the orders table's PutItems, from the items as sent, in the order moto applied them. */
+/**
+ * Write units of the orders and history tables' PutItems, from the items as sent, in the order moto applied
+ * them.
+ */
 function writeUnitsOf(
   calls: readonly AwsCall[],
-  table: string,
+  resources: Pick<PipelineResources, 'ordersTable' | 'historyTable'>,
   feed: PreparedFeed,
 ): PipelineMeasurement['writes'] {
+  const table = resources.ordersTable;
+  const history = historyWriteUnitsOf(calls, resources.historyTable);
   const stored = new Map<string, Item>();
   let tableUnits = 0;
   let indexUnits = 0;
@@ -485,6 +503,36 @@ function writeUnitsOf(
     indexWriteUnits: indexUnits,
     floorWriteUnits: floorUnits,
     meanStoredItemBytes: storedSizes.reduce((a, b) => a + b, 0) / Math.max(1, storedSizes.length),
+    ...history,
+  };
+}
+
+/** The history's conditional PutItems: a write per new (orderId, version); a failed condition is charged too. */
+function historyWriteUnitsOf(calls: readonly AwsCall[], historyTable: string) {
+  const kept = new Map<string, Item>();
+  let historyPutItems = 0;
+  let historyWriteUnits = 0;
+  for (const call of calls) {
+    const item = call.body?.Item as Item | undefined;
+    if (call.service !== 'dynamodb' || call.operation !== 'PutItem' || call.table !== historyTable || !item)
+      continue;
+    const key = `${item.orderId?.N}#${item.version?.N}`;
+    historyPutItems += 1;
+    const existing = kept.get(key);
+    historyWriteUnits += writeUnits(itemSize(existing ?? item));
+    if (call.status === 200 && !existing) kept.set(key, item);
+  }
+  const sizes = [...kept.values()].map(itemSize);
+  // Floor: each version's orders table item (the history item less what only the history adds), written once.
+  const ordersItemUnits = [...kept.values()].map((item) => {
+    const { fetchedAt, storedAt, feedId, expiresAt, arrivedAfterVersion, ...ordersItem } = item;
+    return writeUnits(itemSize(ordersItem));
+  });
+  return {
+    historyPutItems,
+    historyWriteUnits,
+    historyFloorWriteUnits: ordersItemUnits.reduce((a, b) => a + b, 0),
+    meanHistoryItemBytes: sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length),
   };
 }
 

@@ -14,6 +14,8 @@ export const PRICES = {
   /** https://aws.amazon.com/dynamodb/pricing/on-demand/ (write request unit: 1 KB; read: 4 KB strongly consistent). */
   dynamoPerWriteRequestUnit: 0.625 / 1e6,
   dynamoPerReadRequestUnit: 0.125 / 1e6,
+  /** https://aws.amazon.com/dynamodb/pricing/on-demand/ (Standard table class, after the first 25 GB). */
+  dynamoStoragePerGbMonth: 0.25,
   /** https://aws.amazon.com/cloudwatch/pricing/ (Logs, standard class ingestion). */
   logsPerGbIngested: 0.5,
   /** SSM GetParameter on a standard parameter with standard throughput: no charge. */

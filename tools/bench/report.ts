@@ -34,6 +34,7 @@ export const SECTION_IDS = [
   'catchUpMeasured',
   'shards',
   'awsModel',
+  'history',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 

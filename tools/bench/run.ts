@@ -3,7 +3,8 @@
 //   1. generate the feed in the partner simulator and fetch its pages once
 //   2. CPU: poller page work (section 1), in-process
 //   3. cold start: bundles and module init in fresh node processes (section 4)
-//   4. moto + intercepting proxy: the emulator's ceiling, then the real pipeline (sections 2 and 5)
+//   4. moto + intercepting proxy: the emulator's ceiling, then the real pipeline (sections 2 and 5), and
+//      the same pipeline with history off (section 10: history on and off)
 //   5. catch-up measured (7) and shards (8): continued poller runs against a slow partner
 //   6. derived: cost per million versions (3), catch-up model (6); print, write JSON
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -30,6 +31,7 @@ import {
   catchUpSection,
   costSection,
   endToEndSection,
+  historySection,
   localMsPerPage,
   type PageCost,
   requestsSection,
@@ -112,6 +114,17 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       sqsChunkBytes: PRICES.sqsChunkBytes,
     });
 
+    progress('pipeline with history off (the same feed)');
+    const withoutHistory = await measurePipeline({
+      moto,
+      sim,
+      token: TOKEN,
+      feed,
+      settings,
+      sqsChunkBytes: PRICES.sqsChunkBytes,
+      history: false,
+    });
+
     progress(
       `catch-up measured: ${options.chain.versions} versions, API ${options.apiLatencyMs} ms, continued runs`,
     );
@@ -161,6 +174,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       catchUpMeasuredSection(catchUpMeasured),
       shardsSection(shardRuns),
       awsModelSection(),
+      historySection(pipeline, withoutHistory),
     ];
     const cpus = os.cpus();
     return {

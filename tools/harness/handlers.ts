@@ -129,7 +129,11 @@ export function buildConsumerHandler(
   const service = env.POWERTOOLS_SERVICE_NAME ?? 'order-feed-consumer';
   const consumerTotals: BatchCounts = { applied: 0, stale: 0, failed: 0 };
   const consumer = createConsumerHandler({
-    orders: { client: clients.dynamo, tableName: config.ordersTableName },
+    orders: {
+      client: clients.dynamo,
+      tableName: config.ordersTableName,
+      ...(config.history ? { history: config.history } : {}),
+    },
     logger: new Logger({ serviceName: service, logLevel: logLevelOf(options, env) }),
     metrics: metricsFor(options, env, service),
     onBatchSettled: (counts) => {

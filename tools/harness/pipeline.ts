@@ -35,6 +35,8 @@ export function useEmulator(moto: RunningMoto): AwsClients {
 
 export interface PipelineResources {
   ordersTable: string;
+  /** The order history (the stack's HistoryTable; the harness's stack keeps history, the default). */
+  historyTable: string;
   cursorTable: string;
   ordersQueueUrl: string;
   ordersDlqUrl: string;
@@ -169,6 +171,11 @@ export async function createPipelineResources(
   await createTable(aws, 'orders', propertiesOf(Resources, 'AWS::DynamoDB::Table', 'OrdersTable').properties);
   await createTable(
     aws,
+    'history',
+    propertiesOf(Resources, 'AWS::DynamoDB::Table', 'HistoryTable').properties,
+  );
+  await createTable(
+    aws,
     'cursors',
     propertiesOf(Resources, 'AWS::DynamoDB::Table', 'CursorTable').properties,
   );
@@ -190,6 +197,7 @@ export async function createPipelineResources(
   );
   return {
     ordersTable: 'orders',
+    historyTable: 'history',
     cursorTable: 'cursors',
     ordersQueueUrl: orders.url,
     ordersDlqUrl: orders.dlqUrl,
@@ -223,6 +231,7 @@ export function pipelineEnv(
     PAGE_SIZE: '10',
     MAX_PAGES_PER_RUN: '50',
     ORDERS_TABLE_NAME: resources.ordersTable,
+    HISTORY_TABLE_NAME: resources.historyTable,
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: 'WARN',
     ...extra,
@@ -271,6 +280,26 @@ export async function scanOrders(
     }
   }
   return orders;
+}
+
+/** Every history entry, ordered by order id then version (int64 exact). */
+export async function scanHistory(
+  aws: Pick<AwsClients, 'dynamo'>,
+  table: string,
+): Promise<Array<Record<string, unknown>>> {
+  const entries: Array<Record<string, unknown>> = [];
+  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
+    entries.push(...(page.Items ?? []).map(unmarshallExact));
+  }
+  const key = (entry: Record<string, unknown>) => [
+    BigInt(entry.orderId as Int64),
+    BigInt(entry.version as Int64),
+  ];
+  return entries.sort((a, b) => {
+    const [ao, av] = key(a) as [bigint, bigint];
+    const [bo, bv] = key(b) as [bigint, bigint];
+    return ao === bo ? (av < bv ? -1 : av > bv ? 1 : 0) : ao < bo ? -1 : 1;
+  });
 }
 
 export function readLedger(aws: AwsClients, table: string): Promise<SalesTotal[]> {

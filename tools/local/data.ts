@@ -85,7 +85,7 @@ export async function readDataWithOrders(
 }
 
 /**
- * Empties the orders and cursor tables, purges every queue of the stack and deletes every object of the
+ * Empties the orders, history and cursor tables, purges every queue of the stack and deletes every object of the
  * quarantine bucket (the quarantined records and those `npm run ops -- quarantine retry` moved to
  * `retried/`; the bucket is versioned, so older versions stay, as on AWS). Only for an emulator: on AWS
  * this would be data loss, so callers check `endpoint.loopback`.
@@ -96,6 +96,7 @@ export async function resetData(aws: LocalAwsClients, deployment: Deployment): P
   await Promise.all([
     emptyTable(aws, deployment.ordersTable, 'orderId'),
     emptyTable(aws, deployment.cursorTable, 'feedId'),
+    ...(deployment.historyTable ? [emptyTable(aws, deployment.historyTable, 'orderId', 'version')] : []),
     ...[deployment.queueUrl, deployment.deadLetterQueueUrl, ...deployment.downstreamQueueUrls].map((url) =>
       aws.sqs.send(new PurgeQueueCommand({ QueueUrl: url })),
     ),
@@ -103,11 +104,16 @@ export async function resetData(aws: LocalAwsClients, deployment: Deployment): P
   ]);
 }
 
-async function emptyTable(aws: LocalAwsClients, table: string, key: string): Promise<void> {
+async function emptyTable(aws: LocalAwsClients, table: string, ...key: string[]): Promise<void> {
   const keys: Record<string, AttributeValue>[] = [];
+  const names = Object.fromEntries(key.map((name, index) => [`#k${index}`, name]));
   const pages = paginateScan(
     { client: aws.dynamo },
-    { TableName: table, ProjectionExpression: '#key', ExpressionAttributeNames: { '#key': key } },
+    {
+      TableName: table,
+      ProjectionExpression: Object.keys(names).join(', '),
+      ExpressionAttributeNames: names,
+    },
   );
   for await (const page of pages) keys.push(...(page.Items ?? []));
   for (let start = 0; start < keys.length; start += 25) {
@@ -134,6 +140,32 @@ async function emptyBucket(aws: LocalAwsClients, bucket: string): Promise<void> 
     if (failed)
       throw new Error(`could not delete ${failed.Key} from ${bucket}: ${failed.Code} ${failed.Message}`);
   }
+}
+
+/** The history's entries and the order with the most of them (the one the summary suggests looking at). */
+export async function readHistoryCount(
+  aws: LocalAwsClients,
+  table: string,
+): Promise<{ entries: number; busiestOrderId: string | undefined }> {
+  const perOrder = new Map<string, number>();
+  let entries = 0;
+  const pages = paginateScan(
+    { client: aws.dynamo },
+    { TableName: table, ProjectionExpression: 'orderId', ConsistentRead: true },
+  );
+  for await (const page of pages) {
+    for (const item of page.Items ?? []) {
+      // The id as DynamoDB's text: exact beyond 2^53.
+      const id = item.orderId?.N ?? '';
+      perOrder.set(id, (perOrder.get(id) ?? 0) + 1);
+      entries += 1;
+    }
+  }
+  let busiestOrderId: string | undefined;
+  for (const [id, count] of perOrder) {
+    if (busiestOrderId === undefined || count > (perOrder.get(busiestOrderId) ?? 0)) busiestOrderId = id;
+  }
+  return { entries, busiestOrderId };
 }
 
 /** id → { version, status } of every stored order (to compare with an expected state). */

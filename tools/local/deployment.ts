@@ -183,6 +183,8 @@ export interface Deployment {
   stackName: string;
   outputs: Record<string, string>;
   ordersTable: string;
+  /** The order history; undefined when the stack keeps none (`history: false`). */
+  historyTable: string | undefined;
   cursorTable: string;
   quarantineBucket: string;
   queueUrl: string;
@@ -260,6 +262,7 @@ export async function readDeployment(
     stackName,
     outputs,
     ordersTable: output('OrdersTableName'),
+    historyTable: outputs.HistoryTableName,
     cursorTable: output('CursorTableName'),
     quarantineBucket: output('QuarantineBucketName'),
     queueUrl,

@@ -15,7 +15,7 @@ import type { RunningSimulator, ScenarioId } from '../simulator/index.js';
 import { SCENARIO_IDS } from '../simulator/types.js';
 import type { SalesTotal } from '../store/sales-ledger.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
-import { queueDepth, readDataWithOrders, resetData } from './data.js';
+import { queueDepth, readDataWithOrders, readHistoryCount, resetData } from './data.js';
 import {
   DEFAULT_TOKEN_PARAMETER,
   type Deployment,
@@ -103,6 +103,8 @@ export interface LocalSummary {
   stackName: string;
   ordersTable: string;
   cursorTable: string;
+  /** History entries at the end and an order to look at (`npm run ops -- history ID`); absent: history off. */
+  history?: { table: string; entries: number; exampleOrderId: string | undefined };
   queueUrl: string;
   deadLetterQueueUrl: string;
   quarantineBucket: string;
@@ -229,15 +231,25 @@ export async function readSummary(
   run: SummaryRun,
   expected?: ExpectedEndState,
 ): Promise<LocalSummary> {
-  const [data, depth] = await Promise.all([
+  const [data, depth, history] = await Promise.all([
     readDataWithOrders(aws, deployment),
     queueDepth(aws, deployment.queueUrl),
+    deployment.historyTable ? readHistoryCount(aws, deployment.historyTable) : undefined,
   ]);
   const summary: LocalSummary = {
     region: deployment.region,
     stackName: deployment.stackName,
     ordersTable: deployment.ordersTable,
     cursorTable: deployment.cursorTable,
+    ...(deployment.historyTable && history
+      ? {
+          history: {
+            table: deployment.historyTable,
+            entries: history.entries,
+            exampleOrderId: history.busiestOrderId,
+          },
+        }
+      : {}),
     queueUrl: deployment.queueUrl,
     deadLetterQueueUrl: deployment.deadLetterQueueUrl,
     quarantineBucket: deployment.quarantineBucket,

@@ -61,6 +61,12 @@ export function formatSummary(summary: LocalSummary): string[] {
   lines.push(
     `Orders: ${summary.orders}${statuses.length ? ` (${statuses.map(([status, n]) => `${status} ${n}`).join(', ')})` : ''}`,
   );
+  if (summary.history) {
+    const { entries, exampleOrderId } = summary.history;
+    lines.push(
+      `History: ${entries} order versions kept${exampleOrderId === undefined ? '' : `; look at one: npm run ops -- history ${exampleOrderId}`}`,
+    );
+  }
   if (summary.sales.length === 0) lines.push('Sales by vendor (ledger): none');
   else {
     lines.push('Sales by vendor (ledger, amounts in minor units):');

@@ -14,3 +14,10 @@ export const ORDERS_TABLE_SCHEMA = {
 export const CURSOR_TABLE_SCHEMA = {
   partitionKey: { name: 'feedId', type: 'S' },
 } as const;
+
+/** The order history: one item per (orderId, version), every version the consumer received, once. */
+export const HISTORY_TABLE_SCHEMA = {
+  partitionKey: { name: 'orderId', type: 'N' },
+  sortKey: { name: 'version', type: 'N' },
+  timeToLiveAttribute: 'expiresAt',
+} as const;

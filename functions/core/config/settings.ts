@@ -87,6 +87,8 @@ export const RULES = {
   cursorRecoveryLookbackMinutes: integer(1, 1_581_120),
   /** CloudWatch namespace of the functions' metrics (read by Powertools). */
   metricsNamespace: checkedText(checkNamespace),
+  /** Days an order version stays in the history table (DynamoDB TTL on `expiresAt`); 0: kept forever. */
+  historyRetentionDays: integer(0, 3650),
 };
 
 /** The defaults, the same at synth and at cold start. */
@@ -97,6 +99,9 @@ export const DEFAULTS = {
   maxContinuations: 1000,
   arrayQueryEncoding: 'repeat',
   metricsNamespace: 'OrderFeedIngester',
+  history: true,
+  // About 13 months: a year-over-year comparison still finds last year's versions.
+  historyRetentionDays: 400,
   // Poller tuning the deployment does not expose.
   safetyMarginSeconds: 20,
   leaseGraceSeconds: 60,
@@ -166,15 +171,24 @@ export const ENVIRONMENT = z.object({
   DOWNSTREAM_QUEUE_URLS: z.prefault(checked(parseQueueUrls), '{}'),
   QUARANTINE_BUCKET_NAME: resourceName,
   ORDERS_TABLE_NAME: resourceName,
+  /** The history table (every version once per order id and version); unset: history is off. */
+  HISTORY_TABLE_NAME: z.optional(resourceName),
+  HISTORY_RETENTION_DAYS: withDefault(int(RULES.historyRetentionDays), DEFAULTS.historyRetentionDays),
   // Read by Powertools in both functions (observability/powertools.ts).
   POWERTOOLS_METRICS_NAMESPACE: z.prefault(RULES.metricsNamespace, DEFAULTS.metricsNamespace),
 });
 
-/** The poller's variables: all but the consumer's table. */
-export const POLLER_ENVIRONMENT = z.omit(ENVIRONMENT, { ORDERS_TABLE_NAME: true });
+/** The poller's variables: all but the consumer's tables. */
+export const POLLER_ENVIRONMENT = z.omit(ENVIRONMENT, {
+  ORDERS_TABLE_NAME: true,
+  HISTORY_TABLE_NAME: true,
+  HISTORY_RETENTION_DAYS: true,
+});
 /** The consumer's variables. */
 export const CONSUMER_ENVIRONMENT = z.pick(ENVIRONMENT, {
   ORDERS_TABLE_NAME: true,
+  HISTORY_TABLE_NAME: true,
+  HISTORY_RETENTION_DAYS: true,
   POWERTOOLS_METRICS_NAMESPACE: true,
 });
 /** What the stack writes into each function's environment (unset optional variables are left out). */

@@ -53,7 +53,13 @@ describe('applyOrderVersion', () => {
 
     const result = await applyOrderVersion(table, message(version(2, 'accepted', 1000)));
 
-    expect(result).toEqual({ outcome: 'applied', orderId: 42, version: 2, salesChange: 'counted' });
+    expect(result).toEqual({
+      outcome: 'applied',
+      orderId: 42,
+      version: 2,
+      salesChange: 'counted',
+      replacedVersion: 1,
+    });
     expect(ledger(table)).toEqual({ 'vendor-1#EUR': { count: 1, amount: 1000 } });
   });
 

@@ -126,6 +126,19 @@ describe('consumer configuration', () => {
     expect(loadConsumerConfig({ ORDERS_TABLE_NAME: 'orders' })).toEqual({ ordersTableName: 'orders' });
     expect(() => loadConsumerConfig({})).toThrow(/ORDERS_TABLE_NAME is required but not set/);
   });
+
+  it('keeps history only when HISTORY_TABLE_NAME is set, for 400 days unless HISTORY_RETENTION_DAYS says', () => {
+    const withHistory = { ORDERS_TABLE_NAME: 'orders', HISTORY_TABLE_NAME: 'history' };
+
+    expect(loadConsumerConfig({ ORDERS_TABLE_NAME: 'orders' })).not.toHaveProperty('history');
+    expect(loadConsumerConfig(withHistory).history).toEqual({ tableName: 'history', retentionDays: 400 });
+    expect(loadConsumerConfig({ ...withHistory, HISTORY_RETENTION_DAYS: '0' }).history?.retentionDays).toBe(
+      0,
+    );
+    expect(() => loadConsumerConfig({ ...withHistory, HISTORY_RETENTION_DAYS: '3651' })).toThrow(
+      /HISTORY_RETENTION_DAYS must be an integer from 0 to 3650/,
+    );
+  });
 });
 
 describe('cold start', () => {

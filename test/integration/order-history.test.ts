@@ -1,0 +1,264 @@
+// The order history against emulated DynamoDB (moto), with the tables created from the stack's template:
+// whatever happens to the messages (duplicates, reordering, a crash between the orders write and the history
+// write, two feeds serving the same versions), exactly one entry per (orderId, version), holding the content
+// of its first delivery; int64 versions beyond 2^53 stored and sorted exactly.
+import { type DynamoDBClient, type PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
+import { applyOrderVersion, type OrdersTable } from '../../functions/core/apply/apply-order-version.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import {
+  buildOrderVersionMessage,
+  type OrderVersionMessage,
+} from '../../functions/core/contract/order-version-message.js';
+import type { Int64 } from '../../functions/core/model/int64.js';
+import { buildConsumerHandler } from '../../tools/harness/handlers.js';
+import {
+  type AwsClients,
+  createPipelineResources,
+  type PipelineResources,
+  pipelineEnv,
+  scanHistory,
+  scanOrders,
+  useEmulator,
+} from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
+import { sampleOrder, toOrder } from '../fixtures/orders.js';
+import { type RunningMoto, startMoto } from '../support/moto.js';
+
+let moto: RunningMoto;
+let aws: AwsClients;
+let resources: PipelineResources;
+let tables: OrdersTable;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  aws = useEmulator(moto);
+});
+afterAll(async () => moto?.stop());
+beforeEach(async () => {
+  await moto.reset();
+  resources = await createPipelineResources(aws);
+  tables = {
+    client: aws.dynamo,
+    tableName: resources.ordersTable,
+    history: { tableName: resources.historyTable, retentionDays: 400 },
+  };
+});
+
+const FETCHED_AT = '2024-05-01T08:00:00.000Z';
+
+function message(
+  id: Int64,
+  version: Int64,
+  status: string,
+  source: { feedId?: string; fetchedAt?: string; correlationId?: string } = {},
+): OrderVersionMessage {
+  // The fixture's raw type says number; the parser reads bigints beyond 2^53 as the exact JSON reader gives them.
+  const order = toOrder(sampleOrder({ id: id as number, version: version as number, status }));
+  const built = buildOrderVersionMessage(order, {
+    feedId: source.feedId ?? 'eu',
+    pageId: null,
+    fetchedAt: source.fetchedAt ?? FETCHED_AT,
+    findings: [],
+    correlationId: source.correlationId ?? 'poll:run-1:1',
+    origin: 'poll',
+  });
+  // Read back as the consumer reads it (int64 exact).
+  return parseOrderVersionMessage(built.body);
+}
+
+const keys = (entries: Array<Record<string, unknown>>) => entries.map((e) => `${e.orderId}/${e.version}`);
+
+describe('the consumer keeps each order version once in the history', () => {
+  it('keeps every version once under duplicates and reordering, marking those that arrived after a higher one', async () => {
+    // Prepare: order 7's versions out of order and each twice; order 8 in order.
+    const deliveries = [
+      message(7, 2, 'accepted'),
+      message(7, 2, 'accepted'),
+      message(7, 1, 'placed'),
+      message(7, 3, 'cancelled'),
+      message(7, 1, 'placed'),
+      message(7, 3, 'cancelled'),
+      message(8, 1, 'placed'),
+      message(8, 2, 'accepted'),
+      message(8, 1, 'placed'),
+    ];
+
+    // Act
+    for (const delivery of deliveries) await applyOrderVersion(tables, delivery);
+
+    // Assess
+    const history = await scanHistory(aws, resources.historyTable);
+    expect(keys(history)).toEqual(['7/1', '7/2', '7/3', '8/1', '8/2']);
+    expect(history.map((entry) => entry.arrivedAfterVersion)).toEqual([
+      2,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(history.map((entry) => entry.status)).toEqual([
+      'placed',
+      'accepted',
+      'cancelled',
+      'placed',
+      'accepted',
+    ]);
+    const orders = await scanOrders(aws, resources.ordersTable);
+    expect([...orders.values()].map((order) => order.version)).toEqual(expect.arrayContaining([3, 2]));
+  });
+
+  it('stores the orders table item plus fetchedAt, storedAt, feedId, correlationId and expiresAt', async () => {
+    const before = Math.floor(Date.now() / 1000);
+
+    await applyOrderVersion(tables, message(7, 2, 'accepted', { correlationId: 'poll:run-9:4' }));
+
+    const [entry] = await scanHistory(aws, resources.historyTable);
+    const [stored] = (await scanOrders(aws, resources.ordersTable)).values();
+    const { fetchedAt, storedAt, feedId, expiresAt, ...sameAsOrdersItem } = entry ?? {};
+    expect(sameAsOrdersItem).toEqual(stored);
+    expect({ fetchedAt, feedId, correlationId: entry?.correlationId }).toEqual({
+      fetchedAt: FETCHED_AT,
+      feedId: 'eu',
+      correlationId: 'poll:run-9:4',
+    });
+    expect(Date.parse(String(storedAt))).toBeGreaterThanOrEqual(before * 1000 - 1000);
+    expect(Number(expiresAt) - before).toBeGreaterThanOrEqual(400 * 86_400 - 5);
+    expect(Number(expiresAt) - before).toBeLessThanOrEqual(400 * 86_400 + 5);
+  });
+
+  it('writes no expiresAt when retention is 0 (kept forever)', async () => {
+    const forever = { ...tables, history: { tableName: resources.historyTable, retentionDays: 0 } };
+
+    await applyOrderVersion(forever, message(7, 1, 'placed'));
+
+    const [entry] = await scanHistory(aws, resources.historyTable);
+    expect(entry).not.toHaveProperty('expiresAt');
+  });
+
+  it('after a crash between the orders write and the history write, the redelivery writes the entry once', async () => {
+    // Prepare: the history PutItem fails once (the Lambda dies after the orders write).
+    let failNextHistoryWrite = true;
+    const crashing = {
+      send: (command: PutItemCommand) => {
+        if (command.input.TableName === resources.historyTable && failNextHistoryWrite) {
+          failNextHistoryWrite = false;
+          return Promise.reject(new Error('Lambda timed out'));
+        }
+        return aws.dynamo.send(command);
+      },
+    } as unknown as DynamoDBClient;
+    const delivery = message(7, 2, 'accepted');
+
+    // Act
+    await expect(applyOrderVersion({ ...tables, client: crashing }, delivery)).rejects.toThrow('timed out');
+    const afterCrash = await scanHistory(aws, resources.historyTable);
+    const redelivered = await applyOrderVersion({ ...tables, client: crashing }, delivery);
+    await applyOrderVersion({ ...tables, client: crashing }, delivery);
+
+    // Assess
+    expect(afterCrash).toEqual([]);
+    expect(redelivered.outcome).toBe('stale');
+    const history = await scanHistory(aws, resources.historyTable);
+    expect(keys(history)).toEqual(['7/2']);
+    // It arrived in order: the stored version it met on redelivery was its own, not a higher one.
+    expect(history[0]).not.toHaveProperty('arrivedAfterVersion');
+  });
+
+  it('keeps the first feed’s copy when two overlapping feeds serve the same versions', async () => {
+    const uk = { feedId: 'uk', fetchedAt: '2024-05-01T09:00:00.000Z', correlationId: 'poll:run-2:1' };
+    const interleaved = [
+      message(7, 1, 'placed'),
+      message(7, 2, 'accepted', uk),
+      message(7, 1, 'placed', uk),
+      message(7, 2, 'accepted'),
+      message(7, 3, 'cancelled', uk),
+    ];
+
+    for (const m of interleaved) await applyOrderVersion(tables, m);
+    // Both feeds deliver everything again, at the same time.
+    await Promise.all(interleaved.map((m) => applyOrderVersion(tables, m)));
+
+    const history = await scanHistory(aws, resources.historyTable);
+    expect(keys(history)).toEqual(['7/1', '7/2', '7/3']);
+    expect(history.map((entry) => [entry.feedId, entry.fetchedAt, entry.correlationId])).toEqual([
+      ['eu', FETCHED_AT, 'poll:run-1:1'],
+      ['uk', uk.fetchedAt, uk.correlationId],
+      ['uk', uk.fetchedAt, uk.correlationId],
+    ]);
+  });
+
+  it('keeps the versions a batch supersedes (only its highest is written to the orders table)', async () => {
+    // Prepare: v4 stored; then one batch holds v2, v5 and v3 of the same order, and v1 and v3 of another.
+    await applyOrderVersion(tables, message(7, 4, 'accepted'));
+    const { consumer } = buildConsumerHandler({
+      env: pipelineEnv(resources, 'http://127.0.0.1:1'),
+      clients: aws,
+    });
+    const deliveries = [message(7, 2, 'placed'), message(7, 5, 'cancelled'), message(7, 3, 'accepted')];
+    deliveries.push(message(8, 1, 'placed'), message(8, 3, 'accepted'));
+    const records = deliveries.map(
+      (m, index) =>
+        ({
+          messageId: `m-${index}`,
+          body: buildOrderVersionMessage(m.order, {
+            ...m.source,
+            pageId: null,
+            correlationId: 'poll:run-1:1',
+            origin: 'poll',
+          }).body,
+          attributes: { ApproximateReceiveCount: '1' },
+          messageAttributes: {},
+        }) as unknown as SQSRecord,
+    );
+
+    // Act
+    const response = await consumer({ Records: records }, lambdaContext('consumer', 30_000));
+
+    // Assess: every version kept once; those the table already had a higher version of are marked.
+    expect(response.batchItemFailures).toEqual([]);
+    const history = await scanHistory(aws, resources.historyTable);
+    expect(keys(history)).toEqual(['7/2', '7/3', '7/4', '7/5', '8/1', '8/3']);
+    expect(history.map((entry) => entry.arrivedAfterVersion)).toEqual([
+      4,
+      4,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('stores and sorts int64 ids and versions beyond 2^53 exactly', async () => {
+    const id = 2n ** 60n + 7n;
+    const versions = [2n ** 53n + 2n, 2n ** 53n + 1n, 2n ** 62n, 2n ** 53n + 3n];
+
+    for (const version of versions) await applyOrderVersion(tables, message(id, version, 'placed'));
+
+    // The ops command's read: one Query, ascending by version.
+    const { Items = [] } = await aws.dynamo.send(
+      new QueryCommand({
+        TableName: resources.historyTable,
+        KeyConditionExpression: 'orderId = :id',
+        ExpressionAttributeValues: { ':id': { N: id.toString() } },
+        ScanIndexForward: true,
+      }),
+    );
+    const entries = Items.map(unmarshallExact);
+    expect(entries.map((entry) => entry.orderId)).toEqual([id, id, id, id]);
+    expect(entries.map((entry) => entry.version)).toEqual([
+      2n ** 53n + 1n,
+      2n ** 53n + 2n,
+      2n ** 53n + 3n,
+      2n ** 62n,
+    ]);
+    expect(entries.map((entry) => entry.arrivedAfterVersion)).toEqual([
+      2n ** 53n + 2n,
+      undefined,
+      2n ** 62n,
+      undefined,
+    ]);
+  });
+});
