@@ -144,7 +144,7 @@ describe('npm start', () => {
     // The history keeps all four versions, and the summary names the command that shows them.
     expect(summary.history).toMatchObject({ entries: 4, exampleOrderId: '3009000001' });
     expect(run.stdout).toContain(
-      'History: 4 order versions kept; look at one: npm run ops -- history 3009000001',
+      `History: 4 order versions kept; look at one: npm run ops -- history 3009000001 --aws-endpoint ${summary.awsEndpoint}`,
     );
   }, 240_000);
 

@@ -210,7 +210,7 @@ async function main(): Promise<number> {
     process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
     return signal === undefined ? 1 : SIGNAL_EXIT[signal];
   }
-  process.stdout.write(`${formatSummary(summary).join('\n')}\n`);
+  process.stdout.write(`${formatSummary(summary, cli.options.awsEndpoint !== undefined).join('\n')}\n`);
   if (cli.summaryJson !== undefined) {
     const path = resolve(cli.summaryJson);
     mkdirSync(dirname(path), { recursive: true });

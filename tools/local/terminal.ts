@@ -47,7 +47,11 @@ export function formatBanner(ready: ReadyInfo): string[] {
   return lines;
 }
 
-export function formatSummary(summary: LocalSummary): string[] {
+/**
+ * `emulatorKept`: the run used an emulator given with --aws-endpoint, which outlives it; without one, local mode's
+ * own emulator stopped with the run, so a command against its data needs a run against a kept emulator first.
+ */
+export function formatSummary(summary: LocalSummary, emulatorKept = true): string[] {
   const c = summary.counters;
   const headline =
     summary.outcome === 'drained'
@@ -63,9 +67,14 @@ export function formatSummary(summary: LocalSummary): string[] {
   );
   if (summary.history) {
     const { entries, exampleOrderId } = summary.history;
-    lines.push(
-      `History: ${entries} order versions kept${exampleOrderId === undefined ? '' : `; look at one: npm run ops -- history ${exampleOrderId}`}`,
-    );
+    const lookUp = `npm run ops -- history ${exampleOrderId} --aws-endpoint ${summary.awsEndpoint}`;
+    const hint =
+      exampleOrderId === undefined
+        ? ''
+        : emulatorKept
+          ? `; look at one: ${lookUp}`
+          : `; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000) and: npm run ops -- history ${exampleOrderId} --aws-endpoint http://localhost:5000`;
+    lines.push(`History: ${entries} order versions kept${hint}`);
   }
   if (summary.sales.length === 0) lines.push('Sales by vendor (ledger): none');
   else {
