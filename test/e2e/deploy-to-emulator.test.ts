@@ -124,11 +124,22 @@ describe('stack deployed into the emulator', () => {
         'FeedPollers',
         'DashboardName',
         'AlarmTopicArn',
+        'HistoryTableName',
       ].sort(),
     );
     // No alarmTopicArn given: the stack's own topic.
     expect(described.AlarmTopicArn).toMatch(/^arn:aws:sns:[a-z0-9-]+:\d{12}:/);
     expect(JSON.parse(described.FeedPollers ?? '{}')).toEqual({ orders: described.PollerFunctionName });
+  });
+
+  it('has the order history keyed by orderId and version', async () => {
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: output('HistoryTableName') }));
+
+    expect(Table?.KeySchema).toEqual([
+      { AttributeName: 'orderId', KeyType: 'HASH' },
+      { AttributeName: 'version', KeyType: 'RANGE' },
+    ]);
+    expect(Table?.DeletionProtectionEnabled).toBe(true);
   });
 
   it('has the orders table keyed by orderId with the salesByVendor index', async () => {
