@@ -105,25 +105,11 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     progress('ceiling');
     const ceiling = await measureCeiling(moto, feed.pages, items, settings);
     progress('pipeline through the intercepting proxy');
-    const pipeline = await measurePipeline({
-      moto,
-      sim,
-      token: TOKEN,
-      feed,
-      settings,
-      sqsChunkBytes: PRICES.sqsChunkBytes,
-    });
+    const pipelineInputs = { moto, sim, token: TOKEN, feed, settings, sqsChunkBytes: PRICES.sqsChunkBytes };
+    const pipeline = await measurePipeline(pipelineInputs);
 
     progress('pipeline with history off (the same feed)');
-    const withoutHistory = await measurePipeline({
-      moto,
-      sim,
-      token: TOKEN,
-      feed,
-      settings,
-      sqsChunkBytes: PRICES.sqsChunkBytes,
-      history: false,
-    });
+    const withoutHistory = await measurePipeline({ ...pipelineInputs, history: false });
 
     progress(
       `catch-up measured: ${options.chain.versions} versions, API ${options.apiLatencyMs} ms, continued runs`,
