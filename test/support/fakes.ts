@@ -2,7 +2,6 @@
 // rules as the DynamoDB adapter (owner + revision), so lease behaviour is tested here too.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
 import {
@@ -11,6 +10,7 @@ import {
   type DynamoDBClient,
   type PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import type { OrdersTable } from '../../functions/core/apply/apply-order-version.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
@@ -323,4 +323,34 @@ export class RecordingTracing implements Tracing {
   named(name: string): RecordedSpan[] {
     return this.spans.filter((span) => span.name === name);
   }
+}
+
+/** An SQS record as the event source hands it to the consumer (the correlationId attribute when given). */
+export function sqsRecord(messageId: string, body: string, correlationId?: string): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `rh-${messageId}`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '0',
+      SenderId: 'poller',
+      ApproximateFirstReceiveTimestamp: '0',
+    },
+    messageAttributes:
+      correlationId === undefined
+        ? {}
+        : {
+            correlationId: {
+              dataType: 'String',
+              stringValue: correlationId,
+              binaryListValues: [],
+              stringListValues: [],
+            },
+          },
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:orders',
+    awsRegion: 'us-east-1',
+  };
 }

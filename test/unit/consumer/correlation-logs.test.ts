@@ -7,33 +7,7 @@ import { createConsumerHandler } from '../../../functions/consumer/create-handle
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import { MemoryOrdersTable } from '../../support/fakes.js';
-
-function record(messageId: string, body: string, correlationId: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: `rh-${messageId}`,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '0',
-      SenderId: 'poller',
-      ApproximateFirstReceiveTimestamp: '0',
-    },
-    messageAttributes: {
-      correlationId: {
-        dataType: 'String',
-        stringValue: correlationId,
-        binaryListValues: [],
-        stringListValues: [],
-      },
-    },
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:orders',
-    awsRegion: 'us-east-1',
-  };
-}
+import { MemoryOrdersTable, sqsRecord } from '../../support/fakes.js';
 
 /** The JSON log lines the handler writes while `act` runs (Powertools writes them to stdout/stderr). */
 async function logsOf(act: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
@@ -72,8 +46,8 @@ describe('consumer log lines carry the correlation id', () => {
     });
     const event: SQSEvent = {
       Records: [
-        record('m-1', good.body, 'poll:req-1:3'),
-        record('m-2', '{"schemaVersion":1,"order":{}}', 'reconcile:req-2'),
+        sqsRecord('m-1', good.body, 'poll:req-1:3'),
+        sqsRecord('m-2', '{"schemaVersion":1,"order":{}}', 'reconcile:req-2'),
       ],
     };
 

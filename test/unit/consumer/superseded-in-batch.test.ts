@@ -9,7 +9,7 @@ import { createConsumerHandler } from '../../../functions/consumer/create-handle
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import { MemoryOrdersTable } from '../../support/fakes.js';
+import { MemoryOrdersTable, sqsRecord } from '../../support/fakes.js';
 
 function record(messageId: string, id: number, version: number): SQSRecord {
   const { body } = buildOrderVersionMessage(toOrder(sampleOrder({ id, version })), {
@@ -20,22 +20,7 @@ function record(messageId: string, id: number, version: number): SQSRecord {
     correlationId: 'poll:run:1',
     origin: 'poll',
   });
-  return {
-    messageId,
-    receiptHandle: `rh-${messageId}`,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '0',
-      SenderId: 'poller',
-      ApproximateFirstReceiveTimestamp: '0',
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:orders',
-    awsRegion: 'us-east-1',
-  };
+  return sqsRecord(messageId, body);
 }
 
 /** The in-memory table, counting the PutItems it is sent; `failVersion` makes that version's write throw. */

@@ -9,36 +9,7 @@ import { buildOrderVersionMessage } from '../../../functions/core/contract/order
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import { MemoryOrdersTable, RecordingTracing } from '../../support/fakes.js';
-
-function record(messageId: string, body: string, correlationId?: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: `rh-${messageId}`,
-    body,
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '0',
-      SenderId: 'poller',
-      ApproximateFirstReceiveTimestamp: '0',
-    },
-    messageAttributes:
-      correlationId === undefined
-        ? {}
-        : {
-            correlationId: {
-              dataType: 'String',
-              stringValue: correlationId,
-              binaryListValues: [],
-              stringListValues: [],
-            },
-          },
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:orders',
-    awsRegion: 'us-east-1',
-  };
-}
+import { MemoryOrdersTable, RecordingTracing, sqsRecord } from '../../support/fakes.js';
 
 /** A message of order `id` at `version` from the run and page `correlationId` (body and attribute). */
 function message(messageId: string, id: Int64, version: Int64, correlationId: string): SQSRecord {
@@ -53,7 +24,7 @@ function message(messageId: string, id: Int64, version: Int64, correlationId: st
       origin: 'poll',
     },
   );
-  return record(messageId, built.body, correlationId);
+  return sqsRecord(messageId, built.body, correlationId);
 }
 
 /** The JSON log lines the handler writes while `act` runs (Powertools writes them to stdout/stderr). */
@@ -95,7 +66,7 @@ const batch: SQSEvent = {
     message('m-1', 9, 2, 'poll:req-1:3'),
     message('m-2', 9, 1, 'poll:req-1:2'),
     message('m-3', MAX_INT64, 5, 'poll:req-1:3'),
-    record('m-4', '{"schemaVersion":1,"order":{}}', 'reconcile:req-2'),
+    sqsRecord('m-4', '{"schemaVersion":1,"order":{}}', 'reconcile:req-2'),
   ],
 };
 
@@ -156,7 +127,7 @@ describe('consumer spans', () => {
     );
 
     const lines = await logsOf(() =>
-      handler({ Records: [...records, record('m-none', '{}')] }, lambdaContext('consumer', 30_000)),
+      handler({ Records: [...records, sqsRecord('m-none', '{}')] }, lambdaContext('consumer', 30_000)),
     );
 
     const batchLine = lines.find((line) => line.message === 'order version batch processed');
