@@ -1,7 +1,7 @@
 // The consumer carries each message's correlation id on (issue 12 point 3): its log lines for a record
 // name the run that produced it, also when the body fails validation (the id is read from the attribute).
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createConsumerHandler } from '../../../functions/consumer/create-handler.js';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
