@@ -52,12 +52,9 @@ export async function applyOrderVersion(
   orders: OrdersTable,
   message: OrderVersionMessage,
 ): Promise<ApplyResult> {
-  const { order, source } = message;
+  const { order } = message;
   const sale = saleOf(order);
-  const { attributes } = storedOrderItem(order, sale, {
-    findingCodes: [...new Set(source.findings.map((finding) => finding.code))],
-    ...(source.correlationId === undefined ? {} : { correlationId: source.correlationId }),
-  });
+  const attributes = storedAttributes(message);
   const result = await applyIfNewer({
     client: orders.client,
     tableName: orders.tableName,
@@ -66,10 +63,7 @@ export async function applyOrderVersion(
   });
   const { id: orderId, version } = order;
   if (orders.history) {
-    const higher =
-      result.outcome === 'stale' && BigInt(result.storedVersion) > BigInt(version)
-        ? result.storedVersion
-        : undefined;
+    const higher = higherThan(version, result.outcome === 'stale' ? result.storedVersion : undefined);
     await putHistoryItem(orders.client, orders.history, message, attributes, higher);
   }
   if (result.outcome === 'stale') {
@@ -94,15 +88,22 @@ export async function recordSupersededVersion(
   by: ApplyResult,
 ): Promise<void> {
   if (!orders.history) return;
-  const { order, source } = message;
   const storedBefore = by.outcome === 'stale' ? by.storedVersion : by.replacedVersion;
-  const higher =
-    storedBefore !== undefined && BigInt(storedBefore) > BigInt(order.version) ? storedBefore : undefined;
-  const { attributes } = storedOrderItem(order, saleOf(order), {
+  const higher = higherThan(message.order.version, storedBefore);
+  await putHistoryItem(orders.client, orders.history, message, storedAttributes(message), higher);
+}
+
+/** The orders table item's attributes of a version (the history entry starts from the same). */
+function storedAttributes({ order, source }: OrderVersionMessage): Record<string, unknown> {
+  return storedOrderItem(order, saleOf(order), {
     findingCodes: [...new Set(source.findings.map((finding) => finding.code))],
     ...(source.correlationId === undefined ? {} : { correlationId: source.correlationId }),
-  });
-  await putHistoryItem(orders.client, orders.history, message, attributes, higher);
+  }).attributes;
+}
+
+/** `stored` when it is a higher version than `version` (the entry then arrived out of order). */
+function higherThan(version: Int64, stored: Int64 | undefined): Int64 | undefined {
+  return stored !== undefined && BigInt(stored) > BigInt(version) ? stored : undefined;
 }
 
 /**
