@@ -5,7 +5,7 @@ import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { CURSOR_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
-import { attributeType, statefulTableProps } from './table-defaults.js';
+import { statefulTableProps, tableKey } from './table-defaults.js';
 
 export interface CursorTableProps {
   readonly removalPolicy: RemovalPolicy;
@@ -17,10 +17,7 @@ export class CursorTable extends Construct {
   constructor(scope: Construct, id: string, props: CursorTableProps) {
     super(scope, id);
     this.table = new Table(this, 'Table', {
-      partitionKey: {
-        name: CURSOR_TABLE_SCHEMA.partitionKey.name,
-        type: attributeType(CURSOR_TABLE_SCHEMA.partitionKey.type),
-      },
+      partitionKey: tableKey(CURSOR_TABLE_SCHEMA.partitionKey),
       ...statefulTableProps(props.removalPolicy),
     });
   }

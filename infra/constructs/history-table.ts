@@ -7,7 +7,7 @@ import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { HISTORY_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
-import { attributeType, statefulTableProps } from './table-defaults.js';
+import { statefulTableProps, tableKey } from './table-defaults.js';
 
 const { partitionKey, sortKey, timeToLiveAttribute } = HISTORY_TABLE_SCHEMA;
 
@@ -23,8 +23,8 @@ export class HistoryTable extends Construct {
   constructor(scope: Construct, id: string, props: HistoryTableProps) {
     super(scope, id);
     this.table = new Table(this, 'Table', {
-      partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
-      sortKey: { name: sortKey.name, type: attributeType(sortKey.type) },
+      partitionKey: tableKey(partitionKey),
+      sortKey: tableKey(sortKey),
       ...(props.retentionDays > 0 ? { timeToLiveAttribute } : {}),
       ...statefulTableProps(props.removalPolicy),
     });

@@ -6,7 +6,7 @@ import { ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
-import { attributeType, statefulTableProps } from './table-defaults.js';
+import { statefulTableProps, tableKey } from './table-defaults.js';
 
 // The key names come from the schema the consumer's adapter and the integration tests also use.
 const { partitionKey, salesIndex } = ORDERS_TABLE_SCHEMA;
@@ -22,13 +22,13 @@ export class OrdersTable extends Construct {
   constructor(scope: Construct, id: string, props: OrdersTableProps) {
     super(scope, id);
     this.table = new Table(this, 'Table', {
-      partitionKey: { name: partitionKey.name, type: attributeType(partitionKey.type) },
+      partitionKey: tableKey(partitionKey),
       ...statefulTableProps(props.removalPolicy),
     });
     this.table.addGlobalSecondaryIndex({
       indexName: SALES_BY_VENDOR_INDEX,
-      partitionKey: { name: salesIndex.partitionKey.name, type: attributeType(salesIndex.partitionKey.type) },
-      sortKey: { name: salesIndex.sortKey.name, type: attributeType(salesIndex.sortKey.type) },
+      partitionKey: tableKey(salesIndex.partitionKey),
+      sortKey: tableKey(salesIndex.sortKey),
       projectionType: ProjectionType.INCLUDE,
       nonKeyAttributes: [...salesIndex.nonKeyAttributes],
     });

@@ -5,7 +5,13 @@
 // no kms:* grants for our roles. A customer-managed key would only add value with cross-account access
 // rules or key-level audit requirements, which this service does not have.
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, TableEncryption, type TableProps } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  type Attribute,
+  AttributeType,
+  BillingMode,
+  TableEncryption,
+  type TableProps,
+} from 'aws-cdk-lib/aws-dynamodb';
 
 export function statefulTableProps(
   removalPolicy: RemovalPolicy,
@@ -23,7 +29,10 @@ export function statefulTableProps(
   };
 }
 
-/** Maps the shared schemas' DynamoDB type letters onto CDK's enum. */
-export function attributeType(type: 'S' | 'N' | 'B'): AttributeType {
-  return { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY }[type];
+/** A key of the shared schemas (functions/core/adapters/table-schemas.ts) as CDK's attribute. */
+export function tableKey(key: { readonly name: string; readonly type: 'S' | 'N' | 'B' }): Attribute {
+  return {
+    name: key.name,
+    type: { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY }[key.type],
+  };
 }
