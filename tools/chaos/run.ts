@@ -12,14 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { parseCommandLine } from '../cli-args.js';
 import { countByOperation, type InterceptingProxy, startInterceptingProxy } from '../harness/aws-proxy.js';
-import { scanOrders } from '../harness/pipeline.js';
+import { quarantinedKeys, scanOrders } from '../harness/pipeline.js';
 import { type RunningMoto, startMoto } from '../local/moto.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
 import { stackOutputs } from '../stack.js';
@@ -152,17 +150,6 @@ async function deadLetters(aws: DirectClients, queueUrl: string): Promise<{ tota
     total += Messages.length;
     poison += Messages.filter((message) => message.MessageAttributes?.chaosPoison !== undefined).length;
   }
-}
-
-async function quarantinedCount(aws: DirectClients, bucket: string): Promise<number> {
-  let count = 0;
-  for await (const page of paginateListObjectsV2(
-    { client: aws.s3 },
-    { Bucket: bucket, Prefix: QUARANTINE_PREFIX },
-  )) {
-    count += page.Contents?.length ?? 0;
-  }
-  return count;
 }
 
 function ended(exit: ChildExit): string {
@@ -305,7 +292,7 @@ async function runChaos(options: ChaosOptions, command: string, resources: Resou
   const ledger = await readSalesLedger(aws.dynamo, stack.ordersTable);
   const ledgerDifferences = compareLedger(expected.sales, ledger);
   const dlq = await deadLetters(aws, stack.deadLetterQueueUrl);
-  const quarantined = await quarantinedCount(aws, stack.quarantineBucket);
+  const quarantined = (await quarantinedKeys(aws, stack.quarantineBucket)).length;
   const poisonItem = await aws.dynamo.send(
     new GetItemCommand({
       TableName: stack.ordersTable,

@@ -28,7 +28,7 @@ export { quarantinedKeys } from '../local/data.js';
 export type AwsClients = Pick<AwsAt, 'dynamo' | 'sqs' | 's3' | 'ssm'>;
 
 /** Points the SDK (ours and the handlers') at the emulator, with dummy credentials. */
-export function useEmulator(moto: RunningMoto): AwsClients {
+export function useEmulator(moto: RunningMoto): AwsAt {
   Object.assign(process.env, EMULATOR_ENV, { AWS_ENDPOINT_URL: moto.endpoint });
   return createAwsClients(moto.endpoint, EMULATOR_ENV);
 }
@@ -238,25 +238,22 @@ export function pipelineEnv(
   };
 }
 
-/** Runs the emulated SQS event source until the queue is empty. */
+/** Runs the emulated SQS event source until the queue is empty (`timeoutMs`: the consumer's, default 30 s). */
 export async function drainQueue(
-  aws: AwsClients,
+  aws: Pick<AwsClients, 'sqs'>,
   queueUrl: string,
-  handlers: { consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse> },
-  options: Partial<EventSourceOptions> = {},
+  handlers: { consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse | undefined> },
+  options: Partial<EventSourceOptions> & { timeoutMs?: number } = {},
 ): Promise<{ batches: number; succeeded: number; failed: number; crashes: number }> {
   const totals = { batches: 0, succeeded: 0, failed: 0, crashes: 0 };
+  const { timeoutMs = 30_000, ...eventSource } = options;
   for (;;) {
     const stats = await pollQueueOnce(
       aws.sqs,
       queueUrl,
       handlers.consume,
-      () => lambdaContext('consumer', 30_000),
-      {
-        batchSize: 10,
-        retryDelaySeconds: 0,
-        ...options,
-      },
+      () => lambdaContext('consumer', timeoutMs),
+      { batchSize: 10, retryDelaySeconds: 0, ...eventSource },
     );
     if (stats.received === 0) return totals;
     totals.batches += 1;
