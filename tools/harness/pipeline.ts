@@ -22,8 +22,9 @@ import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
 import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 
-/** One reader of the quarantine for local mode and the tests. */
+/** One reader of the quarantine and one of the orders table for local mode, chaos and the tests. */
 export { quarantinedKeys } from '../local/data.js';
+export { scanOrders } from '../store/stored-order.js';
 
 export type AwsClients = Pick<AwsAt, 'dynamo' | 'sqs' | 's3' | 'ssm'>;
 
@@ -261,22 +262,6 @@ export async function drainQueue(
     totals.failed += stats.failed;
     if (stats.crashed) totals.crashes += 1;
   }
-}
-
-/** Every item of the orders table by order id (a consistent scan). */
-export async function scanOrders(
-  aws: Pick<AwsClients, 'dynamo'>,
-  table: string,
-): Promise<Map<Int64, Record<string, unknown>>> {
-  // Keyed by the exact id (a bigint beyond 2^53, see int64.ts).
-  const orders = new Map<Int64, Record<string, unknown>>();
-  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
-    for (const raw of page.Items ?? []) {
-      const item = unmarshallExact(raw);
-      orders.set(item.orderId as Int64, item);
-    }
-  }
-  return orders;
 }
 
 /** Every history entry, ordered by order id then version (int64 exact). */

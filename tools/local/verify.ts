@@ -9,12 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Order } from '../../functions/core/model/types.js';
 import { flagInteger, parseCommandLine, parseFlags, UsageError } from '../cli-args.js';
 import { startSimulator } from '../simulator/index.js';
 import { SCENARIO_IDS } from '../simulator/types.js';
+import { scanOrders } from '../store/stored-order.js';
 import { EMULATOR_ENV, startMoto } from './moto.js';
 import { SCENARIO_CHECKS, type ScenarioRun } from './scenario-checks.js';
 
@@ -134,13 +134,10 @@ async function runScenario(
 }
 
 async function readOrders(tableName: string): Promise<Order[]> {
-  const client = new DynamoDBClient({});
-  const orders: Order[] = [];
-  for await (const page of paginateScan({ client }, { TableName: tableName, ConsistentRead: true })) {
-    for (const item of page.Items ?? []) orders.push(unmarshall(item) as Order);
-  }
-  client.destroy();
-  return orders;
+  const dynamo = new DynamoDBClient({});
+  const orders = await scanOrders({ dynamo }, tableName);
+  dynamo.destroy();
+  return [...orders.values()] as unknown as Order[];
 }
 
 function printTable(results: Result[]): void {
