@@ -4,23 +4,15 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, type CreateTableCommandInput, paginateScan } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
-import type { Int64 } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
-import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 
 /** One reader of the quarantine and one of the orders table for local mode, chaos and the tests. */
 export { quarantinedKeys } from '../local/data.js';
@@ -261,40 +253,5 @@ export async function drainQueue(
     totals.succeeded += stats.succeeded;
     totals.failed += stats.failed;
     if (stats.crashed) totals.crashes += 1;
-  }
-}
-
-/** Every history entry, ordered by order id then version (int64 exact). */
-export async function scanHistory(
-  aws: Pick<AwsClients, 'dynamo'>,
-  table: string,
-): Promise<Array<Record<string, unknown>>> {
-  const entries: Array<Record<string, unknown>> = [];
-  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
-    entries.push(...(page.Items ?? []).map(unmarshallExact));
-  }
-  const key = (entry: Record<string, unknown>) => [
-    BigInt(entry.orderId as Int64),
-    BigInt(entry.version as Int64),
-  ];
-  return entries.sort((a, b) => {
-    const [ao, av] = key(a) as [bigint, bigint];
-    const [bo, bv] = key(b) as [bigint, bigint];
-    return ao === bo ? (av < bv ? -1 : av > bv ? 1 : 0) : ao < bo ? -1 : 1;
-  });
-}
-
-export function readLedger(aws: AwsClients, table: string): Promise<SalesTotal[]> {
-  return readSalesLedger(aws.dynamo, table);
-}
-
-export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<string[]> {
-  const bodies: string[] = [];
-  for (;;) {
-    const output = await aws.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
-    );
-    if (!output.Messages?.length) return bodies;
-    bodies.push(...output.Messages.map((message) => message.Body ?? ''));
   }
 }
