@@ -30,7 +30,7 @@ import {
   meanMsByOperation,
   startInterceptingProxy,
 } from '../harness/aws-proxy.js';
-import { buildHandlers } from '../harness/handlers.js';
+import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -310,16 +310,11 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
     const endpoint = `http://127.0.0.1:${proxy.port}`;
     const env = handlerEnv(resources, sim.url, settings);
     if (inputs.history === false) delete env.HISTORY_TABLE_NAME;
-    const built = buildHandlers({
-      pollerEnv: env,
-      consumerEnv: env,
-      clients: harnessClients(endpoint),
-      // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
-      logLevel: 'INFO',
-      emitMetrics: true,
-    });
-    const poller = { handler: built.poller };
-    const consumer = { handler: built.consumer };
+    const clients = harnessClients(endpoint);
+    // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
+    const options = { clients, env, logLevel: 'INFO', emitMetrics: true } as const;
+    const poller = buildPollerHandler(options);
+    const { consumer } = buildConsumerHandler(options);
     const eventSourceSqs = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false });
 
     const simBefore = sim.requests.length;
@@ -332,7 +327,7 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
       const output = captureOutput();
       const invoked = performance.now();
       try {
-        return await consumer.handler(event, context);
+        return await consumer(event, context);
       } finally {
         consume.handlerMs += performance.now() - invoked;
         consume.invocations += 1;
@@ -347,7 +342,7 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
       const invoked = performance.now();
       let outcome: PollOutcome;
       try {
-        outcome = await poller.handler({}, lambdaContext('poller', settings.pollerTimeoutMs));
+        outcome = await poller({}, lambdaContext('poller', settings.pollerTimeoutMs));
       } finally {
         poll.ms += performance.now() - invoked;
         poll.logBytes += output.stop();

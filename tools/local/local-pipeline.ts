@@ -341,7 +341,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
           break;
         }
         case 'release-dead-lease': {
-          const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feed.feedId, false);
+          const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feed.feedId);
           if (pid !== undefined)
             note(`released the feed lease left by local process ${pid}, which no longer runs`);
           else notBefore = Date.now() + tuning.idlePollIntervalMs;
