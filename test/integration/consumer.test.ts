@@ -14,8 +14,6 @@ import {
   drainQueue,
   type PipelineResources,
   pipelineEnv,
-  readLedger,
-  receiveAll,
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
@@ -23,6 +21,7 @@ import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { readLedger, receiveAll } from '../support/pipeline.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;

@@ -20,7 +20,6 @@ import {
   drainQueue,
   type PipelineResources,
   pipelineEnv,
-  readLedger,
   scanOrders,
   TEST_TOKEN,
   useEmulator,
@@ -29,6 +28,7 @@ import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { readLedger } from '../support/pipeline.js';
 
 const FUNCTION_TIMEOUT_MS = 60_000;
 let moto: RunningMoto;

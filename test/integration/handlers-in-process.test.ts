@@ -11,7 +11,6 @@ import {
   createPipelineResources,
   drainQueue,
   pipelineEnv,
-  readLedger,
   scanOrders,
   TEST_TOKEN,
 } from '../../tools/harness/pipeline.js';
@@ -20,6 +19,7 @@ import { EMULATOR_ENV } from '../../tools/local/moto.js';
 import { type RunningSimulator, SCENARIO_EXPECTATIONS, startSimulator } from '../../tools/simulator/index.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { readLedger } from '../support/pipeline.js';
 
 const motos: RunningMoto[] = [];
 let sim: RunningSimulator;

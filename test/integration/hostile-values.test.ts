@@ -12,8 +12,6 @@ import {
   type PipelineResources,
   pipelineEnv,
   quarantinedKeys,
-  readLedger,
-  receiveAll,
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
@@ -21,6 +19,7 @@ import { money, productItem, sampleOrder } from '../fixtures/orders.js';
 import { contractViolations } from '../support/contract.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { readLedger, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 let moto: RunningMoto;

@@ -12,10 +12,11 @@ import { storedOrderItem } from '../../functions/core/adapters/stored-order-item
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import { parseJsonExact } from '../../functions/core/model/int64.js';
 import type { Order } from '../../functions/core/model/types.js';
-import { type AwsClients, receiveAll, useEmulator } from '../../tools/harness/pipeline.js';
+import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runOps } from '../../tools/ops/cli.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+import { receiveAll } from '../support/pipeline.js';
 
 const BIG_ID = 2n ** 63n - 2n;
 const LOW = 2n ** 53n;

@@ -19,13 +19,13 @@ import {
   createPipelineResources,
   type PipelineResources,
   pipelineEnv,
-  scanHistory,
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { scanHistory } from '../support/pipeline.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;

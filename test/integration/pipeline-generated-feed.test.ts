@@ -16,7 +16,6 @@ import {
   drainQueue,
   type PipelineResources,
   pipelineEnv,
-  readLedger,
   scanOrders,
   TEST_TOKEN,
   useEmulator,
@@ -25,6 +24,7 @@ import { type RunningSimulator, type SimulatorOptions, startSimulator } from '..
 import { CountingMetrics, MemoryLog } from '../support/fakes.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { readLedger } from '../support/pipeline.js';
 import { pollerConfig } from '../support/poller-config.js';
 
 let moto: RunningMoto;

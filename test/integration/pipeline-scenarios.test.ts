@@ -9,9 +9,6 @@ import {
   drainQueue,
   type PipelineResources,
   pipelineEnv,
-  readLedger,
-  receiveAll,
-  scanHistory,
   scanOrders,
   TEST_TOKEN,
   useEmulator,
@@ -26,6 +23,7 @@ import {
 import { contractViolations } from '../support/contract.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { readLedger, receiveAll, scanHistory } from '../support/pipeline.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;

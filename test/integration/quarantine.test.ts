@@ -11,13 +11,13 @@ import {
   type PipelineResources,
   pipelineEnv,
   quarantinedKeys,
-  receiveAll,
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 let moto: RunningMoto;

@@ -18,8 +18,6 @@ import {
   drainQueue,
   type PipelineResources,
   pipelineEnv,
-  readLedger,
-  receiveAll,
   scanOrders,
   TEST_TOKEN,
   useEmulator,
@@ -36,6 +34,7 @@ import { type ExpectedState, type RunningSimulator, startSimulator } from '../..
 import { sampleOrder } from '../fixtures/orders.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { readLedger, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 const UNKNOWN_ID = 42;

@@ -2,7 +2,7 @@
 // the environment the stack would give the functions and the emulator's clients.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { PollResult } from '../../functions/poller/create-handler.js';
-import { buildHandlers } from '../../tools/harness/handlers.js';
+import { buildConsumerHandler, buildPollerHandler } from '../../tools/harness/handlers.js';
 import type { AwsClients } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 
@@ -17,9 +17,10 @@ export function handlersFor(
   env: Record<string, string>,
   pollerTimeoutMs = 60_000,
 ): Handlers {
-  const built = buildHandlers({ pollerEnv: env, consumerEnv: env, clients: aws });
+  const poller = buildPollerHandler({ env, clients: aws });
+  const { consumer } = buildConsumerHandler({ env, clients: aws });
   return {
-    poll: () => built.poller({}, lambdaContext('poller', pollerTimeoutMs)),
-    consume: (event, context) => built.consumer(event, context),
+    poll: () => poller({}, lambdaContext('poller', pollerTimeoutMs)),
+    consume: (event, context) => consumer(event, context),
   };
 }

@@ -131,10 +131,7 @@ export async function measureChains(options: ChainOptions): Promise<ChainMeasure
       floorMs: Math.max(...chains.map((chain) => chain.floorMs)),
     };
   } finally {
-    aws.dynamo.destroy();
-    aws.sqs.destroy();
-    aws.s3.destroy();
-    aws.ssm.destroy();
+    aws.destroy();
     await sim.close();
   }
 }

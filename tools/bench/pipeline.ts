@@ -30,7 +30,7 @@ import {
   meanMsByOperation,
   startInterceptingProxy,
 } from '../harness/aws-proxy.js';
-import { buildHandlers } from '../harness/handlers.js';
+import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -41,7 +41,6 @@ import {
 } from '../harness/pipeline.js';
 import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
-import { pollQueueOnce } from '../local/sqs-event-source.js';
 import type { RunningSimulator } from '../simulator/index.js';
 import type { PreparedFeed } from './cpu.js';
 import { type IndexShape, putWriteUnits, writeUnits } from './write-units.js';
@@ -198,6 +197,11 @@ async function putItem(
   }
 }
 
+/** The event source as the stack configures it, failed records back at once. */
+function eventSource(settings: PipelineSettings) {
+  return { batchSize: settings.consumerBatchSize, timeoutMs: settings.consumerTimeoutMs };
+}
+
 /** Receives and deletes until the queue is empty (the stand-in for a downstream subscriber). */
 function emptyQueue(aws: AwsClients, queueUrl: string): Promise<unknown> {
   return drainQueue(aws, queueUrl, { consume: async () => ({ batchItemFailures: [] }) });
@@ -262,16 +266,7 @@ export async function measureCeiling(
         putGroups += 1;
         return { batchItemFailures: [] };
       };
-      for (;;) {
-        const stats = await pollQueueOnce(
-          sqs,
-          resources.ordersQueueUrl,
-          putBatch,
-          () => lambdaContext('consumer', settings.consumerTimeoutMs),
-          { batchSize: settings.consumerBatchSize, retryDelaySeconds: 0 },
-        );
-        if (stats.received === 0) break;
-      }
+      await drainQueue({ sqs }, resources.ordersQueueUrl, { consume: putBatch }, eventSource(settings));
       consumeMs += performance.now() - consumed;
       await emptyQueue(harness, resources.downstreamQueueUrl);
     }
@@ -315,16 +310,11 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
     const endpoint = `http://127.0.0.1:${proxy.port}`;
     const env = handlerEnv(resources, sim.url, settings);
     if (inputs.history === false) delete env.HISTORY_TABLE_NAME;
-    const built = buildHandlers({
-      pollerEnv: env,
-      consumerEnv: env,
-      clients: harnessClients(endpoint),
-      // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
-      logLevel: 'INFO',
-      emitMetrics: true,
-    });
-    const poller = { handler: built.poller };
-    const consumer = { handler: built.consumer };
+    const clients = harnessClients(endpoint);
+    // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
+    const options = { clients, env, logLevel: 'INFO', emitMetrics: true } as const;
+    const poller = buildPollerHandler(options);
+    const { consumer } = buildConsumerHandler(options);
     const eventSourceSqs = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false });
 
     const simBefore = sim.requests.length;
@@ -337,7 +327,7 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
       const output = captureOutput();
       const invoked = performance.now();
       try {
-        return await consumer.handler(event, context);
+        return await consumer(event, context);
       } finally {
         consume.handlerMs += performance.now() - invoked;
         consume.invocations += 1;
@@ -352,7 +342,7 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
       const invoked = performance.now();
       let outcome: PollOutcome;
       try {
-        outcome = await poller.handler({}, lambdaContext('poller', settings.pollerTimeoutMs));
+        outcome = await poller({}, lambdaContext('poller', settings.pollerTimeoutMs));
       } finally {
         poll.ms += performance.now() - invoked;
         poll.logBytes += output.stop();
@@ -364,22 +354,17 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
       // The emulated event source until the orders queue is empty.
       from = proxy.calls.length;
       const consumed = performance.now();
-      for (;;) {
-        const stats = await pollQueueOnce(
-          eventSourceSqs,
-          resources.ordersQueueUrl,
-          timedConsumer,
-          () => lambdaContext('consumer', settings.consumerTimeoutMs),
-          { batchSize: settings.consumerBatchSize, retryDelaySeconds: 0 },
-        );
-        consume.receives += 1;
-        if (stats.received === 0) {
-          consume.emptyReceives += 1;
-          break;
-        }
-        if (stats.failed > 0 || stats.crashed)
-          throw new Error('consumer failed a message in a fault-free run');
-      }
+      const drained = await drainQueue(
+        { sqs: eventSourceSqs },
+        resources.ordersQueueUrl,
+        { consume: timedConsumer },
+        eventSource(settings),
+      );
+      // Every batch received, and the empty receive that ended the drain.
+      consume.receives += drained.batches + 1;
+      consume.emptyReceives += 1;
+      if (drained.failed > 0 || drained.crashes > 0)
+        throw new Error('consumer failed a message in a fault-free run');
       consume.ms += performance.now() - consumed;
       consumeCalls.push(...proxy.calls.slice(from));
       await emptyQueue(harness, resources.downstreamQueueUrl);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export interface LocalModeArgs {
+interface LocalModeArgs {
   awsEndpoint: string;
   apiUrl: string;
   token: string;
@@ -31,26 +31,14 @@ export interface LocalModeProcess {
   tail(chars?: number): string;
 }
 
-export function localModeArgv(args: Omit<LocalModeArgs, 'token' | 'logFile'>): string[] {
-  return [
-    '--import',
-    'tsx',
-    'tools/local/start.ts',
-    '--aws-endpoint',
-    args.awsEndpoint,
-    '--api-url',
-    args.apiUrl,
-    '--summary-json',
-    args.summaryJson,
-  ];
-}
-
 export function startLocalMode(args: LocalModeArgs): LocalModeProcess {
   const output = openSync(args.logFile, 'a');
   const startedAt = Date.now();
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, localModeArgv(args), {
+    const argv = ['--import', 'tsx', 'tools/local/start.ts', '--aws-endpoint', args.awsEndpoint];
+    argv.push('--api-url', args.apiUrl, '--summary-json', args.summaryJson);
+    child = spawn(process.execPath, argv, {
       cwd: REPO_ROOT,
       detached: true,
       stdio: ['ignore', output, output],

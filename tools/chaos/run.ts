@@ -10,19 +10,17 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { parseCommandLine } from '../cli-args.js';
 import { countByOperation, type InterceptingProxy, startInterceptingProxy } from '../harness/aws-proxy.js';
-import { scanOrders } from '../harness/pipeline.js';
+import { quarantinedKeys, scanOrders } from '../harness/pipeline.js';
+import { DEFAULT_STACK_NAME } from '../local/deployment.js';
 import { type RunningMoto, startMoto } from '../local/moto.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
-import { stackOutputs } from '../stack.js';
+import { describeStack, stackOutputs } from '../stack.js';
 import { readSalesLedger } from '../store/sales-ledger.js';
 import { KILL_KINDS, type KillKind, type KillPoint, planKills } from './kill-plan.js';
 import { type KillRecord, KillSwitch, type StackNames } from './kill-switch.js';
@@ -72,35 +70,26 @@ function stackNamesLoader(aws: DirectClients): () => Promise<StackNames | undefi
   let inFlight: Promise<StackNames | undefined> | undefined;
   let lastTry = 0;
   const load = async (): Promise<StackNames | undefined> => {
-    const { Stacks = [] } = await aws.cloudFormation.send(new DescribeStacksCommand({}));
-    for (const stack of Stacks) {
-      if (!/_COMPLETE$/.test(stack.StackStatus ?? '') || stack.StackStatus?.startsWith('DELETE')) continue;
-      const outputs = stackOutputs(stack);
-      const {
-        OrdersTableName,
-        CursorTableName,
-        OrdersQueueUrl,
-        OrdersDeadLetterQueueUrl,
-        QuarantineBucketName,
-      } = outputs;
-      if (
-        OrdersTableName &&
-        CursorTableName &&
-        OrdersQueueUrl &&
-        OrdersDeadLetterQueueUrl &&
-        QuarantineBucketName
-      ) {
-        return {
-          ordersTable: OrdersTableName,
-          cursorTable: CursorTableName,
-          ordersQueue: OrdersQueueUrl.split('/').pop() ?? OrdersQueueUrl,
-          ordersQueueUrl: OrdersQueueUrl,
-          deadLetterQueueUrl: OrdersDeadLetterQueueUrl,
-          quarantineBucket: QuarantineBucketName,
-        };
-      }
-    }
-    return undefined;
+    // Local mode deploys the stack under its default name.
+    const stack = await describeStack(aws.cloudFormation, DEFAULT_STACK_NAME);
+    if (!/_COMPLETE$/.test(stack?.StackStatus ?? '') || stack?.StackStatus?.startsWith('DELETE')) return;
+    const {
+      OrdersTableName,
+      CursorTableName,
+      OrdersQueueUrl,
+      OrdersDeadLetterQueueUrl,
+      QuarantineBucketName,
+    } = stackOutputs(stack);
+    if (!OrdersTableName || !CursorTableName || !OrdersQueueUrl || !OrdersDeadLetterQueueUrl) return;
+    if (!QuarantineBucketName) return;
+    return {
+      ordersTable: OrdersTableName,
+      cursorTable: CursorTableName,
+      ordersQueue: OrdersQueueUrl.split('/').pop() ?? OrdersQueueUrl,
+      ordersQueueUrl: OrdersQueueUrl,
+      deadLetterQueueUrl: OrdersDeadLetterQueueUrl,
+      quarantineBucket: QuarantineBucketName,
+    };
   };
   return async () => {
     if (names) return names;
@@ -152,17 +141,6 @@ async function deadLetters(aws: DirectClients, queueUrl: string): Promise<{ tota
     total += Messages.length;
     poison += Messages.filter((message) => message.MessageAttributes?.chaosPoison !== undefined).length;
   }
-}
-
-async function quarantinedCount(aws: DirectClients, bucket: string): Promise<number> {
-  let count = 0;
-  for await (const page of paginateListObjectsV2(
-    { client: aws.s3 },
-    { Bucket: bucket, Prefix: QUARANTINE_PREFIX },
-  )) {
-    count += page.Contents?.length ?? 0;
-  }
-  return count;
 }
 
 function ended(exit: ChildExit): string {
@@ -305,7 +283,7 @@ async function runChaos(options: ChaosOptions, command: string, resources: Resou
   const ledger = await readSalesLedger(aws.dynamo, stack.ordersTable);
   const ledgerDifferences = compareLedger(expected.sales, ledger);
   const dlq = await deadLetters(aws, stack.deadLetterQueueUrl);
-  const quarantined = await quarantinedCount(aws, stack.quarantineBucket);
+  const quarantined = (await quarantinedKeys(aws, stack.quarantineBucket)).length;
   const poisonItem = await aws.dynamo.send(
     new GetItemCommand({
       TableName: stack.ordersTable,

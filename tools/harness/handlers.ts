@@ -4,10 +4,6 @@
 // Used by local mode, the integration tests and the benchmarks.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { S3Client } from '@aws-sdk/client-s3';
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { SSMClient } from '@aws-sdk/client-ssm';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import {
   type BatchCounts,
@@ -24,6 +20,7 @@ import { powertoolsMetrics } from '../../functions/core/observability/powertools
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createPollerHandler, type PollerHandler } from '../../functions/poller/create-handler.js';
+import type { AwsAt } from '../aws.js';
 
 type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
 const LOG_LEVELS: readonly string[] = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'];
@@ -32,29 +29,13 @@ const asLogLevel = (value: string | undefined): LogLevel | undefined =>
     ? (value.toUpperCase() as LogLevel)
     : undefined;
 
-export interface HandlerClients {
-  dynamo: DynamoDBClient;
-  sqs: SQSClient;
-  s3: S3Client;
-  ssm: SSMClient;
-}
+type HandlerClients = Pick<AwsAt, 'dynamo' | 'sqs' | 's3' | 'ssm'>;
 
-export interface HandlerOptions {
-  /** The poller's and the consumer's environment variables (their configuration). */
-  pollerEnv: Env;
-  consumerEnv: Env;
-  clients: HandlerClients;
+interface LevelOptions {
   /** Handler log level; default the environment's POWERTOOLS_LOG_LEVEL, else WARN (deployed: INFO). */
   logLevel?: LogLevel;
   /** Print the functions' EMF metrics to stdout as Lambda would; default: metrics are dropped. */
   emitMetrics?: boolean;
-}
-
-export interface BuiltHandlers {
-  poller: PollerHandler;
-  consumer: ConsumerHandler;
-  /** The consumer's records so far, summed over its invocations. */
-  readonly consumerTotals: Readonly<BatchCounts>;
 }
 
 const NO_METRICS = {
@@ -63,8 +44,6 @@ const NO_METRICS = {
   seconds: () => undefined,
   publish: () => undefined,
 };
-
-type LevelOptions = Pick<HandlerOptions, 'logLevel' | 'emitMetrics'>;
 
 const logLevelOf = (options: LevelOptions, env: Env): LogLevel =>
   options.logLevel ?? asLogLevel(env.POWERTOOLS_LOG_LEVEL) ?? 'WARN';
@@ -121,9 +100,10 @@ export function buildPollerHandler(
 }
 
 /** The consumer's handler, and its records so far summed over its invocations. */
-export function buildConsumerHandler(
-  options: LevelOptions & { env: Env; clients: HandlerClients },
-): Pick<BuiltHandlers, 'consumer' | 'consumerTotals'> {
+export function buildConsumerHandler(options: LevelOptions & { env: Env; clients: HandlerClients }): {
+  consumer: ConsumerHandler;
+  consumerTotals: Readonly<BatchCounts>;
+} {
   const { clients, env } = options;
   const config = loadConsumerConfig(env);
   const service = env.POWERTOOLS_SERVICE_NAME ?? 'order-feed-consumer';
@@ -143,11 +123,4 @@ export function buildConsumerHandler(
     },
   });
   return { consumer, consumerTotals };
-}
-
-export function buildHandlers(options: HandlerOptions): BuiltHandlers {
-  return {
-    poller: buildPollerHandler({ ...options, env: options.pollerEnv }),
-    ...buildConsumerHandler({ ...options, env: options.consumerEnv }),
-  };
 }

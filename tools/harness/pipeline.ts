@@ -4,31 +4,24 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, type CreateTableCommandInput, paginateScan } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
-import type { Int64 } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { lambdaContext } from '../local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
 import { type EventSourceOptions, pollQueueOnce } from '../local/sqs-event-source.js';
-import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 
-/** One reader of the quarantine for local mode and the tests. */
+/** One reader of the quarantine and one of the orders table for local mode, chaos and the tests. */
 export { quarantinedKeys } from '../local/data.js';
+export { scanOrders } from '../store/stored-order.js';
 
 export type AwsClients = Pick<AwsAt, 'dynamo' | 'sqs' | 's3' | 'ssm'>;
 
 /** Points the SDK (ours and the handlers') at the emulator, with dummy credentials. */
-export function useEmulator(moto: RunningMoto): AwsClients {
+export function useEmulator(moto: RunningMoto): AwsAt {
   Object.assign(process.env, EMULATOR_ENV, { AWS_ENDPOINT_URL: moto.endpoint });
   return createAwsClients(moto.endpoint, EMULATOR_ENV);
 }
@@ -238,81 +231,27 @@ export function pipelineEnv(
   };
 }
 
-/** Runs the emulated SQS event source until the queue is empty. */
+/** Runs the emulated SQS event source until the queue is empty (`timeoutMs`: the consumer's, default 30 s). */
 export async function drainQueue(
-  aws: AwsClients,
+  aws: Pick<AwsClients, 'sqs'>,
   queueUrl: string,
-  handlers: { consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse> },
-  options: Partial<EventSourceOptions> = {},
+  handlers: { consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse | undefined> },
+  options: Partial<EventSourceOptions> & { timeoutMs?: number } = {},
 ): Promise<{ batches: number; succeeded: number; failed: number; crashes: number }> {
   const totals = { batches: 0, succeeded: 0, failed: 0, crashes: 0 };
+  const { timeoutMs = 30_000, ...eventSource } = options;
   for (;;) {
     const stats = await pollQueueOnce(
       aws.sqs,
       queueUrl,
       handlers.consume,
-      () => lambdaContext('consumer', 30_000),
-      {
-        batchSize: 10,
-        retryDelaySeconds: 0,
-        ...options,
-      },
+      () => lambdaContext('consumer', timeoutMs),
+      { batchSize: 10, retryDelaySeconds: 0, ...eventSource },
     );
     if (stats.received === 0) return totals;
     totals.batches += 1;
     totals.succeeded += stats.succeeded;
     totals.failed += stats.failed;
     if (stats.crashed) totals.crashes += 1;
-  }
-}
-
-/** Every item of the orders table by order id (a consistent scan). */
-export async function scanOrders(
-  aws: Pick<AwsClients, 'dynamo'>,
-  table: string,
-): Promise<Map<Int64, Record<string, unknown>>> {
-  // Keyed by the exact id (a bigint beyond 2^53, see int64.ts).
-  const orders = new Map<Int64, Record<string, unknown>>();
-  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
-    for (const raw of page.Items ?? []) {
-      const item = unmarshallExact(raw);
-      orders.set(item.orderId as Int64, item);
-    }
-  }
-  return orders;
-}
-
-/** Every history entry, ordered by order id then version (int64 exact). */
-export async function scanHistory(
-  aws: Pick<AwsClients, 'dynamo'>,
-  table: string,
-): Promise<Array<Record<string, unknown>>> {
-  const entries: Array<Record<string, unknown>> = [];
-  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
-    entries.push(...(page.Items ?? []).map(unmarshallExact));
-  }
-  const key = (entry: Record<string, unknown>) => [
-    BigInt(entry.orderId as Int64),
-    BigInt(entry.version as Int64),
-  ];
-  return entries.sort((a, b) => {
-    const [ao, av] = key(a) as [bigint, bigint];
-    const [bo, bv] = key(b) as [bigint, bigint];
-    return ao === bo ? (av < bv ? -1 : av > bv ? 1 : 0) : ao < bo ? -1 : 1;
-  });
-}
-
-export function readLedger(aws: AwsClients, table: string): Promise<SalesTotal[]> {
-  return readSalesLedger(aws.dynamo, table);
-}
-
-export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<string[]> {
-  const bodies: string[] = [];
-  for (;;) {
-    const output = await aws.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
-    );
-    if (!output.Messages?.length) return bodies;
-    bodies.push(...output.Messages.map((message) => message.Body ?? ''));
   }
 }

@@ -9,9 +9,10 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectsCommand, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
+import type { AwsAt } from '../aws.js';
 import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
+import { scanOrders } from '../store/stored-order.js';
 import type { LocalAwsClients } from './aws.js';
 import type { Deployment } from './deployment.js';
 
@@ -23,7 +24,7 @@ export interface QueueDepth {
   total: number;
 }
 
-export async function queueDepth(aws: LocalAwsClients, queueUrl: string): Promise<QueueDepth> {
+export async function queueDepth(aws: Pick<AwsAt, 'sqs'>, queueUrl: string): Promise<QueueDepth> {
   const { Attributes = {} } = await aws.sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl,
@@ -40,9 +41,17 @@ export async function queueDepth(aws: LocalAwsClients, queueUrl: string): Promis
   return { visible, inFlight, delayed, total: visible + inFlight + delayed };
 }
 
-/** The quarantined records' keys, sorted (local mode's summary, the integration tests). */
-export function quarantinedKeys(aws: Pick<LocalAwsClients, 's3'>, bucket: string): Promise<string[]> {
-  return keysUnder(aws, bucket, QUARANTINE_PREFIX);
+/** The quarantined records' keys (of one feed, or all), sorted: local mode's summary, ops, chaos, the tests. */
+export function quarantinedKeys(
+  aws: Pick<LocalAwsClients, 's3'>,
+  bucket: string,
+  feedId?: string,
+): Promise<string[]> {
+  return keysUnder(
+    aws,
+    bucket,
+    `${QUARANTINE_PREFIX}${feedId === undefined ? '' : `${encodeURIComponent(feedId)}/`}`,
+  );
 }
 
 async function keysUnder(
@@ -76,12 +85,25 @@ export async function readDataWithOrders(
   deployment: Deployment,
 ): Promise<DataSnapshot & { orders: Map<number, { version: number; status: string }> }> {
   const [orders, sales, quarantined, dlq] = await Promise.all([
-    readOrderVersions(aws, deployment.ordersTable),
+    scanOrders(aws, deployment.ordersTable),
     readSalesLedger(aws.dynamo, deployment.ordersTable),
     quarantinedKeys(aws, deployment.quarantineBucket),
     queueDepth(aws, deployment.deadLetterQueueUrl),
   ]);
-  return { ordersByStatus: countByStatus(orders), sales, quarantined, deadLettered: dlq.total, orders };
+  // id → { version, status } of every stored order (to compare with an expected state).
+  const versions = new Map(
+    [...orders.values()].map((item) => [
+      Number(item.orderId),
+      { version: Number(item.version), status: String(item.status) },
+    ]),
+  );
+  return {
+    ordersByStatus: countByStatus(versions),
+    sales,
+    quarantined,
+    deadLettered: dlq.total,
+    orders: versions,
+  };
 }
 
 /**
@@ -166,28 +188,4 @@ export async function readHistoryCount(
     if (busiestOrderId === undefined || count > (perOrder.get(busiestOrderId) ?? 0)) busiestOrderId = id;
   }
   return { entries, busiestOrderId };
-}
-
-/** id → { version, status } of every stored order (to compare with an expected state). */
-export async function readOrderVersions(
-  aws: LocalAwsClients,
-  table: string,
-): Promise<Map<number, { version: number; status: string }>> {
-  const orders = new Map<number, { version: number; status: string }>();
-  const pages = paginateScan(
-    { client: aws.dynamo },
-    {
-      TableName: table,
-      ConsistentRead: true,
-      ProjectionExpression: 'orderId, #version, #status',
-      ExpressionAttributeNames: { '#version': 'version', '#status': 'status' },
-    },
-  );
-  for await (const page of pages) {
-    for (const raw of page.Items ?? []) {
-      const item = unmarshall(raw);
-      orders.set(Number(item.orderId), { version: Number(item.version), status: String(item.status) });
-    }
-  }
-  return orders;
 }

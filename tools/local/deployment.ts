@@ -14,7 +14,7 @@ import { GetParameterCommand, ParameterNotFound, PutParameterCommand } from '@aw
 import { parseRateExpression } from '../../infra/schedule-rate.js';
 import type { LocalFeed } from '../deploy-local.js';
 import {
-  describeStack as describeStackWith,
+  describeStack,
   type FunctionDeployment,
   feedPollersOf,
   readFunction,
@@ -64,19 +64,15 @@ function stateOf(stack: Stack | undefined): StackState {
   return 'ready';
 }
 
-export function describeStack(aws: LocalAwsClients, stackName: string): Promise<Stack | undefined> {
-  return describeStackWith(aws.cloudFormation, stackName);
-}
-
 /** Waits out CREATE_IN_PROGRESS and the like; resolves with the settled stack (or undefined). */
 async function settledStack(aws: LocalAwsClients, stackName: string, note: (m: string) => void) {
-  let stack = await describeStack(aws, stackName);
+  let stack = await describeStack(aws.cloudFormation, stackName);
   if (stateOf(stack) === 'in-progress') note(`stack ${stackName} is ${stack?.StackStatus}; waiting for it`);
   const deadline = Date.now() + 10 * 60_000;
   while (stateOf(stack) === 'in-progress') {
     if (Date.now() > deadline) throw new DeploymentError(`stack ${stackName} stayed ${stack?.StackStatus}`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    stack = await describeStack(aws, stackName);
+    stack = await describeStack(aws.cloudFormation, stackName);
   }
   if (stateOf(stack) === 'broken') {
     throw new DeploymentError(
@@ -124,7 +120,7 @@ export async function ensureStack(
     return { stackName, deployed: true, deployMs: Date.now() - started };
   } catch (error) {
     // Someone deployed it anyway (a process not using the lock): reuse theirs.
-    const stack = await describeStack(aws, stackName).catch(() => undefined);
+    const stack = await describeStack(aws.cloudFormation, stackName).catch(() => undefined);
     if (stateOf(stack) === 'ready' || stateOf(stack) === 'in-progress') {
       await settledStack(aws, stackName, note);
       return reused();
@@ -169,8 +165,6 @@ async function deployWithCdk(
     rmSync(workDir, { recursive: true, force: true });
   }
 }
-
-export type { FunctionDeployment } from '../stack.js';
 
 /** One feed's poller as deployed. */
 export interface FeedDeployment {
@@ -217,7 +211,7 @@ export async function readDeployment(
   aws: LocalAwsClients,
   stackName = DEFAULT_STACK_NAME,
 ): Promise<Deployment> {
-  const stack = await describeStack(aws, stackName);
+  const stack = await describeStack(aws.cloudFormation, stackName);
   if (stateOf(stack) !== 'ready') {
     throw new DeploymentError(`stack ${stackName} is not deployed at ${aws.endpoint.sdk}`);
   }

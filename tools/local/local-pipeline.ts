@@ -17,11 +17,9 @@ import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
-import { startEventSourceWorkers } from './event-source-workers.js';
 import { lambdaContext } from './lambda-context.js';
-import { startProgressMonitor } from './progress-monitor.js';
 import { decideAfterRun, decideAtTheEnd, mayStartRun } from './scheduling.js';
-import type { SqsHandler } from './sqs-event-source.js';
+import { type SqsHandler, startEventSourceWorkers } from './sqs-event-source.js';
 import { localInvocationId, releaseDeadLease } from './stale-lease.js';
 
 export interface PipelineCounters {
@@ -341,7 +339,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
           break;
         }
         case 'release-dead-lease': {
-          const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feed.feedId, false);
+          const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feed.feedId);
           if (pid !== undefined)
             note(`released the feed lease left by local process ${pid}, which no longer runs`);
           else notBefore = Date.now() + tuning.idlePollIntervalMs;
@@ -398,21 +396,30 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
 
   const done = (async (): Promise<LocalPipelineResult> => {
     await refreshDepth();
-    const monitor = startProgressMonitor({
-      refreshDepth,
-      snapshot,
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-    });
+    // Keeps the queue's depth fresh for the scheduler; a progress snapshot for the user every 2 s.
+    let monitoring = true;
+    let depthTimer: NodeJS.Timeout | undefined;
+    const watchDepth = (): void => {
+      depthTimer = setTimeout(async () => {
+        await refreshDepth().catch(() => undefined);
+        if (monitoring) watchDepth();
+      }, 250);
+    };
+    watchDepth();
+    const report = options.onProgress;
+    const progressTimer = report ? setInterval(() => report(snapshot()), 2000) : undefined;
     const workers = startEventSourceWorkers({
       sqs: aws.sqs,
       queueUrl: deployment.queueUrl,
-      queueArn: eventSource.queueArn,
       consume,
       context: () => lambdaContext(deployment.consumer.name, deployment.consumer.timeoutSeconds * 1000),
-      batchSize: eventSource.batchSize,
       concurrency,
-      retryDelaySeconds: tuning.retryDelaySeconds,
-      visibilityTimeoutSeconds: tuning.visibilityTimeoutSeconds,
+      eventSource: {
+        batchSize: Math.min(eventSource.batchSize, 10),
+        retryDelaySeconds: tuning.retryDelaySeconds,
+        visibilityTimeoutSeconds: tuning.visibilityTimeoutSeconds,
+        queueArn: eventSource.queueArn,
+      },
       emptyReceiveDelayMs: tuning.emptyReceiveDelayMs,
       onFailed: (count) => {
         counters.failedMessages += count;
@@ -436,7 +443,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         }
       }
     } finally {
-      monitor.stop();
+      monitoring = false;
+      clearTimeout(depthTimer);
+      clearInterval(progressTimer);
       await workers.stop();
     }
     return {

@@ -1,7 +1,8 @@
 // Emulates Lambda's SQS event source mapping against a real (emulated) queue: receive up to
 // `batchSize` messages, hand them to the handler in the SQS event shape, delete only the records the
 // handler did not report in `batchItemFailures`. Failed records become visible again after the
-// visibility timeout and are dead-lettered by the queue's own redrive policy, as on AWS.
+// visibility timeout and are dead-lettered by the queue's own redrive policy, as on AWS. Local mode runs
+// `concurrency` workers of that cycle (startEventSourceWorkers); the harness drains a queue with it.
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
@@ -127,5 +128,47 @@ function toRecord(message: Message, eventSourceArn: string): SQSRecord {
     eventSource: 'aws:sqs',
     eventSourceARN: eventSourceArn,
     awsRegion: 'us-east-1',
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The consumer's event source as Lambda runs it from the deployed mapping: `concurrency` workers, each
+ * polling once after another; `stop()` lets the batches in flight finish, then resolves.
+ */
+export function startEventSourceWorkers(options: {
+  sqs: SQSClient;
+  queueUrl: string;
+  consume: SqsHandler;
+  context: () => Context;
+  concurrency: number;
+  /** One ReceiveMessage returns at most 10: a larger deployed batch is not assembled from several here. */
+  eventSource: EventSourceOptions;
+  emptyReceiveDelayMs: number;
+  /** Told how many records each batch failed. */
+  onFailed: (count: number) => void;
+  note: (message: string) => void;
+}): { stop(): Promise<void> } {
+  let stopping = false;
+  async function worker(): Promise<void> {
+    while (!stopping) {
+      try {
+        const { sqs, queueUrl, consume, context, eventSource } = options;
+        const stats = await pollQueueOnce(sqs, queueUrl, consume, context, eventSource);
+        options.onFailed(stats.failed);
+        if (stats.received === 0) await sleep(options.emptyReceiveDelayMs);
+      } catch (error) {
+        options.note(`event source: ${error instanceof Error ? error.message : String(error)}`);
+        await sleep(1000);
+      }
+    }
+  }
+  const workers = Array.from({ length: Math.max(1, options.concurrency) }, () => worker());
+  return {
+    async stop() {
+      stopping = true;
+      await Promise.all(workers);
+    },
   };
 }

@@ -32,14 +32,13 @@ export function parseLocalInvocationId(id: string): { host: string; pid: number 
 }
 
 /**
- * Releases the feed's lease if its owner was a local process that is gone: another process, or this
- * one when no invocation of ours is running (`ownRunActive` false). Returns the dead holder's pid.
+ * Releases the feed's lease if its owner was a local process that is gone: another process, or this one
+ * (its caller runs one invocation per feed at a time, none now). Returns the dead holder's pid.
  */
 export async function releaseDeadLease(
   dynamo: DynamoDBClient,
   cursorTable: string,
   feedId: string,
-  ownRunActive: boolean,
 ): Promise<number | undefined> {
   const { Item } = await dynamo.send(
     new GetItemCommand({ TableName: cursorTable, Key: marshall({ feedId }), ConsistentRead: true }),
@@ -50,8 +49,7 @@ export async function releaseDeadLease(
   const holder = parseLocalInvocationId(item.leaseOwner);
   if (!holder) return undefined;
   const ours = holder.host === hostname() && holder.pid === process.pid;
-  const dead = ours ? !ownRunActive : !processMayBeAlive(holder.host, holder.pid);
-  if (!dead) return undefined;
+  if (!ours && processMayBeAlive(holder.host, holder.pid)) return undefined;
   try {
     await dynamo.send(
       new UpdateItemCommand({

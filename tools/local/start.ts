@@ -3,8 +3,8 @@
 // graceful stop.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { isMain } from '../cli-args.js';
 import {
   AUTH_FAILED_MESSAGE,
   checkLocalRunOptions,
@@ -226,8 +226,7 @@ async function main(): Promise<number> {
 }
 
 // Run only as the entry point (tests import parseCli and USAGE).
-const entryScript = process.argv[1];
-if (entryScript !== undefined && resolve(entryScript) === fileURLToPath(import.meta.url)) {
+if (isMain(import.meta.url)) {
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {

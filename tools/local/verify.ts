@@ -9,12 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Order } from '../../functions/core/model/types.js';
+import { flagInteger, parseCommandLine, parseFlags, UsageError } from '../cli-args.js';
 import { startSimulator } from '../simulator/index.js';
 import { SCENARIO_IDS } from '../simulator/types.js';
+import { scanOrders } from '../store/stored-order.js';
 import { EMULATOR_ENV, startMoto } from './moto.js';
 import { SCENARIO_CHECKS, type ScenarioRun } from './scenario-checks.js';
 
@@ -46,22 +46,15 @@ interface Options {
   jsonPath: string | undefined;
 }
 
-class UsageError extends Error {}
-
 function parseOptions(argv: string[]): Options | 'help' {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      'test-base-url': { type: 'string' },
-      'token-file': { type: 'string' },
-      scenario: { type: 'string', multiple: true },
-      feeds: { type: 'string' },
-      'aws-endpoint': { type: 'string' },
-      json: { type: 'string' },
-      help: { type: 'boolean' },
-    },
+  const values = parseFlags(argv, {
+    'test-base-url': { type: 'string' },
+    'token-file': { type: 'string' },
+    scenario: { type: 'string', multiple: true },
+    feeds: { type: 'string' },
+    'aws-endpoint': { type: 'string' },
+    json: { type: 'string' },
+    help: { type: 'boolean' },
   });
   if (values.help) return 'help';
   const scenarios = values.scenario ?? [...SCENARIO_IDS];
@@ -79,15 +72,8 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values['test-base-url'] && !token) {
     throw new UsageError('--test-base-url needs a test token: set PARTNER_API_TOKEN or pass --token-file');
   }
-  let feeds: number | undefined;
-  if (values.feeds !== undefined) {
-    feeds = Number(values.feeds);
-    if (!/^\d+$/.test(values.feeds) || feeds < 1 || feeds > 5) {
-      throw new UsageError(`--feeds must be an integer from 1 to 5 (got "${values.feeds}")`);
-    }
-  }
   return {
-    feeds,
+    feeds: values.feeds === undefined ? undefined : flagInteger('--feeds', values.feeds, 1, 5),
     testBaseUrl: values['test-base-url']?.replace(/\/+$/, ''),
     token,
     scenarios,
@@ -148,13 +134,10 @@ async function runScenario(
 }
 
 async function readOrders(tableName: string): Promise<Order[]> {
-  const client = new DynamoDBClient({});
-  const orders: Order[] = [];
-  for await (const page of paginateScan({ client }, { TableName: tableName, ConsistentRead: true })) {
-    for (const item of page.Items ?? []) orders.push(unmarshall(item) as Order);
-  }
-  client.destroy();
-  return orders;
+  const dynamo = new DynamoDBClient({});
+  const orders = await scanOrders({ dynamo }, tableName);
+  dynamo.destroy();
+  return [...orders.values()] as unknown as Order[];
 }
 
 function printTable(results: Result[]): void {
@@ -170,17 +153,9 @@ function printTable(results: Result[]): void {
 }
 
 async function main(): Promise<number> {
-  let options: Options | 'help';
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    return 2;
-  }
-  if (options === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandLine(() => parseOptions(process.argv.slice(2)), USAGE);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const { options } = parsed;
   const cleanups: Array<() => Promise<void>> = [];
   const workDir = mkdtempSync(join(tmpdir(), 'order-feed-verify-'));
   cleanups.push(async () => rmSync(workDir, { recursive: true, force: true }));

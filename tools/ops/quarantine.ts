@@ -9,12 +9,7 @@
 // the quarantined count drops. Publish first, move after: a crash in between publishes it again on the
 // next retry (a duplicate, which the contract allows), never loses it. Records that still fail stay where
 // they are, with today's reason in the report.
-import {
-  CopyObjectCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  paginateListObjectsV2,
-} from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
 import {
   type OutgoingMessage,
@@ -24,6 +19,7 @@ import type { OrderVersionPublisher, QuarantinedRecord } from '../../functions/c
 import { preparePage } from '../../functions/core/ingest/prepare-page.js';
 import { parseJsonExact } from '../../functions/core/model/int64.js';
 import type { AwsAt } from '../aws.js';
+import { quarantinedKeys } from '../local/data.js';
 import { renderTable } from './format.js';
 
 const RETRIED_PREFIX = 'retried/';
@@ -38,13 +34,8 @@ export async function listQuarantined(
   bucket: string,
   feedId: string | undefined,
 ): Promise<StoredQuarantineRecord[]> {
-  const prefix = `${QUARANTINE_PREFIX}${feedId === undefined ? '' : `${encodeURIComponent(feedId)}/`}`;
-  const keys: string[] = [];
-  for await (const page of paginateListObjectsV2({ client: aws.s3 }, { Bucket: bucket, Prefix: prefix })) {
-    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
-  }
   const records: StoredQuarantineRecord[] = [];
-  for (const key of keys.sort()) {
+  for (const key of await quarantinedKeys(aws, bucket, feedId)) {
     const output = await aws.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     const text = (await output.Body?.transformToString('utf8')) ?? '';
     records.push({ key, record: parseJsonExact(text) as QuarantinedRecord });

@@ -6,10 +6,8 @@
 // The last run's outcome is what the poller recorded on the cursor item when it gave its lease up
 // (`lastRunOutcome`, `lastRunAt`); a run that crashed or never released leaves the previous one there.
 
-import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { QUARANTINE_PREFIX } from '../../functions/core/adapters/s3-quarantine.js';
 import type { AwsAt } from '../aws.js';
+import { quarantinedKeys, queueDepth } from '../local/data.js';
 import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
 import { type CursorItem, liveLease, readCursorItem } from './cursor.js';
 import { formatDuration, queueNameOf, renderTable, shortenCursor } from './format.js';
@@ -69,29 +67,20 @@ export async function gatherStatus(
   ]);
   const queues = await Promise.all(
     queueRefs.map(async (ref): Promise<QueueStatus> => {
-      const { Attributes = {} } = await aws.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: ref.url,
-          AttributeNames: [
-            'ApproximateNumberOfMessages',
-            'ApproximateNumberOfMessagesNotVisible',
-            'ApproximateNumberOfMessagesDelayed',
-          ],
-        }),
-      );
+      const depth = await queueDepth(aws, ref.url);
       const age = await ageSource.oldestAgeSeconds(queueNameOf(ref.url), nowMs);
       return {
         ...ref,
-        visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
-        inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
-        delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+        visible: depth.visible,
+        inFlight: depth.inFlight,
+        delayed: depth.delayed,
         oldestAgeSeconds: age.seconds,
         ageNote: age.note,
       };
     }),
   );
   const [quarantined, ledger] = await Promise.all([
-    countQuarantined(aws, target.quarantineBucket),
+    quarantinedKeys(aws, target.quarantineBucket).then((keys) => keys.length),
     readSalesLedger(aws.dynamo, target.ordersTable),
   ]);
   return {
@@ -118,17 +107,6 @@ export function feedStatusOf(cursor: CursorItem, poller: string | undefined, now
         ? new Date(cursor.authRetryNotBefore).toISOString()
         : undefined,
   };
-}
-
-async function countQuarantined(aws: AwsAt, bucket: string): Promise<number> {
-  let count = 0;
-  for await (const page of paginateListObjectsV2(
-    { client: aws.s3 },
-    { Bucket: bucket, Prefix: QUARANTINE_PREFIX },
-  )) {
-    count += page.KeyCount ?? page.Contents?.length ?? 0;
-  }
-  return count;
 }
 
 export function renderStatus(report: StatusReport): string {

@@ -1,9 +1,10 @@
 // The way back from an orders table item or an order history item (functions/core/adapters/stored-order-item.ts
-// writes both) to the order version it holds: what backfill republishes and `ops history` compares.
+// writes both) to the order version it holds: what backfill republishes and `ops history` compares; and the
+// orders table scanned whole (local mode, verify, chaos and the tests compare it with what was served).
 import { gunzipSync } from 'node:zlib';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
-import { isInt64, parseJsonExact } from '../../functions/core/model/int64.js';
+import { type Int64, isInt64, parseJsonExact } from '../../functions/core/model/int64.js';
 import type { Finding, Order } from '../../functions/core/model/types.js';
 
 /**
@@ -60,4 +61,20 @@ export function orderOfStoredItem(raw: Record<string, AttributeValue>): {
     // The detail was logged when the version was ingested; the item keeps only the codes.
     findings: codes.map((code) => ({ code, detail: 'recorded when this version was ingested' })),
   };
+}
+
+/** Every item of the orders table by order id (a consistent scan). */
+export async function scanOrders(
+  aws: { dynamo: DynamoDBClient },
+  table: string,
+): Promise<Map<Int64, Record<string, unknown>>> {
+  // Keyed by the exact id (a bigint beyond 2^53, see int64.ts).
+  const orders = new Map<Int64, Record<string, unknown>>();
+  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
+    for (const raw of page.Items ?? []) {
+      const item = unmarshallExact(raw);
+      orders.set(item.orderId as Int64, item);
+    }
+  }
+  return orders;
 }
