@@ -190,16 +190,24 @@ describe('ops history (moto)', () => {
 });
 
 describe('ops backfill --all-versions (moto)', () => {
-  it('sends every stored version of every order, each order ascending, and finishes', async () => {
-    const { code, stdout } = await ops(
-      'backfill',
-      '--subscriber',
-      'billing',
-      '--all-versions',
-      '--yes',
-      '--stack-name',
-      'WithHistory',
-    );
+  it('sends every stored version of every order, each order ascending, resuming where a stopped run ended', async () => {
+    const allVersions = (...extra: string[]) =>
+      ops(
+        'backfill',
+        '--subscriber',
+        'billing',
+        '--all-versions',
+        '--yes',
+        '--stack-name',
+        'WithHistory',
+        ...extra,
+      );
+    // Stopped after two messages, inside the big order's versions: the second run must go on from its
+    // checkpoint (kept apart from the latest-version backfill's), not start over.
+    const first = await allVersions('--max-messages', '2');
+    expect(first.code, first.stderr).toBe(EXIT_OK);
+    expect(first.stdout).not.toContain('finished: every stored version was sent');
+    const { code, stdout } = await allVersions();
 
     expect(code).toBe(EXIT_OK);
     expect(stdout).toContain('finished: every stored version was sent');

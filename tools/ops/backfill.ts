@@ -263,10 +263,7 @@ export function awsBackfillPorts(
       await aws.dynamo.send(
         new PutItemCommand({
           TableName: tables.cursorTable,
-          Item: marshall(
-            { feedId: checkpointKey(subscriber), subscriber, ...checkpoint },
-            { removeUndefinedValues: true },
-          ),
+          Item: marshall({ ...unmarshall(key), subscriber, ...checkpoint }, { removeUndefinedValues: true }),
         }),
       );
     },
