@@ -34,6 +34,16 @@ export const client = createDynamoDbClient();
 export const handler = async () => client.config.region;`,
 } as const;
 
+/**
+ * The poller's bare bundle plus an Agent from undici's public entry and nothing else: what any poller on
+ * undici's public API starts from (the entry loads fetch, WebSocket, the cache and the mocks at import).
+ * Shown beside the target, without one, so the share of the cold start that is undici's shows in every run.
+ */
+const BARE_WITH_UNDICI = `${BARE_SOURCES.poller.replace(/^export const handler.*$/m, '')}
+import { Agent } from 'undici';
+export const agent = new Agent();
+export const handler = async () => [clients.length, agent];`;
+
 /** Prints the import's wall time in ms. */
 const IMPORT_TIMER =
   'const t = performance.now(); await import(process.argv[1]); process.stdout.write(String(performance.now() - t));';
@@ -103,6 +113,7 @@ export async function coldStartSection(
       bare: BARE_SOURCES.poller,
       clients: 'DynamoDB, SQS, S3, SSM',
       target: 1.5,
+      reference: { name: "bare + undici's public Agent", contents: BARE_WITH_UNDICI },
     },
     {
       name: 'consumer',
@@ -110,6 +121,7 @@ export async function coldStartSection(
       bare: BARE_SOURCES.consumer,
       clients: 'DynamoDB',
       target: 1.3,
+      reference: undefined,
     },
   ] as const;
   const figures = [];
@@ -165,7 +177,20 @@ export async function coldStartSection(
             ),
           ]),
     );
+    const reference =
+      fn.reference === undefined || counts === undefined
+        ? undefined
+        : await counted(async () => {
+            const built = await bundle(outDir, `${fn.name}-reference`, { contents: fn.reference.contents });
+            return (await instructionsToImport(built.file)) - (emptyImport ?? 0);
+          });
+    if (fn.reference !== undefined && reference !== undefined && counts !== undefined) {
+      figures.push(
+        figure(`  ${fn.reference.name}, instructions`, 'M instr', reference / 1e6, counts.bare / 1e6),
+      );
+    }
     details[fn.name] = {
+      referenceImportInstructions: reference,
       bundleBytes: handler.bytes,
       bareBundleBytes: bare.bytes,
       sourceMapBytes: handler.mapBytes,
