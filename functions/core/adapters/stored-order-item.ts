@@ -25,19 +25,11 @@ export interface StoredAnnotations {
   correlationId?: string;
 }
 
-export interface StoredOrderItem {
-  /** The item's attributes before marshalling: what the consumer hands to the kit's conditional put. */
-  attributes: Record<string, unknown>;
-  item: Record<string, AttributeValue>;
-  sizeBytes: number;
-  itemsCompressed: boolean;
-}
-
 export function storedOrderItem(
   order: Order,
   sale: SaleEntry | undefined,
   annotations: StoredAnnotations | undefined,
-): StoredOrderItem {
+): { item: Record<string, AttributeValue>; sizeBytes: number; itemsCompressed: boolean } {
   const findingCodes = annotations?.findingCodes ?? [];
   const attributes = {
     orderId: order.id,
@@ -51,20 +43,13 @@ export function storedOrderItem(
   const plain = marshall(attributes, { removeUndefinedValues: true });
   const plainSize = itemSize(plain);
   if (plainSize <= COMPRESS_ITEMS_ABOVE_BYTES)
-    return { attributes, item: plain, sizeBytes: plainSize, itemsCompressed: false };
+    return { item: plain, sizeBytes: plainSize, itemsCompressed: false };
   const { items, ...rest } = attributes;
-  const compressedAttributes = {
-    ...rest,
-    itemsGzip: gzipSync(JSON.stringify(items)),
-    itemsEncoding: 'gzip+json',
-  };
-  const compressed = marshall(compressedAttributes, { removeUndefinedValues: true });
-  return {
-    attributes: compressedAttributes,
-    item: compressed,
-    sizeBytes: itemSize(compressed),
-    itemsCompressed: true,
-  };
+  const compressed = marshall(
+    { ...rest, itemsGzip: gzipSync(JSON.stringify(items)), itemsEncoding: 'gzip+json' },
+    { removeUndefinedValues: true },
+  );
+  return { item: compressed, sizeBytes: itemSize(compressed), itemsCompressed: true };
 }
 
 /** The sales-ledger entry an item (unmarshalled) holds, if its version was a sale. */
