@@ -67,46 +67,28 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
   const tracing = deps.tracing ?? NO_TRACING;
 
   /**
-   * One parsed record, in its span. A version below its order's highest in the batch (`top`; of equal
-   * versions, duplicate deliveries, the first) is not written: it waits for the highest one's write, then
-   * gets its history entry and is stale.
+   * A version below its order's highest in the batch (`top`; of equal versions, duplicate deliveries, the
+   * first) is not written: it waits for the highest one's write, then gets its history entry and is stale.
    */
-  async function apply(parsed: Parsed | undefined, top: Top | undefined, attributeId?: string) {
-    const message = parsed && 'message' in parsed ? parsed.message : undefined;
-    const correlationId = message?.source.correlationId ?? attributeId;
-    const annotations = {
-      // Ids as strings: one type in queries, and exact beyond 2^53 (X-Ray numbers are doubles).
-      ...(message ? { orderId: String(message.order.id), version: String(message.order.version) } : {}),
-      ...(correlationId ? { correlationId } : {}),
-    };
-    return tracing.span('### order version', annotations, async (span): Promise<ApplyResult> => {
-      if (!message || !top)
-        throw parsed && 'error' in parsed ? parsed.error : new Error('record missing from its batch');
-      top.written ??= applyOrderVersion(orders, top.message);
-      let result: ApplyResult;
-      if (top.message === message) {
-        result = await top.written;
-      } else {
-        const { id, version } = message.order;
-        const by = await top.written.catch((cause: unknown) => {
-          throw new Error(
-            `order ${id} version ${version} waits for version ${top.message.order.version} of the same batch, whose write failed; both are retried`,
-            { cause },
-          );
-        });
-        // Its orders write is skipped, not its history entry (a failure here fails only this record).
-        await recordSupersededVersion(orders, message, by);
-        result = { outcome: 'stale', orderId: id, version, storedVersion: top.message.order.version };
-      }
-      span.detail('outcome', result.outcome);
-      return result;
+  async function apply(message: OrderVersionMessage, top: Top): Promise<ApplyResult> {
+    top.written ??= applyOrderVersion(orders, top.message);
+    if (top.message === message) return top.written;
+    const { id, version } = message.order;
+    const by = await top.written.catch((cause: unknown) => {
+      throw new Error(
+        `order ${id} version ${version} waits for version ${top.message.order.version} of the same batch, whose write failed; both are retried`,
+        { cause },
+      );
     });
+    // Its orders write is skipped, not its history entry (a failure here fails only this record).
+    await recordSupersededVersion(orders, message, by);
+    return { outcome: 'stale', orderId: id, version, storedVersion: top.message.order.version };
   }
 
   return async (event, context) => {
     logger.addContext(context);
-    return tracing.span('## order batch', {}, async (span) => {
-      span.detail('records', event.Records.length);
+    return tracing.span('## order batch', {}, async (batchSpan) => {
+      batchSpan.detail('records', event.Records.length);
       const counts: BatchCounts = { applied: 0, stale: 0, failed: 0 };
       const parsed = new Map<string, Parsed>();
       const highest = new Map<OrderVersionMessage['order']['id'], Top>();
@@ -122,43 +104,54 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
         }
       }
 
-      async function applyRecord(record: SQSRecord): Promise<ApplyResult> {
+      /** One record, in its span (annotated with what leads to its run and row); a failed one throws. */
+      function applyRecord(record: SQSRecord): Promise<ApplyResult> {
         // The run that produced the message (`poll:<runId>:<page>`, `reconcile:<runId>`): read from the
         // attribute, so even a body that fails validation can be traced to its run.
-        const correlationId = correlationIdOf(record);
-        const entry = parsed.get(record.messageId);
-        try {
-          const top = entry && 'message' in entry ? highest.get(entry.message.order.id) : undefined;
-          const result = await apply(entry, top, correlationId);
-          // Per record, so DEBUG (LOG_LEVEL=DEBUG to see it): which run's version was applied or found stale.
-          logger.debug('order version message processed', {
-            messageId: record.messageId,
-            correlationId,
-            orderId: result.orderId,
-            version: result.version,
-            outcome: result.outcome,
-          });
-          if (result.outcome === 'stale') {
-            counts.stale += 1;
-            metrics.count('VersionsStale');
-          } else {
-            counts.applied += 1;
-            metrics.count('VersionsApplied');
-            for (const name of SALES_METRICS[result.salesChange]) metrics.count(name);
+        const attributeId = correlationIdOf(record);
+        const entry = parsed.get(record.messageId) ?? { error: new Error('record missing from its batch') };
+        const message = 'message' in entry ? entry.message : undefined;
+        const correlationId = message?.source.correlationId ?? attributeId;
+        const annotations = {
+          // Ids as strings: one type in queries, and exact beyond 2^53 (X-Ray numbers are doubles).
+          ...(message ? { orderId: String(message.order.id), version: String(message.order.version) } : {}),
+          ...(correlationId ? { correlationId } : {}),
+        };
+        return tracing.span('### order version', annotations, async (span) => {
+          try {
+            if (!('message' in entry)) throw entry.error;
+            const result = await apply(entry.message, highest.get(entry.message.order.id) ?? entry);
+            span.detail('outcome', result.outcome);
+            // Per record, so DEBUG (LOG_LEVEL=DEBUG to see it): which run's version was applied or found stale.
+            logger.debug('order version message processed', {
+              messageId: record.messageId,
+              correlationId: attributeId,
+              orderId: result.orderId,
+              version: result.version,
+              outcome: result.outcome,
+            });
+            if (result.outcome === 'stale') {
+              counts.stale += 1;
+              metrics.count('VersionsStale');
+            } else {
+              counts.applied += 1;
+              metrics.count('VersionsApplied');
+              for (const name of SALES_METRICS[result.salesChange]) metrics.count(name);
+            }
+            return result;
+          } catch (error) {
+            counts.failed += 1;
+            metrics.count('MessagesFailed');
+            // The message id and receive count locate the message; its body (customer data) is not logged.
+            logger.error('order version message failed; it will be retried, then dead-lettered', {
+              messageId: record.messageId,
+              correlationId: attributeId,
+              receiveCount: record.attributes.ApproximateReceiveCount,
+              error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+            });
+            throw error;
           }
-          return result;
-        } catch (error) {
-          counts.failed += 1;
-          metrics.count('MessagesFailed');
-          // The message id and receive count locate the message; its body (customer data) is not logged.
-          logger.error('order version message failed; it will be retried, then dead-lettered', {
-            messageId: record.messageId,
-            correlationId,
-            receiveCount: record.attributes.ApproximateReceiveCount,
-            error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
-          });
-          throw error;
-        }
+        });
       }
 
       try {
@@ -170,7 +163,7 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
       } finally {
         metrics.publish();
         logger.info('order version batch processed', { ...counts, ...correlationIdsOf(event.Records) });
-        for (const [name, count] of Object.entries(counts)) span.detail(name, count);
+        for (const [name, count] of Object.entries(counts)) batchSpan.detail(name, count);
         deps.onBatchSettled?.(counts);
       }
     });

@@ -17,18 +17,12 @@ export const DYNAMO_MAX_ITEM_BYTES = 400 * 1024;
 /** Compress the items list above this size, leaving room below the limit. */
 const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
 
-/** What the stored order carries besides the order itself, for operators to query. */
-export interface StoredAnnotations {
-  /** Codes of the version's findings (schema drift, consistency-rule violations); empty: none. */
-  findingCodes: string[];
-  /** The applied version's `source.correlationId` (the run that produced it); absent in older messages. */
-  correlationId?: string;
-}
-
 export function storedOrderItem(
   order: Order,
   sale: SaleEntry | undefined,
-  annotations: StoredAnnotations | undefined,
+  // For operators to query: the codes of the version's findings (empty: none), and the `source.correlationId`
+  // of the run that produced it (absent in older messages).
+  annotations: { findingCodes: string[]; correlationId?: string } | undefined,
 ): { item: Record<string, AttributeValue>; sizeBytes: number; itemsCompressed: boolean } {
   const findingCodes = annotations?.findingCodes ?? [];
   const attributes = {
