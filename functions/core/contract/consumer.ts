@@ -2,7 +2,8 @@
 // DynamoDB table only if it is newer than what you stored. Import it as `order-feed-ingester/contract`.
 //   parseOrderVersionMessage(body) → a typed, validated message, or an error naming what is wrong
 //   applyIfNewer({ client, tableName, message }) → 'applied' | 'stale' (one conditional PutItem)
-// Our own consumer uses both (functions/core/apply/apply-order-version.ts), with the orders table's item.
+// Our own consumer (functions/core/apply/apply-order-version.ts) uses the parser and applyItemIfNewer, the
+// same put of the orders table's item, which it has marshalled already.
 //
 // Messages can be duplicated and arrive out of order (see README.md in this folder): keep, per order id,
 // the highest version; an equal or lower version is stale. That is exactly what applyIfNewer does, so a
@@ -174,8 +175,7 @@ async function send(
       : { outcome: 'applied' };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const stored = error.Item ? unmarshallExact(error.Item) : {};
-    const storedVersion = stored.version;
+    const storedVersion = error.Item ? unmarshallExact(error.Item).version : undefined;
     // Without the old item (an emulator may not return it) the stored version is at least this one.
     return { outcome: 'stale', storedVersion: isInt64(storedVersion) ? storedVersion : version };
   }
