@@ -4,13 +4,10 @@
 // Flow: SQS batch → Powertools processPartialResponse → per record: the public kit's parser
 // (parseOrderVersionMessage) → applyOrderVersion (the kit's conditional put of the orders table item);
 // a failed record throws, so only it is retried (and reaches the DLQ after the queue's maxReceiveCount).
-// Two versions of one order in one batch: only the highest is written (a lower one's write would be a
-// conditional write DynamoDB charges for and that applies nothing, or is replaced at once; this keeps the
-// cost per version at its floor), and the lower one is acknowledged as stale only once the highest is
-// written: if that write fails, the lower one fails with it, so both are retried and nothing is lost while
-// the highest waits in the dead-letter queue. Traced as one span per invocation (`## order batch`) with one
-// per record inside (`### order version`); one INFO line per batch names its counts and the correlation ids
-// of the runs whose messages it held.
+// Of several versions of one order in one batch only the highest is written, and the lower ones wait for it
+// (functions/README.md, Consumer: the cost per version stays at its floor, nothing is lost). Traced as one
+// span per invocation (`## order batch`) with one per record inside (`### order version`); one INFO line per
+// batch names its counts and the correlation ids of the runs whose messages it held.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
