@@ -23,7 +23,7 @@ import type { Finding, Order, ParseResult } from './types.js';
 import { ORDER_STATUSES } from './types.js';
 import { replaceLoneSurrogates } from './well-formed.js';
 
-// Known values of the enums an unknown value of which is accepted with a finding (parse policy), by field
+// Known values of the enums an unknown value of which is accepted with a finding (validation policy), by field
 // path with list indices left out.
 const OPEN_ENUMS: Readonly<Record<string, ReadonlySet<string>>> = {
   type: new Set(['collection', 'delivery']),
@@ -258,10 +258,7 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
   return result;
 }
 
-/**
- * Validates and normalises one raw order record (a value from `JSON.parse`), following the parse
- * policy at the top of this file. Never throws for bad input.
- */
+/** Validates and normalises one raw order record (a value from `JSON.parse`). Never throws for bad input. */
 export function parseOrder(raw: unknown): ParseResult {
   schema ??= buildOrderSchema();
   const parsed = schema.safeParse(raw, { error: errorMap });
