@@ -17,27 +17,13 @@ export const DYNAMO_MAX_ITEM_BYTES = 400 * 1024;
 /** Compress the items list above this size, leaving room below the limit. */
 const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
 
-/** What the stored order carries besides the order itself, for operators to query. */
-export interface StoredAnnotations {
-  /** Codes of the version's findings (schema drift, consistency-rule violations); empty: none. */
-  findingCodes: string[];
-  /** The applied version's `source.correlationId` (the run that produced it); absent in older messages. */
-  correlationId?: string;
-}
-
-export interface StoredOrderItem {
-  /** The item's attributes before marshalling: what the consumer hands to the kit's conditional put. */
-  attributes: Record<string, unknown>;
-  item: Record<string, AttributeValue>;
-  sizeBytes: number;
-  itemsCompressed: boolean;
-}
-
 export function storedOrderItem(
   order: Order,
   sale: SaleEntry | undefined,
-  annotations: StoredAnnotations | undefined,
-): StoredOrderItem {
+  // For operators to query: the codes of the version's findings (empty: none), and the `source.correlationId`
+  // of the run that produced it (absent in older messages).
+  annotations: { findingCodes: string[]; correlationId?: string } | undefined,
+): { item: Record<string, AttributeValue>; sizeBytes: number; itemsCompressed: boolean } {
   const findingCodes = annotations?.findingCodes ?? [];
   const attributes = {
     orderId: order.id,
@@ -51,20 +37,13 @@ export function storedOrderItem(
   const plain = marshall(attributes, { removeUndefinedValues: true });
   const plainSize = itemSize(plain);
   if (plainSize <= COMPRESS_ITEMS_ABOVE_BYTES)
-    return { attributes, item: plain, sizeBytes: plainSize, itemsCompressed: false };
+    return { item: plain, sizeBytes: plainSize, itemsCompressed: false };
   const { items, ...rest } = attributes;
-  const compressedAttributes = {
-    ...rest,
-    itemsGzip: gzipSync(JSON.stringify(items)),
-    itemsEncoding: 'gzip+json',
-  };
-  const compressed = marshall(compressedAttributes, { removeUndefinedValues: true });
-  return {
-    attributes: compressedAttributes,
-    item: compressed,
-    sizeBytes: itemSize(compressed),
-    itemsCompressed: true,
-  };
+  const compressed = marshall(
+    { ...rest, itemsGzip: gzipSync(JSON.stringify(items)), itemsEncoding: 'gzip+json' },
+    { removeUndefinedValues: true },
+  );
+  return { item: compressed, sizeBytes: itemSize(compressed), itemsCompressed: true };
 }
 
 /** The sales-ledger entry an item (unmarshalled) holds, if its version was a sale. */

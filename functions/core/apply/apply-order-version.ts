@@ -1,8 +1,8 @@
 // Use case: apply one order version (a message the public kit's parser validated) to the orders table and
 // its sales ledger, and keep it in the order history.
 //   1. derive the version's sale entry (a sale iff status is accepted)
-//   2. one conditional put, the kit's (applyIfNewer), of the orders table item (stored-order-item.ts):
-//      order + sale entry + finding codes + correlation id, only if newer than what is stored
+//   2. one conditional put, the kit's, of the orders table item (stored-order-item.ts): order + sale entry
+//      + finding codes + correlation id, only if newer than what is stored
 //   3. when history is on: one conditional put of the same item into the history table under
 //      (orderId, version), only if that version is not there yet (the first stored content is kept), marked
 //      `arrivedAfterVersion` when step 2 found a higher version stored
@@ -12,16 +12,17 @@
 // crash between the two writes leaves the version applied but not yet in the history: the redelivery finds
 // it stale (equal) in the orders table and writes the history entry then.
 import {
+  type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { saleOfStoredItem, storedOrderItem } from '../adapters/stored-order-item.js';
-import { applyIfNewer } from '../contract/consumer.js';
+import { applyItemIfNewer } from '../contract/consumer.js';
 import type { OrderVersionMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
-import { type SalesChange, saleOf, salesChange } from './sale.js';
+import { type SaleEntry, type SalesChange, saleOf, salesChange } from './sale.js';
 
 /** The history table (same client as the orders table). */
 export interface HistoryTable {
@@ -52,23 +53,14 @@ export async function applyOrderVersion(
   orders: OrdersTable,
   message: OrderVersionMessage,
 ): Promise<ApplyResult> {
-  const { order } = message;
-  const sale = saleOf(order);
-  const attributes = storedAttributes(message);
-  const result = await applyIfNewer({
-    client: orders.client,
-    tableName: orders.tableName,
-    message,
-    item: () => attributes,
-  });
-  const { id: orderId, version } = order;
-  if (orders.history) {
-    const higher = higherThan(version, result.outcome === 'stale' ? result.storedVersion : undefined);
-    await putHistoryItem(orders.client, orders.history, message, attributes, higher);
-  }
-  if (result.outcome === 'stale') {
+  const { id: orderId, version } = message.order;
+  const sale = saleOf(message.order);
+  const stored = storedItem(message, sale);
+  const result = await applyItemIfNewer(orders.client, orders.tableName, message.order, stored);
+  const storedVersion = result.outcome === 'stale' ? result.storedVersion : undefined;
+  await putHistoryItem(orders, message, stored.item, storedVersion);
+  if (result.outcome === 'stale')
     return { outcome: 'stale', orderId, version, storedVersion: result.storedVersion };
-  }
   if (result.replaced === undefined) {
     return { outcome: 'applied', orderId, version, salesChange: salesChange(undefined, sale) };
   }
@@ -89,50 +81,46 @@ export async function recordSupersededVersion(
 ): Promise<void> {
   if (!orders.history) return;
   const storedBefore = by.outcome === 'stale' ? by.storedVersion : by.replacedVersion;
-  const higher = higherThan(message.order.version, storedBefore);
-  await putHistoryItem(orders.client, orders.history, message, storedAttributes(message), higher);
+  await putHistoryItem(orders, message, storedItem(message, saleOf(message.order)).item, storedBefore);
 }
 
-/** The orders table item's attributes of a version (the history entry starts from the same). */
-function storedAttributes({ order, source }: OrderVersionMessage): Record<string, unknown> {
-  return storedOrderItem(order, saleOf(order), {
+/** The orders table item of a version, marshalled once (the history entry starts from the same). */
+function storedItem({ order, source }: OrderVersionMessage, sale: SaleEntry | undefined) {
+  return storedOrderItem(order, sale, {
     findingCodes: [...new Set(source.findings.map((finding) => finding.code))],
     ...(source.correlationId === undefined ? {} : { correlationId: source.correlationId }),
-  }).attributes;
-}
-
-/** `stored` when it is a higher version than `version` (the entry then arrived out of order). */
-function higherThan(version: Int64, stored: Int64 | undefined): Int64 | undefined {
-  return stored !== undefined && BigInt(stored) > BigInt(version) ? stored : undefined;
+  });
 }
 
 /**
- * Writes the version's history entry unless one is there: a redelivery, a replay or a second feed serving
- * the same version writes nothing (ConditionalCheckFailed is the expected outcome, not an error).
+ * Writes the version's history entry (when history is on) unless one is there: a redelivery, a replay or a
+ * second feed serving the same version writes nothing (ConditionalCheckFailed is the expected outcome, not an
+ * error). `storedBefore`: the version the orders table held; above this one, the entry arrived out of order.
  */
 async function putHistoryItem(
-  client: DynamoDBClient,
-  history: HistoryTable,
-  { source }: OrderVersionMessage,
-  attributes: Record<string, unknown>,
-  arrivedAfterVersion: Int64 | undefined,
+  { client, history }: OrdersTable,
+  { order, source }: OrderVersionMessage,
+  item: Record<string, AttributeValue>,
+  storedBefore: Int64 | undefined,
 ): Promise<void> {
+  if (!history) return;
   const now = Date.now();
-  const item = {
-    ...attributes,
+  const extra = {
     fetchedAt: source.fetchedAt,
     storedAt: new Date(now).toISOString(),
     feedId: source.feedId,
     ...(history.retentionDays > 0
       ? { expiresAt: Math.floor(now / 1000) + history.retentionDays * 86_400 }
       : {}),
-    ...(arrivedAfterVersion === undefined ? {} : { arrivedAfterVersion }),
+    ...(storedBefore !== undefined && BigInt(storedBefore) > BigInt(order.version)
+      ? { arrivedAfterVersion: storedBefore }
+      : {}),
   };
   try {
     await client.send(
       new PutItemCommand({
         TableName: history.tableName,
-        Item: marshall(item, { removeUndefinedValues: true }),
+        Item: { ...item, ...marshall(extra) },
         ConditionExpression: 'attribute_not_exists(#version)',
         ExpressionAttributeNames: { '#version': 'version' },
       }),

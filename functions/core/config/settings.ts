@@ -198,13 +198,8 @@ export type ConsumerEnvironment = z.input<typeof CONSUMER_ENVIRONMENT>;
 export type Env = Readonly<Record<string, string | undefined>>;
 
 class ConfigError extends Error {
+  override readonly name = 'ConfigError';
   readonly code = 'ERR_CONFIG';
-  readonly variable: string;
-  constructor(variable: string, problem: string) {
-    super(`configuration error: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-    this.variable = variable;
-  }
 }
 
 /** Never echoed in an error: they may hold a secret (credentials in a URL, a pasted token). */
@@ -225,8 +220,9 @@ export function readEnvironment<S extends z.ZodMiniObject>(schema: S, env: Env):
   const issue = result.error.issues[0] as z.core.$ZodIssue;
   const name = String(issue.path[0]);
   const value = given[name];
-  if (value === undefined) throw new ConfigError(name, 'is required but not set');
-  throw new ConfigError(name, `${issue.message}${REDACTED.includes(name) ? '' : ` (got "${value}")`}`);
+  const problem = value === undefined ? 'is required but not set' : issue.message;
+  const got = value === undefined || REDACTED.includes(name) ? '' : ` (got "${value}")`;
+  throw new ConfigError(`configuration error: ${name} ${problem}${got}`);
 }
 
 /** The partner client's own policy (url-policy.ts); normalised without a trailing slash. */

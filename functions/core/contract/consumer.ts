@@ -2,7 +2,8 @@
 // DynamoDB table only if it is newer than what you stored. Import it as `order-feed-ingester/contract`.
 //   parseOrderVersionMessage(body) → a typed, validated message, or an error naming what is wrong
 //   applyIfNewer({ client, tableName, message }) → 'applied' | 'stale' (one conditional PutItem)
-// Our own consumer uses both (functions/core/apply/apply-order-version.ts), with the orders table's item.
+// Our own consumer (functions/core/apply/apply-order-version.ts) uses the parser and applyItemIfNewer, the
+// same put of the orders table's item, which it has marshalled already.
 //
 // Messages can be duplicated and arrive out of order (see README.md in this folder): keep, per order id,
 // the highest version; an equal or lower version is stale. That is exactly what applyIfNewer does, so a
@@ -10,6 +11,7 @@
 // parser ignores fields it does not know, so a message with a newer additive field still reads.
 
 import {
+  type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
   PutItemCommand,
@@ -21,6 +23,7 @@ import { unmarshallExact } from '../adapters/exact-item.js';
 import { DYNAMO_MAX_ITEM_BYTES } from '../adapters/stored-order-item.js';
 import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
 import { formatPath } from '../model/parse-order.js';
+import type { Order } from '../model/types.js';
 import { MESSAGE_SCHEMA, type OrderVersionMessage } from './order-version-message.js';
 
 export type { Int64 } from '../model/int64.js';
@@ -99,7 +102,7 @@ export class ItemTooLargeError extends Error {
 
 /** The conditional PutItem applyIfNewer sends (exported for tests and for callers who batch their own). */
 export function conditionalPut(options: Omit<ApplyIfNewerOptions, 'client'>): PutItemCommandInput {
-  const { message, tableName } = options;
+  const { message } = options;
   const keyAttribute = options.keyAttribute ?? 'orderId';
   const { order } = message;
   const body = options.item ? options.item(message) : defaultItem(message);
@@ -108,7 +111,16 @@ export function conditionalPut(options: Omit<ApplyIfNewerOptions, 'client'>): Pu
     { ...body, [keyAttribute]: order.id, version: order.version },
     { removeUndefinedValues: true },
   );
-  const size = itemSize(item);
+  return guardedPut(options.tableName, order, item, itemSize(item), keyAttribute);
+}
+
+function guardedPut(
+  tableName: string,
+  order: Pick<Order, 'id' | 'version'>,
+  item: Record<string, AttributeValue>,
+  size: number,
+  keyAttribute: string,
+): PutItemCommandInput {
   if (size > DYNAMO_MAX_ITEM_BYTES) throw new ItemTooLargeError(order.id, size);
   return {
     TableName: tableName,
@@ -135,20 +147,36 @@ function defaultItem(message: OrderVersionMessage): Record<string, unknown> {
  * highest version whatever their order. Other failures (throttling, a missing table) are thrown.
  */
 export async function applyIfNewer(options: ApplyIfNewerOptions): Promise<ApplyIfNewerResult> {
-  const input = conditionalPut(options);
+  return send(options.client, conditionalPut(options), options.message.order.version);
+}
+
+/**
+ * applyIfNewer of an item already marshalled (holding `orderId` and `version`) and sized: our consumer's
+ * orders table item, which it sizes anyway to decide whether to compress it.
+ */
+export async function applyItemIfNewer(
+  client: DynamoDBClient,
+  tableName: string,
+  order: Pick<Order, 'id' | 'version'>,
+  stored: { item: Record<string, AttributeValue>; sizeBytes: number },
+): Promise<ApplyIfNewerResult> {
+  return send(client, guardedPut(tableName, order, stored.item, stored.sizeBytes, 'orderId'), order.version);
+}
+
+async function send(
+  client: DynamoDBClient,
+  input: PutItemCommandInput,
+  version: Int64,
+): Promise<ApplyIfNewerResult> {
   try {
-    const { Attributes } = await options.client.send(new PutItemCommand(input));
+    const { Attributes } = await client.send(new PutItemCommand(input));
     return Attributes
       ? { outcome: 'applied', replaced: unmarshallExact(Attributes) }
       : { outcome: 'applied' };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const stored = error.Item ? unmarshallExact(error.Item) : {};
-    const storedVersion = stored.version;
+    const storedVersion = error.Item ? unmarshallExact(error.Item).version : undefined;
     // Without the old item (an emulator may not return it) the stored version is at least this one.
-    return {
-      outcome: 'stale',
-      storedVersion: isInt64(storedVersion) ? storedVersion : options.message.order.version,
-    };
+    return { outcome: 'stale', storedVersion: isInt64(storedVersion) ? storedVersion : version };
   }
 }

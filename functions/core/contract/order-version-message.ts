@@ -20,8 +20,8 @@ export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
  * What produced a message: the scheduled poller, a reconcile repair (`npm run reconcile -- --repair`), or a
  * backfill of a late subscriber (`npm run ops -- backfill`).
  */
-export type MessageOrigin = 'poll' | 'reconcile' | 'backfill';
-export const MESSAGE_ORIGINS: readonly MessageOrigin[] = ['poll', 'reconcile', 'backfill'];
+const MESSAGE_ORIGINS = ['poll', 'reconcile', 'backfill'] as const;
+export type MessageOrigin = (typeof MESSAGE_ORIGINS)[number];
 
 /** What a message field got instead, for the reader's error: never more than 40 characters of a string. */
 function describe(value: unknown): string {
@@ -81,12 +81,7 @@ export const MESSAGE_SCHEMA = object({
     ),
     // correlationId and origin were added within schemaVersion 1: a message sent before them has neither, so
     // a reader of version 1 takes them as optional (checked when present; every message we send has both).
-    /**
-     * The run (and page) that produced the message: `poll:<runId>:<page>` (runId: the poller invocation's
-     * request id, which its logs carry as function_request_id; page: 1, 2, … within that run),
-     * `reconcile:<runId>` or `backfill:<runId>`. Also the `correlationId` attribute, and stored on the orders
-     * table item of the applied version. A tracing aid: not unique per message, never parsed by consumers.
-     */
+    /** The run (and page) that produced the message, e.g. `poll:<runId>:<page>` (its forms: the JSON Schema). */
     correlationId: z.optional(nonEmptyString),
     origin: z.optional(z.enum(MESSAGE_ORIGINS, expected(`one of ${MESSAGE_ORIGINS.join(', ')}`))),
   }),

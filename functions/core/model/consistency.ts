@@ -105,9 +105,7 @@ function checkSubstitutions(order: Order, byId: ReadonlyMap<string, OrderItem>, 
 
 /** Rule 4: an adjustment line's shape, and the links between it and the items it adjusts. */
 function checkAdjustments(order: Order, byId: ReadonlyMap<string, OrderItem>, findings: Finding[]): void {
-  const items = order.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as OrderItem;
+  order.items.forEach((item, i) => {
     const itemsAdjusted = item.priceAdjustmentDetails?.itemsAdjusted;
     if (item.type === 'adjustment') {
       const problems: string[] = [];
@@ -154,7 +152,7 @@ function checkAdjustments(order: Order, byId: ReadonlyMap<string, OrderItem>, fi
         });
       }
     }
-  }
+  });
 }
 
 /** Checks the spec's consistency rules on a normalised order; an empty array when all hold. */

@@ -1,52 +1,16 @@
 /**
- * Validating parser and normaliser for one partner order record (spec section 2).
+ * Validating parser and normaliser for one partner order record (spec section 2), by the policy in
+ * functions/README.md, "Validation policy" (what the spec leaves open).
  * Flow: raw JSON value -> one zod safeParse (validates, strips unknown keys, normalises timestamps; zod
  * words every rejection) -> one walk over raw + parsed side by side (unknown fields, null optionals,
  * unknown enum values) -> consistency findings (./consistency.ts) -> lone surrogates replaced
  * (./well-formed.ts) -> ParseResult.
  *
- * ## Parse policy (where the spec leaves things open)
- *
- * - **Every record gets an answer.** A record is never silently dropped: the result is either
- *   `{ ok: true, order, findings }` or `{ ok: false, reason, issues, orderId?, version? }`.
- *   `orderId` / `version` are filled in whenever they can be read from the raw record (safe integers),
- *   so a quarantined record can be found by order id.
- * - **Non-object input** (null, array, string, number, ...) is rejected:
- *   `invalid record: expected an object, received array`.
- * - **Required fields** are every field the spec's tables do not mark optional. Order: id, version,
- *   latestVersion, vendorId, status, type, placedAt, serviceFee, total, items, customerPayments.
- *   Item: id, name, type, quantityOrdered, quantityFulfilled, price, total. Payment: type, collectedBy,
- *   payment. Option category: name, selectedOptions. Selected option: name. Money: amount, currency.
- *   A missing one rejects the record (`missing required field: items[2].price`); so does a wrong type
- *   (`invalid field items[2].price.amount: expected integer`).
- * - **Optional fields** are kept only when present. An explicit JSON `null` on an optional field is
- *   treated as absent (the key is left out of the normalised order). The normalised order never has an
- *   `undefined`-valued key, so it marshals into DynamoDB as is. `null` on a required field rejects.
- * - **Integers.** `id`, `version` and money `amount` are int64: a number while safe, a bigint beyond 2^53
- *   (the body parser reads integer literals exactly, int64.ts); beyond int64, or a number beyond 2^53 in
- *   float notation (its digits were never exact), rejects. `quantityOrdered` and `quantityFulfilled` are
- *   safe integers. `id`, `version` and the quantities must be >= 0; amounts may be negative (offers,
- *   vouchers, adjustments).
- * - **Money** is `{ amount, currency }`: amount in integer minor units, kept as is; currency a
- *   3-letter uppercase ISO 4217 code (shape only, not checked against the ISO list).
- * - **Timestamps** accept integer epoch milliseconds (a JSON number, safe integer, within the range of
- *   `Date`) or an ISO 8601 date-time string with an explicit offset: `Z`, `±hh:mm`, `±hhmm` or `±hh`
- *   (`T`/`Z` may be lower case; seconds and fractional seconds are optional; fractions beyond
- *   milliseconds are truncated). Every timestamp is normalised to UTC exactly as
- *   `Date.prototype.toISOString()` prints it (`2024-05-01T08:30:00.000Z`). A string without an offset
- *   (ambiguous local time), a date without a time, an impossible date (Feb 30) or any other string
- *   rejects the record with a reason naming the field path. Numeric strings are not epoch milliseconds.
- * - **Unknown `status`** rejects the record (`unknown status "refunded"`): the sales ledger cannot know
- *   whether an unknown status is a sale, so the record must be quarantined and looked at, not guessed.
- * - **Unknown value of any other enum** (order `type`, item `type`, payment `type` / `collectedBy`,
- *   `deliveryProvider`) is accepted and kept verbatim, with a finding
- *   `{ code: 'unknown-enum-value', detail: 'items[0].type: "bundle"' }`.
- * - **Unknown extra fields** (at any depth) are accepted, dropped from the normalised order, and each
- *   recorded as a finding `{ code: 'unknown-field', detail: 'items[0].colour' }`, so schema drift is
- *   visible, not silent.
- * - **Consistency rules** of spec section 2 (payments sum to total, substitution and price-adjustment
- *   cross-links) are checked on accepted records and reported as findings, never as rejections
- *   (see consistency.ts).
+ * Every record gets an answer, never a silent drop: `{ ok: true, order, findings }`, or `{ ok: false, reason,
+ * issues, orderId?, version? }` with the id and version whenever the raw record has valid ones, so a
+ * quarantined record can be found by order id. A non-object is rejected (`invalid record: expected an object,
+ * received array`). Required fields are those the schema below does not make `nullish`; an explicit null on an
+ * optional field counts as absent and its key is left out, so the order marshals into DynamoDB as is.
  */
 // zod/mini: the same validation core as 'zod' with a functional API that esbuild can tree-shake; the
 // classic `z` namespace pulls the whole library (about 450 KB) into the bundle and its load into every
@@ -59,7 +23,7 @@ import type { Finding, Order, ParseResult } from './types.js';
 import { ORDER_STATUSES } from './types.js';
 import { replaceLoneSurrogates } from './well-formed.js';
 
-// Known values of the enums an unknown value of which is accepted with a finding (parse policy), by field
+// Known values of the enums an unknown value of which is accepted with a finding (validation policy), by field
 // path with list indices left out.
 const OPEN_ENUMS: Readonly<Record<string, ReadonlySet<string>>> = {
   type: new Set(['collection', 'delivery']),
@@ -294,10 +258,7 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
   return result;
 }
 
-/**
- * Validates and normalises one raw order record (a value from `JSON.parse`), following the parse
- * policy at the top of this file. Never throws for bad input.
- */
+/** Validates and normalises one raw order record (a value from `JSON.parse`). Never throws for bad input. */
 export function parseOrder(raw: unknown): ParseResult {
   schema ??= buildOrderSchema();
   const parsed = schema.safeParse(raw, { error: errorMap });

@@ -45,7 +45,7 @@ function isoToEpochMs(text: string): number | string {
 
 /**
  * Epoch milliseconds of a partner timestamp (a JSON number or string), or the message saying why it
- * is not one (see the parse policy in parse-order.ts).
+ * is not one (functions/README.md, "Validation policy").
  */
 export function timestampToEpochMs(value: number | string): number | string {
   const ms =

@@ -10,48 +10,31 @@ const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const LONE_SURROGATE = new RegExp(LONE_SURROGATES.source);
 
-const INVALID_UNICODE_FINDING = 'invalid-unicode-replaced';
-
-/** True when some string in `value` holds a surrogate code unit (without building any path). */
-function anySurrogate(value: unknown): boolean {
-  if (typeof value === 'string') return ANY_SURROGATE.test(value);
-  if (typeof value !== 'object' || value === null) return false;
-  if (Array.isArray(value)) {
-    for (const element of value) if (anySurrogate(element)) return true;
-    return false;
-  }
-  for (const key in value) {
-    if (ANY_SURROGATE.test(key) || anySurrogate((value as Record<string, unknown>)[key])) return true;
-  }
-  return false;
-}
+type Holder = Record<string | number, unknown>;
 
 /** Replaces lone surrogates in every string of `order` (in place) and returns a finding per field changed. */
 export function replaceLoneSurrogates(order: Order): Finding[] {
-  // The poller's hot path: almost no order has a surrogate at all, so the walk that names fields runs rarely.
-  if (!anySurrogate(order)) return [];
   const findings: Finding[] = [];
-  const visit = (value: unknown, path: string): unknown => {
+  // The keys down to the value visited; the poller's hot path: a field's path is written only for a finding.
+  const path: (string | number)[] = [];
+  const visit = (holder: Holder, key: string | number): void => {
+    const value = holder[key];
     if (typeof value === 'string') {
-      if (!LONE_SURROGATE.test(value)) return value;
+      if (!ANY_SURROGATE.test(value) || !LONE_SURROGATE.test(value)) return;
+      const field = [...path, key].map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`));
       findings.push({
-        code: INVALID_UNICODE_FINDING,
-        detail: `${path}: a lone surrogate (not valid Unicode) was replaced with U+FFFD`,
+        code: 'invalid-unicode-replaced',
+        detail: `${field.join('').slice(1)}: a lone surrogate (not valid Unicode) was replaced with U+FFFD`,
       });
-      return value.replace(LONE_SURROGATES, '\uFFFD');
+      holder[key] = value.replace(LONE_SURROGATES, '\uFFFD');
+    } else if (typeof value === 'object' && value !== null) {
+      const node = value as Holder;
+      path.push(key);
+      if (Array.isArray(node)) for (let i = 0; i < node.length; i++) visit(node, i);
+      else for (const name of Object.keys(node)) visit(node, name);
+      path.pop();
     }
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) value[i] = visit(value[i], `${path}[${i}]`);
-      return value;
-    }
-    if (typeof value === 'object' && value !== null) {
-      const object = value as Record<string, unknown>;
-      for (const key of Object.keys(object)) {
-        object[key] = visit(object[key], path === '' ? key : `${path}.${key}`);
-      }
-    }
-    return value;
   };
-  visit(order, '');
+  for (const key of Object.keys(order)) visit(order, key);
   return findings;
 }

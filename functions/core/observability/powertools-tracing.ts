@@ -9,7 +9,6 @@ import {
   type FunctionTracing,
   NO_SPAN,
   type Span,
-  type Tracing,
 } from './tracing.js';
 
 /**
@@ -19,46 +18,47 @@ import {
  */
 export const X_RAY_ANNOTATIONS_PER_TRACE = 50;
 
-/** The metadata namespace of annotations beyond the trace's budget, and of details. */
-const OVER_BUDGET_NAMESPACE = 'annotationsOverBudget';
-const DETAIL_NAMESPACE = 'detail';
-
 type Subsegment = NonNullable<ReturnType<Tracer['getSegment']>>;
 
-export class PowertoolsTracing implements Tracing {
-  readonly #tracer: Tracer;
-  #budget = { traceId: '', used: 0 };
+/**
+ * Tracing for one function: Powertools Tracer, spans as subsegments, and AWS SDK clients captured with
+ * captureAWSv3Client (the reasons are in functions/README.md, Tracing and correlation).
+ *
+ * Outgoing HTTP is not patched (captureHTTPsRequests false): the partner API's calls are the use case's
+ * own `### partner fetch` spans, so no X-Ray header is sent to the partner, its query string (cursor,
+ * vendor ids) is not recorded, and no http/https patching runs at cold start.
+ */
+export function powertoolsFunctionTracing(serviceName: string): FunctionTracing {
+  const tracer = new Tracer({ serviceName, captureHTTPsRequests: false });
+  // The annotations used so far in the current trace (a new invocation's trace id starts again at 0).
+  let budget = { traceId: '', used: 0 };
 
-  constructor(tracer: Tracer) {
-    this.#tracer = tracer;
+  function annotate(subsegment: Subsegment, key: string, value: AnnotationValue): void {
+    if (budget.used < X_RAY_ANNOTATIONS_PER_TRACE) {
+      budget.used += 1;
+      subsegment.addAnnotation(key, value);
+    } else {
+      subsegment.addMetadata(key, value, 'annotationsOverBudget');
+    }
   }
 
-  async span<T>(name: string, annotations: Annotations, work: (span: Span) => Promise<T>): Promise<T> {
-    if (!this.#tracer.isTracingEnabled()) return work(NO_SPAN);
-    const run = (subsegment?: Subsegment): Promise<T> => {
-      // No segment to attach to (outside an invocation): run untraced rather than fail the work.
-      if (!subsegment) return work(NO_SPAN);
-      return this.#inSubsegment(subsegment, annotations, work);
-    };
-    return this.#tracer.provider.captureAsyncFunc(name, run) as Promise<T>;
-  }
-
-  async #inSubsegment<T>(
+  async function inSubsegment<T>(
     subsegment: Subsegment,
     annotations: Annotations,
     work: (span: Span) => Promise<T>,
-  ): Promise<T> {
-    const span: Span = {
-      annotate: (key, value) => this.#annotate(subsegment, key, value),
-      detail: (key, value) => subsegment.addMetadata(key, value, DETAIL_NAMESPACE),
-    };
-    if (this.#startsTrace()) {
+  ) {
+    const traceId = tracer.getRootXrayTraceId() ?? '';
+    if (traceId !== budget.traceId) {
+      budget = { traceId, used: 2 };
       // The first span of an invocation gets the two annotations Powertools' own handler wrapper adds
       // (ColdStart, Service); they go on the current subsegment, which this one is inside its context.
-      this.#tracer.annotateColdStart();
-      this.#tracer.addServiceNameAnnotation();
-      this.#budget.used += 2;
+      tracer.annotateColdStart();
+      tracer.addServiceNameAnnotation();
     }
+    const span: Span = {
+      annotate: (key, value) => annotate(subsegment, key, value),
+      detail: (key, value) => subsegment.addMetadata(key, value, 'detail'),
+    };
     for (const [key, value] of Object.entries(annotations)) span.annotate(key, value);
     try {
       return await work(span);
@@ -70,36 +70,16 @@ export class PowertoolsTracing implements Tracing {
     }
   }
 
-  /** True for the first span of a trace (a new invocation's trace id); resets the annotation budget. */
-  #startsTrace(): boolean {
-    const traceId = this.#tracer.getRootXrayTraceId() ?? '';
-    if (traceId === this.#budget.traceId) return false;
-    this.#budget = { traceId, used: 0 };
-    return true;
-  }
-
-  #annotate(subsegment: Subsegment, key: string, value: AnnotationValue): void {
-    if (this.#budget.used < X_RAY_ANNOTATIONS_PER_TRACE) {
-      this.#budget.used += 1;
-      subsegment.addAnnotation(key, value);
-    } else {
-      subsegment.addMetadata(key, value, OVER_BUDGET_NAMESPACE);
-    }
-  }
-}
-
-/**
- * Tracing for one function: Powertools Tracer, spans through PowertoolsTracing, and AWS SDK clients
- * captured with captureAWSv3Client (the reasons are in functions/README.md, Tracing and correlation).
- *
- * Outgoing HTTP is not patched (captureHTTPsRequests false): the partner API's calls are the use case's
- * own `### partner fetch` spans, so no X-Ray header is sent to the partner, its query string (cursor,
- * vendor ids) is not recorded, and no http/https patching runs at cold start.
- */
-export function powertoolsFunctionTracing(serviceName: string): FunctionTracing {
-  const tracer = new Tracer({ serviceName, captureHTTPsRequests: false });
   return {
-    tracing: new PowertoolsTracing(tracer),
+    tracing: {
+      async span<T>(name: string, annotations: Annotations, work: (span: Span) => Promise<T>) {
+        if (!tracer.isTracingEnabled()) return work(NO_SPAN);
+        // No segment to attach to (outside an invocation): run untraced rather than fail the work.
+        return tracer.provider.captureAsyncFunc(name, (subsegment?: Subsegment) =>
+          subsegment ? inSubsegment(subsegment, annotations, work) : work(NO_SPAN),
+        ) as Promise<T>;
+      },
+    },
     captureClient: (client) => tracer.captureAWSv3Client(client),
   };
 }

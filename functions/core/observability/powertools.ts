@@ -6,18 +6,20 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { readMetricsNamespace } from '../config/settings.js';
 import { FEED_ID_DIMENSION } from './dimensions.js';
 
-export function createObservability(defaultServiceName: string): {
-  serviceName: string;
-  logger: Logger;
-  metrics: Metrics;
-} {
+export function createObservability(defaultServiceName: string) {
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
   const logger = new Logger({ serviceName });
-  const metrics = new Metrics({
-    serviceName,
-    namespace: readMetricsNamespace(process.env),
-  });
+  const metrics = new Metrics({ serviceName, namespace: readMetricsNamespace(process.env) });
   return { serviceName, logger, metrics };
+}
+
+/** What the handlers need of a metrics sink: Powertools Metrics here, a no-op or a recorder in tests. */
+export interface FunctionMetrics {
+  count(name: string, value?: number): void;
+  milliseconds(name: string, value: number): void;
+  seconds(name: string, value: number): void;
+  /** Flushes what the invocation recorded (one EMF document). */
+  publish(): void;
 }
 
 /**
@@ -27,11 +29,11 @@ export function createObservability(defaultServiceName: string): {
  * each feed's lag alarm and dashboard row read. (Powertools clears added dimensions at every flush, so they are
  * added again before each one.)
  */
-export function powertoolsMetrics(metrics: Metrics, perFeed?: { feedId: string }) {
+export function powertoolsMetrics(metrics: Metrics, perFeed?: { feedId: string }): FunctionMetrics {
   return {
-    count: (name: string, value = 1) => metrics.addMetric(name, MetricUnit.Count, value),
-    milliseconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Milliseconds, value),
-    seconds: (name: string, value: number) => metrics.addMetric(name, MetricUnit.Seconds, value),
+    count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value),
+    milliseconds: (name, value) => metrics.addMetric(name, MetricUnit.Milliseconds, value),
+    seconds: (name, value) => metrics.addMetric(name, MetricUnit.Seconds, value),
     publish: () => {
       if (perFeed) {
         metrics.addDimension(FEED_ID_DIMENSION, perFeed.feedId);

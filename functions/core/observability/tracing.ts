@@ -3,8 +3,6 @@
 // test/support/fakes.ts asserts spans, nesting and annotations) and because the X-Ray SDK must not be
 // imported where tracing is off: on AWS it is X-Ray through Powertools Tracer (powertools-tracing.ts), loaded
 // only where tracing can be on (loadTracing below); elsewhere (local mode, tests, benchmarks) NO_TRACING.
-import type { Int64 } from '../model/int64.js';
-
 /** What X-Ray can index: strings, numbers, booleans. */
 export type AnnotationValue = string | number | boolean;
 export type Annotations = Readonly<Record<string, AnnotationValue>>;
@@ -33,20 +31,12 @@ export const NO_SPAN: Span = { annotate: () => undefined, detail: () => undefine
 /** The default everywhere: runs the work, records nothing. */
 export const NO_TRACING: Tracing = { span: (_name, _annotations, work) => work(NO_SPAN) };
 
-/**
- * An int64 id as an annotation value: always a string, so every id has one type in queries
- * (`annotation.orderId = "42"`) and one beyond 2^53 stays exact (X-Ray numbers are doubles).
- */
-export const idValue = (value: Int64): string => String(value);
-
 /** What a handler module gets: the tracing port, and the hook that traces its AWS SDK clients. */
 export interface FunctionTracing {
   tracing: Tracing;
   /** Records each call of the client as a span (service, operation, retries) and sends the trace header on. */
   captureClient<Client>(client: Client): Client;
 }
-
-const UNTRACED: FunctionTracing = { tracing: NO_TRACING, captureClient: (client) => client };
 
 /**
  * Tracing for a handler module, at cold start. Powertools Tracer (with the X-Ray SDK under it) is imported
@@ -55,11 +45,11 @@ const UNTRACED: FunctionTracing = { tracing: NO_TRACING, captureClient: (client)
  * tracing off, and its import is a measurable part of the cold start (functions/README.md, Tracing).
  * Powertools then applies its own rules too (off under SAM local and Amplify mocks).
  */
-export async function loadTracing(
-  serviceName: string,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): Promise<FunctionTracing> {
-  if (!env.AWS_EXECUTION_ENV || env.POWERTOOLS_TRACE_ENABLED?.toLowerCase() === 'false') return UNTRACED;
+export async function loadTracing(serviceName: string): Promise<FunctionTracing> {
+  const { AWS_EXECUTION_ENV, POWERTOOLS_TRACE_ENABLED } = process.env;
+  if (!AWS_EXECUTION_ENV || POWERTOOLS_TRACE_ENABLED?.toLowerCase() === 'false') {
+    return { tracing: NO_TRACING, captureClient: (client) => client };
+  }
   const { powertoolsFunctionTracing } = await import('./powertools-tracing.js');
   return powertoolsFunctionTracing(serviceName);
 }
