@@ -8,18 +8,9 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { continuationOf } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
-import type { Continuation, PollMetricName } from '../core/ingest/ports.js';
+import type { Continuation, PollerMetrics } from '../core/ingest/ports.js';
 import { NO_TRACING } from '../core/observability/tracing.js';
 import type { PollerConfig } from './config.js';
-
-/** What the handler needs of a metrics sink (Powertools Metrics in handler.ts; a no-op or a recorder elsewhere). */
-export interface PollerMetrics {
-  count(name: PollMetricName, value?: number): void;
-  milliseconds(name: 'RunDurationMs' | 'PaceDelayMs', value: number): void;
-  seconds(name: 'SecondsSinceCaughtUp', value: number): void;
-  /** Flushes what the invocation recorded (Powertools: one EMF document). */
-  publish(): void;
-}
 
 /** pollFeed's ports (its log and clock come from `logger` and `now`), and the handler's own. */
 interface PollerDependencies
@@ -112,7 +103,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
         canContinue: deps.continuation !== undefined,
       });
       metrics.milliseconds('RunDurationMs', now() - startedAt);
-      // The feed's own delay between page requests: rises while the partner answers 429s (see pace.ts).
+      // The feed's own delay between page requests: rises while the partner answers 429s (nextPaceDelayMs).
       metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
       if (outcome.secondsSinceCaughtUp !== undefined) {
         metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);

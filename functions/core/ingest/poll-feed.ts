@@ -15,14 +15,13 @@ import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../par
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { type ContinuationEvent, nextContinuation } from './continuation.js';
 import { LeaseLostError } from './errors.js';
-import { nextPaceDelayMs } from './pace.js';
 import type {
   ChainLink,
   CursorStore,
   FindingMetricName,
   Lease,
   OrderVersionPublisher,
-  PollMetrics,
+  PollerMetrics,
   Quarantine,
   TokenParameter,
 } from './ports.js';
@@ -38,14 +37,11 @@ interface PollRun {
    * handler's margin, so the page prefetched just before the deadline is kept, not asked again next run.
    */
   requestDeadline?: number;
-  /**
-   * When the lease lapses (epoch ms): the invocation's own deadline plus a grace, fixed for the run (commits
-   * do not extend it), so only a crash lets it lapse and a crashed run blocks the feed no longer than that.
-   */
+  /** The invocation's own deadline plus a grace, fixed for the run: only a crashed run's lease lapses. */
   leaseExpiresAt: number;
   /** The continuation event that started this run (undefined: a scheduled run, which may start a chain). */
   continuation?: ContinuationEvent;
-  /** Whether a continuation may be started after this run (the handler has a way to start one). */
+  /** Whether the caller can start a continuation after this run. */
   canContinue?: boolean;
 }
 
@@ -75,7 +71,7 @@ const FAILED_KINDS: ReadonlySet<PollOutcomeKind> = new Set(['auth-failed', 'leas
 
 /**
  * What a run counts: partnerRetries are waits after a 5xx or a network failure, rateLimitWaits after a 429;
- * paceDelayMs, the feed's own delay between page requests at the end of the run (AIMD under rate limiting, see pace.ts).
+ * paceDelayMs, the feed's own delay between page requests at the end of the run (nextPaceDelayMs).
  */
 const noCounts = () => ({
   pages: 0,
@@ -90,9 +86,9 @@ type Counters = ReturnType<typeof noCounts>;
 
 export interface PollOutcome extends Counters {
   kind: PollOutcomeKind;
-  /** True when the run should be reported as a failed invocation (follows from the kind). */
+  /** Whether the run is reported as a failed invocation (follows from the kind). */
   failed: boolean;
-  /** Seconds since the feed was last caught up, measured at the end of the run (lag). */
+  /** Seconds since the feed was last caught up, at the end of the run (lag). */
   secondsSinceCaughtUp: number | undefined;
   /** The continuation this run handed its lease over to: the caller starts it at once. */
   next?: ContinuationEvent;
@@ -103,7 +99,7 @@ export interface PollDeps {
   partner: PartnerApi;
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
-  metrics: PollMetrics;
+  metrics: Pick<PollerMetrics, 'count'>;
   /** Powertools Logger (tests: MemoryLog, which records the lines). */
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
@@ -289,7 +285,7 @@ async function pollPages(ctx: Run, acquired: Lease): Promise<Ending> {
       }
 
       counters.pages += 1;
-      counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, { rateLimited: result.rateLimited });
+      counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, result.rateLimited);
       deps.metrics.count('PagesFetched');
       const step = nextStep(settings, request, result.page);
       if (!step.stop) prefetched = prefetchNext(ctx, step.query, pageCap);
@@ -355,7 +351,7 @@ function nextStep(settings: PollerConfig, request: OrderUpdatesQuery, page: RawP
 
 /**
  * Starts fetching the next page while this one is handed off: what keeps a catch-up at the partner's pace.
- * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429, see pace.ts) would
+ * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429, nextPaceDelayMs) would
  * pass the deadline.
  */
 function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<FetchResult> | undefined {
@@ -402,7 +398,7 @@ function commitPage(
         // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
         // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
         pageId: page.nextPageId ?? request.pageId,
-        ...maxHighWaterMark(held.state.highWaterMark, prepared, fetchedAt),
+        highWaterMark: highWaterMark([held.state.highWaterMark, prepared.highWaterMark], fetchedAt),
         ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
         ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
         paceDelayMs: counters.paceDelayMs,
@@ -428,11 +424,20 @@ function stopped({ deps, settings }: Run, kind: PollOutcomeKind, page: RawPage):
   return kind;
 }
 
-/** Pagination rule 5 after a 404 `pageId not found`: the request that restarts the stream. */
+/**
+ * Pagination rule 5 after a 404 `pageId not found`: repeat without pageId, optionally bounded by the last
+ * progress minus a lookback. The mark is never trusted past now: a future fromTimestamp would be answered
+ * empty forever.
+ */
 function recover({ deps, settings, counters }: Run, lease: Lease): OrderUpdatesQuery {
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
-  const request = recoveryQuery(settings, lease.state.highWaterMark, deps.now());
+  const request = baseQuery(settings, undefined);
+  const { highWaterMark } = lease.state;
+  if (settings.recoveryLookbackMinutes !== undefined && highWaterMark !== undefined) {
+    const from = Math.min(Date.parse(highWaterMark), deps.now()) - settings.recoveryLookbackMinutes * 60_000;
+    request.fromTimestamp = new Date(from).toISOString();
+  }
   deps.log.warn('stored cursor expired (404 pageId not found); restarting the stream per pagination rule 5', {
     feedId: settings.feedId,
     fromTimestamp: request.fromTimestamp,
@@ -556,38 +561,27 @@ function baseQuery(settings: PollerConfig, pageId: string | undefined): OrderUpd
 }
 
 /**
- * Pagination rule 5: repeat without pageId, optionally bounded by the last progress minus a lookback. The
- * mark is never trusted past now: a future fromTimestamp would be answered empty forever.
- */
-export function recoveryQuery(
-  settings: PollerConfig,
-  highWaterMark: string | undefined,
-  nowMs: number,
-): OrderUpdatesQuery {
-  const query = baseQuery(settings, undefined);
-  if (settings.recoveryLookbackMinutes === undefined || highWaterMark === undefined) return query;
-  const mark = Math.min(Date.parse(highWaterMark), nowMs);
-  const from = mark - settings.recoveryLookbackMinutes * 60_000;
-  return { ...query, fromTimestamp: new Date(from).toISOString() };
-}
-
-/**
  * The newest order timestamp of committed pages, capped at the page's fetch time: one record dated in the
  * future (a 9999-12-31 sentinel, a skewed clock) must not move the mark there, or a bounded recovery would
- * ask for the future and see an empty stream forever.
+ * ask for the future and see an empty stream forever. ISO strings sort in time order.
  */
-export function maxHighWaterMark(
-  current: string | undefined,
-  prepared: Pick<PreparedPage, 'highWaterMark'>,
-  fetchedAtMs: number,
-): { highWaterMark?: string } {
-  const highest = [current, prepared.highWaterMark]
+function highWaterMark(marks: Array<string | undefined>, fetchedAtMs: number): string | undefined {
+  const highest = marks
     .filter((mark) => mark !== undefined)
     .sort()
     .at(-1);
-  if (highest === undefined) return {};
-  // ISO strings: sorted in time order, the earlier of the two is the cap.
-  return { highWaterMark: [highest, new Date(fetchedAtMs).toISOString()].sort()[0] };
+  return highest && [highest, new Date(fetchedAtMs).toISOString()].sort()[0];
+}
+
+/**
+ * The feed's own pace under rate limiting, AIMD as TCP does: the delay between page requests doubles on
+ * every rate-limited page (from 250 ms, up to 30 s) and falls by 50 ms after every page served without a
+ * 429, so a feed that keeps hitting the partner's limit settles just below it instead of spending its run
+ * waiting out 429s (each of which the client honours on its own). Kept on the cursor item across runs.
+ */
+export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number {
+  if (rateLimited) return Math.min(30_000, Math.round(currentMs <= 0 ? 250 : currentMs * 2));
+  return Math.max(0, currentMs - 50);
 }
 
 /**
