@@ -16,7 +16,6 @@ import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js
 import { type ContinuationEvent, nextContinuation } from './continuation.js';
 import { LeaseLostError } from './errors.js';
 import type {
-  ChainLink,
   CursorStore,
   FindingMetricName,
   Lease,
@@ -82,9 +81,8 @@ const noCounts = () => ({
   rateLimitWaits: 0,
   paceDelayMs: 0,
 });
-type Counters = ReturnType<typeof noCounts>;
 
-export interface PollOutcome extends Counters {
+export interface PollOutcome extends ReturnType<typeof noCounts> {
   kind: PollOutcomeKind;
   /** Whether the run is reported as a failed invocation (follows from the kind). */
   failed: boolean;
@@ -113,31 +111,31 @@ export interface PollDeps {
   maxMessageBytes?: number;
 }
 
-type FetchResult =
+/** A page request's result; a failure is a value, so a prefetch nobody awaits never rejects unhandled. */
+type Fetched =
   | { ok: true; page: RawPage; fetchedAt: number; rateLimited: boolean }
   | { ok: false; error: unknown };
 
-/** How the run ended, and the lease it still holds (none when never taken or lost). */
-type Ending = { kind: PollOutcomeKind; lease: Lease | undefined };
-
-/** What the helpers of one run share. */
+/** What the helpers of one run share; `lease` is the one still held (none when never taken or lost). */
 interface Run {
   deps: PollDeps;
   settings: PollerConfig;
   run: PollRun;
-  counters: Counters;
+  counters: ReturnType<typeof noCounts>;
+  lease?: Lease | undefined;
 }
 
 export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: PollRun): Promise<PollOutcome> {
-  const counters = noCounts();
-  const ctx: Run = { deps, settings, run, counters };
+  const ctx: Run = { deps, settings, run, counters: noCounts() };
   const startedAt = deps.now();
-  const { kind, lease } = await start(ctx);
+  const kind = await poll(ctx);
+  const { lease, counters } = ctx;
+  const failed = FAILED_KINDS.has(kind);
   let next: ContinuationEvent | undefined;
   if (lease) {
     const wanted = run.canContinue
       ? nextContinuation(
-          { kind, failed: FAILED_KINDS.has(kind), pages: counters.pages },
+          { kind, failed, pages: counters.pages },
           {
             feedId: settings.feedId,
             current: run.continuation,
@@ -149,69 +147,60 @@ export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: Poll
         )
       : undefined;
     // A continuation is started only when the lease was handed over to it (else it could not take it).
-    if ((await releaseQuietly(ctx, lease, kind, wanted)) && wanted) next = wanted;
+    if ((await releaseQuietly(ctx, kind, wanted)) && wanted) next = wanted;
   }
   const reference = lease?.state.lastCaughtUpAt ?? lease?.state.createdAt;
   const secondsSinceCaughtUp =
     reference === undefined
       ? undefined
       : Math.max(0, Math.round((deps.now() - Date.parse(reference)) / 1000));
-  return {
-    kind,
-    failed: FAILED_KINDS.has(kind),
-    ...counters,
-    secondsSinceCaughtUp,
-    ...(next ? { next } : {}),
-  };
+  return { kind, failed, ...counters, secondsSinceCaughtUp, ...(next ? { next } : {}) };
 }
 
-const chainLinkOf = (event: ContinuationEvent | undefined): ChainLink | undefined =>
-  event && { chainId: event.continuation.chainId, step: event.continuation.chain };
-
-/** Takes the lease and polls pages, unless the feed is off, the lease held or a 401 backoff running. */
-async function start(ctx: Run): Promise<Ending> {
-  const { deps, settings, run } = ctx;
+/**
+ * Takes the lease (unless the feed is off, the lease held or a 401 backoff running), then the page loop:
+ * fetch (the next page while this one is handed off), prepare, hand off, commit. Returns how the run ended;
+ * releases the lease and throws what it cannot handle.
+ */
+async function poll(ctx: Run): Promise<PollOutcomeKind> {
+  const { deps, settings, run, counters } = ctx;
   const { feedId } = settings;
   if (settings.enabled === false) {
     deps.log.info('feed is disabled; this run does nothing', { feedId });
-    return { kind: 'disabled', lease: undefined };
+    return 'disabled';
   }
-  const lease = await deps.cursorStore.acquire(
-    feedId,
-    run.owner,
-    deps.now(),
-    run.leaseExpiresAt,
-    chainLinkOf(run.continuation),
-  );
-  if (!lease && run.continuation) {
+  const chain = run.continuation?.continuation;
+  const link = chain && { chainId: chain.chainId, step: chain.chain };
+  ctx.lease = await deps.cursorStore.acquire(feedId, run.owner, deps.now(), run.leaseExpiresAt, link);
+  if (!ctx.lease && chain) {
     // A duplicated or retried event, or one whose chain a scheduled run has ended: it must do nothing.
     deps.log.info("this continuation is not the feed's current chain step; doing nothing", {
       feedId,
-      chainId: run.continuation.continuation.chainId,
-      chain: run.continuation.continuation.chain,
+      chainId: chain.chainId,
+      chain: chain.chain,
     });
-    return { kind: 'stale-continuation', lease: undefined };
+    return 'stale-continuation';
   }
-  if (!lease) {
+  if (!ctx.lease) {
     deps.metrics.count('LeaseContended');
     deps.log.info('another invocation holds the feed lease; skipping this run', { feedId });
-    return { kind: 'lease-held', lease: undefined };
+    return 'lease-held';
   }
-  ctx.counters.paceDelayMs = lease.state.paceDelayMs ?? 0;
-  const notBefore = lease.state.authRetryNotBefore;
-  if (notBefore !== undefined && deps.now() < notBefore) {
+  const { state } = ctx.lease;
+  counters.paceDelayMs = state.paceDelayMs ?? 0;
+  if (state.authRetryNotBefore !== undefined && deps.now() < state.authRetryNotBefore) {
     // The backoff holds only while the token parameter keeps the refused version: a rotated token (a new
     // version) is tried at once. Unknown versions (none recorded, SSM unreadable) keep the backoff.
-    const failedVersion = lease.state.authFailedTokenVersion;
+    const failedVersion = state.authFailedTokenVersion;
     const current = failedVersion === undefined ? undefined : await tokenVersion(ctx);
     if (current === undefined || current.version === failedVersion) {
       deps.log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
         feedId,
-        authFailures: lease.state.authFailures,
+        authFailures: state.authFailures,
         failedTokenVersion: failedVersion,
-        nextAttemptAt: new Date(notBefore).toISOString(),
+        nextAttemptAt: new Date(state.authRetryNotBefore).toISOString(),
       });
-      return { kind: 'auth-backoff', lease };
+      return 'auth-backoff';
     }
     deps.log.info('the token parameter has a new version since the 401; calling the partner API at once', {
       feedId,
@@ -219,17 +208,93 @@ async function start(ctx: Run): Promise<Ending> {
       tokenVersion: current.version,
     });
   }
-  return pollPages(ctx, lease);
+
+  const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
+  let request = baseQuery(settings, state.pageId);
+  // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
+  let recoveredThisRun = false;
+  // One retry per run after a 401, and only with a token that changed in SSM since the request was sent.
+  let retriedWithNewToken = false;
+  let prefetched: Promise<Fetched> | undefined;
+  try {
+    for (;;) {
+      if (counters.pages >= pageCap) return 'page-limit';
+      if (!prefetched && deps.now() >= run.deadline) return 'out-of-time';
+      const result = await (prefetched ?? fetchPage(ctx, request));
+      prefetched = undefined;
+      if (!result.ok && result.error instanceof CursorExpiredError && !recoveredThisRun) {
+        recoveredThisRun = true;
+        request = recover(ctx);
+        continue;
+      }
+      if (!result.ok && result.error instanceof AuthenticationError) {
+        const token = await tokenVersion(ctx);
+        if (token?.changed && !retriedWithNewToken) {
+          retriedWithNewToken = true;
+          deps.log.info(
+            'partner API rejected the token, and SSM holds a new one; retrying the request once',
+            {
+              feedId,
+              tokenVersion: token.version,
+            },
+          );
+          continue;
+        }
+        await authFailed(ctx, token?.version);
+        return 'auth-failed';
+      }
+      if (!result.ok) return fetchFailure(ctx, result.error);
+
+      const { page } = result;
+      counters.pages += 1;
+      counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, result.rateLimited);
+      deps.metrics.count('PagesFetched');
+      // hasMore without a nextPageId breaks rule 1: where to go is not guessed. An empty page handing back
+      // the cursor it was asked with would come back again (a repeated page *with* data is rule 6's
+      // repeat: go on, it is absorbed). Either way its data is published and committed.
+      const stop = !page.hasMore
+        ? 'caught-up'
+        : page.nextPageId === undefined
+          ? 'missing-next-page-id'
+          : page.data.length === 0 && page.nextPageId === request.pageId
+            ? 'stuck-cursor'
+            : undefined;
+      const nextRequest = baseQuery(settings, page.nextPageId);
+      if (!stop) prefetched = prefetchNext(ctx, nextRequest, pageCap);
+      ctx.lease = await commitPage(ctx, ctx.lease, request, result);
+      if (stop === 'missing-next-page-id') {
+        deps.metrics.count('MissingNextPageId');
+        deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', {
+          feedId,
+        });
+      } else if (stop === 'stuck-cursor') {
+        // Asking again would get the same page back: end the run instead of hammering the partner.
+        deps.metrics.count('StuckCursor');
+        deps.log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
+          feedId,
+          versions: page.data.length,
+        });
+      }
+      if (stop) return stop;
+      request = nextRequest;
+    }
+  } catch (error) {
+    if (error instanceof LeaseLostError) {
+      ctx.lease = undefined;
+      deps.log.error('lost the feed lease mid-run; another invocation continues from the committed cursor', {
+        feedId,
+      });
+      return 'lease-lost';
+    }
+    await releaseQuietly(ctx, 'error');
+    throw error;
+  }
 }
 
 /** The token parameter read afresh; undefined without the port or when SSM cannot be read (logged). */
-async function tokenVersion({
-  deps,
-  settings,
-}: Run): Promise<{ version: number; changed: boolean } | undefined> {
-  if (!deps.tokens) return undefined;
+async function tokenVersion({ deps, settings }: Run) {
   try {
-    return await deps.tokens.refresh();
+    return await deps.tokens?.refresh();
   } catch (error) {
     // The adapter's errors name the parameter, never its value.
     deps.log.warn('could not read the token parameter afresh', {
@@ -240,75 +305,9 @@ async function tokenVersion({
   }
 }
 
-/**
- * The page loop, under the lease: fetch (the next page while this one is handed off), prepare, hand off,
- * commit. Returns how it ended; releases the lease and throws what it cannot handle.
- */
-async function pollPages(ctx: Run, acquired: Lease): Promise<Ending> {
+/** One page request, counted and traced. */
+function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
   const { deps, settings, run, counters } = ctx;
-  const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
-  let lease = acquired;
-  let request = baseQuery(settings, lease.state.pageId);
-  // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
-  let recoveredThisRun = false;
-  // One retry per run after a 401, and only with a token that changed in SSM since the request was sent.
-  let retriedWithNewToken = false;
-  let prefetched: Promise<FetchResult> | undefined;
-  try {
-    for (;;) {
-      if (counters.pages >= pageCap) return { kind: 'page-limit', lease };
-      if (!prefetched && deps.now() >= run.deadline) return { kind: 'out-of-time', lease };
-      const result = await (prefetched ?? fetchPage(ctx, request));
-      prefetched = undefined;
-      if (!result.ok) {
-        if (result.error instanceof CursorExpiredError && !recoveredThisRun) {
-          recoveredThisRun = true;
-          request = recover(ctx, lease);
-          continue;
-        }
-        if (result.error instanceof AuthenticationError) {
-          const token = await tokenVersion(ctx);
-          if (token?.changed && !retriedWithNewToken) {
-            retriedWithNewToken = true;
-            deps.log.info(
-              'partner API rejected the token, and SSM holds a new one; retrying the request once',
-              {
-                feedId: settings.feedId,
-                tokenVersion: token.version,
-              },
-            );
-            continue;
-          }
-          return { kind: 'auth-failed', lease: await authFailed(ctx, lease, token?.version) };
-        }
-        return { kind: fetchFailure(ctx, result.error), lease };
-      }
-
-      counters.pages += 1;
-      counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, result.rateLimited);
-      deps.metrics.count('PagesFetched');
-      const step = nextStep(settings, request, result.page);
-      if (!step.stop) prefetched = prefetchNext(ctx, step.query, pageCap);
-      lease = await commitPage(ctx, lease, request, result);
-      if (step.stop) return { kind: stopped(ctx, step.stop, result.page), lease };
-      request = step.query;
-    }
-  } catch (error) {
-    if (error instanceof LeaseLostError) {
-      deps.log.error('lost the feed lease mid-run; another invocation continues from the committed cursor', {
-        feedId: settings.feedId,
-      });
-      return { kind: 'lease-lost', lease: undefined };
-    }
-    await releaseQuietly(ctx, lease, 'error');
-    throw error;
-  }
-}
-
-/** One page request, counted and traced; never rejects (a failure is its result). */
-function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<FetchResult> {
-  const { deps, settings, run, counters } = ctx;
-  const { metrics, log } = deps;
   let rateLimited = false;
   // A span per page request, retries and waits included (details only: the page's own span annotates).
   const traced = (deps.tracing ?? NO_TRACING).span('### partner fetch', {}, async (span) => {
@@ -319,8 +318,8 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<FetchResult> {
         rateLimited ||= event.kind === 'rate-limited';
         if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
         else counters.partnerRetries += 1;
-        metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
-        log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
+        deps.metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
+        deps.log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
       },
     });
     span.detail('versions', page.data.length);
@@ -333,28 +332,11 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<FetchResult> {
   );
 }
 
-type Step =
-  | { stop: 'caught-up' | 'missing-next-page-id' | 'stuck-cursor' }
-  | { stop?: undefined; query: OrderUpdatesQuery };
-
-/**
- * After a page: the next request, or why the run stops once the page is committed. hasMore without a
- * nextPageId breaks rule 1: where to go is not guessed. An empty page handing back the cursor it was asked
- * with would come back again (a repeated page *with* data is rule 6's repeat: go on, it is absorbed).
- */
-function nextStep(settings: PollerConfig, request: OrderUpdatesQuery, page: RawPage): Step {
-  if (!page.hasMore) return { stop: 'caught-up' };
-  if (page.nextPageId === undefined) return { stop: 'missing-next-page-id' };
-  if (page.data.length === 0 && page.nextPageId === request.pageId) return { stop: 'stuck-cursor' };
-  return { query: baseQuery(settings, page.nextPageId) };
-}
-
 /**
  * Starts fetching the next page while this one is handed off: what keeps a catch-up at the partner's pace.
- * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429, nextPaceDelayMs) would
- * pass the deadline.
+ * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429) would pass the deadline.
  */
-function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<FetchResult> | undefined {
+function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<Fetched> | undefined {
   const { deps, run, counters } = ctx;
   if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= run.deadline) return undefined;
   if (counters.paceDelayMs <= 0) return fetchPage(ctx, query);
@@ -407,35 +389,18 @@ function commitPage(
   );
 }
 
-/** Counts and logs a run stopped by its last page (its data is published and committed either way). */
-function stopped({ deps, settings }: Run, kind: PollOutcomeKind, page: RawPage): PollOutcomeKind {
-  const { feedId } = settings;
-  if (kind === 'missing-next-page-id') {
-    deps.metrics.count('MissingNextPageId');
-    deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', { feedId });
-  } else if (kind === 'stuck-cursor') {
-    // Asking again would get the same page back: end the run instead of hammering the partner.
-    deps.metrics.count('StuckCursor');
-    deps.log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
-      feedId,
-      versions: page.data.length,
-    });
-  }
-  return kind;
-}
-
 /**
  * Pagination rule 5 after a 404 `pageId not found`: repeat without pageId, optionally bounded by the last
  * progress minus a lookback. The mark is never trusted past now: a future fromTimestamp would be answered
  * empty forever.
  */
-function recover({ deps, settings, counters }: Run, lease: Lease): OrderUpdatesQuery {
+function recover({ deps, settings, counters, lease }: Run): OrderUpdatesQuery {
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
   const request = baseQuery(settings, undefined);
-  const { highWaterMark } = lease.state;
-  if (settings.recoveryLookbackMinutes !== undefined && highWaterMark !== undefined) {
-    const from = Math.min(Date.parse(highWaterMark), deps.now()) - settings.recoveryLookbackMinutes * 60_000;
+  const mark = lease?.state.highWaterMark;
+  if (settings.recoveryLookbackMinutes !== undefined && mark !== undefined) {
+    const from = Math.min(Date.parse(mark), deps.now()) - settings.recoveryLookbackMinutes * 60_000;
     request.fromTimestamp = new Date(from).toISOString();
   }
   deps.log.warn('stored cursor expired (404 pageId not found); restarting the stream per pagination rule 5', {
@@ -449,17 +414,14 @@ function recover({ deps, settings, counters }: Run, lease: Lease): OrderUpdatesQ
  * A 401: recorded on the cursor item with the refused token parameter version and the next attempt's time
  * (doubling per consecutive 401 with that version, capped; a new version starts again from the first wait).
  */
-async function authFailed(
-  { deps, settings }: Run,
-  lease: Lease,
-  tokenVersion: number | undefined,
-): Promise<Lease> {
+async function authFailed(ctx: Run, tokenVersion: number | undefined): Promise<void> {
+  const { deps, settings, lease } = ctx;
+  if (!lease) return;
   deps.metrics.count('AuthFailures');
-  const sameToken = lease.state.authFailedTokenVersion === tokenVersion;
-  const failures = sameToken ? lease.state.authFailures : 0;
+  const failures = lease.state.authFailedTokenVersion === tokenVersion ? lease.state.authFailures : 0;
   const waitMs = Math.min(settings.authBackoff.maxMs, settings.authBackoff.initialMs * 2 ** failures);
   const retryNotBefore = deps.now() + waitMs;
-  const recorded = await deps.cursorStore.recordAuthFailure(lease, {
+  ctx.lease = await deps.cursorStore.recordAuthFailure(lease, {
     failures: failures + 1,
     retryNotBefore,
     tokenVersion,
@@ -470,7 +432,6 @@ async function authFailed(
     failedTokenVersion: tokenVersion,
     nextAttemptAt: new Date(retryNotBefore).toISOString(),
   });
-  return recorded;
 }
 
 /** How any other failed request ends the run; what is not a partner's "later" is thrown. */
@@ -512,29 +473,20 @@ function logHandOff(deps: PollDeps, feedId: string, correlationId: string, prepa
     versionsPublished: prepared.messages.length,
     quarantined: prepared.quarantined.length,
   });
-  if (prepared.quarantined.length > 0) {
-    deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
-    for (const record of prepared.quarantined) {
-      deps.log.warn('record quarantined', {
-        feedId,
-        reason: record.reason,
-        orderId: record.orderId,
-        version: record.version,
-        pageId: record.pageId,
-        correlationId,
-      });
-    }
+  if (prepared.quarantined.length > 0) deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
+  for (const { reason, orderId, version, pageId } of prepared.quarantined) {
+    deps.log.warn('record quarantined', { feedId, reason, orderId, version, pageId, correlationId });
   }
   if (prepared.oversized > 0) deps.metrics.count('OversizedRecords', prepared.oversized);
   // Findings (schema drift, consistency-rule violations) travel in the messages; operators see them here:
   // a count per kind, and one line per record naming the order, version and codes (no customer data).
-  for (const record of prepared.withFindings) {
-    for (const code of record.codes) deps.metrics.count(findingMetricName(code));
+  for (const { orderId, version, codes } of prepared.withFindings) {
+    for (const code of codes) deps.metrics.count(findingMetricName(code));
     deps.log.warn('order version has findings', {
       feedId,
-      orderId: record.orderId,
-      version: record.version,
-      findingCodes: record.codes,
+      orderId,
+      version,
+      findingCodes: codes,
       correlationId,
     });
   }
@@ -588,16 +540,16 @@ export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number
  * Gives the lease up, recording how the run ended (`outcome`) on the cursor item; with `next`, hands it over
  * to that continuation for the lease grace. False when the release failed.
  */
-async function releaseQuietly(
-  { deps, settings }: Run,
-  lease: Lease,
-  outcome: string,
-  next?: ContinuationEvent,
-): Promise<boolean> {
+async function releaseQuietly({ deps, settings, lease }: Run, outcome: string, next?: ContinuationEvent) {
+  if (!lease) return false;
   const now = deps.now();
   try {
-    const link = chainLinkOf(next);
-    const handOver = link && { ...link, expiresAt: now + settings.leaseGraceMs };
+    const chain = next?.continuation;
+    const handOver = chain && {
+      chainId: chain.chainId,
+      step: chain.chain,
+      expiresAt: now + settings.leaseGraceMs,
+    };
     await deps.cursorStore.release(lease, { outcome, at: now }, handOver);
     return true;
   } catch (error) {

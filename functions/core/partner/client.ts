@@ -18,10 +18,8 @@ import {
   CursorExpiredError,
   InvalidArgumentError,
   OrderNotFoundError,
-  type ResponseBodyFingerprint,
   ResponseFormatError,
   RetryLaterError,
-  type RetryLaterOptions,
   UnexpectedStatusError,
 } from './errors.js';
 import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
@@ -96,18 +94,17 @@ export interface PartnerClientOptions {
   retryPolicy?: Partial<RetryPolicy>;
   /** Default Math.random (full-jitter draws). */
   random?: () => number;
-  /** Default `sleep` below. */
+  /** Default: a timer that rejects with `signal.reason` when the signal aborts. */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** Default Date.now; compared with `CallOptions.deadline` and used for Retry-After dates. */
   now?: () => number;
 }
 
-/** The one sleep: a timer that rejects with `signal.reason` when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return delay(ms, undefined, signal ? { signal } : undefined).catch((err: unknown) => {
+/** A timer that rejects with `signal.reason` when the signal aborts. */
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  delay(ms, undefined, signal ? { signal } : undefined).catch((err: unknown) => {
     throw signal?.aborted ? signal.reason : err;
   });
-}
 
 // The three HTTP-date forms (RFC 9110 §5.6.7) as far as Date.parse needs telling: a weekday, a time, and
 // GMT or (asctime) a year. Date.parse alone would read "1" or "2030-01-01" as dates.
@@ -219,11 +216,6 @@ export interface HttpAnswer {
   limit: number;
 }
 
-type AttemptOutcome =
-  | { kind: 'answer'; answer: HttpAnswer }
-  | { kind: 'network'; error: unknown }
-  | { kind: 'deadline'; error: unknown };
-
 function headerValue(headers: HttpAnswer['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -275,14 +267,6 @@ function serverMessage(body: Buffer, token: string): string | undefined {
   }
 }
 
-function fingerprint(body: Buffer, contentType: string | undefined, token: string): ResponseBodyFingerprint {
-  return {
-    bytes: body.length,
-    contentType: contentType === undefined ? undefined : truncate(redact(contentType, token), 100),
-    sha256: createHash('sha256').update(body).digest('hex').slice(0, 16),
-  };
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -306,7 +290,12 @@ export function interpret(resource: Resource, answer: HttpAnswer, token: string)
     try {
       value = parseJsonExact(answer.body.toString('utf8')); // int64 beyond 2^53 → bigint
     } catch {
-      const body = fingerprint(answer.body, headerValue(answer.headers, 'content-type'), token);
+      const contentType = headerValue(answer.headers, 'content-type');
+      const body = {
+        bytes: answer.body.length,
+        contentType: contentType === undefined ? undefined : truncate(redact(contentType, token), 100),
+        sha256: createHash('sha256').update(answer.body).digest('hex').slice(0, 16),
+      };
       const type = body.contentType === undefined ? 'none' : JSON.stringify(body.contentType);
       throw new ResponseFormatError(
         `${label}: ${status} body is not valid JSON (${body.bytes} bytes, content-type ${type}, sha256 ${body.sha256}…)`,
@@ -506,8 +495,11 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
     const ok = typeof callOptions?.deadline === 'number' && Number.isFinite(callOptions.deadline);
     argument(ok, 'options.deadline must be an epoch-milliseconds number');
     const { deadline, signal } = callOptions;
-    const later = (kind: RetryEvent['kind'], message: string, more: RetryLaterOptions) =>
-      new RetryLaterError(kind, `${label}: ${message}`, more);
+    const later = (
+      kind: RetryEvent['kind'],
+      message: string,
+      more: ConstructorParameters<typeof RetryLaterError>[2],
+    ) => new RetryLaterError(kind, `${label}: ${message}`, more);
     let [attempts, failures, consecutive429s] = [0, 0, 0];
     let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } | undefined;
     for (;;) {
@@ -528,7 +520,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         });
       }
       attempts += 1;
-      const outcome: AttemptOutcome = await attempt(path, token, remainingMs, signal);
+      const outcome = await attempt(path, token, remainingMs, signal);
       if (outcome.kind === 'deadline') {
         const cause = safeCause(outcome.error, token);
         throw later('network', 'no complete response before the call deadline', {
