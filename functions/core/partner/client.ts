@@ -62,7 +62,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 });
 
 /** A page of 100 orders is far below this; anything larger is a malformed answer (ResponseFormatError). */
-export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
 /** Error bodies (4xx/5xx) are read only to find `message`. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -71,12 +71,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Server text quoted in an error message is cut to this length. */
 const MAX_QUOTED_CHARS = 200;
 
-/**
- * How array query parameters go on the wire (the spec does not say). `repeat` (default):
- * `vendorIds=a&vendorIds=b`, OpenAPI's default for query arrays; `comma`: `vendorIds=a,b`, refusing values
- * that contain a comma.
- */
-export type ArrayEncoding = 'repeat' | 'comma';
+/** Query arrays on the wire (the spec does not say): `a=1&a=2` (OpenAPI's default) or `a=1,2` (no commas in values). */
+type ArrayEncoding = 'repeat' | 'comma';
 
 export interface PartnerClientOptions {
   /** `https://host[:port][/prefix]` (the prefix may name a test scenario); `http:` only for loopback hosts. */
@@ -85,18 +81,16 @@ export interface PartnerClientOptions {
   token: () => Promise<string>;
   /** Default: one module-level Agent with DEFAULT_TIMEOUTS (one of its own for another connect timeout). */
   dispatcher?: Dispatcher;
-  /** Default DEFAULT_TIMEOUTS; headers/body timeouts apply per request, with any dispatcher. */
+  /** Headers and body timeouts apply per request, with any dispatcher. */
   timeouts?: Partial<PartnerClientTimeouts>;
-  /** Default DEFAULT_MAX_BODY_BYTES (10 MiB); a larger 200 body → ResponseFormatError (body-too-large). */
+  /** A larger 200 body → ResponseFormatError (body-too-large). */
   maxBodyBytes?: number;
   arrayEncoding?: ArrayEncoding;
-  /** Fields override DEFAULT_RETRY_POLICY. */
   retryPolicy?: Partial<RetryPolicy>;
-  /** Default Math.random (full-jitter draws). */
+  /** Full-jitter draws (default Math.random). */
   random?: () => number;
-  /** Default: a timer that rejects with `signal.reason` when the signal aborts. */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
-  /** Default Date.now; compared with `CallOptions.deadline` and used for Retry-After dates. */
+  /** Compared with `CallOptions.deadline` and used for Retry-After dates. */
   now?: () => number;
 }
 
@@ -123,10 +117,6 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   return Math.max(0, at - nowMs);
 }
 
-export type RateLimitDecision =
-  | { action: 'wait'; waitMs: number }
-  | { action: 'give-up'; retryAfterMs: number };
-
 /**
  * The wait before repeating a request after its `consecutive429s`-th 429 in a row: Retry-After (or the
  * default), grown by the factor on repeats up to the cap, never below the server's value ("retrying too
@@ -136,7 +126,7 @@ export function rateLimitWaitMs(
   retryAfterMs: number | undefined,
   consecutive429s: number,
   policy: Pick<RetryPolicy, 'defaultRetryAfterMs' | 'maxRetryAfterMs' | 'rateLimitBackoffFactor'>,
-): RateLimitDecision {
+): { action: 'wait'; waitMs: number } | { action: 'give-up'; retryAfterMs: number } {
   const valid = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0;
   const base = valid ? retryAfterMs : Math.min(policy.defaultRetryAfterMs, policy.maxRetryAfterMs);
   if (base > policy.maxRetryAfterMs) return { action: 'give-up', retryAfterMs: base };
@@ -250,11 +240,7 @@ async function readBounded(res: Dispatcher.ResponseData, limit: number) {
 
 /** What was asked for, as far as the meaning of the answer depends on it. */
 export type Resource =
-  | {
-      kind: 'orderUpdates';
-      label: string /** 404 `pageId not found` is an expiry only then */;
-      sentPageId: boolean;
-    }
+  | { kind: 'orderUpdates'; label: string; sentPageId: boolean }
   | { kind: 'order'; label: string; orderId: Int64 };
 
 /** The `message` of a JSON Error body, cut and with the token redacted. */
@@ -495,13 +481,15 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
     const ok = typeof callOptions?.deadline === 'number' && Number.isFinite(callOptions.deadline);
     argument(ok, 'options.deadline must be an epoch-milliseconds number');
     const { deadline, signal } = callOptions;
-    const later = (
-      kind: RetryEvent['kind'],
-      message: string,
-      more: ConstructorParameters<typeof RetryLaterError>[2],
-    ) => new RetryLaterError(kind, `${label}: ${message}`, more);
     let [attempts, failures, consecutive429s] = [0, 0, 0];
-    let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } | undefined;
+    // The last failed attempt, which a RetryLaterError reports (none yet: a network-kind error).
+    let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } = { kind: 'network' };
+    const later = (message: string, more: { retryAfterMs?: number; deadlinePassed?: boolean }) =>
+      new RetryLaterError(last.kind, `${label}: ${message}`, {
+        statusCode: last.statusCode,
+        cause: last.cause,
+        ...more,
+      });
     for (;;) {
       signal?.throwIfAborted();
       const token = await options.token();
@@ -511,67 +499,56 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
       );
       signal?.throwIfAborted();
       const remainingMs = deadline - now();
-      if (remainingMs <= 0) {
-        const { kind = 'network', statusCode, cause } = last ?? {};
-        throw later(kind, 'the call deadline passed before a response', {
-          statusCode,
-          cause,
-          deadlinePassed: true,
-        });
-      }
+      if (remainingMs <= 0)
+        throw later('the call deadline passed before a response', { deadlinePassed: true });
       attempts += 1;
       const outcome = await attempt(path, token, remainingMs, signal);
       if (outcome.kind === 'deadline') {
-        const cause = safeCause(outcome.error, token);
-        throw later('network', 'no complete response before the call deadline', {
-          cause,
-          deadlinePassed: true,
-        });
+        last = { kind: 'network', cause: safeCause(outcome.error, token) };
+        throw later('no complete response before the call deadline', { deadlinePassed: true });
       }
       const status = outcome.kind === 'answer' ? outcome.answer.status : undefined;
-      const serverError = status !== undefined && status >= 500 && status <= 599;
-      if (outcome.kind === 'answer' && status !== 429 && !serverError)
-        return { answer: outcome.answer, token };
-      let kind: RetryEvent['kind'];
+      const retry = status === undefined || status === 429 || (status >= 500 && status <= 599);
+      if (outcome.kind === 'answer' && !retry) return { answer: outcome.answer, token };
       let waitMs: number;
       let describe: string;
-      let cause: Error | undefined;
       if (outcome.kind === 'answer' && status === 429) {
+        last = { kind: 'rate-limited', statusCode: 429 };
         consecutive429s += 1;
         const retryAfter = parseRetryAfter(headerValue(outcome.answer.headers, 'retry-after'), now());
         const decision = rateLimitWaitMs(retryAfter, consecutive429s, policy);
         if (decision.action === 'give-up') {
           const { retryAfterMs } = decision;
           const message = `rate limited (429); Retry-After ${retryAfterMs} ms exceeds the ${policy.maxRetryAfterMs} ms the client waits`;
-          throw later('rate-limited', message, { statusCode: 429, retryAfterMs });
+          throw later(message, { retryAfterMs });
         }
         if (consecutive429s > policy.maxRateLimitRetries) {
-          const message = `still rate limited after ${consecutive429s} 429s`;
-          throw later('rate-limited', message, { statusCode: 429, retryAfterMs: decision.waitMs });
+          throw later(`still rate limited after ${consecutive429s} 429s`, { retryAfterMs: decision.waitMs });
         }
-        [kind, waitMs, describe] = ['rate-limited', decision.waitMs, 'rate limited (429)'];
+        [waitMs, describe] = [decision.waitMs, 'rate limited (429)'];
       } else {
         consecutive429s = 0;
         failures += 1;
         waitMs = backoffWithFullJitter(failures, policy.baseBackoffMs, policy.maxBackoffMs, random);
         if (outcome.kind === 'network') {
-          cause = safeCause(outcome.error, token);
-          [kind, describe] = ['network', `network failure (${errorCode(cause) ?? cause.name})`];
+          const cause = safeCause(outcome.error, token);
+          last = { kind: 'network', cause };
+          describe = `network failure (${errorCode(cause) ?? cause.name})`;
         } else {
-          [kind, describe] = ['server-error', `server error (${status})`];
+          last = { kind: 'server-error', statusCode: status };
+          describe = `server error (${status})`;
         }
-      }
-      last = { kind, statusCode: status, cause };
-      const more = { statusCode: status, retryAfterMs: waitMs, cause };
-      if (kind !== 'rate-limited' && failures >= policy.maxAttempts) {
-        throw later(kind, `${describe}; gave up after ${failures} attempts`, more);
+        if (failures >= policy.maxAttempts) {
+          throw later(`${describe}; gave up after ${failures} attempts`, { retryAfterMs: waitMs });
+        }
       }
       // Never start a wait that ends past the deadline (or leaves no time for the request after it).
       if (now() + waitMs + policy.minAttemptBudgetMs > deadline) {
-        throw later(kind, `${describe}; the ${waitMs} ms wait does not fit before the call deadline`, more);
+        const message = `${describe}; the ${waitMs} ms wait does not fit before the call deadline`;
+        throw later(message, { retryAfterMs: waitMs });
       }
       try {
-        callOptions.onRetry?.({ kind, attempt: attempts, waitMs, status });
+        callOptions.onRetry?.({ kind: last.kind, attempt: attempts, waitMs, status });
       } catch {
         // A metrics hook must not change the outcome of the call.
       }

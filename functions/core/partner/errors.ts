@@ -77,20 +77,20 @@ export class RetryLaterError extends PartnerApiError {
   }
 }
 
-/** A body described without its content (it is customer data): size, content type, SHA-256 prefix (16 hex). */
-export interface ResponseBodyFingerprint {
-  bytes: number;
-  contentType: string | undefined;
-  sha256: string;
-}
-
-/** The 200 body was not JSON, was too large, or was not the documented shape; never quotes the body. */
+/**
+ * The 200 body was not JSON, was too large, or was not the documented shape; never quotes the body (it is
+ * customer data): `body` describes it by size, content type and the first 16 hex digits of its SHA-256.
+ */
 export class ResponseFormatError extends PartnerApiError {
   readonly problem: 'body-too-large' | 'not-json' | 'wrong-shape';
-  readonly body: ResponseBodyFingerprint | undefined;
+  readonly body: { bytes: number; contentType: string | undefined; sha256: string } | undefined;
   constructor(
     message: string,
-    options: { statusCode: number; problem?: ResponseFormatError['problem']; body?: ResponseBodyFingerprint },
+    options: {
+      statusCode: number;
+      problem?: ResponseFormatError['problem'];
+      body?: ResponseFormatError['body'];
+    },
   ) {
     super('ERR_PARTNER_RESPONSE_FORMAT', message, options);
     this.problem = options.problem ?? 'wrong-shape';
