@@ -312,7 +312,7 @@ export function operatorUpdate(
   return {
     TableName: tableName,
     Key: marshall({ feedId: change.feedId }),
-    UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    UpdateExpression: updateExpression(set, remove),
     ConditionExpression: conditions.join(' AND '),
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: marshall(values),

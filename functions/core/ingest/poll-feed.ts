@@ -137,12 +137,10 @@ export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: Poll
       ? nextContinuation(
           { kind, failed, pages: counters.pages },
           {
-            feedId: settings.feedId,
+            ...settings,
             current: run.continuation,
             runId: run.owner,
             startedAt: new Date(startedAt).toISOString(),
-            maxContinuations: settings.maxContinuations,
-            enabled: settings.enabled,
           },
         )
       : undefined;
@@ -494,12 +492,8 @@ function logHandOff(deps: PollDeps, feedId: string, correlationId: string, prepa
 
 /** `payments-sum-mismatch` → `FindingPaymentsSumMismatch`: one metric per finding kind (a fixed set). */
 export function findingMetricName(code: string): FindingMetricName {
-  const pascal = code
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part[0]?.toUpperCase() + part.slice(1))
-    .join('');
-  return `Finding${pascal}`;
+  const parts = code.split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1));
+  return `Finding${parts.join('')}`;
 }
 
 function baseQuery(settings: PollerConfig, pageId: string | undefined): OrderUpdatesQuery {

@@ -85,14 +85,13 @@ export interface CursorStore {
   ): Promise<void>;
 }
 
-/** The partner token's SSM parameter, as far as the use case needs it: its version, never its value. */
+/** The token's SSM parameter read afresh: its version (never its value), and whether the value changed. */
 export interface TokenParameter {
-  /** Reads it afresh: its version, and whether its value differs from the one cached before. */
   refresh(): Promise<{ version: number; changed: boolean }>;
 }
 
+/** Sends every message to every queue; throws PublishError unless all were accepted (no commit then). */
 export interface OrderVersionPublisher {
-  /** Sends every message to every queue; throws PublishError unless all were accepted (no commit then). */
   publish(messages: OutgoingMessage[]): Promise<void>;
 }
 
@@ -108,8 +107,8 @@ export interface QuarantinedRecord {
   quarantinedAt: string;
 }
 
+/** Stores a record durably under a key derived from its content, so a replay overwrites, never doubles. */
 export interface Quarantine {
-  /** Stores the record durably under a key derived from its content, so a replay overwrites, never doubles. */
   put(record: QuarantinedRecord): Promise<string>;
 }
 
