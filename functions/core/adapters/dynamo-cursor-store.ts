@@ -215,23 +215,10 @@ export interface CursorItemAttributes extends Partial<CursorState> {
   lastRunAt?: string;
 }
 
-const TEXT_ATTRIBUTES = [
-  'pageId',
-  'highWaterMark',
-  'lastCaughtUpAt',
-  'createdAt',
-  'leaseOwner',
-  'lastRunOutcome',
-  'lastRunAt',
-];
-const NUMBER_ATTRIBUTES = [
-  'revision',
-  'leaseExpiresAt',
-  'authFailures',
-  'authRetryNotBefore',
-  'authFailedTokenVersion',
-  'paceDelayMs',
-];
+const TEXT_ATTRIBUTES =
+  'pageId highWaterMark lastCaughtUpAt createdAt leaseOwner lastRunOutcome lastRunAt'.split(' ');
+const NUMBER_ATTRIBUTES =
+  'revision leaseExpiresAt authFailures authRetryNotBefore authFailedTokenVersion paceDelayMs'.split(' ');
 
 /** Reads an unmarshalled cursor item (undefined: no item). */
 export function cursorAttributesOf(item: Record<string, unknown> | undefined): CursorItemAttributes {

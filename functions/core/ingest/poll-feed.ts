@@ -65,9 +65,6 @@ type PollOutcomeKind =
   | 'stuck-cursor'
   | 'disabled';
 
-/** The kinds reported as a failed invocation. */
-const FAILED_KINDS: ReadonlySet<PollOutcomeKind> = new Set(['auth-failed', 'lease-lost']);
-
 /**
  * What a run counts: partnerRetries are waits after a 5xx or a network failure, rateLimitWaits after a 429;
  * paceDelayMs, the feed's own delay between page requests at the end of the run (nextPaceDelayMs).
@@ -130,7 +127,8 @@ export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: Poll
   const startedAt = deps.now();
   const kind = await poll(ctx);
   const { lease, counters } = ctx;
-  const failed = FAILED_KINDS.has(kind);
+  // The kinds reported as a failed invocation.
+  const failed = kind === 'auth-failed' || kind === 'lease-lost';
   let next: ContinuationEvent | undefined;
   if (lease) {
     const wanted = run.canContinue

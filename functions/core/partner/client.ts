@@ -25,41 +25,28 @@ import {
 import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
-/** Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence). */
-export interface PartnerClientTimeouts {
-  connectTimeoutMs: number;
-  headersTimeoutMs: number;
-  bodyTimeoutMs: number;
-}
-
-/** undici's defaults (300 s) exceed a Lambda's whole budget; each request is also cut off at the deadline. */
-export const DEFAULT_TIMEOUTS: Readonly<PartnerClientTimeouts> = Object.freeze({
+/**
+ * Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence).
+ * undici's defaults (300 s) exceed a Lambda's whole budget; each request is also cut off at the deadline.
+ */
+export const DEFAULT_TIMEOUTS = Object.freeze({
   connectTimeoutMs: 5_000,
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 15_000,
 });
 
-export interface RetryPolicy {
-  maxAttempts: number; // for 5xx and network failures, the first request included
-  baseBackoffMs: number; // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
-  maxBackoffMs: number;
-  defaultRetryAfterMs: number; // the 429 wait when Retry-After is missing or unparseable
-  maxRetryAfterMs: number; // longest 429 wait; a server asking for more gets RetryLaterError with its value
-  rateLimitBackoffFactor: number; // growth per consecutive 429 (the spec: "backs off on repeats")
-  maxRateLimitRetries: number; // consecutive 429s waited through before RetryLaterError
-  minAttemptBudgetMs: number; // a wait starts only if this much time is left after it for the request
-}
-
-export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
-  maxAttempts: 5,
-  baseBackoffMs: 200,
+export const DEFAULT_RETRY_POLICY = Object.freeze({
+  maxAttempts: 5, // for 5xx and network failures, the first request included
+  baseBackoffMs: 200, // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
   maxBackoffMs: 5_000,
-  defaultRetryAfterMs: 1_000,
-  maxRetryAfterMs: 60_000,
-  rateLimitBackoffFactor: 2,
-  maxRateLimitRetries: 5,
-  minAttemptBudgetMs: 250,
+  defaultRetryAfterMs: 1_000, // the 429 wait when Retry-After is missing or unparseable
+  maxRetryAfterMs: 60_000, // longest 429 wait; a server asking for more gets RetryLaterError with its value
+  rateLimitBackoffFactor: 2, // growth per consecutive 429 (the spec: "backs off on repeats")
+  maxRateLimitRetries: 5, // consecutive 429s waited through before RetryLaterError
+  minAttemptBudgetMs: 250, // a wait starts only if this much time is left after it for the request
 });
+type RetryPolicy = Record<keyof typeof DEFAULT_RETRY_POLICY, number>;
+type Timeouts = Record<keyof typeof DEFAULT_TIMEOUTS, number>;
 
 /** A page of 100 orders is far below this; anything larger is a malformed answer (ResponseFormatError). */
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -82,7 +69,7 @@ export interface PartnerClientOptions {
   /** Default: one module-level Agent with DEFAULT_TIMEOUTS (one of its own for another connect timeout). */
   dispatcher?: Dispatcher;
   /** Headers and body timeouts apply per request, with any dispatcher. */
-  timeouts?: Partial<PartnerClientTimeouts>;
+  timeouts?: Partial<Timeouts>;
   /** A larger 200 body → ResponseFormatError (body-too-large). */
   maxBodyBytes?: number;
   arrayEncoding?: ArrayEncoding;
@@ -420,7 +407,7 @@ function positiveInteger(name: string, value: number): number {
 export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const { origin, basePath } = parsePartnerBaseUrl(options.baseUrl);
   argument(typeof options.token === 'function', 'token must be a function returning the bearer token');
-  const timeouts: PartnerClientTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   for (const [name, value] of Object.entries(timeouts)) positiveInteger(`timeouts.${name}`, value);
   const arrayEncoding = options.arrayEncoding ?? 'repeat';
   argument(
