@@ -21,11 +21,7 @@ interface PollerDependencies
   config: PollerConfig;
   logger: Logger;
   metrics: PollerMetrics;
-  /**
-   * Self-continuation: starts the next run at once when this one ran out of time with more to fetch
-   * (AWS: an asynchronous invoke of this function). Undefined: every run waits for the schedule (local mode
-   * and tests run the next poll at once themselves).
-   */
+  /** Self-continuation (AWS: an async self-invoke). Undefined: every run waits for its schedule or caller. */
   continuation?: Continuation;
   now?: () => number;
 }

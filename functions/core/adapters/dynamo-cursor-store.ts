@@ -28,11 +28,27 @@ import type {
 const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 const FENCED = 'leaseOwner = :owner AND #revision = :revision';
 
-/** `SET …` and `REMOVE …` clauses of an update expression (either may be empty). */
-const updateExpression = (set: string[], remove: string[]) =>
-  [set.length > 0 ? `SET ${set.join(', ')}` : '', remove.length > 0 ? `REMOVE ${remove.join(', ')}` : '']
-    .filter(Boolean)
-    .join(' ');
+/**
+ * `SET` of `assignments` and of each defined value in `set` (placeholder `:<name>`, added to `values`), then
+ * `REMOVE` of `remove`; either clause may be empty.
+ */
+function updateOf(
+  set: Record<string, unknown>,
+  remove: string[],
+  values: Record<string, unknown>,
+  assignments: string[] = [],
+) {
+  for (const [name, value] of Object.entries(set)) {
+    if (value === undefined) continue;
+    assignments.push(`${name} = :${name}`);
+    values[`:${name}`] = value;
+  }
+  const clauses = [
+    assignments.length > 0 ? `SET ${assignments.join(', ')}` : '',
+    remove.length > 0 ? `REMOVE ${remove.join(', ')}` : '',
+  ];
+  return { expression: clauses.filter(Boolean).join(' '), values };
+}
 
 export class DynamoCursorStore implements CursorStore {
   constructor(
@@ -83,36 +99,20 @@ export class DynamoCursorStore implements CursorStore {
   }
 
   async commit(lease: Lease, commit: CursorCommit): Promise<Lease> {
-    const set: string[] = [];
-    const values: Record<string, unknown> = {};
     const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs } = commit;
-    for (const [name, value] of Object.entries({ pageId, highWaterMark, lastCaughtUpAt, paceDelayMs })) {
-      if (value === undefined) continue;
-      set.push(`${name} = :${name}`);
-      values[`:${name}`] = value;
-    }
     const remove = [
       ...(pageId === undefined ? ['pageId'] : []),
       ...(commit.clearAuthFailures ? ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'] : []),
     ];
-    return this.fencedUpdate(lease, set, remove, values, (item) => item.pageId === pageId);
+    const set = { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs };
+    return this.fencedUpdate(lease, set, remove, (item) => item.pageId === pageId);
   }
 
   async recordAuthFailure(lease: Lease, { failures, retryNotBefore, tokenVersion }: AuthFailure) {
-    const known = tokenVersion !== undefined;
     return this.fencedUpdate(
       lease,
-      [
-        'authFailures = :failures',
-        'authRetryNotBefore = :notBefore',
-        ...(known ? ['authFailedTokenVersion = :tokenVersion'] : []),
-      ],
-      known ? [] : ['authFailedTokenVersion'],
-      {
-        ':failures': failures,
-        ':notBefore': retryNotBefore,
-        ...(known ? { ':tokenVersion': tokenVersion } : {}),
-      },
+      { authFailures: failures, authRetryNotBefore: retryNotBefore, authFailedTokenVersion: tokenVersion },
+      tokenVersion === undefined ? ['authFailedTokenVersion'] : [],
       (item) => item.authRetryNotBefore === retryNotBefore,
     );
   }
@@ -123,32 +123,20 @@ export class DynamoCursorStore implements CursorStore {
     handOver?: ChainLink & { expiresAt: number },
   ): Promise<void> {
     // The last run's outcome rides on the release: no extra write, and only the lease holder records it.
-    const set = [
-      ...(lastRun ? ['lastRunOutcome = :outcome', 'lastRunAt = :at'] : []),
-      ...(handOver
-        ? [
-            'leaseOwner = :handOver',
-            'leaseExpiresAt = :handOverExpires',
-            'chainId = :chainId',
-            'chainStep = :step',
-          ]
-        : []),
-    ];
-    const remove = handOver ? [] : ['leaseOwner', 'leaseExpiresAt', 'chainId', 'chainStep'];
+    const { expression, values } = updateOf(
+      {
+        lastRunOutcome: lastRun?.outcome,
+        lastRunAt: lastRun && new Date(lastRun.at).toISOString(),
+        leaseOwner: handOver && handOverOwner(handOver),
+        leaseExpiresAt: handOver?.expiresAt,
+        chainId: handOver?.chainId,
+        chainStep: handOver?.step,
+      },
+      handOver ? [] : ['leaseOwner', 'leaseExpiresAt', 'chainId', 'chainStep'],
+      { ':owner': lease.owner, ':revision': lease.state.revision },
+    );
     try {
-      await this.update(lease.feedId, updateExpression(set, remove), FENCED, {
-        ':owner': lease.owner,
-        ':revision': lease.state.revision,
-        ...(lastRun ? { ':outcome': lastRun.outcome, ':at': new Date(lastRun.at).toISOString() } : {}),
-        ...(handOver
-          ? {
-              ':handOver': handOverOwner(handOver),
-              ':handOverExpires': handOver.expiresAt,
-              ':chainId': handOver.chainId,
-              ':step': handOver.step,
-            }
-          : {}),
-      });
+      await this.update(lease.feedId, expression, FENCED, values);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
@@ -157,20 +145,15 @@ export class DynamoCursorStore implements CursorStore {
   /** A write under the lease and its revision, which it bumps. */
   private async fencedUpdate(
     lease: Lease,
-    set: string[],
+    set: Record<string, unknown>,
     remove: string[],
-    values: Record<string, unknown>,
     /** Whether an item shows exactly what this write sets (to recognise it after a lost answer). */
     showsThisWrite: (item: Record<string, unknown>) => boolean,
   ): Promise<Lease> {
-    const expression = updateExpression(['#revision = #revision + :one', ...set], remove);
+    const fence = { ':one': 1, ':owner': lease.owner, ':revision': lease.state.revision };
+    const { expression, values } = updateOf(set, remove, fence, ['#revision = #revision + :one']);
     try {
-      const output = await this.update(lease.feedId, expression, FENCED, {
-        ':one': 1,
-        ...values,
-        ':owner': lease.owner,
-        ':revision': lease.state.revision,
-      });
+      const output = await this.update(lease.feedId, expression, FENCED, values);
       return { ...lease, state: toState(output.Attributes) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -299,7 +282,7 @@ export function operatorUpdate(
   return {
     TableName: tableName,
     Key: marshall({ feedId: change.feedId }),
-    UpdateExpression: updateExpression(set, remove),
+    UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
     ConditionExpression: conditions.join(' AND '),
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: marshall(values),

@@ -7,6 +7,7 @@
 // (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html): only the step the lease was handed
 // over to may take it (CursorStore.release), so a duplicate does nothing.
 import * as z from 'zod/mini';
+import type { PollerConfig } from '../../poller/config.js';
 
 /** The poller's event when it invokes itself. */
 const ContinuationEventSchema = z.object({
@@ -28,13 +29,10 @@ export type ContinuationEvent = z.infer<typeof ContinuationEventSchema>;
  */
 export function nextContinuation(
   run: { kind: string; failed: boolean; pages: number },
-  context: {
-    feedId: string;
+  context: Pick<PollerConfig, 'feedId' | 'maxContinuations' | 'enabled'> & {
     current: ContinuationEvent | undefined;
     runId: string;
     startedAt: string;
-    maxContinuations: number;
-    enabled: boolean;
   },
 ): ContinuationEvent | undefined {
   const moreToFetch = run.kind === 'out-of-time' || run.kind === 'page-limit';

@@ -95,14 +95,12 @@ export interface PollDeps {
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
   metrics: Pick<PollerMetrics, 'count'>;
-  /** Powertools Logger (tests: MemoryLog, which records the lines). */
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
-  /** The token's SSM parameter: re-read after a 401, and its version keys the backoff (default: none). */
+  /** The token's SSM parameter: re-read after a 401, and its version keys the backoff. */
   tokens?: TokenParameter;
   /** Waits between page requests when the feed paces itself (default: a timer). */
   sleep?: (ms: number) => Promise<void>;
-  /** A span per page, from hand-off to commit (default: none). */
   tracing?: Tracing;
   /** The SQS message size limit (default SQS_MAX_MESSAGE_BYTES; tests lower it). */
   maxMessageBytes?: number;

@@ -442,15 +442,12 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         bodyTimeout: Math.max(1, Math.min(timeouts.bodyTimeoutMs, remainingMs)),
       });
       const limit = res.statusCode === 200 ? maxBodyBytes : Math.min(maxBodyBytes, MAX_ERROR_BODY_BYTES);
-      let read: { body: Buffer; overflow: boolean };
-      try {
-        read = await readBounded(res, limit);
-      } catch (err) {
+      const read = await readBounded(res, limit).catch((err: unknown) => {
         discard(res.body);
         // A failed read of an error body does not change what the status means.
         if (res.statusCode === 200 || signal.aborted) throw err;
-        read = { body: Buffer.alloc(0), overflow: false };
-      }
+        return { body: Buffer.alloc(0), overflow: false };
+      });
       return {
         kind: 'answer',
         answer: { status: res.statusCode, headers: res.headers, limit, ...read },
