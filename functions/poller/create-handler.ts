@@ -9,7 +9,7 @@ import type { Context } from 'aws-lambda';
 import { continuationOf } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
 import type { Continuation, PollerMetrics } from '../core/ingest/ports.js';
-import { NO_TRACING } from '../core/observability/tracing.js';
+import { NO_TRACING, type Span } from '../core/observability/tracing.js';
 import type { PollerConfig } from './config.js';
 
 /** pollFeed's ports (its log and clock come from `logger` and `now`), and the handler's own. */
@@ -45,7 +45,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
   const tracing = deps.tracing ?? NO_TRACING;
   const useCase: PollDeps = { ...deps, log: logger, now, tracing };
 
-  async function run(event: unknown, context: Context): Promise<PollResult> {
+  async function run(event: unknown, context: Context, span: Span): Promise<PollResult> {
     const startedAt = now();
     const remainingMs = context.getRemainingTimeInMillis();
     try {
@@ -83,6 +83,9 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
       }
       logger.info('poll run finished', { feedId, ...result });
       if (result.failed) throw new PollRunFailedError(result);
+      span.detail('outcome', result.kind);
+      span.detail('pages', result.pages);
+      span.detail('versionsPublished', result.versionsPublished);
       return result;
     } catch (error) {
       if (!(error instanceof PollRunFailedError)) {
@@ -110,12 +113,8 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
   return async (event, context) => {
     logger.addContext(context);
     // The run id is the lease owner and the `<runId>` of every correlation id this run writes.
-    return tracing.span('## poll run', { feedId, runId: context.awsRequestId }, async (span) => {
-      const result = await run(event, context);
-      span.detail('outcome', result.kind);
-      span.detail('pages', result.pages);
-      span.detail('versionsPublished', result.versionsPublished);
-      return result;
-    });
+    return tracing.span('## poll run', { feedId, runId: context.awsRequestId }, (span) =>
+      run(event, context, span),
+    );
   };
 }
