@@ -251,23 +251,14 @@ export function operatorUpdate(
   change: OperatorChange,
   nowMs: number,
 ): UpdateItemCommandInput {
-  const names: Record<string, string> = { '#revision': 'revision' };
   const values: Record<string, unknown> = { ':one': 1, ':zero': 0 };
-  const set = ['#revision = if_not_exists(#revision, :zero) + :one'];
-  for (const [attribute, value] of Object.entries(change.set)) {
-    names[`#${attribute}`] = attribute;
-    values[`:${attribute}`] = value;
-    set.push(`#${attribute} = :${attribute}`);
-  }
+  const assignments = ['#revision = if_not_exists(#revision, :zero) + :one'];
   if (!change.itemExists) {
     // The poller's acquire keeps these when it creates the lease on an item that already exists.
     values[':nowIso'] = new Date(nowMs).toISOString();
-    set.push('createdAt = if_not_exists(createdAt, :nowIso)');
+    assignments.push('createdAt = if_not_exists(createdAt, :nowIso)');
   }
-  const remove = change.remove.map((attribute) => {
-    names[`#${attribute}`] = attribute;
-    return `#${attribute}`;
-  });
+  const { expression } = updateOf(change.set, change.remove, values, assignments);
   const conditions: string[] = [];
   if (!change.itemExists) conditions.push('attribute_not_exists(feedId)');
   else if (change.expectRevision === undefined) conditions.push('attribute_not_exists(#revision)');
@@ -282,9 +273,9 @@ export function operatorUpdate(
   return {
     TableName: tableName,
     Key: marshall({ feedId: change.feedId }),
-    UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    UpdateExpression: expression,
     ConditionExpression: conditions.join(' AND '),
-    ExpressionAttributeNames: names,
+    ExpressionAttributeNames: { '#revision': 'revision' },
     ExpressionAttributeValues: marshall(values),
     ReturnValues: 'ALL_NEW',
   };

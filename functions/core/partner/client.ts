@@ -275,11 +275,10 @@ export function interpret(resource: Resource, answer: HttpAnswer, token: string)
         { statusCode: status, problem: 'not-json', body },
       );
     }
-    if (resource.kind === 'order') {
-      if (!isObject(value)) throw fail('response is not an Order object');
-      return value;
-    }
-    if (!isObject(value)) throw fail('response is not a Page: not a JSON object');
+    const order = resource.kind === 'order';
+    if (!isObject(value))
+      throw fail(order ? 'response is not an Order object' : 'response is not a Page: not a JSON object');
+    if (order) return value;
     if (typeof value.hasMore !== 'boolean') throw fail('response is not a Page: hasMore is not a boolean');
     if (!Array.isArray(value.data)) throw fail('response is not a Page: data is not an array');
     if (value.nextPageId !== undefined && typeof value.nextPageId !== 'string')
