@@ -29,10 +29,7 @@ export function loadPollerConfig(env: Env) {
     recoveryLookbackMinutes: read.CURSOR_RECOVERY_LOOKBACK_MINUTES,
     /** Time kept free at the end of an invocation to publish and commit the last page. */
     safetyMarginMs: read.SAFETY_MARGIN_SECONDS * 1000,
-    /**
-     * How long the lease outlives the invocation's own deadline, so only a crashed invocation's lease ever
-     * lapses. The time a crashed run blocks the feed is its remaining time plus this.
-     */
+    /** How long the lease outlives the invocation's deadline: what a crashed run blocks the feed beyond it. */
     leaseGraceMs: read.LEASE_GRACE_SECONDS * 1000,
     authBackoff: {
       initialMs: read.AUTH_BACKOFF_INITIAL_SECONDS * 1000,

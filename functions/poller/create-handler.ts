@@ -8,18 +8,9 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { continuationOf } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
-import type { Continuation, PollMetricName } from '../core/ingest/ports.js';
-import { NO_TRACING } from '../core/observability/tracing.js';
+import type { Continuation, PollerMetrics } from '../core/ingest/ports.js';
+import { NO_TRACING, type Span } from '../core/observability/tracing.js';
 import type { PollerConfig } from './config.js';
-
-/** What the handler needs of a metrics sink (Powertools Metrics in handler.ts; a no-op or a recorder elsewhere). */
-export interface PollerMetrics {
-  count(name: PollMetricName, value?: number): void;
-  milliseconds(name: 'RunDurationMs' | 'PaceDelayMs', value: number): void;
-  seconds(name: 'SecondsSinceCaughtUp', value: number): void;
-  /** Flushes what the invocation recorded (Powertools: one EMF document). */
-  publish(): void;
-}
 
 /** pollFeed's ports (its log and clock come from `logger` and `now`), and the handler's own. */
 interface PollerDependencies
@@ -30,99 +21,71 @@ interface PollerDependencies
   config: PollerConfig;
   logger: Logger;
   metrics: PollerMetrics;
-  /**
-   * Self-continuation: starts the next run at once when this one ran out of time with more to fetch
-   * (AWS: an asynchronous invoke of this function). Undefined: every run waits for the schedule (local mode
-   * and tests run the next poll at once themselves).
-   */
+  /** Self-continuation (AWS: an async self-invoke). Undefined: every run waits for its schedule or caller. */
   continuation?: Continuation;
   now?: () => number;
 }
 
-/** What an invocation returns: the run's outcome (pages, versions, retries, pace, lag). */
-export type PollResult = PollOutcome & {
-  /** The chain position of the run this one started at once (self-continuation), if it did. */
-  continuedWith?: number;
-};
+/** What an invocation returns: the run's outcome, and the chain step it started at once, if it did. */
+export type PollResult = Omit<PollOutcome, 'next'> & { continuedWith?: number };
 
 export class PollRunFailedError extends Error {
-  readonly outcome: PollResult;
-  constructor(outcome: PollResult) {
+  constructor(readonly outcome: PollResult) {
     super(`poll run failed: ${outcome.kind}`);
     this.name = 'PollRunFailedError';
-    this.outcome = outcome;
   }
 }
 
 export type PollerHandler = (event: unknown, context: Context) => Promise<PollResult>;
 
 export function createPollerHandler(deps: PollerDependencies): PollerHandler {
-  const { config, logger, metrics } = deps;
+  const { config, logger, metrics, continuation } = deps;
+  const { feedId } = config;
   const now = deps.now ?? Date.now;
   const tracing = deps.tracing ?? NO_TRACING;
   const useCase: PollDeps = { ...deps, log: logger, now, tracing };
 
-  /**
-   * Starts the continuation pollFeed handed its lease over to (nextContinuation decides); a failure only
-   * leaves it to the schedule, once the handed-over lease lapses (the lease grace).
-   */
-  async function continueIfNeeded(next: PollOutcome['next'], context: Context) {
-    if (!deps.continuation || !next) return undefined;
-    try {
-      await deps.continuation.request(next, context.invokedFunctionArn);
-      return next.continuation.chain;
-    } catch (error) {
-      logger.warn('could not start the next run at once; the schedule will', {
-        feedId: config.feedId,
-        error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
-      });
-      return undefined;
-    }
-  }
-
-  return async (event, context) => {
-    logger.addContext(context);
-    // The run id is the lease owner and the `<runId>` of every correlation id this run writes.
-    return tracing.span(
-      '## poll run',
-      { feedId: config.feedId, runId: context.awsRequestId },
-      async (span) => {
-        const result = await run(event, context);
-        span.detail('outcome', result.kind);
-        span.detail('pages', result.pages);
-        span.detail('versionsPublished', result.versionsPublished);
-        return result;
-      },
-    );
-  };
-
-  async function run(event: unknown, context: Context): Promise<PollResult> {
+  async function run(event: unknown, context: Context, span: Span): Promise<PollResult> {
     const startedAt = now();
     const remainingMs = context.getRemainingTimeInMillis();
     try {
       const deadline = startedAt + remainingMs - config.safetyMarginMs;
-      const continuation = continuationOf(event);
+      const current = continuationOf(event);
       const { next, ...outcome } = await pollFeed(useCase, config, {
         owner: context.awsRequestId,
         deadline,
         requestDeadline: deadline + config.safetyMarginMs / 2,
         // The invocation's own deadline plus the grace, fixed for the run.
         leaseExpiresAt: startedAt + remainingMs + config.leaseGraceMs,
-        ...(continuation ? { continuation } : {}),
-        canContinue: deps.continuation !== undefined,
+        ...(current ? { continuation: current } : {}),
+        canContinue: continuation !== undefined,
       });
       metrics.milliseconds('RunDurationMs', now() - startedAt);
-      // The feed's own delay between page requests: rises while the partner answers 429s (see pace.ts).
+      // The feed's own delay between page requests: rises while the partner answers 429s (nextPaceDelayMs).
       metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
       if (outcome.secondsSinceCaughtUp !== undefined) {
         metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
       }
-      // The lease is already handed over to the continuation: a schedule tick that fires now finds it held
-      // and ends at once; a duplicate of the continuation's event finds its step taken and does nothing.
-      const continuedWith = await continueIfNeeded(next, context);
-      const result: PollResult = continuedWith === undefined ? outcome : { ...outcome, continuedWith };
-      logger.info('poll run finished', { feedId: config.feedId, ...result });
+      const result: PollResult = outcome;
+      // pollFeed has already handed the lease over to `next`: a schedule tick that fires now finds it held,
+      // and a duplicate of the event finds its step taken. A failed invoke only leaves the next run to the
+      // schedule, once the handed-over lease lapses (the lease grace).
+      if (continuation && next) {
+        try {
+          await continuation.request(next, context.invokedFunctionArn);
+          result.continuedWith = next.continuation.chain;
+        } catch (error) {
+          logger.warn('could not start the next run at once; the schedule will', {
+            feedId,
+            error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+          });
+        }
+      }
+      logger.info('poll run finished', { feedId, ...result });
       if (result.failed) throw new PollRunFailedError(result);
+      span.detail('outcome', result.kind);
+      span.detail('pages', result.pages);
+      span.detail('versionsPublished', result.versionsPublished);
       return result;
     } catch (error) {
       if (!(error instanceof PollRunFailedError)) {
@@ -130,7 +93,7 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
         // so the next run repeats it. Errors carry no token (the client never puts it in one).
         const code = error instanceof Error && 'code' in error ? error.code : undefined;
         logger.error('poll run failed; the next run resumes from the committed cursor', {
-          feedId: config.feedId,
+          feedId,
           error:
             error instanceof Error
               ? {
@@ -146,4 +109,12 @@ export function createPollerHandler(deps: PollerDependencies): PollerHandler {
       metrics.publish();
     }
   }
+
+  return async (event, context) => {
+    logger.addContext(context);
+    // The run id is the lease owner and the `<runId>` of every correlation id this run writes.
+    return tracing.span('## poll run', { feedId, runId: context.awsRequestId }, (span) =>
+      run(event, context, span),
+    );
+  };
 }

@@ -21,10 +21,9 @@ import type {
   CursorCommit,
   CursorState,
   CursorStore,
-  LastRun,
   Lease,
   OrderVersionPublisher,
-  PollMetrics,
+  PollerMetrics,
   Quarantine,
   QuarantinedRecord,
 } from '../../functions/core/ingest/ports.js';
@@ -125,11 +124,11 @@ export class MemoryCursorStore implements CursorStore {
   }
 
   /** The last run recorded by each release, per feed. */
-  readonly lastRuns = new Map<string, LastRun>();
+  readonly lastRuns = new Map<string, { outcome: string; at: number }>();
 
   async release(
     lease: Lease,
-    lastRun?: LastRun,
+    lastRun?: { outcome: string; at: number },
     handOver?: ChainLink & { expiresAt: number },
   ): Promise<void> {
     const item = this.items.get(lease.feedId);
@@ -223,7 +222,7 @@ export class MemoryQuarantine implements Quarantine {
   }
 }
 
-export class CountingMetrics implements PollMetrics {
+export class CountingMetrics implements Pick<PollerMetrics, 'count'> {
   readonly counts: Record<string, number> = {};
   count(name: string, value = 1): void {
     this.counts[name] = (this.counts[name] ?? 0) + value;

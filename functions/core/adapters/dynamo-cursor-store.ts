@@ -7,6 +7,7 @@
 // The one place that knows the item's attribute names: the ops CLI (tools/ops/cursor.ts) reads the item
 // with cursorAttributesOf and changes it with operatorUpdate.
 import {
+  type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
   UpdateItemCommand,
@@ -20,12 +21,34 @@ import type {
   CursorCommit,
   CursorState,
   CursorStore,
-  LastRun,
   Lease,
 } from '../ingest/ports.js';
 
 /** The lease owner of a handed-over lease, until the continuation takes it. */
 const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
+const FENCED = 'leaseOwner = :owner AND #revision = :revision';
+
+/**
+ * `SET` of `assignments` and of each defined value in `set` (placeholder `:<name>`, added to `values`), then
+ * `REMOVE` of `remove`; either clause may be empty.
+ */
+function updateOf(
+  set: Record<string, unknown>,
+  remove: string[],
+  values: Record<string, unknown>,
+  assignments: string[] = [],
+) {
+  for (const [name, value] of Object.entries(set)) {
+    if (value === undefined) continue;
+    assignments.push(`${name} = :${name}`);
+    values[`:${name}`] = value;
+  }
+  const clauses = [
+    assignments.length > 0 ? `SET ${assignments.join(', ')}` : '',
+    remove.length > 0 ? `REMOVE ${remove.join(', ')}` : '',
+  ];
+  return { expression: clauses.filter(Boolean).join(' '), values };
+}
 
 export class DynamoCursorStore implements CursorStore {
   constructor(
@@ -43,31 +66,25 @@ export class DynamoCursorStore implements CursorStore {
     const set =
       'SET leaseOwner = :owner, leaseExpiresAt = :expires, #revision = if_not_exists(#revision, :zero) + :one, createdAt = if_not_exists(createdAt, :nowIso)';
     try {
-      const output = await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: marshall({ feedId }),
-          // A scheduled run ends whatever chain it finds (its hand-over lapsed: the continuation was lost);
-          // a continuation takes only the lease handed over to its own step (or that step's lapsed lease).
-          UpdateExpression: chain ? set : `${set} REMOVE chainId, chainStep`,
-          ConditionExpression: chain
-            ? 'chainId = :chainId AND chainStep = :step AND (leaseOwner = :handOver OR leaseExpiresAt < :now)'
-            : 'attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now',
-          ExpressionAttributeNames: { '#revision': 'revision' },
-          ExpressionAttributeValues: marshall({
-            ':owner': owner,
-            ':expires': expiresAt,
-            ':zero': 0,
-            ':one': 1,
-            ':now': nowMs,
-            ':nowIso': new Date(nowMs).toISOString(),
-            ...(chain
-              ? { ':chainId': chain.chainId, ':step': chain.step, ':handOver': handOverOwner(chain) }
-              : {}),
-          }),
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+      const output = await this.update(
+        feedId,
+        // A scheduled run ends whatever chain it finds (its hand-over lapsed: the continuation was lost);
+        // a continuation takes only the lease handed over to its own step (or that step's lapsed lease).
+        chain ? set : `${set} REMOVE chainId, chainStep`,
+        chain
+          ? 'chainId = :chainId AND chainStep = :step AND (leaseOwner = :handOver OR leaseExpiresAt < :now)'
+          : 'attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now',
+        {
+          ':owner': owner,
+          ':expires': expiresAt,
+          ':zero': 0,
+          ':one': 1,
+          ':now': nowMs,
+          ':nowIso': new Date(nowMs).toISOString(),
+          ...(chain
+            ? { ':chainId': chain.chainId, ':step': chain.step, ':handOver': handOverOwner(chain) }
+            : {}),
+        },
       );
       return { feedId, owner, state: toState(output.Attributes) };
     } catch (error) {
@@ -82,168 +99,109 @@ export class DynamoCursorStore implements CursorStore {
   }
 
   async commit(lease: Lease, commit: CursorCommit): Promise<Lease> {
-    const set = ['#revision = #revision + :one'];
-    const remove = commit.pageId === undefined ? ['pageId'] : [];
-    const values: Record<string, unknown> = { ':one': 1 };
     const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs } = commit;
-    for (const [name, value] of Object.entries({ pageId, highWaterMark, lastCaughtUpAt, paceDelayMs })) {
-      if (value === undefined) continue;
-      set.push(`${name} = :${name}`);
-      values[`:${name}`] = value;
-    }
-    if (commit.clearAuthFailures) remove.push('authFailures', 'authRetryNotBefore', 'authFailedTokenVersion');
-    return this.fencedUpdate(lease, set, remove, values, (item) => item.pageId === commit.pageId);
+    const remove = [
+      ...(pageId === undefined ? ['pageId'] : []),
+      ...(commit.clearAuthFailures ? ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'] : []),
+    ];
+    const set = { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs };
+    return this.fencedUpdate(lease, set, remove, (item) => item.pageId === pageId);
   }
 
-  async recordAuthFailure(lease: Lease, failure: AuthFailure): Promise<Lease> {
-    const { failures, retryNotBefore, tokenVersion } = failure;
+  async recordAuthFailure(lease: Lease, { failures, retryNotBefore, tokenVersion }: AuthFailure) {
     return this.fencedUpdate(
       lease,
-      [
-        '#revision = #revision + :one',
-        'authFailures = :failures',
-        'authRetryNotBefore = :notBefore',
-        ...(tokenVersion === undefined ? [] : ['authFailedTokenVersion = :tokenVersion']),
-      ],
+      { authFailures: failures, authRetryNotBefore: retryNotBefore, authFailedTokenVersion: tokenVersion },
       tokenVersion === undefined ? ['authFailedTokenVersion'] : [],
-      {
-        ':one': 1,
-        ':failures': failures,
-        ':notBefore': retryNotBefore,
-        ...(tokenVersion === undefined ? {} : { ':tokenVersion': tokenVersion }),
-      },
       (item) => item.authRetryNotBefore === retryNotBefore,
     );
   }
 
   async release(
     lease: Lease,
-    lastRun?: LastRun,
+    lastRun?: { outcome: string; at: number },
     handOver?: ChainLink & { expiresAt: number },
   ): Promise<void> {
     // The last run's outcome rides on the release: no extra write, and only the lease holder records it.
-    const set = [
-      ...(lastRun ? ['lastRunOutcome = :outcome', 'lastRunAt = :at'] : []),
-      ...(handOver
-        ? [
-            'leaseOwner = :handOver',
-            'leaseExpiresAt = :handOverExpires',
-            'chainId = :chainId',
-            'chainStep = :step',
-          ]
-        : []),
-    ];
-    const remove = handOver ? '' : 'REMOVE leaseOwner, leaseExpiresAt, chainId, chainStep';
+    const { expression, values } = updateOf(
+      {
+        lastRunOutcome: lastRun?.outcome,
+        lastRunAt: lastRun && new Date(lastRun.at).toISOString(),
+        leaseOwner: handOver && handOverOwner(handOver),
+        leaseExpiresAt: handOver?.expiresAt,
+        chainId: handOver?.chainId,
+        chainStep: handOver?.step,
+      },
+      handOver ? [] : ['leaseOwner', 'leaseExpiresAt', 'chainId', 'chainStep'],
+      { ':owner': lease.owner, ':revision': lease.state.revision },
+    );
     try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: marshall({ feedId: lease.feedId }),
-          UpdateExpression: `${set.length ? `SET ${set.join(', ')} ` : ''}${remove}`.trim(),
-          ConditionExpression: 'leaseOwner = :owner AND #revision = :revision',
-          ExpressionAttributeNames: { '#revision': 'revision' },
-          ExpressionAttributeValues: marshall({
-            ':owner': lease.owner,
-            ':revision': lease.state.revision,
-            ...(lastRun ? { ':outcome': lastRun.outcome, ':at': new Date(lastRun.at).toISOString() } : {}),
-            ...(handOver
-              ? {
-                  ':handOver': handOverOwner(handOver),
-                  ':handOverExpires': handOver.expiresAt,
-                  ':chainId': handOver.chainId,
-                  ':step': handOver.step,
-                }
-              : {}),
-          }),
-        }),
-      );
+      await this.update(lease.feedId, expression, FENCED, values);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
 
+  /** A write under the lease and its revision, which it bumps. */
   private async fencedUpdate(
     lease: Lease,
-    set: string[],
+    set: Record<string, unknown>,
     remove: string[],
-    values: Record<string, unknown>,
     /** Whether an item shows exactly what this write sets (to recognise it after a lost answer). */
     showsThisWrite: (item: Record<string, unknown>) => boolean,
   ): Promise<Lease> {
-    const input: UpdateItemCommandInput = {
-      TableName: this.tableName,
-      Key: marshall({ feedId: lease.feedId }),
-      UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
-      ConditionExpression: 'leaseOwner = :owner AND #revision = :revision',
-      ExpressionAttributeNames: { '#revision': 'revision' },
-      ExpressionAttributeValues: marshall({
-        ...values,
-        ':owner': lease.owner,
-        ':revision': lease.state.revision,
-      }),
-      ReturnValues: 'ALL_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    };
+    const fence = { ':one': 1, ':owner': lease.owner, ':revision': lease.state.revision };
+    const { expression, values } = updateOf(set, remove, fence, ['#revision = #revision + :one']);
     try {
-      const output = await this.client.send(new UpdateItemCommand(input));
+      const output = await this.update(lease.feedId, expression, FENCED, values);
       return { ...lease, state: toState(output.Attributes) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      if (error.Item) {
-        const item = unmarshall(error.Item);
-        if (isOwnWrite(item, lease) && showsThisWrite(item)) return { ...lease, state: toState(error.Item) };
+      // An ambiguous write: the update landed, its answer was lost, and the SDK's retry failed the condition
+      // because the revision had already moved. Only the lease holder can write and every write bumps the
+      // revision by one, so our owner at exactly the next revision, with the values this write set, is our
+      // own write: go on with it. Anything else (another holder, a stale revision) is a lost lease.
+      const item = error.Item && unmarshall(error.Item);
+      if (
+        item?.leaseOwner === lease.owner &&
+        item.revision === lease.state.revision + 1 &&
+        showsThisWrite(item)
+      ) {
+        return { ...lease, state: toState(error.Item) };
       }
       throw new LeaseLostError(lease.feedId, { cause: error });
     }
   }
-}
 
-/**
- * An ambiguous write: the update landed, its answer was lost, and the SDK's retry failed the condition
- * because the revision had already moved. Only the lease holder can write and every write bumps the
- * revision by one, so our owner at exactly the next revision, with the values this write set, is our own
- * write: go on with it. Anything else (another holder, a stale revision) is a lost lease.
- */
-function isOwnWrite(item: Record<string, unknown>, lease: Lease): boolean {
-  return item.leaseOwner === lease.owner && item.revision === lease.state.revision + 1;
+  private update(feedId: string, expression: string, condition: string, values: Record<string, unknown>) {
+    return this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: marshall({ feedId }),
+        UpdateExpression: expression,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#revision': 'revision' },
+        ExpressionAttributeValues: marshall(values),
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  }
 }
 
 /** The cursor item's attributes as stored (absent or mistyped: undefined); the ops CLI reads them too. */
-export interface CursorItemAttributes {
-  revision?: number;
-  pageId?: string;
-  highWaterMark?: string;
-  lastCaughtUpAt?: string;
-  createdAt?: string;
+export interface CursorItemAttributes extends Partial<CursorState> {
   leaseOwner?: string;
   leaseExpiresAt?: number;
-  authFailures?: number;
-  authRetryNotBefore?: number;
-  /** The token parameter version the partner refused: the backoff holds only while SSM keeps it. */
-  authFailedTokenVersion?: number;
-  paceDelayMs?: number;
   /** How the last run that released the lease ended, and when (UTC ISO). */
   lastRunOutcome?: string;
   lastRunAt?: string;
 }
 
-const TEXT_ATTRIBUTES = [
-  'pageId',
-  'highWaterMark',
-  'lastCaughtUpAt',
-  'createdAt',
-  'leaseOwner',
-  'lastRunOutcome',
-  'lastRunAt',
-] as const;
-const NUMBER_ATTRIBUTES = [
-  'revision',
-  'leaseExpiresAt',
-  'authFailures',
-  'authRetryNotBefore',
-  'authFailedTokenVersion',
-  'paceDelayMs',
-] as const;
+const TEXT_ATTRIBUTES =
+  'pageId highWaterMark lastCaughtUpAt createdAt leaseOwner lastRunOutcome lastRunAt'.split(' ');
+const NUMBER_ATTRIBUTES =
+  'revision leaseExpiresAt authFailures authRetryNotBefore authFailedTokenVersion paceDelayMs'.split(' ');
 
 /** Reads an unmarshalled cursor item (undefined: no item). */
 export function cursorAttributesOf(item: Record<string, unknown> | undefined): CursorItemAttributes {
@@ -254,8 +212,8 @@ export function cursorAttributesOf(item: Record<string, unknown> | undefined): C
 }
 
 /** The cursor state an item holds (defaults for what a new item lacks). */
-function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']): CursorState {
-  const item = cursorAttributesOf(attributes && unmarshall(attributes));
+function toState(raw: Record<string, AttributeValue> | undefined): CursorState {
+  const item = cursorAttributesOf(raw && unmarshall(raw));
   return {
     pageId: item.pageId,
     revision: item.revision ?? 0,
@@ -264,10 +222,8 @@ function toState(attributes: UpdateItemCommandInput['ExpressionAttributeValues']
     createdAt: item.createdAt ?? new Date(0).toISOString(),
     authFailures: item.authFailures ?? 0,
     authRetryNotBefore: item.authRetryNotBefore,
-    ...(item.authFailedTokenVersion === undefined
-      ? {}
-      : { authFailedTokenVersion: item.authFailedTokenVersion }),
-    ...(item.paceDelayMs === undefined ? {} : { paceDelayMs: item.paceDelayMs }),
+    authFailedTokenVersion: item.authFailedTokenVersion,
+    paceDelayMs: item.paceDelayMs,
   };
 }
 
@@ -295,23 +251,14 @@ export function operatorUpdate(
   change: OperatorChange,
   nowMs: number,
 ): UpdateItemCommandInput {
-  const names: Record<string, string> = { '#revision': 'revision' };
   const values: Record<string, unknown> = { ':one': 1, ':zero': 0 };
-  const set = ['#revision = if_not_exists(#revision, :zero) + :one'];
-  for (const [attribute, value] of Object.entries(change.set)) {
-    names[`#${attribute}`] = attribute;
-    values[`:${attribute}`] = value;
-    set.push(`#${attribute} = :${attribute}`);
-  }
+  const assignments = ['#revision = if_not_exists(#revision, :zero) + :one'];
   if (!change.itemExists) {
     // The poller's acquire keeps these when it creates the lease on an item that already exists.
     values[':nowIso'] = new Date(nowMs).toISOString();
-    set.push('createdAt = if_not_exists(createdAt, :nowIso)');
+    assignments.push('createdAt = if_not_exists(createdAt, :nowIso)');
   }
-  const remove = change.remove.map((attribute) => {
-    names[`#${attribute}`] = attribute;
-    return `#${attribute}`;
-  });
+  const { expression } = updateOf(change.set, change.remove, values, assignments);
   const conditions: string[] = [];
   if (!change.itemExists) conditions.push('attribute_not_exists(feedId)');
   else if (change.expectRevision === undefined) conditions.push('attribute_not_exists(#revision)');
@@ -326,9 +273,9 @@ export function operatorUpdate(
   return {
     TableName: tableName,
     Key: marshall({ feedId: change.feedId }),
-    UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    UpdateExpression: expression,
     ConditionExpression: conditions.join(' AND '),
-    ExpressionAttributeNames: names,
+    ExpressionAttributeNames: { '#revision': 'revision' },
     ExpressionAttributeValues: marshall(values),
     ReturnValues: 'ALL_NEW',
   };

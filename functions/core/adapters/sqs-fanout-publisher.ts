@@ -1,5 +1,5 @@
 // Publishes every order version to every subscribed queue (our consumer's and one per downstream
-// service) with SendMessageBatch: at most 10 entries and 256 KiB per call, resending only the entries
+// service) with SendMessageBatch: at most 10 entries and 1 MiB per call, resending only the entries
 // SQS reports as failed. It resolves only when every queue accepted every message; otherwise it throws
 // and the poller leaves the page uncommitted, so the next run sends it again (duplicates, never loss).
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,8 +19,6 @@ import { PublishError } from '../ingest/errors.js';
 import type { OrderVersionPublisher } from '../ingest/ports.js';
 
 const MAX_ENTRIES_PER_BATCH = 10;
-// SendMessageBatch: the sum of its messages may not exceed the per-message limit either.
-const MAX_BATCH_BYTES = SQS_MAX_MESSAGE_BYTES;
 /** Attempts per batch for entries SQS reports as failed (SDK-level retries come on top); jittered backoff. */
 const MAX_ATTEMPTS = 4;
 const BASE_DELAY_MS = 100;
@@ -48,22 +46,20 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
   }
 
   private async sendBatch(queueUrl: string, batch: OutgoingMessage[]): Promise<void> {
-    // SQS's attribute rule, enforced here too because the emulator does not: a value SQS would refuse
+    // SQS's attribute rules, enforced here too because the emulator does not: a value SQS would refuse
     // fails the whole batch, and the page could never be committed. The message builder never makes one.
-    for (const message of batch) {
-      const attributeCount = Object.keys(message.attributes).length;
-      if (attributeCount > SQS_MAX_MESSAGE_ATTRIBUTES) {
+    for (const { orderId, attributes } of batch) {
+      const entries = Object.entries(attributes);
+      if (entries.length > SQS_MAX_MESSAGE_ATTRIBUTES) {
         throw new PublishError(
-          `message of order ${message.orderId} has ${attributeCount} attributes; SQS accepts at most ${SQS_MAX_MESSAGE_ATTRIBUTES}`,
+          `message of order ${orderId} has ${entries.length} attributes; SQS accepts at most ${SQS_MAX_MESSAGE_ATTRIBUTES}`,
         );
       }
-      for (const [name, attribute] of Object.entries(message.attributes)) {
-        if (!isValidAttributeValue(attribute.StringValue)) {
-          throw new PublishError(
-            `message attribute ${name} of order ${message.orderId} is not a value SQS accepts`,
-          );
-        }
-      }
+      const invalid = entries.find(([, attribute]) => !isValidAttributeValue(attribute.StringValue));
+      if (invalid)
+        throw new PublishError(
+          `message attribute ${invalid[0]} of order ${orderId} is not a value SQS accepts`,
+        );
     }
     let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
       Id: String(index),
@@ -87,23 +83,23 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
   }
 }
 
-/** Splits messages into batches SQS accepts: at most 10 entries and 256 KiB of payload per call. */
+/** Splits messages into batches SQS accepts: at most 10 entries, whose sum may not pass the per-message limit either. */
 export function toBatches(messages: readonly OutgoingMessage[]): OutgoingMessage[][] {
   const batches: OutgoingMessage[][] = [];
-  let current: OutgoingMessage[] = [];
-  let currentBytes = 0;
+  let bytes = 0;
   for (const message of messages) {
+    const current = batches.at(-1);
     if (
-      current.length === MAX_ENTRIES_PER_BATCH ||
-      (current.length > 0 && currentBytes + message.sizeBytes > MAX_BATCH_BYTES)
+      current &&
+      current.length < MAX_ENTRIES_PER_BATCH &&
+      bytes + message.sizeBytes <= SQS_MAX_MESSAGE_BYTES
     ) {
-      batches.push(current);
-      current = [];
-      currentBytes = 0;
+      current.push(message);
+      bytes += message.sizeBytes;
+    } else {
+      batches.push([message]);
+      bytes = message.sizeBytes;
     }
-    current.push(message);
-    currentBytes += message.sizeBytes;
   }
-  if (current.length > 0) batches.push(current);
   return batches;
 }

@@ -6,14 +6,8 @@
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { TokenParameter } from '../ingest/ports.js';
 
-interface Read {
-  value: string;
-  version: number;
-  readAt: number;
-}
-
 export class SsmTokenProvider implements TokenParameter {
-  private cached: Read | undefined;
+  private cached: { value: string; version: number; readAt: number } | undefined;
 
   constructor(
     private readonly client: SSMClient,
@@ -24,23 +18,23 @@ export class SsmTokenProvider implements TokenParameter {
 
   /** The token: the cached value while younger than `maxAgeSeconds`, else read afresh. */
   async token(): Promise<string> {
-    const cached = this.cached;
+    const { cached } = this;
     if (cached && this.now() - cached.readAt < this.maxAgeSeconds * 1000) return cached.value;
     return (await this.read()).value;
   }
 
   async refresh(): Promise<{ version: number; changed: boolean }> {
     const before = this.cached?.value;
-    const read = await this.read();
-    return { version: read.version, changed: before !== undefined && before !== read.value };
+    const { value, version } = await this.read();
+    return { version, changed: before !== undefined && before !== value };
   }
 
-  private async read(): Promise<Read> {
-    const output = await this.client.send(
+  private async read() {
+    const { Parameter } = await this.client.send(
       new GetParameterCommand({ Name: this.parameterName, WithDecryption: true }),
     );
-    const value = output.Parameter?.Value;
-    const version = output.Parameter?.Version;
+    const value = Parameter?.Value;
+    const version = Parameter?.Version;
     if (typeof value !== 'string' || value.length === 0 || typeof version !== 'number') {
       throw new Error(`SSM parameter ${this.parameterName} is empty or has no version`);
     }

@@ -1,20 +1,15 @@
-// Whether a finished poll run should hand over to another run at once (self-continuation), so a feed with a
-// backlog drains at the partner API's pace instead of one batch per schedule tick. Pure: the poller handler
-// asks it after every run and, when it answers with a request, invokes its own function asynchronously.
-//
-// Guards against runaway recursion: only a run that ended for lack of time (or at the page cap) continues;
-// only a run that committed at least one page (no progress, no continuation: a stuck partner waits for the
-// schedule); never after a failure, a 401, a rate-limit give-up, a held lease or when the feed is disabled;
-// and a chain stops after `maxContinuations` runs, after which the schedule starts a fresh chain.
-//
-// One chain per feed: the run that continues hands its lease over to the continuation (the cursor item
-// records the chain's id and next step, see CursorStore.release), and only that step of that chain may take
-// it. AWS may deliver an asynchronous event more than once and retries it up to 2 times after a function
-// error, and the SDK retries Invoke up to 3 times (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html):
-// a duplicate finds the step taken (or the chain over) and does nothing; a scheduled tick finds the lease held.
+// Self-continuation: a run that stopped for lack of time (or at the page cap) with more to fetch hands its
+// lease over to the next run of its chain and its handler starts that run at once, so a backlog drains at
+// the partner API's pace instead of one batch per schedule tick. Guards against runaway recursion: only
+// after progress (a page committed), never after a failure, a 401, a rate-limit give-up, a held lease or
+// with the feed disabled, and at most `maxContinuations` runs per chain (then the schedule starts a fresh
+// one). Lambda may deliver an async event more than once, and the SDK retries Invoke
+// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html): only the step the lease was handed
+// over to may take it (CursorStore.release), so a duplicate does nothing.
 import * as z from 'zod/mini';
+import type { PollerConfig } from '../../poller/config.js';
 
-/** What a continuation event carries (the poller's event when it invokes itself). */
+/** The poller's event when it invokes itself. */
 const ContinuationEventSchema = z.object({
   continuation: z.object({
     feedId: z.string(),
@@ -28,48 +23,34 @@ const ContinuationEventSchema = z.object({
 });
 export type ContinuationEvent = z.infer<typeof ContinuationEventSchema>;
 
-interface RunSummary {
-  /** The poll outcome's kind ('out-of-time', 'page-limit', 'caught-up', 'auth-failed', …). */
-  readonly kind: string;
-  readonly failed: boolean;
-  /** Pages committed by the run. */
-  readonly pages: number;
-}
-
-/** Outcome kinds that mean "stopped early with more to fetch". */
-const MORE_TO_FETCH = new Set(['out-of-time', 'page-limit']);
-
 /**
- * The continuation to request after `run`, or undefined. `current` is the event that started this run when
- * it was itself a continuation (undefined for a scheduled run, which starts a new chain).
+ * The continuation to start after `run`, or undefined. `current` is the event that started this run (none
+ * for a scheduled run, whose id `runId` then starts a new chain).
  */
 export function nextContinuation(
-  run: RunSummary,
-  context: {
-    feedId: string;
+  run: { kind: string; failed: boolean; pages: number },
+  context: Pick<PollerConfig, 'feedId' | 'maxContinuations' | 'enabled'> & {
     current: ContinuationEvent | undefined;
-    /** This run's id: a scheduled run's starts a new chain. */
     runId: string;
     startedAt: string;
-    maxContinuations: number;
-    enabled: boolean;
   },
 ): ContinuationEvent | undefined {
-  // Only a run that stopped early with more to fetch, and made progress doing it.
-  if (!context.enabled || run.failed || !MORE_TO_FETCH.has(run.kind) || run.pages === 0) return undefined;
-  const chain = (context.current?.continuation.chain ?? 0) + 1;
+  const moreToFetch = run.kind === 'out-of-time' || run.kind === 'page-limit';
+  if (!context.enabled || run.failed || !moreToFetch || run.pages === 0) return undefined;
+  const { current } = context;
+  const chain = (current?.continuation.chain ?? 0) + 1;
   if (chain > context.maxContinuations) return undefined;
   return {
     continuation: {
       feedId: context.feedId,
-      chainId: context.current?.continuation.chainId ?? context.runId,
+      chainId: current?.continuation.chainId ?? context.runId,
       chain,
-      chainStartedAt: context.current?.continuation.chainStartedAt ?? context.startedAt,
+      chainStartedAt: current?.continuation.chainStartedAt ?? context.startedAt,
     },
   };
 }
 
-/** Reads a continuation event from the poller's raw event (the schedule sends something else). */
+/** The continuation event in the poller's raw event (the schedule sends something else). */
 export function continuationOf(event: unknown): ContinuationEvent | undefined {
   const parsed = ContinuationEventSchema.safeParse(event);
   return parsed.success ? parsed.data : undefined;

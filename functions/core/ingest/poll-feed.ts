@@ -15,14 +15,12 @@ import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../par
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { type ContinuationEvent, nextContinuation } from './continuation.js';
 import { LeaseLostError } from './errors.js';
-import { nextPaceDelayMs } from './pace.js';
 import type {
-  ChainLink,
   CursorStore,
   FindingMetricName,
   Lease,
   OrderVersionPublisher,
-  PollMetrics,
+  PollerMetrics,
   Quarantine,
   TokenParameter,
 } from './ports.js';
@@ -38,14 +36,11 @@ interface PollRun {
    * handler's margin, so the page prefetched just before the deadline is kept, not asked again next run.
    */
   requestDeadline?: number;
-  /**
-   * When the lease lapses (epoch ms): the invocation's own deadline plus a grace, fixed for the run (commits
-   * do not extend it), so only a crash lets it lapse and a crashed run blocks the feed no longer than that.
-   */
+  /** The invocation's own deadline plus a grace, fixed for the run: only a crashed run's lease lapses. */
   leaseExpiresAt: number;
   /** The continuation event that started this run (undefined: a scheduled run, which may start a chain). */
   continuation?: ContinuationEvent;
-  /** Whether a continuation may be started after this run (the handler has a way to start one). */
+  /** Whether the caller can start a continuation after this run. */
   canContinue?: boolean;
 }
 
@@ -70,12 +65,9 @@ type PollOutcomeKind =
   | 'stuck-cursor'
   | 'disabled';
 
-/** The kinds reported as a failed invocation. */
-const FAILED_KINDS: ReadonlySet<PollOutcomeKind> = new Set(['auth-failed', 'lease-lost']);
-
 /**
  * What a run counts: partnerRetries are waits after a 5xx or a network failure, rateLimitWaits after a 429;
- * paceDelayMs, the feed's own delay between page requests at the end of the run (AIMD under rate limiting, see pace.ts).
+ * paceDelayMs, the feed's own delay between page requests at the end of the run (nextPaceDelayMs).
  */
 const noCounts = () => ({
   pages: 0,
@@ -86,13 +78,12 @@ const noCounts = () => ({
   rateLimitWaits: 0,
   paceDelayMs: 0,
 });
-type Counters = ReturnType<typeof noCounts>;
 
-export interface PollOutcome extends Counters {
+export interface PollOutcome extends ReturnType<typeof noCounts> {
   kind: PollOutcomeKind;
-  /** True when the run should be reported as a failed invocation (follows from the kind). */
+  /** Whether the run is reported as a failed invocation (follows from the kind). */
   failed: boolean;
-  /** Seconds since the feed was last caught up, measured at the end of the run (lag). */
+  /** Seconds since the feed was last caught up, at the end of the run (lag). */
   secondsSinceCaughtUp: number | undefined;
   /** The continuation this run handed its lease over to: the caller starts it at once. */
   next?: ContinuationEvent;
@@ -103,119 +94,107 @@ export interface PollDeps {
   partner: PartnerApi;
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
-  metrics: PollMetrics;
-  /** Powertools Logger (tests: MemoryLog, which records the lines). */
+  metrics: Pick<PollerMetrics, 'count'>;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
-  /** The token's SSM parameter: re-read after a 401, and its version keys the backoff (default: none). */
+  /** The token's SSM parameter: re-read after a 401, and its version keys the backoff. */
   tokens?: TokenParameter;
   /** Waits between page requests when the feed paces itself (default: a timer). */
   sleep?: (ms: number) => Promise<void>;
-  /** A span per page, from hand-off to commit (default: none). */
   tracing?: Tracing;
   /** The SQS message size limit (default SQS_MAX_MESSAGE_BYTES; tests lower it). */
   maxMessageBytes?: number;
 }
 
-type FetchResult =
+/** A page request's result; a failure is a value, so a prefetch nobody awaits never rejects unhandled. */
+type Fetched =
   | { ok: true; page: RawPage; fetchedAt: number; rateLimited: boolean }
   | { ok: false; error: unknown };
 
-/** How the run ended, and the lease it still holds (none when never taken or lost). */
-type Ending = { kind: PollOutcomeKind; lease: Lease | undefined };
-
-/** What the helpers of one run share. */
+/** What the helpers of one run share; `lease` is the one still held (none when never taken or lost). */
 interface Run {
   deps: PollDeps;
   settings: PollerConfig;
   run: PollRun;
-  counters: Counters;
+  counters: ReturnType<typeof noCounts>;
+  lease?: Lease | undefined;
 }
 
 export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: PollRun): Promise<PollOutcome> {
-  const counters = noCounts();
-  const ctx: Run = { deps, settings, run, counters };
+  const ctx: Run = { deps, settings, run, counters: noCounts() };
   const startedAt = deps.now();
-  const { kind, lease } = await start(ctx);
+  const kind = await poll(ctx);
+  const { lease, counters } = ctx;
+  // The kinds reported as a failed invocation.
+  const failed = kind === 'auth-failed' || kind === 'lease-lost';
   let next: ContinuationEvent | undefined;
   if (lease) {
     const wanted = run.canContinue
       ? nextContinuation(
-          { kind, failed: FAILED_KINDS.has(kind), pages: counters.pages },
+          { kind, failed, pages: counters.pages },
           {
-            feedId: settings.feedId,
+            ...settings,
             current: run.continuation,
             runId: run.owner,
             startedAt: new Date(startedAt).toISOString(),
-            maxContinuations: settings.maxContinuations,
-            enabled: settings.enabled,
           },
         )
       : undefined;
     // A continuation is started only when the lease was handed over to it (else it could not take it).
-    if ((await releaseQuietly(ctx, lease, kind, wanted)) && wanted) next = wanted;
+    if ((await releaseQuietly(ctx, kind, wanted)) && wanted) next = wanted;
   }
   const reference = lease?.state.lastCaughtUpAt ?? lease?.state.createdAt;
   const secondsSinceCaughtUp =
     reference === undefined
       ? undefined
       : Math.max(0, Math.round((deps.now() - Date.parse(reference)) / 1000));
-  return {
-    kind,
-    failed: FAILED_KINDS.has(kind),
-    ...counters,
-    secondsSinceCaughtUp,
-    ...(next ? { next } : {}),
-  };
+  return { kind, failed, ...counters, secondsSinceCaughtUp, ...(next ? { next } : {}) };
 }
 
-const chainLinkOf = (event: ContinuationEvent | undefined): ChainLink | undefined =>
-  event && { chainId: event.continuation.chainId, step: event.continuation.chain };
-
-/** Takes the lease and polls pages, unless the feed is off, the lease held or a 401 backoff running. */
-async function start(ctx: Run): Promise<Ending> {
-  const { deps, settings, run } = ctx;
+/**
+ * Takes the lease (unless the feed is off, the lease held or a 401 backoff running), then the page loop:
+ * fetch (the next page while this one is handed off), prepare, hand off, commit. Returns how the run ended;
+ * releases the lease and throws what it cannot handle.
+ */
+async function poll(ctx: Run): Promise<PollOutcomeKind> {
+  const { deps, settings, run, counters } = ctx;
   const { feedId } = settings;
   if (settings.enabled === false) {
     deps.log.info('feed is disabled; this run does nothing', { feedId });
-    return { kind: 'disabled', lease: undefined };
+    return 'disabled';
   }
-  const lease = await deps.cursorStore.acquire(
-    feedId,
-    run.owner,
-    deps.now(),
-    run.leaseExpiresAt,
-    chainLinkOf(run.continuation),
-  );
-  if (!lease && run.continuation) {
+  const chain = run.continuation?.continuation;
+  const link = chain && { chainId: chain.chainId, step: chain.chain };
+  ctx.lease = await deps.cursorStore.acquire(feedId, run.owner, deps.now(), run.leaseExpiresAt, link);
+  if (!ctx.lease && chain) {
     // A duplicated or retried event, or one whose chain a scheduled run has ended: it must do nothing.
     deps.log.info("this continuation is not the feed's current chain step; doing nothing", {
       feedId,
-      chainId: run.continuation.continuation.chainId,
-      chain: run.continuation.continuation.chain,
+      chainId: chain.chainId,
+      chain: chain.chain,
     });
-    return { kind: 'stale-continuation', lease: undefined };
+    return 'stale-continuation';
   }
-  if (!lease) {
+  if (!ctx.lease) {
     deps.metrics.count('LeaseContended');
     deps.log.info('another invocation holds the feed lease; skipping this run', { feedId });
-    return { kind: 'lease-held', lease: undefined };
+    return 'lease-held';
   }
-  ctx.counters.paceDelayMs = lease.state.paceDelayMs ?? 0;
-  const notBefore = lease.state.authRetryNotBefore;
-  if (notBefore !== undefined && deps.now() < notBefore) {
+  const { state } = ctx.lease;
+  counters.paceDelayMs = state.paceDelayMs ?? 0;
+  if (state.authRetryNotBefore !== undefined && deps.now() < state.authRetryNotBefore) {
     // The backoff holds only while the token parameter keeps the refused version: a rotated token (a new
     // version) is tried at once. Unknown versions (none recorded, SSM unreadable) keep the backoff.
-    const failedVersion = lease.state.authFailedTokenVersion;
+    const failedVersion = state.authFailedTokenVersion;
     const current = failedVersion === undefined ? undefined : await tokenVersion(ctx);
     if (current === undefined || current.version === failedVersion) {
       deps.log.warn('partner API rejected the token on earlier runs; waiting before trying again', {
         feedId,
-        authFailures: lease.state.authFailures,
+        authFailures: state.authFailures,
         failedTokenVersion: failedVersion,
-        nextAttemptAt: new Date(notBefore).toISOString(),
+        nextAttemptAt: new Date(state.authRetryNotBefore).toISOString(),
       });
-      return { kind: 'auth-backoff', lease };
+      return 'auth-backoff';
     }
     deps.log.info('the token parameter has a new version since the 401; calling the partner API at once', {
       feedId,
@@ -223,17 +202,93 @@ async function start(ctx: Run): Promise<Ending> {
       tokenVersion: current.version,
     });
   }
-  return pollPages(ctx, lease);
+
+  const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
+  let request = baseQuery(settings, state.pageId);
+  // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
+  let recoveredThisRun = false;
+  // One retry per run after a 401, and only with a token that changed in SSM since the request was sent.
+  let retriedWithNewToken = false;
+  let prefetched: Promise<Fetched> | undefined;
+  try {
+    for (;;) {
+      if (counters.pages >= pageCap) return 'page-limit';
+      if (!prefetched && deps.now() >= run.deadline) return 'out-of-time';
+      const result = await (prefetched ?? fetchPage(ctx, request));
+      prefetched = undefined;
+      if (!result.ok && result.error instanceof CursorExpiredError && !recoveredThisRun) {
+        recoveredThisRun = true;
+        request = recover(ctx);
+        continue;
+      }
+      if (!result.ok && result.error instanceof AuthenticationError) {
+        const token = await tokenVersion(ctx);
+        if (token?.changed && !retriedWithNewToken) {
+          retriedWithNewToken = true;
+          deps.log.info(
+            'partner API rejected the token, and SSM holds a new one; retrying the request once',
+            {
+              feedId,
+              tokenVersion: token.version,
+            },
+          );
+          continue;
+        }
+        await authFailed(ctx, token?.version);
+        return 'auth-failed';
+      }
+      if (!result.ok) return fetchFailure(ctx, result.error);
+
+      const { page } = result;
+      counters.pages += 1;
+      counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, result.rateLimited);
+      deps.metrics.count('PagesFetched');
+      // hasMore without a nextPageId breaks rule 1: where to go is not guessed. An empty page handing back
+      // the cursor it was asked with would come back again (a repeated page *with* data is rule 6's
+      // repeat: go on, it is absorbed). Either way its data is published and committed.
+      const stop = !page.hasMore
+        ? 'caught-up'
+        : page.nextPageId === undefined
+          ? 'missing-next-page-id'
+          : page.data.length === 0 && page.nextPageId === request.pageId
+            ? 'stuck-cursor'
+            : undefined;
+      const nextRequest = baseQuery(settings, page.nextPageId);
+      if (!stop) prefetched = prefetchNext(ctx, nextRequest, pageCap);
+      ctx.lease = await commitPage(ctx, ctx.lease, request, result);
+      if (stop === 'missing-next-page-id') {
+        deps.metrics.count('MissingNextPageId');
+        deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', {
+          feedId,
+        });
+      } else if (stop === 'stuck-cursor') {
+        // Asking again would get the same page back: end the run instead of hammering the partner.
+        deps.metrics.count('StuckCursor');
+        deps.log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
+          feedId,
+          versions: page.data.length,
+        });
+      }
+      if (stop) return stop;
+      request = nextRequest;
+    }
+  } catch (error) {
+    if (error instanceof LeaseLostError) {
+      ctx.lease = undefined;
+      deps.log.error('lost the feed lease mid-run; another invocation continues from the committed cursor', {
+        feedId,
+      });
+      return 'lease-lost';
+    }
+    await releaseQuietly(ctx, 'error');
+    throw error;
+  }
 }
 
 /** The token parameter read afresh; undefined without the port or when SSM cannot be read (logged). */
-async function tokenVersion({
-  deps,
-  settings,
-}: Run): Promise<{ version: number; changed: boolean } | undefined> {
-  if (!deps.tokens) return undefined;
+async function tokenVersion({ deps, settings }: Run) {
   try {
-    return await deps.tokens.refresh();
+    return await deps.tokens?.refresh();
   } catch (error) {
     // The adapter's errors name the parameter, never its value.
     deps.log.warn('could not read the token parameter afresh', {
@@ -244,75 +299,9 @@ async function tokenVersion({
   }
 }
 
-/**
- * The page loop, under the lease: fetch (the next page while this one is handed off), prepare, hand off,
- * commit. Returns how it ended; releases the lease and throws what it cannot handle.
- */
-async function pollPages(ctx: Run, acquired: Lease): Promise<Ending> {
+/** One page request, counted and traced. */
+function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
   const { deps, settings, run, counters } = ctx;
-  const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
-  let lease = acquired;
-  let request = baseQuery(settings, lease.state.pageId);
-  // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
-  let recoveredThisRun = false;
-  // One retry per run after a 401, and only with a token that changed in SSM since the request was sent.
-  let retriedWithNewToken = false;
-  let prefetched: Promise<FetchResult> | undefined;
-  try {
-    for (;;) {
-      if (counters.pages >= pageCap) return { kind: 'page-limit', lease };
-      if (!prefetched && deps.now() >= run.deadline) return { kind: 'out-of-time', lease };
-      const result = await (prefetched ?? fetchPage(ctx, request));
-      prefetched = undefined;
-      if (!result.ok) {
-        if (result.error instanceof CursorExpiredError && !recoveredThisRun) {
-          recoveredThisRun = true;
-          request = recover(ctx, lease);
-          continue;
-        }
-        if (result.error instanceof AuthenticationError) {
-          const token = await tokenVersion(ctx);
-          if (token?.changed && !retriedWithNewToken) {
-            retriedWithNewToken = true;
-            deps.log.info(
-              'partner API rejected the token, and SSM holds a new one; retrying the request once',
-              {
-                feedId: settings.feedId,
-                tokenVersion: token.version,
-              },
-            );
-            continue;
-          }
-          return { kind: 'auth-failed', lease: await authFailed(ctx, lease, token?.version) };
-        }
-        return { kind: fetchFailure(ctx, result.error), lease };
-      }
-
-      counters.pages += 1;
-      counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, { rateLimited: result.rateLimited });
-      deps.metrics.count('PagesFetched');
-      const step = nextStep(settings, request, result.page);
-      if (!step.stop) prefetched = prefetchNext(ctx, step.query, pageCap);
-      lease = await commitPage(ctx, lease, request, result);
-      if (step.stop) return { kind: stopped(ctx, step.stop, result.page), lease };
-      request = step.query;
-    }
-  } catch (error) {
-    if (error instanceof LeaseLostError) {
-      deps.log.error('lost the feed lease mid-run; another invocation continues from the committed cursor', {
-        feedId: settings.feedId,
-      });
-      return { kind: 'lease-lost', lease: undefined };
-    }
-    await releaseQuietly(ctx, lease, 'error');
-    throw error;
-  }
-}
-
-/** One page request, counted and traced; never rejects (a failure is its result). */
-function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<FetchResult> {
-  const { deps, settings, run, counters } = ctx;
-  const { metrics, log } = deps;
   let rateLimited = false;
   // A span per page request, retries and waits included (details only: the page's own span annotates).
   const traced = (deps.tracing ?? NO_TRACING).span('### partner fetch', {}, async (span) => {
@@ -323,8 +312,8 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<FetchResult> {
         rateLimited ||= event.kind === 'rate-limited';
         if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
         else counters.partnerRetries += 1;
-        metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
-        log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
+        deps.metrics.count(event.kind === 'rate-limited' ? 'RateLimitWaits' : 'PartnerRetries');
+        deps.log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
       },
     });
     span.detail('versions', page.data.length);
@@ -337,28 +326,11 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<FetchResult> {
   );
 }
 
-type Step =
-  | { stop: 'caught-up' | 'missing-next-page-id' | 'stuck-cursor' }
-  | { stop?: undefined; query: OrderUpdatesQuery };
-
-/**
- * After a page: the next request, or why the run stops once the page is committed. hasMore without a
- * nextPageId breaks rule 1: where to go is not guessed. An empty page handing back the cursor it was asked
- * with would come back again (a repeated page *with* data is rule 6's repeat: go on, it is absorbed).
- */
-function nextStep(settings: PollerConfig, request: OrderUpdatesQuery, page: RawPage): Step {
-  if (!page.hasMore) return { stop: 'caught-up' };
-  if (page.nextPageId === undefined) return { stop: 'missing-next-page-id' };
-  if (page.data.length === 0 && page.nextPageId === request.pageId) return { stop: 'stuck-cursor' };
-  return { query: baseQuery(settings, page.nextPageId) };
-}
-
 /**
  * Starts fetching the next page while this one is handed off: what keeps a catch-up at the partner's pace.
- * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429, see pace.ts) would
- * pass the deadline.
+ * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429) would pass the deadline.
  */
-function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<FetchResult> | undefined {
+function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<Fetched> | undefined {
   const { deps, run, counters } = ctx;
   if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= run.deadline) return undefined;
   if (counters.paceDelayMs <= 0) return fetchPage(ctx, query);
@@ -402,7 +374,7 @@ function commitPage(
         // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
         // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
         pageId: page.nextPageId ?? request.pageId,
-        ...maxHighWaterMark(held.state.highWaterMark, prepared, fetchedAt),
+        highWaterMark: highWaterMark([held.state.highWaterMark, prepared.highWaterMark], fetchedAt),
         ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
         ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
         paceDelayMs: counters.paceDelayMs,
@@ -411,28 +383,20 @@ function commitPage(
   );
 }
 
-/** Counts and logs a run stopped by its last page (its data is published and committed either way). */
-function stopped({ deps, settings }: Run, kind: PollOutcomeKind, page: RawPage): PollOutcomeKind {
-  const { feedId } = settings;
-  if (kind === 'missing-next-page-id') {
-    deps.metrics.count('MissingNextPageId');
-    deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', { feedId });
-  } else if (kind === 'stuck-cursor') {
-    // Asking again would get the same page back: end the run instead of hammering the partner.
-    deps.metrics.count('StuckCursor');
-    deps.log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
-      feedId,
-      versions: page.data.length,
-    });
-  }
-  return kind;
-}
-
-/** Pagination rule 5 after a 404 `pageId not found`: the request that restarts the stream. */
-function recover({ deps, settings, counters }: Run, lease: Lease): OrderUpdatesQuery {
+/**
+ * Pagination rule 5 after a 404 `pageId not found`: repeat without pageId, optionally bounded by the last
+ * progress minus a lookback. The mark is never trusted past now: a future fromTimestamp would be answered
+ * empty forever.
+ */
+function recover({ deps, settings, counters, lease }: Run): OrderUpdatesQuery {
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
-  const request = recoveryQuery(settings, lease.state.highWaterMark, deps.now());
+  const request = baseQuery(settings, undefined);
+  const mark = lease?.state.highWaterMark;
+  if (settings.recoveryLookbackMinutes !== undefined && mark !== undefined) {
+    const from = Math.min(Date.parse(mark), deps.now()) - settings.recoveryLookbackMinutes * 60_000;
+    request.fromTimestamp = new Date(from).toISOString();
+  }
   deps.log.warn('stored cursor expired (404 pageId not found); restarting the stream per pagination rule 5', {
     feedId: settings.feedId,
     fromTimestamp: request.fromTimestamp,
@@ -444,17 +408,14 @@ function recover({ deps, settings, counters }: Run, lease: Lease): OrderUpdatesQ
  * A 401: recorded on the cursor item with the refused token parameter version and the next attempt's time
  * (doubling per consecutive 401 with that version, capped; a new version starts again from the first wait).
  */
-async function authFailed(
-  { deps, settings }: Run,
-  lease: Lease,
-  tokenVersion: number | undefined,
-): Promise<Lease> {
+async function authFailed(ctx: Run, tokenVersion: number | undefined): Promise<void> {
+  const { deps, settings, lease } = ctx;
+  if (!lease) return;
   deps.metrics.count('AuthFailures');
-  const sameToken = lease.state.authFailedTokenVersion === tokenVersion;
-  const failures = sameToken ? lease.state.authFailures : 0;
+  const failures = lease.state.authFailedTokenVersion === tokenVersion ? lease.state.authFailures : 0;
   const waitMs = Math.min(settings.authBackoff.maxMs, settings.authBackoff.initialMs * 2 ** failures);
   const retryNotBefore = deps.now() + waitMs;
-  const recorded = await deps.cursorStore.recordAuthFailure(lease, {
+  ctx.lease = await deps.cursorStore.recordAuthFailure(lease, {
     failures: failures + 1,
     retryNotBefore,
     tokenVersion,
@@ -465,7 +426,6 @@ async function authFailed(
     failedTokenVersion: tokenVersion,
     nextAttemptAt: new Date(retryNotBefore).toISOString(),
   });
-  return recorded;
 }
 
 /** How any other failed request ends the run; what is not a partner's "later" is thrown. */
@@ -507,29 +467,20 @@ function logHandOff(deps: PollDeps, feedId: string, correlationId: string, prepa
     versionsPublished: prepared.messages.length,
     quarantined: prepared.quarantined.length,
   });
-  if (prepared.quarantined.length > 0) {
-    deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
-    for (const record of prepared.quarantined) {
-      deps.log.warn('record quarantined', {
-        feedId,
-        reason: record.reason,
-        orderId: record.orderId,
-        version: record.version,
-        pageId: record.pageId,
-        correlationId,
-      });
-    }
+  if (prepared.quarantined.length > 0) deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
+  for (const { reason, orderId, version, pageId } of prepared.quarantined) {
+    deps.log.warn('record quarantined', { feedId, reason, orderId, version, pageId, correlationId });
   }
   if (prepared.oversized > 0) deps.metrics.count('OversizedRecords', prepared.oversized);
   // Findings (schema drift, consistency-rule violations) travel in the messages; operators see them here:
   // a count per kind, and one line per record naming the order, version and codes (no customer data).
-  for (const record of prepared.withFindings) {
-    for (const code of record.codes) deps.metrics.count(findingMetricName(code));
+  for (const { orderId, version, codes } of prepared.withFindings) {
+    for (const code of codes) deps.metrics.count(findingMetricName(code));
     deps.log.warn('order version has findings', {
       feedId,
-      orderId: record.orderId,
-      version: record.version,
-      findingCodes: record.codes,
+      orderId,
+      version,
+      findingCodes: codes,
       correlationId,
     });
   }
@@ -537,12 +488,8 @@ function logHandOff(deps: PollDeps, feedId: string, correlationId: string, prepa
 
 /** `payments-sum-mismatch` → `FindingPaymentsSumMismatch`: one metric per finding kind (a fixed set). */
 export function findingMetricName(code: string): FindingMetricName {
-  const pascal = code
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part[0]?.toUpperCase() + part.slice(1))
-    .join('');
-  return `Finding${pascal}`;
+  const parts = code.split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1));
+  return `Finding${parts.join('')}`;
 }
 
 function baseQuery(settings: PollerConfig, pageId: string | undefined): OrderUpdatesQuery {
@@ -556,54 +503,43 @@ function baseQuery(settings: PollerConfig, pageId: string | undefined): OrderUpd
 }
 
 /**
- * Pagination rule 5: repeat without pageId, optionally bounded by the last progress minus a lookback. The
- * mark is never trusted past now: a future fromTimestamp would be answered empty forever.
- */
-export function recoveryQuery(
-  settings: PollerConfig,
-  highWaterMark: string | undefined,
-  nowMs: number,
-): OrderUpdatesQuery {
-  const query = baseQuery(settings, undefined);
-  if (settings.recoveryLookbackMinutes === undefined || highWaterMark === undefined) return query;
-  const mark = Math.min(Date.parse(highWaterMark), nowMs);
-  const from = mark - settings.recoveryLookbackMinutes * 60_000;
-  return { ...query, fromTimestamp: new Date(from).toISOString() };
-}
-
-/**
  * The newest order timestamp of committed pages, capped at the page's fetch time: one record dated in the
  * future (a 9999-12-31 sentinel, a skewed clock) must not move the mark there, or a bounded recovery would
- * ask for the future and see an empty stream forever.
+ * ask for the future and see an empty stream forever. ISO strings sort in time order.
  */
-export function maxHighWaterMark(
-  current: string | undefined,
-  prepared: Pick<PreparedPage, 'highWaterMark'>,
-  fetchedAtMs: number,
-): { highWaterMark?: string } {
-  const highest = [current, prepared.highWaterMark]
+function highWaterMark(marks: Array<string | undefined>, fetchedAtMs: number): string | undefined {
+  const highest = marks
     .filter((mark) => mark !== undefined)
     .sort()
     .at(-1);
-  if (highest === undefined) return {};
-  // ISO strings: sorted in time order, the earlier of the two is the cap.
-  return { highWaterMark: [highest, new Date(fetchedAtMs).toISOString()].sort()[0] };
+  return highest && [highest, new Date(fetchedAtMs).toISOString()].sort()[0];
+}
+
+/**
+ * The feed's own pace under rate limiting, AIMD as TCP does: the delay between page requests doubles on
+ * every rate-limited page (from 250 ms, up to 30 s) and falls by 50 ms after every page served without a
+ * 429, so a feed that keeps hitting the partner's limit settles just below it instead of spending its run
+ * waiting out 429s (each of which the client honours on its own). Kept on the cursor item across runs.
+ */
+export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number {
+  if (rateLimited) return Math.min(30_000, Math.round(currentMs <= 0 ? 250 : currentMs * 2));
+  return Math.max(0, currentMs - 50);
 }
 
 /**
  * Gives the lease up, recording how the run ended (`outcome`) on the cursor item; with `next`, hands it over
  * to that continuation for the lease grace. False when the release failed.
  */
-async function releaseQuietly(
-  { deps, settings }: Run,
-  lease: Lease,
-  outcome: string,
-  next?: ContinuationEvent,
-): Promise<boolean> {
+async function releaseQuietly({ deps, settings, lease }: Run, outcome: string, next?: ContinuationEvent) {
+  if (!lease) return false;
   const now = deps.now();
   try {
-    const link = chainLinkOf(next);
-    const handOver = link && { ...link, expiresAt: now + settings.leaseGraceMs };
+    const chain = next?.continuation;
+    const handOver = chain && {
+      chainId: chain.chainId,
+      step: chain.chain,
+      expiresAt: now + settings.leaseGraceMs,
+    };
     await deps.cursorStore.release(lease, { outcome, at: now }, handOver);
     return true;
   } catch (error) {

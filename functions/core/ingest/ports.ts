@@ -8,22 +8,19 @@ import type { ContinuationEvent } from './continuation.js';
 
 /** The cursor item's state, as read when the lease was taken. */
 export interface CursorState {
-  /** Cursor to resume from; undefined: from the start of the stream. */
-  pageId: string | undefined;
+  /** Cursor to resume from; none: from the start of the stream. */
+  pageId?: string;
   /** Fencing revision: bumped by every write; a commit must carry the revision it read. */
   revision: number;
   /** Highest order event timestamp seen in committed pages (UTC ISO), used to bound a cursor recovery. */
-  highWaterMark: string | undefined;
-  lastCaughtUpAt: string | undefined;
+  highWaterMark?: string;
+  lastCaughtUpAt?: string;
   /** When the cursor item was first created (UTC ISO): the lag reference before the first catch-up. */
   createdAt: string;
   /** Consecutive runs that ended in 401, and the earliest time the next run may call the API again. */
   authFailures: number;
-  authRetryNotBefore: number | undefined;
-  /**
-   * The version of the token's SSM parameter that the partner refused (never the token or anything derived
-   * from it): the backoff holds only while the parameter keeps this version.
-   */
+  authRetryNotBefore?: number;
+  /** The token parameter version the partner refused (never the token): the backoff holds while SSM keeps it. */
   authFailedTokenVersion?: number;
   /** The feed's delay between page requests (AIMD under rate limiting), kept across runs. */
   paceDelayMs?: number;
@@ -38,11 +35,10 @@ export interface Lease {
 export interface CursorCommit {
   /** The next cursor; undefined keeps the stream's start (an empty stream has no cursor). */
   pageId: string | undefined;
-  highWaterMark?: string;
+  highWaterMark?: string | undefined;
   lastCaughtUpAt?: string;
   /** A successful page clears any auth backoff. */
   clearAuthFailures?: boolean;
-  /** The feed's pace at this page, so the next run (or a continuation) starts from it. */
   paceDelayMs?: number;
 }
 
@@ -52,22 +48,20 @@ export interface ChainLink {
   step: number;
 }
 
-/** A 401 run, as recorded on the cursor item. */
+/** A 401 run: consecutive 401s with this token version (this one included), and when to try again. */
 export interface AuthFailure {
-  /** Consecutive 401 runs with this token version, this one included. */
   failures: number;
-  /** The earliest time the next run may call the partner again with the same token version (epoch ms). */
   retryNotBefore: number;
-  /** The token parameter's version that was refused (undefined: it could not be read). */
+  /** undefined: the token parameter could not be read. */
   tokenVersion: number | undefined;
 }
 
 export interface CursorStore {
   /**
-   * Takes the feed's lease until `expiresAt` (epoch ms; fixed for the run: commits do not extend it), or
-   * returns undefined when another live invocation holds it. A scheduled run (`chain` undefined) ends any
-   * chain recorded on the item; a continuation (`chain`) takes the lease only when the item says it is the
-   * chain's next step (handed over to it by the run before), so a duplicated or retried event gets undefined.
+   * Takes the feed's lease until `expiresAt` (commits do not extend it), or returns undefined when another
+   * live invocation holds it. A scheduled run (`chain` undefined) ends any chain recorded on the item; a
+   * continuation takes the lease only when it was handed over to its chain step, so a duplicated or retried
+   * event gets undefined.
    */
   acquire(
     feedId: string,
@@ -78,40 +72,26 @@ export interface CursorStore {
   ): Promise<Lease | undefined>;
   /** Writes the cursor under the lease and the fencing revision. Throws LeaseLostError if either moved. */
   commit(lease: Lease, commit: CursorCommit): Promise<Lease>;
-  /** Records a 401 run and when the next run may try again (under the lease). */
   recordAuthFailure(lease: Lease, failure: AuthFailure): Promise<Lease>;
   /**
-   * Gives the lease up early, recording how the run ended (`npm run ops -- status` shows it); losing the lease
-   * meanwhile is not an error. With `handOver`, the lease passes to that continuation (held until
-   * `handOver.expiresAt`, so a scheduled tick meanwhile ends at once); without, any chain ends.
+   * Gives the lease up early, recording how the run ended (its outcome kind, epoch ms; `npm run ops --
+   * status` shows it); losing the lease meanwhile is not an error. With `handOver`, the lease passes to that
+   * continuation until `handOver.expiresAt`; without, any chain ends.
    */
-  release(lease: Lease, lastRun?: LastRun, handOver?: ChainLink & { expiresAt: number }): Promise<void>;
+  release(
+    lease: Lease,
+    lastRun?: { outcome: string; at: number },
+    handOver?: ChainLink & { expiresAt: number },
+  ): Promise<void>;
 }
 
-/**
- * The partner token's SSM parameter, as far as the use case needs it: its version, never its value.
- */
+/** The token's SSM parameter read afresh: its version (never its value), and whether the value changed. */
 export interface TokenParameter {
-  /**
-   * Reads the parameter afresh (bypassing the cache, which it then holds): its current version, and whether
-   * its value differs from the one cached before (the one the last request was sent with).
-   */
   refresh(): Promise<{ version: number; changed: boolean }>;
 }
 
-/** How a run ended, kept on the cursor item when the run gives its lease up. */
-export interface LastRun {
-  /** The poll outcome's kind ('caught-up', 'out-of-time', 'retry-later', …). */
-  outcome: string;
-  /** When the run ended (epoch ms). */
-  at: number;
-}
-
+/** Sends every message to every queue; throws PublishError unless all were accepted (no commit then). */
 export interface OrderVersionPublisher {
-  /**
-   * Sends every message to every subscribed queue. Resolves only when all are accepted by SQS;
-   * throws PublishError otherwise (the caller then does not commit the page).
-   */
   publish(messages: OutgoingMessage[]): Promise<void>;
 }
 
@@ -127,14 +107,18 @@ export interface QuarantinedRecord {
   quarantinedAt: string;
 }
 
+/** Stores a record durably under a key derived from its content, so a replay overwrites, never doubles. */
 export interface Quarantine {
-  /** Stores the record durably under a key derived from its content, so a replay overwrites, never doubles. */
   put(record: QuarantinedRecord): Promise<string>;
 }
 
-/** Counters the use case emits; the handler maps them onto CloudWatch metrics. */
-export interface PollMetrics {
+/** The poller's metrics (Powertools Metrics in handler.ts); pollFeed only counts. */
+export interface PollerMetrics {
   count(name: PollMetricName | FindingMetricName, value?: number): void;
+  milliseconds(name: 'RunDurationMs' | 'PaceDelayMs', value: number): void;
+  seconds(name: 'SecondsSinceCaughtUp', value: number): void;
+  /** Flushes what the invocation recorded (Powertools: one EMF document). */
+  publish(): void;
 }
 
 /** One count per finding kind, e.g. `FindingUnknownField` (the kinds are a fixed set: bounded metrics). */
@@ -155,6 +139,5 @@ export type PollMetricName =
 
 /** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
 export interface Continuation {
-  /** Starts `functionArn` (the poller itself) with `event`, asynchronously. */
   request(event: ContinuationEvent, functionArn: string): Promise<void>;
 }

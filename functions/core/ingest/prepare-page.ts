@@ -7,13 +7,13 @@ import { saleOf } from '../apply/sale.js';
 import { buildOrderVersionMessage, type OutgoingMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
-import type { Finding, Order } from '../model/types.js';
+import type { Order } from '../model/types.js';
 import type { QuarantinedRecord } from './ports.js';
 
 export interface PreparedPage {
   messages: OutgoingMessage[];
   quarantined: QuarantinedRecord[];
-  /** How many of the quarantined records were valid but over the message size limit. */
+  /** How many of the quarantined records were valid but too large to carry. */
   oversized: number;
   /** Highest event timestamp among the page's valid orders (UTC ISO), if any. */
   highWaterMark: string | undefined;
@@ -31,63 +31,64 @@ interface PageContext {
 }
 
 export function preparePage(records: readonly unknown[], context: PageContext): PreparedPage {
-  const messages: OutgoingMessage[] = [];
-  const quarantined: QuarantinedRecord[] = [];
-  let oversized = 0;
-  let highWaterMark: string | undefined;
-  const withFindings: PreparedPage['withFindings'] = [];
-  const quarantine = (record: Omit<QuarantinedRecord, 'feedId' | 'pageId' | 'quarantinedAt'>) =>
-    quarantined.push({
-      feedId: context.feedId,
-      pageId: context.pageId,
-      ...record,
-      quarantinedAt: context.fetchedAt,
+  const { feedId, pageId, fetchedAt, correlationId } = context;
+  const page: PreparedPage = {
+    messages: [],
+    quarantined: [],
+    oversized: 0,
+    highWaterMark: undefined,
+    withFindings: [],
+  };
+  const quarantine = (raw: unknown, reason: string, issues: string[], orderId?: Int64, version?: Int64) =>
+    page.quarantined.push({
+      feedId,
+      pageId,
+      reason,
+      issues,
+      ...(orderId === undefined ? {} : { orderId }),
+      ...(version === undefined ? {} : { version }),
+      raw,
+      quarantinedAt: fetchedAt,
     });
   for (const raw of records) {
     const parsed = parseOrder(raw);
     if (!parsed.ok) {
-      quarantine({
-        reason: parsed.reason,
-        issues: parsed.issues,
-        ...(parsed.orderId === undefined ? {} : { orderId: parsed.orderId }),
-        ...(parsed.version === undefined ? {} : { version: parsed.version }),
-        raw,
-      });
+      quarantine(raw, parsed.reason, parsed.issues, parsed.orderId, parsed.version);
       continue;
     }
     const { order, findings } = parsed;
     const message = buildOrderVersionMessage(order, {
-      feedId: context.feedId,
-      pageId: context.pageId,
-      fetchedAt: context.fetchedAt,
+      feedId,
+      pageId,
+      fetchedAt,
       findings,
-      correlationId: context.correlationId,
+      correlationId,
       origin: 'poll',
     });
-    const tooLarge = tooLargeToCarry(order, findings, message.sizeBytes, context);
+    const codes = [...new Set(findings.map((finding) => finding.code))];
+    const tooLarge = tooLargeToCarry(order, codes, message.sizeBytes, context);
     if (tooLarge !== undefined) {
-      oversized += 1;
-      quarantine({
-        reason: tooLarge,
-        issues: [],
-        orderId: order.id,
-        version: order.version,
-        raw,
-      });
+      page.oversized += 1;
+      quarantine(raw, tooLarge, [], order.id, order.version);
       continue;
     }
-    messages.push(message);
-    if (findings.length > 0) {
-      withFindings.push({
-        orderId: order.id,
-        version: order.version,
-        codes: [...new Set(findings.map((finding) => finding.code))],
-      });
+    page.messages.push(message);
+    if (codes.length > 0) page.withFindings.push({ orderId: order.id, version: order.version, codes });
+    // Timestamps are normalised toISOString() strings, so string order is time order.
+    for (const at of [
+      order.placedAt,
+      order.acceptedAt,
+      order.cancelledAt,
+      order.dispatchedAt,
+      order.deliveredAt,
+      order.returnedAt,
+    ]) {
+      if (at !== undefined && (page.highWaterMark === undefined || at > page.highWaterMark)) {
+        page.highWaterMark = at;
+      }
     }
-    const latest = latestEventTimestamp(order);
-    if (highWaterMark === undefined || latest > highWaterMark) highWaterMark = latest;
   }
-  return { messages, quarantined, oversized, highWaterMark, withFindings };
+  return page;
 }
 
 /** Below this message size the stored item is surely under DynamoDB's limit: skip computing it. */
@@ -100,7 +101,7 @@ const CHECK_STORED_ITEM_ABOVE_BYTES = 300 * 1024;
  */
 function tooLargeToCarry(
   order: Order,
-  findings: readonly Finding[],
+  findingCodes: string[],
   messageBytes: number,
   { correlationId, maxMessageBytes }: PageContext,
 ): string | undefined {
@@ -108,24 +109,8 @@ function tooLargeToCarry(
     return `message of ${messageBytes} bytes exceeds the SQS limit of ${maxMessageBytes} bytes`;
   }
   if (messageBytes <= CHECK_STORED_ITEM_ABOVE_BYTES) return undefined;
-  const findingCodes = [...new Set(findings.map((finding) => finding.code))];
   const stored = storedOrderItem(order, saleOf(order), { findingCodes, correlationId });
   return stored.sizeBytes > DYNAMO_MAX_ITEM_BYTES
     ? `stored item of ${stored.sizeBytes} bytes exceeds the DynamoDB limit of ${DYNAMO_MAX_ITEM_BYTES} bytes even with its items compressed`
     : undefined;
-}
-
-/** Timestamps are normalised toISOString() strings, so string order is time order. */
-function latestEventTimestamp(order: Order): string {
-  let latest = order.placedAt;
-  for (const value of [
-    order.acceptedAt,
-    order.cancelledAt,
-    order.dispatchedAt,
-    order.deliveredAt,
-    order.returnedAt,
-  ]) {
-    if (value !== undefined && value > latest) latest = value;
-  }
-  return latest;
 }

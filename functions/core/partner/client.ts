@@ -18,53 +18,38 @@ import {
   CursorExpiredError,
   InvalidArgumentError,
   OrderNotFoundError,
-  type ResponseBodyFingerprint,
   ResponseFormatError,
   RetryLaterError,
-  type RetryLaterOptions,
   UnexpectedStatusError,
 } from './errors.js';
 import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
-/** Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence). */
-export interface PartnerClientTimeouts {
-  connectTimeoutMs: number;
-  headersTimeoutMs: number;
-  bodyTimeoutMs: number;
-}
-
-/** undici's defaults (300 s) exceed a Lambda's whole budget; each request is also cut off at the deadline. */
-export const DEFAULT_TIMEOUTS: Readonly<PartnerClientTimeouts> = Object.freeze({
+/**
+ * Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence).
+ * undici's defaults (300 s) exceed a Lambda's whole budget; each request is also cut off at the deadline.
+ */
+export const DEFAULT_TIMEOUTS = Object.freeze({
   connectTimeoutMs: 5_000,
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 15_000,
 });
 
-export interface RetryPolicy {
-  maxAttempts: number; // for 5xx and network failures, the first request included
-  baseBackoffMs: number; // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
-  maxBackoffMs: number;
-  defaultRetryAfterMs: number; // the 429 wait when Retry-After is missing or unparseable
-  maxRetryAfterMs: number; // longest 429 wait; a server asking for more gets RetryLaterError with its value
-  rateLimitBackoffFactor: number; // growth per consecutive 429 (the spec: "backs off on repeats")
-  maxRateLimitRetries: number; // consecutive 429s waited through before RetryLaterError
-  minAttemptBudgetMs: number; // a wait starts only if this much time is left after it for the request
-}
-
-export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
-  maxAttempts: 5,
-  baseBackoffMs: 200,
+export const DEFAULT_RETRY_POLICY = Object.freeze({
+  maxAttempts: 5, // for 5xx and network failures, the first request included
+  baseBackoffMs: 200, // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
   maxBackoffMs: 5_000,
-  defaultRetryAfterMs: 1_000,
-  maxRetryAfterMs: 60_000,
-  rateLimitBackoffFactor: 2,
-  maxRateLimitRetries: 5,
-  minAttemptBudgetMs: 250,
+  defaultRetryAfterMs: 1_000, // the 429 wait when Retry-After is missing or unparseable
+  maxRetryAfterMs: 60_000, // longest 429 wait; a server asking for more gets RetryLaterError with its value
+  rateLimitBackoffFactor: 2, // growth per consecutive 429 (the spec: "backs off on repeats")
+  maxRateLimitRetries: 5, // consecutive 429s waited through before RetryLaterError
+  minAttemptBudgetMs: 250, // a wait starts only if this much time is left after it for the request
 });
+type RetryPolicy = Record<keyof typeof DEFAULT_RETRY_POLICY, number>;
+type Timeouts = Record<keyof typeof DEFAULT_TIMEOUTS, number>;
 
 /** A page of 100 orders is far below this; anything larger is a malformed answer (ResponseFormatError). */
-export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
 /** Error bodies (4xx/5xx) are read only to find `message`. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -73,12 +58,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Server text quoted in an error message is cut to this length. */
 const MAX_QUOTED_CHARS = 200;
 
-/**
- * How array query parameters go on the wire (the spec does not say). `repeat` (default):
- * `vendorIds=a&vendorIds=b`, OpenAPI's default for query arrays; `comma`: `vendorIds=a,b`, refusing values
- * that contain a comma.
- */
-export type ArrayEncoding = 'repeat' | 'comma';
+/** Query arrays on the wire (the spec does not say): `a=1&a=2` (OpenAPI's default) or `a=1,2` (no commas in values). */
+type ArrayEncoding = 'repeat' | 'comma';
 
 export interface PartnerClientOptions {
   /** `https://host[:port][/prefix]` (the prefix may name a test scenario); `http:` only for loopback hosts. */
@@ -87,27 +68,24 @@ export interface PartnerClientOptions {
   token: () => Promise<string>;
   /** Default: one module-level Agent with DEFAULT_TIMEOUTS (one of its own for another connect timeout). */
   dispatcher?: Dispatcher;
-  /** Default DEFAULT_TIMEOUTS; headers/body timeouts apply per request, with any dispatcher. */
-  timeouts?: Partial<PartnerClientTimeouts>;
-  /** Default DEFAULT_MAX_BODY_BYTES (10 MiB); a larger 200 body → ResponseFormatError (body-too-large). */
+  /** Headers and body timeouts apply per request, with any dispatcher. */
+  timeouts?: Partial<Timeouts>;
+  /** A larger 200 body → ResponseFormatError (body-too-large). */
   maxBodyBytes?: number;
   arrayEncoding?: ArrayEncoding;
-  /** Fields override DEFAULT_RETRY_POLICY. */
   retryPolicy?: Partial<RetryPolicy>;
-  /** Default Math.random (full-jitter draws). */
+  /** Full-jitter draws (default Math.random). */
   random?: () => number;
-  /** Default `sleep` below. */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
-  /** Default Date.now; compared with `CallOptions.deadline` and used for Retry-After dates. */
+  /** Compared with `CallOptions.deadline` and used for Retry-After dates. */
   now?: () => number;
 }
 
-/** The one sleep: a timer that rejects with `signal.reason` when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return delay(ms, undefined, signal ? { signal } : undefined).catch((err: unknown) => {
+/** A timer that rejects with `signal.reason` when the signal aborts. */
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  delay(ms, undefined, signal ? { signal } : undefined).catch((err: unknown) => {
     throw signal?.aborted ? signal.reason : err;
   });
-}
 
 // The three HTTP-date forms (RFC 9110 §5.6.7) as far as Date.parse needs telling: a weekday, a time, and
 // GMT or (asctime) a year. Date.parse alone would read "1" or "2030-01-01" as dates.
@@ -126,10 +104,6 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   return Math.max(0, at - nowMs);
 }
 
-export type RateLimitDecision =
-  | { action: 'wait'; waitMs: number }
-  | { action: 'give-up'; retryAfterMs: number };
-
 /**
  * The wait before repeating a request after its `consecutive429s`-th 429 in a row: Retry-After (or the
  * default), grown by the factor on repeats up to the cap, never below the server's value ("retrying too
@@ -139,7 +113,7 @@ export function rateLimitWaitMs(
   retryAfterMs: number | undefined,
   consecutive429s: number,
   policy: Pick<RetryPolicy, 'defaultRetryAfterMs' | 'maxRetryAfterMs' | 'rateLimitBackoffFactor'>,
-): RateLimitDecision {
+): { action: 'wait'; waitMs: number } | { action: 'give-up'; retryAfterMs: number } {
   const valid = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0;
   const base = valid ? retryAfterMs : Math.min(policy.defaultRetryAfterMs, policy.maxRetryAfterMs);
   if (base > policy.maxRetryAfterMs) return { action: 'give-up', retryAfterMs: base };
@@ -219,11 +193,6 @@ export interface HttpAnswer {
   limit: number;
 }
 
-type AttemptOutcome =
-  | { kind: 'answer'; answer: HttpAnswer }
-  | { kind: 'network'; error: unknown }
-  | { kind: 'deadline'; error: unknown };
-
 function headerValue(headers: HttpAnswer['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -258,11 +227,7 @@ async function readBounded(res: Dispatcher.ResponseData, limit: number) {
 
 /** What was asked for, as far as the meaning of the answer depends on it. */
 export type Resource =
-  | {
-      kind: 'orderUpdates';
-      label: string /** 404 `pageId not found` is an expiry only then */;
-      sentPageId: boolean;
-    }
+  | { kind: 'orderUpdates'; label: string; sentPageId: boolean }
   | { kind: 'order'; label: string; orderId: Int64 };
 
 /** The `message` of a JSON Error body, cut and with the token redacted. */
@@ -273,14 +238,6 @@ function serverMessage(body: Buffer, token: string): string | undefined {
   } catch {
     return undefined; // a foreign body (proxy page) carries no usable message
   }
-}
-
-function fingerprint(body: Buffer, contentType: string | undefined, token: string): ResponseBodyFingerprint {
-  return {
-    bytes: body.length,
-    contentType: contentType === undefined ? undefined : truncate(redact(contentType, token), 100),
-    sha256: createHash('sha256').update(body).digest('hex').slice(0, 16),
-  };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -306,18 +263,22 @@ export function interpret(resource: Resource, answer: HttpAnswer, token: string)
     try {
       value = parseJsonExact(answer.body.toString('utf8')); // int64 beyond 2^53 → bigint
     } catch {
-      const body = fingerprint(answer.body, headerValue(answer.headers, 'content-type'), token);
+      const contentType = headerValue(answer.headers, 'content-type');
+      const body = {
+        bytes: answer.body.length,
+        contentType: contentType === undefined ? undefined : truncate(redact(contentType, token), 100),
+        sha256: createHash('sha256').update(answer.body).digest('hex').slice(0, 16),
+      };
       const type = body.contentType === undefined ? 'none' : JSON.stringify(body.contentType);
       throw new ResponseFormatError(
         `${label}: ${status} body is not valid JSON (${body.bytes} bytes, content-type ${type}, sha256 ${body.sha256}…)`,
         { statusCode: status, problem: 'not-json', body },
       );
     }
-    if (resource.kind === 'order') {
-      if (!isObject(value)) throw fail('response is not an Order object');
-      return value;
-    }
-    if (!isObject(value)) throw fail('response is not a Page: not a JSON object');
+    const order = resource.kind === 'order';
+    if (!isObject(value))
+      throw fail(order ? 'response is not an Order object' : 'response is not a Page: not a JSON object');
+    if (order) return value;
     if (typeof value.hasMore !== 'boolean') throw fail('response is not a Page: hasMore is not a boolean');
     if (!Array.isArray(value.data)) throw fail('response is not a Page: data is not an array');
     if (value.nextPageId !== undefined && typeof value.nextPageId !== 'string')
@@ -445,7 +406,7 @@ function positiveInteger(name: string, value: number): number {
 export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const { origin, basePath } = parsePartnerBaseUrl(options.baseUrl);
   argument(typeof options.token === 'function', 'token must be a function returning the bearer token');
-  const timeouts: PartnerClientTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   for (const [name, value] of Object.entries(timeouts)) positiveInteger(`timeouts.${name}`, value);
   const arrayEncoding = options.arrayEncoding ?? 'repeat';
   argument(
@@ -480,15 +441,12 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         bodyTimeout: Math.max(1, Math.min(timeouts.bodyTimeoutMs, remainingMs)),
       });
       const limit = res.statusCode === 200 ? maxBodyBytes : Math.min(maxBodyBytes, MAX_ERROR_BODY_BYTES);
-      let read: { body: Buffer; overflow: boolean };
-      try {
-        read = await readBounded(res, limit);
-      } catch (err) {
+      const read = await readBounded(res, limit).catch((err: unknown) => {
         discard(res.body);
         // A failed read of an error body does not change what the status means.
         if (res.statusCode === 200 || signal.aborted) throw err;
-        read = { body: Buffer.alloc(0), overflow: false };
-      }
+        return { body: Buffer.alloc(0), overflow: false };
+      });
       return {
         kind: 'answer',
         answer: { status: res.statusCode, headers: res.headers, limit, ...read },
@@ -506,10 +464,15 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
     const ok = typeof callOptions?.deadline === 'number' && Number.isFinite(callOptions.deadline);
     argument(ok, 'options.deadline must be an epoch-milliseconds number');
     const { deadline, signal } = callOptions;
-    const later = (kind: RetryEvent['kind'], message: string, more: RetryLaterOptions) =>
-      new RetryLaterError(kind, `${label}: ${message}`, more);
     let [attempts, failures, consecutive429s] = [0, 0, 0];
-    let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } | undefined;
+    // The last failed attempt, which a RetryLaterError reports (none yet: a network-kind error).
+    let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } = { kind: 'network' };
+    const later = (message: string, more: { retryAfterMs?: number; deadlinePassed?: boolean }) =>
+      new RetryLaterError(last.kind, `${label}: ${message}`, {
+        statusCode: last.statusCode,
+        cause: last.cause,
+        ...more,
+      });
     for (;;) {
       signal?.throwIfAborted();
       const token = await options.token();
@@ -519,67 +482,56 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
       );
       signal?.throwIfAborted();
       const remainingMs = deadline - now();
-      if (remainingMs <= 0) {
-        const { kind = 'network', statusCode, cause } = last ?? {};
-        throw later(kind, 'the call deadline passed before a response', {
-          statusCode,
-          cause,
-          deadlinePassed: true,
-        });
-      }
+      if (remainingMs <= 0)
+        throw later('the call deadline passed before a response', { deadlinePassed: true });
       attempts += 1;
-      const outcome: AttemptOutcome = await attempt(path, token, remainingMs, signal);
+      const outcome = await attempt(path, token, remainingMs, signal);
       if (outcome.kind === 'deadline') {
-        const cause = safeCause(outcome.error, token);
-        throw later('network', 'no complete response before the call deadline', {
-          cause,
-          deadlinePassed: true,
-        });
+        last = { kind: 'network', cause: safeCause(outcome.error, token) };
+        throw later('no complete response before the call deadline', { deadlinePassed: true });
       }
       const status = outcome.kind === 'answer' ? outcome.answer.status : undefined;
-      const serverError = status !== undefined && status >= 500 && status <= 599;
-      if (outcome.kind === 'answer' && status !== 429 && !serverError)
-        return { answer: outcome.answer, token };
-      let kind: RetryEvent['kind'];
+      const retry = status === undefined || status === 429 || (status >= 500 && status <= 599);
+      if (outcome.kind === 'answer' && !retry) return { answer: outcome.answer, token };
       let waitMs: number;
       let describe: string;
-      let cause: Error | undefined;
       if (outcome.kind === 'answer' && status === 429) {
+        last = { kind: 'rate-limited', statusCode: 429 };
         consecutive429s += 1;
         const retryAfter = parseRetryAfter(headerValue(outcome.answer.headers, 'retry-after'), now());
         const decision = rateLimitWaitMs(retryAfter, consecutive429s, policy);
         if (decision.action === 'give-up') {
           const { retryAfterMs } = decision;
           const message = `rate limited (429); Retry-After ${retryAfterMs} ms exceeds the ${policy.maxRetryAfterMs} ms the client waits`;
-          throw later('rate-limited', message, { statusCode: 429, retryAfterMs });
+          throw later(message, { retryAfterMs });
         }
         if (consecutive429s > policy.maxRateLimitRetries) {
-          const message = `still rate limited after ${consecutive429s} 429s`;
-          throw later('rate-limited', message, { statusCode: 429, retryAfterMs: decision.waitMs });
+          throw later(`still rate limited after ${consecutive429s} 429s`, { retryAfterMs: decision.waitMs });
         }
-        [kind, waitMs, describe] = ['rate-limited', decision.waitMs, 'rate limited (429)'];
+        [waitMs, describe] = [decision.waitMs, 'rate limited (429)'];
       } else {
         consecutive429s = 0;
         failures += 1;
         waitMs = backoffWithFullJitter(failures, policy.baseBackoffMs, policy.maxBackoffMs, random);
         if (outcome.kind === 'network') {
-          cause = safeCause(outcome.error, token);
-          [kind, describe] = ['network', `network failure (${errorCode(cause) ?? cause.name})`];
+          const cause = safeCause(outcome.error, token);
+          last = { kind: 'network', cause };
+          describe = `network failure (${errorCode(cause) ?? cause.name})`;
         } else {
-          [kind, describe] = ['server-error', `server error (${status})`];
+          last = { kind: 'server-error', statusCode: status };
+          describe = `server error (${status})`;
         }
-      }
-      last = { kind, statusCode: status, cause };
-      const more = { statusCode: status, retryAfterMs: waitMs, cause };
-      if (kind !== 'rate-limited' && failures >= policy.maxAttempts) {
-        throw later(kind, `${describe}; gave up after ${failures} attempts`, more);
+        if (failures >= policy.maxAttempts) {
+          throw later(`${describe}; gave up after ${failures} attempts`, { retryAfterMs: waitMs });
+        }
       }
       // Never start a wait that ends past the deadline (or leaves no time for the request after it).
       if (now() + waitMs + policy.minAttemptBudgetMs > deadline) {
-        throw later(kind, `${describe}; the ${waitMs} ms wait does not fit before the call deadline`, more);
+        const message = `${describe}; the ${waitMs} ms wait does not fit before the call deadline`;
+        throw later(message, { retryAfterMs: waitMs });
       }
       try {
-        callOptions.onRetry?.({ kind, attempt: attempts, waitMs, status });
+        callOptions.onRetry?.({ kind: last.kind, attempt: attempts, waitMs, status });
       } catch {
         // A metrics hook must not change the outcome of the call.
       }

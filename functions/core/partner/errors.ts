@@ -3,21 +3,15 @@
 // or a request header: messages are built from the method, the path and the server's `message` only.
 import type { Int64 } from '../model/int64.js';
 
-export type PartnerErrorCode =
-  | 'ERR_PARTNER_AUTH'
-  | 'ERR_PARTNER_CURSOR_EXPIRED'
-  | 'ERR_PARTNER_NOT_FOUND'
-  | 'ERR_PARTNER_BAD_REQUEST'
-  | 'ERR_PARTNER_RETRY_LATER'
-  | 'ERR_PARTNER_RESPONSE_FORMAT'
-  | 'ERR_PARTNER_HTTP'
-  | 'ERR_PARTNER_INVALID_ARGUMENT';
-
 export class PartnerApiError extends Error {
-  readonly code: PartnerErrorCode;
+  readonly code: `ERR_PARTNER_${string}`;
   readonly statusCode: number | undefined;
 
-  constructor(code: PartnerErrorCode, message: string, options?: { statusCode?: number; cause?: unknown }) {
+  constructor(
+    code: PartnerApiError['code'],
+    message: string,
+    options?: { statusCode?: number; cause?: unknown },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -45,8 +39,9 @@ export class OrderNotFoundError extends PartnerApiError {
     readonly orderId: Int64,
     serverMessage?: string,
   ) {
-    const message = `order ${orderId} not found${serverMessage ? `: ${serverMessage}` : ''}`;
-    super('ERR_PARTNER_NOT_FOUND', message, { statusCode: 404 });
+    super('ERR_PARTNER_NOT_FOUND', `order ${orderId} not found${serverMessage ? `: ${serverMessage}` : ''}`, {
+      statusCode: 404,
+    });
   }
 }
 
@@ -58,26 +53,23 @@ export class BadRequestError extends PartnerApiError {
   }
 }
 
-export interface RetryLaterOptions {
-  statusCode?: number | undefined;
-  /** The server's (or the backoff's) suggested wait, when known. */
-  retryAfterMs?: number | undefined;
-  cause?: unknown;
-  /** The caller's deadline passed with the request in flight or between attempts (out of time). */
-  deadlinePassed?: boolean;
-}
-
 /**
  * The request could not succeed before the caller's deadline: a 429 whose Retry-After does not fit, or
  * 5xx / network failures that outlasted the retry budget. The caller ends its run and repeats it later.
  */
 export class RetryLaterError extends PartnerApiError {
   readonly retryAfterMs: number | undefined;
+  /** The caller's deadline passed with the request in flight or between attempts (out of time). */
   readonly deadlinePassed: boolean;
   constructor(
     readonly reason: 'rate-limited' | 'server-error' | 'network',
     message: string,
-    options?: RetryLaterOptions,
+    options?: {
+      statusCode?: number | undefined;
+      retryAfterMs?: number;
+      cause?: unknown;
+      deadlinePassed?: boolean;
+    },
   ) {
     super('ERR_PARTNER_RETRY_LATER', message, options);
     this.retryAfterMs = options?.retryAfterMs;
@@ -85,36 +77,37 @@ export class RetryLaterError extends PartnerApiError {
   }
 }
 
-/** What was wrong with a 200 body. */
-export type ResponseFormatProblem = 'body-too-large' | 'not-json' | 'wrong-shape';
-
-/** A body described without its content (it is customer data): size, content type, hash prefix. */
-export interface ResponseBodyFingerprint {
-  bytes: number;
-  contentType: string | undefined;
-  /** The first 16 hex digits of the body's SHA-256. */
-  sha256: string;
-}
-
-/** The body was not JSON, was too large, or was not the documented shape; never quotes the body. */
+/**
+ * The 200 body was not JSON, was too large, or was not the documented shape; never quotes the body (it is
+ * customer data): `body` describes it by size, content type and the first 16 hex digits of its SHA-256.
+ */
 export class ResponseFormatError extends PartnerApiError {
-  readonly problem: ResponseFormatProblem;
-  readonly body: ResponseBodyFingerprint | undefined;
+  readonly problem: 'body-too-large' | 'not-json' | 'wrong-shape';
+  readonly body: { bytes: number; contentType: string | undefined; sha256: string } | undefined;
   constructor(
     message: string,
-    options?: { statusCode?: number; problem?: ResponseFormatProblem; body?: ResponseBodyFingerprint },
+    options: {
+      statusCode: number;
+      problem?: ResponseFormatError['problem'];
+      body?: ResponseFormatError['body'];
+    },
   ) {
     super('ERR_PARTNER_RESPONSE_FORMAT', message, options);
-    this.problem = options?.problem ?? 'wrong-shape';
-    this.body = options?.body;
+    this.problem = options.problem ?? 'wrong-shape';
+    this.body = options.body;
   }
 }
 
 /** Any other non-2xx status that is not retryable (e.g. 403, 405, 404 on the feed that is not a cursor). */
 export class UnexpectedStatusError extends PartnerApiError {
   constructor(statusCode: number, serverMessage: string | undefined) {
-    const message = `partner API answered ${statusCode}${serverMessage ? `: ${serverMessage}` : ''}`;
-    super('ERR_PARTNER_HTTP', message, { statusCode });
+    super(
+      'ERR_PARTNER_HTTP',
+      `partner API answered ${statusCode}${serverMessage ? `: ${serverMessage}` : ''}`,
+      {
+        statusCode,
+      },
+    );
   }
 }
 

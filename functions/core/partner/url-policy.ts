@@ -4,13 +4,6 @@
 
 import { InvalidArgumentError } from './errors.js';
 
-export interface PartnerBaseUrl {
-  /** `https://partner.example` (scheme, host, port). */
-  origin: string;
-  /** Path prefix without a trailing slash: '' or e.g. '/test-pagination'. */
-  basePath: string;
-}
-
 /** 127.0.0.0/8, ::1 and `localhost`. The WHATWG URL parser has already normalised `127.1` etc. */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase();
@@ -40,11 +33,11 @@ export function partnerBaseUrlProblem(baseUrl: string): string | undefined {
 }
 
 /**
- * Splits a valid partner base URL into origin and path prefix. The prefix may carry a test-scenario segment
- * (`https://partner.example/test-versioning`); trailing slashes are dropped so `${basePath}/v1/...` never
- * has `//`.
+ * Splits a valid partner base URL into origin (scheme, host, port) and path prefix. The prefix may carry a
+ * test-scenario segment (`https://partner.example/test-versioning`); trailing slashes are dropped so
+ * `${basePath}/v1/...` never has `//`.
  */
-export function parsePartnerBaseUrl(baseUrl: string): PartnerBaseUrl {
+export function parsePartnerBaseUrl(baseUrl: string): { origin: string; basePath: string } {
   const problem = partnerBaseUrlProblem(baseUrl);
   if (problem !== undefined) throw new InvalidArgumentError(`baseUrl ${problem}`);
   const url = new URL(baseUrl);

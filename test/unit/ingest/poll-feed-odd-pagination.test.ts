@@ -1,11 +1,11 @@
 // Pagination the partner can get wrong (issue 11, points 5–8): each case keeps the data it was served,
 // ends the run cleanly instead of looping or stalling, and leaves a cursor the next run can use.
 import { describe, expect, it } from 'vitest';
-import { maxHighWaterMark, pollFeed, recoveryQuery } from '../../../functions/core/ingest/poll-feed.js';
+import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import { CursorExpiredError } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
-import { sampleOrder } from '../../fixtures/orders.js';
+import { PLACED_AT_MS, sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
   MemoryCursorStore,
@@ -158,16 +158,32 @@ describe('a record dated in the future', () => {
     expect(deps.metrics.counts.CursorRecoveries).toBe(1);
   });
 
-  it('caps both the stored and the new mark (pure rule)', () => {
-    const fetchedAt = NOW;
-    expect(maxHighWaterMark('9999-01-01T00:00:00.000Z', { highWaterMark: undefined }, fetchedAt)).toEqual({
-      highWaterMark: new Date(NOW).toISOString(),
-    });
-    expect(
-      maxHighWaterMark('2026-11-01T00:00:00.000Z', { highWaterMark: '2026-11-02T00:00:00.000Z' }, fetchedAt),
-    ).toEqual({ highWaterMark: '2026-11-02T00:00:00.000Z' });
-    expect(recoveryQuery({ ...SETTINGS, recoveryLookbackMinutes: 1 }, undefined, NOW)).toEqual({
-      pageSize: 10,
-    });
+  it('caps the stored mark too, and otherwise keeps the newer of the stored and the new mark', async () => {
+    const { deps, run } = setup((query) =>
+      query.pageId === 'c0'
+        ? { data: [], hasMore: false }
+        : { data: [sampleOrder({ id: 1 })], hasMore: false },
+    );
+    deps.cursorStore.items.set(FEED, storedCursor('c0', '9999-01-01T00:00:00.000Z'));
+    await run();
+    expect(deps.cursorStore.items.get(FEED)?.highWaterMark).toBe(new Date(NOW).toISOString());
+
+    deps.cursorStore.items.set(FEED, storedCursor('c1', '2024-01-01T00:00:00.000Z'));
+    await run();
+    // The sample order's latest event: delivered 41 minutes after it was placed.
+    expect(deps.cursorStore.items.get(FEED)?.highWaterMark).toBe(
+      new Date(PLACED_AT_MS + 41 * 60_000).toISOString(),
+    );
+  });
+
+  it('makes a bounded recovery without a stored mark ask from the start of the stream', async () => {
+    const { deps, run } = setup((query) =>
+      query.pageId === 'purged' ? new CursorExpiredError() : { data: [], hasMore: false },
+    );
+    deps.cursorStore.items.set(FEED, storedCursor('purged'));
+
+    await run({ ...SETTINGS, recoveryLookbackMinutes: 1 });
+
+    expect(deps.partner.calls[1]).toEqual({ pageSize: 10 });
   });
 });

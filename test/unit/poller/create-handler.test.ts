@@ -3,13 +3,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
+import type { PollerMetrics } from '../../../functions/core/ingest/ports.js';
 import { AuthenticationError } from '../../../functions/core/partner/errors.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
-import {
-  createPollerHandler,
-  type PollerMetrics,
-  PollRunFailedError,
-} from '../../../functions/poller/create-handler.js';
+import { createPollerHandler, PollRunFailedError } from '../../../functions/poller/create-handler.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {
