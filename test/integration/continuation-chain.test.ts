@@ -11,6 +11,7 @@ import { S3Quarantine } from '../../functions/core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { type ContinuationEvent, continuationOf } from '../../functions/core/ingest/continuation.js';
 import type { CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
+import { NO_METRICS } from '../../functions/core/observability/powertools.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createPollerHandler, type PollResult } from '../../functions/poller/create-handler.js';
@@ -101,12 +102,7 @@ async function runChain(
     publisher,
     quarantine: new S3Quarantine(aws.s3, config.quarantineBucketName),
     logger: new Logger({ serviceName: 'poller', logLevel: 'SILENT' }),
-    metrics: {
-      count: () => undefined,
-      milliseconds: () => undefined,
-      seconds: () => undefined,
-      publish: () => {},
-    },
+    metrics: NO_METRICS,
     continuation: { request: async (next: ContinuationEvent) => void pending.push(next) },
     now: () => Date.now() + (options.clockSkewMs ?? 0),
   });

@@ -16,7 +16,7 @@ import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-pub
 import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
 import type { Env } from '../../functions/core/config/settings.js';
 import type { Continuation, CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
-import { powertoolsMetrics } from '../../functions/core/observability/powertools.js';
+import { NO_METRICS, powertoolsMetrics } from '../../functions/core/observability/powertools.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createPollerHandler, type PollerHandler } from '../../functions/poller/create-handler.js';
@@ -37,13 +37,6 @@ interface LevelOptions {
   /** Print the functions' EMF metrics to stdout as Lambda would; default: metrics are dropped. */
   emitMetrics?: boolean;
 }
-
-const NO_METRICS = {
-  count: () => undefined,
-  milliseconds: () => undefined,
-  seconds: () => undefined,
-  publish: () => undefined,
-};
 
 const logLevelOf = (options: LevelOptions, env: Env): LogLevel =>
   options.logLevel ?? asLogLevel(env.POWERTOOLS_LOG_LEVEL) ?? 'WARN';

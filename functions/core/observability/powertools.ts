@@ -22,6 +22,14 @@ export interface FunctionMetrics {
   publish(): void;
 }
 
+/** Records nothing: local mode without `--metrics`, benchmarks and tests. */
+export const NO_METRICS: FunctionMetrics = {
+  count: () => undefined,
+  milliseconds: () => undefined,
+  seconds: () => undefined,
+  publish: () => undefined,
+};
+
 /**
  * The functions' small metrics port over Powertools Metrics: counts, two durations, and the flush. With a
  * `feedId` (the pollers) every metric is published under two dimension sets in the same EMF document: `service`

@@ -3,6 +3,7 @@
 // correlation id its messages carry, one per partner request; failures mark the span they happened in.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
+import { NO_METRICS } from '../../../functions/core/observability/powertools.js';
 import { AuthenticationError } from '../../../functions/core/partner/errors.js';
 import { createPollerHandler } from '../../../functions/poller/create-handler.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
@@ -36,12 +37,7 @@ function build(partner: ScriptedPartner) {
     publisher,
     quarantine: new MemoryQuarantine(),
     logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
-    metrics: {
-      count: () => undefined,
-      milliseconds: () => undefined,
-      seconds: () => undefined,
-      publish: () => undefined,
-    },
+    metrics: NO_METRICS,
     tracing,
   });
   return { handler, tracing, publisher };
