@@ -105,7 +105,13 @@ export interface BackfillSummary {
 export async function runBackfill(ports: BackfillPorts, request: BackfillRequest): Promise<BackfillSummary> {
   const startedMs = ports.now();
   const previous = await ports.readCheckpoint();
-  const resumed = previous?.status === 'running' && !request.restart;
+  // Only a latest-version run's own checkpoint is resumed by one: before 2026-11-25 an unfinished
+  // `--all-versions` run wrote its checkpoint (with `lastVersion`) under this key, and resuming it would
+  // skip every order before its `lastOrderId`.
+  const resumed =
+    previous?.status === 'running' &&
+    !request.restart &&
+    (request.allVersions === true || previous.lastVersion === undefined);
   const checkpoint: Checkpoint = resumed
     ? { ...previous }
     : {

@@ -158,6 +158,26 @@ describe('runBackfill', () => {
     expect(restarted.runId).not.toBe(interrupted.runId);
   });
 
+  it("starts over rather than resume an unfinished --all-versions run's checkpoint left under its key", async () => {
+    const leftByAllVersions: Checkpoint = {
+      runId: 'all-versions-run',
+      status: 'running',
+      lastOrderId: '1020',
+      lastVersion: '2',
+      sent: 21,
+      startedAt: '2026-11-24T00:00:00.000Z',
+      updatedAt: '2026-11-24T00:01:00.000Z',
+    };
+    const fake = fakePorts(30, leftByAllVersions);
+
+    const summary = await runBackfill(fake.ports, request());
+
+    const ids = fake.sent.flat().map((message) => Number(message.orderId));
+    expect(summary).toMatchObject({ resumed: false, sent: 30, finished: true });
+    expect(summary.runId).not.toBe('all-versions-run');
+    expect(ids).toEqual(Array.from({ length: 30 }, (_, index) => 1000 + index));
+  });
+
   it('starts a new run after a finished one', async () => {
     const fake = fakePorts(3);
 
