@@ -39,10 +39,9 @@ export const handler = async () => client.config.region;`,
  * undici's public API starts from (the entry loads fetch, WebSocket, the cache and the mocks at import).
  * Shown beside the target, without one, so the share of the cold start that is undici's shows in every run.
  */
-const BARE_WITH_UNDICI = `${BARE_SOURCES.poller.replace(/^export const handler.*$/m, '')}
+const BARE_WITH_UNDICI = `${BARE_SOURCES.poller}
 import { Agent } from 'undici';
-export const agent = new Agent();
-export const handler = async () => [clients.length, agent];`;
+export const agent = new Agent();`;
 
 /** Prints the import's wall time in ms. */
 const IMPORT_TIMER =
