@@ -102,6 +102,22 @@ export class Monitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
+    // A run that gave up on an unreadable answer (a 3xx, a maintenance or WAF page, not a Page) is a passing
+    // hiccup the next tick gets past; the same in two periods running, each at least a schedule interval
+    // (so two runs at least), means the partner's answer changed.
+    const runPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
+    this.track(
+      new Alarm(this, 'UnreadablePagesAlarm', {
+        alarmDescription:
+          'The partner answered no readable page (a 3xx, or a 200 that is not JSON or not a Page) on every attempt of a run, in two periods running: the feed is not moving (RUNBOOK: unreadable pages).',
+        metric: this.metric(POLLER_SERVICE_NAME, 'UnreadablePages', Stats.SUM, runPeriod),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
     // One alarm per group of pollers (the first keeps the single-feed logical id).
     const errorGroups = pollerErrors(props.pollers);
     for (const [index, group] of errorGroups.entries()) {
@@ -236,6 +252,7 @@ export class Monitoring extends Construct {
         poller('LeaseContended'),
         poller('MissingNextPageId'),
         poller('StuckCursor'),
+        poller('UnreadablePages'),
       ]),
     );
     this.dashboard.addWidgets(

@@ -564,8 +564,8 @@ describe('monitoring', () => {
   });
 
   it('creates one alarm per failure signal, plus two per downstream subscriber (dead letters, oldest message)', () => {
-    full.resourceCountIs('AWS::CloudWatch::Alarm', 16);
-    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 12);
+    full.resourceCountIs('AWS::CloudWatch::Alarm', 17);
+    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 13);
     const metricNames = Object.values(
       full.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>,
     )
@@ -579,6 +579,7 @@ describe('monitoring', () => {
         'MissingNextPageId',
         'CursorRecoveries',
         'StuckCursor',
+        'UnreadablePages',
         'SecondsSinceCaughtUp',
         'Errors',
         'Errors',
@@ -615,6 +616,19 @@ describe('monitoring', () => {
       Threshold: 0,
       EvaluationPeriods: 3,
       DatapointsToAlarm: 3,
+    });
+  });
+
+  it('alarms on unreadable pages only when they repeat: two periods running, each at least a schedule interval', () => {
+    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...emfAlarm('UnreadablePages', 'order-feed-poller'),
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 2,
+      Period: 300,
+      TreatMissingData: 'notBreaching',
     });
   });
 

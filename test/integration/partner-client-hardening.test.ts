@@ -1,5 +1,6 @@
 // The partner client against a partner that answers badly, over real HTTP (scripted server on
-// 127.0.0.1:0): a 200 body that is not JSON never reaches an error message or a log line, and a page
+// 127.0.0.1:0): a 200 body that is not JSON is asked again and, if it persists, never reaches an error
+// message or a log line (the give-up's cause describes it by size, type and hash), and a page
 // too large for the body limit is a ResponseFormatError like any oversized answer (no smaller pageSize).
 
 import { createHash } from 'node:crypto';
@@ -7,7 +8,7 @@ import { inspect } from 'node:util';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPartnerClient, type PartnerClientOptions } from '../../functions/core/partner/client.js';
-import { ResponseFormatError } from '../../functions/core/partner/errors.js';
+import { ResponseFormatError, RetryLaterError } from '../../functions/core/partner/errors.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 const TOKEN = 'tok-hardening-7c1d';
@@ -91,15 +92,17 @@ describe('a 200 answer that is not JSON (customer data in the body)', () => {
   ];
 
   it.each(bodies)(
-    '%s: the error carries its length, content type and hash, and no body text',
+    '%s on every attempt: RetryLaterError whose cause carries its length, content type and hash, and no body text',
     async (_name, type, text) => {
-      server.script({ status: 200, headers: { 'content-type': type }, body: text });
+      server.setFallback({ status: 200, headers: { 'content-type': type }, body: text });
 
       const err = await rejectionOf(client().getOrderUpdates({ pageSize: 10 }, within()));
 
-      expect(err).toBeInstanceOf(ResponseFormatError);
+      expect(err).toBeInstanceOf(RetryLaterError);
+      expect(err).toMatchObject({ reason: 'unreadable', statusCode: 200 });
+      expect(err.cause).toBeInstanceOf(ResponseFormatError);
       const expectedHash = createHash('sha256').update(text).digest('hex').slice(0, 16);
-      expect(err).toMatchObject({
+      expect(err.cause).toMatchObject({
         code: 'ERR_PARTNER_RESPONSE_FORMAT',
         statusCode: 200,
         problem: 'not-json',
@@ -116,9 +119,14 @@ describe('a 200 answer that is not JSON (customer data in the body)', () => {
   );
 
   it('getOrder: the same, for an order body', async () => {
-    server.script({ status: 200, headers: { 'content-type': 'text/html' }, body: `<p>${customerText}</p>` });
+    server.setFallback({
+      status: 200,
+      headers: { 'content-type': 'text/html' },
+      body: `<p>${customerText}</p>`,
+    });
     const err = await rejectionOf(client().getOrder(7, within()));
-    expect(err).toMatchObject({ problem: 'not-json', body: { contentType: 'text/html' } });
+    expect(err).toMatchObject({ reason: 'unreadable' });
+    expect(err.cause).toMatchObject({ problem: 'not-json', body: { contentType: 'text/html' } });
     for (const rendered of renderings(err)) expect(rendered).not.toContain('Jane Example');
   });
 });

@@ -219,22 +219,78 @@ describe('non-retryable statuses', () => {
     expect(err.message).toContain('id must be an integer');
   });
 
-  it('other statuses (403, 3xx) → UnexpectedStatusError, not retried, redirects not followed', async () => {
+  it('other statuses (403) → UnexpectedStatusError, not retried', async () => {
     const { client, waits } = harness();
-    server.script(
-      { status: 403, body: { message: 'Forbidden' } },
-      { status: 302, headers: { location: 'http://127.0.0.1:1/steal' } },
-    );
+    server.script({ status: 403, body: { message: 'Forbidden' } });
     expect(await rejectionOf(client.getOrderUpdates({}, within()))).toMatchObject({
       code: 'ERR_PARTNER_HTTP',
       statusCode: 403,
     });
-    expect(await rejectionOf(client.getOrderUpdates({}, within()))).toMatchObject({
-      code: 'ERR_PARTNER_HTTP',
-      statusCode: 302,
-    });
-    expect(server.requests).toHaveLength(2);
+    expect(server.requests).toHaveLength(1);
     expect(waits).toEqual([]);
+  });
+});
+
+describe('3xx: retried like a 5xx, never followed', () => {
+  const SECRET_QUERY = 'sig=QUERY-SECRET-91';
+  const redirect = (status: number) => ({
+    status,
+    headers: { location: `${server.url}/elsewhere/v1/orderUpdates?${SECRET_QUERY}#frag` },
+  });
+
+  it('a 302 then a page: the page within the call, the target never asked, its query logged nowhere', async () => {
+    const { client, waits, events } = harness();
+    server.script(redirect(302), { status: 200, body: PAGE });
+
+    expect(await client.getOrderUpdates({ pageId: 'c1' }, within())).toEqual(PAGE);
+
+    expect(server.requests.map((r) => r.pathname)).toEqual([
+      '/test-scenario/v1/orderUpdates',
+      '/test-scenario/v1/orderUpdates',
+    ]);
+    expect(waits).toEqual([100]);
+    expect(events).toEqual([
+      {
+        kind: 'unreadable',
+        attempt: 1,
+        waitMs: 100,
+        status: 302,
+        location: `${server.url}/elsewhere/v1/orderUpdates`,
+      },
+    ]);
+  });
+
+  it('3xx on every attempt → RetryLaterError (unreadable) naming the target without its query', async () => {
+    const { client, waits, events } = harness();
+    server.setFallback(redirect(301));
+
+    const err = await rejectionOf(client.getOrderUpdates({}, within()));
+
+    expect(err).toBeInstanceOf(RetryLaterError);
+    expect(err).toMatchObject({ reason: 'unreadable', statusCode: 301, deadlinePassed: false });
+    expect(err.message).toContain(`301 to ${server.url}/elsewhere/v1/orderUpdates)`);
+    expect(server.requests).toHaveLength(5);
+    expect(waits).toHaveLength(4);
+    for (const text of [JSON.stringify(events), err.message, inspect(err, { depth: 10 })]) {
+      expect(text).not.toContain('QUERY-SECRET');
+      expect(text).not.toContain('frag');
+    }
+  });
+
+  it('a relative, a missing and an unparseable Location are described without failing', async () => {
+    const { client, events } = harness();
+    server.script(
+      { status: 307, headers: { location: '/moved?x=1' } },
+      { status: 303 },
+      { status: 308, headers: { location: 'http://[bad' } },
+      { status: 200, body: PAGE },
+    );
+    await client.getOrderUpdates({}, within());
+    expect(events.map((e) => e.location)).toEqual([
+      `${server.url}/moved`,
+      'no Location',
+      'an unparseable Location',
+    ]);
   });
 });
 
@@ -393,7 +449,40 @@ describe('5xx and network failures', () => {
     const err = await rejectionOf(client.getOrderUpdates({}, within(300)));
 
     expect(err).toBeInstanceOf(RetryLaterError);
+    expect(err).toMatchObject({ reason: 'network', deadlinePassed: true });
     expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('a body trickling past the request timeout is cut at it and retried as a network failure', async () => {
+    const { client, events } = harness({ timeouts: { requestTimeoutMs: 300 } });
+    // One byte every 20 ms: never silent for bodyTimeout, about 2 s in all.
+    server.script({ status: 200, body: PAGE, chunkBytes: 1, intervalMs: 20 }, { status: 200, body: PAGE });
+
+    expect(await client.getOrderUpdates({}, within())).toEqual(PAGE);
+
+    expect(server.requests).toHaveLength(2);
+    expect(events.map((e) => e.kind)).toEqual(['network']);
+  });
+
+  it('a trickle outlasting every attempt → RetryLaterError (network, request timeout), not out of time', async () => {
+    const { client } = harness({ timeouts: { requestTimeoutMs: 100 }, retryPolicy: { maxAttempts: 2 } });
+    server.setFallback({ status: 200, body: PAGE, chunkBytes: 1, intervalMs: 20 });
+
+    const err = await rejectionOf(client.getOrderUpdates({}, within()));
+
+    expect(err).toMatchObject({ reason: 'network', deadlinePassed: false });
+    expect(err.message).toContain('ERR_REQUEST_TIMEOUT');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a request timeout longer than the time left: the call deadline cuts the request (out of time)', async () => {
+    const { client } = harness({ timeouts: { requestTimeoutMs: 60_000 } });
+    server.script({ status: 200, body: PAGE, chunkBytes: 1, intervalMs: 20 });
+
+    const err = await rejectionOf(client.getOrderUpdates({}, within(200)));
+
+    expect(err).toMatchObject({ reason: 'network', deadlinePassed: true });
+    expect(server.requests).toHaveLength(1);
   });
 
   it('a deadline already past → RetryLaterError without any request', async () => {
@@ -425,25 +514,42 @@ describe('5xx and network failures', () => {
 });
 
 describe('malformed responses', () => {
-  it('non-JSON body → ResponseFormatError quoting at most ~200 characters', async () => {
-    const { client } = harness();
-    server.script({ status: 200, body: `<html>${'x'.repeat(5_000)}</html>` });
+  const HTML = { status: 200, headers: { 'content-type': 'text/html' }, body: '<html>maintenance</html>' };
+
+  it('an HTML 200 then a good page → the good page within the call', async () => {
+    const { client, events } = harness();
+    server.script(HTML, { status: 200, body: PAGE });
+
+    expect(await client.getOrderUpdates({}, within())).toEqual(PAGE);
+    expect(events).toEqual([{ kind: 'unreadable', attempt: 1, waitMs: 100, status: 200 }]);
+  });
+
+  it('non-JSON 200 on every attempt → RetryLaterError (unreadable), its ResponseFormatError as cause', async () => {
+    const { client, waits } = harness();
+    server.setFallback({ status: 200, body: `<html>${'x'.repeat(5_000)}</html>` });
 
     const err = await rejectionOf(client.getOrderUpdates({}, within()));
 
-    expect(err).toBeInstanceOf(ResponseFormatError);
-    expect(err.statusCode).toBe(200);
+    expect(err).toBeInstanceOf(RetryLaterError);
+    expect(err).toMatchObject({ reason: 'unreadable', statusCode: 200, deadlinePassed: false });
+    expect(err.cause).toBeInstanceOf(ResponseFormatError);
+    expect(err.cause).toMatchObject({ problem: 'not-json', statusCode: 200 });
+    expect(err.message).toMatch(/body is not valid JSON .*; gave up after 5 attempts$/);
     expect(err.message.length).toBeLessThan(400);
+    expect(waits).toHaveLength(4);
   });
 
-  it('oversize body (with Content-Length) → ResponseFormatError; the connection stays usable', async () => {
+  it('oversize body (with Content-Length) → ResponseFormatError at once; the connection stays usable', async () => {
     const { client } = harness({ maxBodyBytes: 1_024 });
     server.script(
       { status: 200, body: { hasMore: false, data: ['y'.repeat(64 * 1024)] } },
       { status: 200, body: LAST_PAGE },
     );
 
-    expect(await rejectionOf(client.getOrderUpdates({}, within()))).toBeInstanceOf(ResponseFormatError);
+    expect(await rejectionOf(client.getOrderUpdates({}, within()))).toMatchObject({
+      problem: 'body-too-large',
+    });
+    expect(server.requests).toHaveLength(1);
     expect(await client.getOrderUpdates({}, within())).toEqual(LAST_PAGE);
   });
 
@@ -466,10 +572,14 @@ describe('malformed responses', () => {
     ['data missing', { hasMore: false }],
     ['data not an array', { hasMore: false, data: {} }],
     ['nextPageId not a string', { hasMore: false, data: [], nextPageId: 5 }],
-  ])('wrong page envelope (%s) → ResponseFormatError', async (_name, body) => {
-    const { client } = harness();
-    server.script({ status: 200, body });
-    expect(await rejectionOf(client.getOrderUpdates({}, within()))).toBeInstanceOf(ResponseFormatError);
+    ['nextPageId over the limit', { hasMore: true, data: [], nextPageId: 'c'.repeat(2_049) }],
+  ])('wrong page envelope (%s) → retried, then RetryLaterError (unreadable)', async (_name, body) => {
+    const { client } = harness({ retryPolicy: { maxAttempts: 2 } });
+    server.setFallback({ status: 200, body });
+    const err = await rejectionOf(client.getOrderUpdates({}, within()));
+    expect(err).toMatchObject({ reason: 'unreadable', statusCode: 200 });
+    expect(err.cause).toMatchObject({ code: 'ERR_PARTNER_RESPONSE_FORMAT', problem: 'wrong-shape' });
+    expect(server.requests).toHaveLength(2);
   });
 
   it('hands over a page with hasMore but no nextPageId (rule 1 broken) with its data, for the poller to keep', async () => {
@@ -478,10 +588,14 @@ describe('malformed responses', () => {
     expect(await client.getOrderUpdates({}, within())).toEqual({ hasMore: true, data: [{ id: 1 }] });
   });
 
-  it('an order that is not a JSON object → ResponseFormatError', async () => {
-    const { client } = harness();
-    server.script({ status: 200, body: [1, 2] });
-    expect(await rejectionOf(client.getOrder(1, within()))).toBeInstanceOf(ResponseFormatError);
+  it('an order that is not a JSON object → retried, then RetryLaterError (unreadable)', async () => {
+    const { client } = harness({ retryPolicy: { maxAttempts: 2 } });
+    server.setFallback({ status: 200, body: [1, 2] });
+    const err = await rejectionOf(client.getOrder(1, within()));
+    expect(err).toMatchObject({
+      reason: 'unreadable',
+      message: expect.stringMatching(/not an Order object/),
+    });
   });
 });
 
@@ -649,9 +763,23 @@ describe('the token never leaks', () => {
       },
     ],
     [
-      'ResponseFormatError (non-JSON echoing the header)',
+      'RetryLaterError (non-JSON 200s echoing the header, in the body and the content type)',
       () => {
-        server.script((req) => ({ status: 200, body: `not json ${req.headers.authorization}` }));
+        server.setFallback((req) => ({
+          status: 200,
+          headers: { 'content-type': `text/html; ${req.headers.authorization}` },
+          body: `not json ${req.headers.authorization}`,
+        }));
+        return harness().client.getOrderUpdates({}, within());
+      },
+    ],
+    [
+      'RetryLaterError (3xx whose Location carries the token, in its path and query)',
+      () => {
+        server.setFallback({
+          status: 302,
+          headers: { location: `/${encodeURIComponent(TOKEN)}/x?access_token=${TOKEN}` },
+        });
         return harness().client.getOrderUpdates({}, within());
       },
     ],

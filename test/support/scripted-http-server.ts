@@ -24,6 +24,8 @@ export type ScriptedResponse =
       delayMs?: number;
       /** Send the body without Content-Length (chunked), in pieces of this many bytes. */
       chunkBytes?: number;
+      /** With chunkBytes: one piece every this many milliseconds (a trickling body). */
+      intervalMs?: number;
     }
   /** Destroy the socket without answering: the client sees a connection reset. */
   | { destroy: true };
@@ -67,6 +69,22 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
       return;
     }
     res.writeHead(answer.status, headers);
+    if (answer.intervalMs !== undefined) {
+      const { chunkBytes } = answer;
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed || sent >= body.length) {
+          clearInterval(timer);
+          timers.delete(timer);
+          if (!res.destroyed) res.end();
+          return;
+        }
+        res.write(body.subarray(sent, sent + chunkBytes));
+        sent += chunkBytes;
+      }, answer.intervalMs);
+      timers.add(timer);
+      return;
+    }
     for (let i = 0; i < body.length; i += answer.chunkBytes) {
       if (res.destroyed) return;
       res.write(body.subarray(i, i + answer.chunkBytes));

@@ -446,11 +446,22 @@ function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOu
     return 'out-of-time';
   }
   if (error instanceof RetryLaterError) {
-    deps.log.warn('partner API asked us to come back later; the next run repeats the request', {
+    // Counted per give-up: one is a partner's passing hiccup, an alarm rings when they repeat.
+    if (error.reason === 'unreadable') deps.metrics.count('UnreadablePages');
+    // Whose "later" ended the run: our own deadline is not the partner's Retry-After.
+    const why = error.deadlinePassed
+      ? "the run's own deadline ended the partner request"
+      : error.reason === 'rate-limited'
+        ? 'partner API asked us to come back later (429)'
+        : error.reason === 'unreadable'
+          ? 'partner API answered no readable page (a redirect or a body that is not a page) on every attempt'
+          : 'partner API kept failing (5xx or network) on every attempt';
+    deps.log.warn(`${why}; the next run repeats the request`, {
       feedId,
       reason: error.reason,
       statusCode: error.statusCode,
       retryAfterMs: error.retryAfterMs,
+      error: error.message,
     });
     return 'retry-later';
   }

@@ -135,7 +135,8 @@ export type PollMetricName =
   | 'AuthFailures'
   | 'LeaseContended'
   | 'MissingNextPageId'
-  | 'StuckCursor';
+  | 'StuckCursor'
+  | 'UnreadablePages';
 
 /** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
 export interface Continuation {

@@ -1,11 +1,12 @@
 // The partner API client on undici's public API. Per call: check the input → build the URL once → per
-// attempt: read the token, send GET through the dispatcher (cut off at the call's deadline, an AbortSignal)
-// and read the body up to a limit → 429 / 5xx / network: wait and repeat the same URL unless the wait would
-// cross the deadline (then RetryLaterError) → interpret the final answer as a Page, an Order or a typed error.
+// attempt: read the token, send GET through the dispatcher (cut off at its own total timeout and at the
+// call's deadline, AbortSignals) and read the body up to a limit → interpret the answer as a Page, an Order
+// or a typed error → 429 / 5xx / network / 3xx / an unreadable 200: wait and repeat the same URL unless the
+// wait would cross the deadline or the attempts run out (then RetryLaterError).
 //
 // The token lives only in the Authorization header of the outgoing request: errors are built from the
-// method, the path and the server's message (with the token redacted), and undici errors are copied into
-// plain causes so no request object, header or socket is reachable from an error.
+// method, the path and the server's message (with the token redacted, redact.ts), and undici errors are
+// copied into plain causes so no request object, header or socket is reachable from an error.
 
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -22,21 +23,25 @@ import {
   RetryLaterError,
   UnexpectedStatusError,
 } from './errors.js';
+import { redactToken as redact } from './redact.js';
 import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
 /**
- * Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence).
- * undici's defaults (300 s) exceed a Lambda's whole budget; each request is also cut off at the deadline.
+ * Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence),
+ * request (the whole attempt, headers and body: a body trickling a byte a second never stays silent long
+ * enough for bodyTimeout). undici's defaults (300 s) exceed a Lambda's whole budget. An attempt that runs out
+ * of requestTimeoutMs is a network failure, retried; each attempt is also cut off at the call's deadline.
  */
 export const DEFAULT_TIMEOUTS = Object.freeze({
   connectTimeoutMs: 5_000,
   headersTimeoutMs: 10_000,
   bodyTimeoutMs: 15_000,
+  requestTimeoutMs: 30_000,
 });
 
 export const DEFAULT_RETRY_POLICY = Object.freeze({
-  maxAttempts: 5, // for 5xx and network failures, the first request included
+  maxAttempts: 5, // for 5xx, network failures, 3xx and unreadable 200s, the first request included
   baseBackoffMs: 200, // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
   maxBackoffMs: 5_000,
   defaultRetryAfterMs: 1_000, // the 429 wait when Retry-After is missing or unparseable
@@ -57,6 +62,14 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Server text quoted in an error message is cut to this length. */
 const MAX_QUOTED_CHARS = 200;
+/**
+ * Longest nextPageId accepted, in UTF-8 bytes; a longer one is a format error (an unreadable page). The
+ * cursor goes to three places: the cursor item in DynamoDB (400 KB per item: far off), the next request's
+ * query string (percent-encoding at most triples it, 6 KiB, inside the 8 KiB request line that common
+ * servers and proxies accept), and every message's `source.pageId` (2 KiB of the 1 MiB SQS message, per
+ * version). Opaque cursors are tens to hundreds of bytes in practice.
+ */
+export const MAX_PAGE_ID_BYTES = 2_048;
 
 /** Query arrays on the wire (the spec does not say): `a=1&a=2` (OpenAPI's default) or `a=1,2` (no commas in values). */
 type ArrayEncoding = 'repeat' | 'comma';
@@ -68,7 +81,7 @@ export interface PartnerClientOptions {
   token: () => Promise<string>;
   /** Default: one module-level Agent with DEFAULT_TIMEOUTS (one of its own for another connect timeout). */
   dispatcher?: Dispatcher;
-  /** Headers and body timeouts apply per request, with any dispatcher. */
+  /** Headers, body and request timeouts apply per request, with any dispatcher. */
   timeouts?: Partial<Timeouts>;
   /** A larger 200 body → ResponseFormatError (body-too-large). */
   maxBodyBytes?: number;
@@ -149,7 +162,6 @@ function defaultAgent(connectTimeoutMs: number): Agent {
 
 // ---- what may go into an error: the token redacted, server text cut short, foreign errors copied ----
 
-const redact = (text: string, token: string) => (token ? text.split(token).join('[redacted]') : text);
 const truncate = (text: string, max = MAX_QUOTED_CHARS) =>
   text.length > max ? `${text.slice(0, max)}…` : text;
 
@@ -244,7 +256,18 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Any final status (not 429 or 5xx) → a Page, a raw Order or its typed error. A 200 body is customer data:
+ * A redirect's target as origin and path only: its query string, fragment and userinfo may carry secrets.
+ * Relative targets are resolved against the request's URL.
+ */
+export function describeLocation(location: string | undefined, requestUrl: string, token: string): string {
+  if (location === undefined) return 'no Location';
+  if (!URL.canParse(location, requestUrl)) return 'an unparseable Location';
+  const url = new URL(location, requestUrl);
+  return truncate(redact(`${url.origin}${url.pathname}`, token));
+}
+
+/**
+ * Any status but 429, 5xx and 3xx → a Page, a raw Order or its typed error. A 200 body is customer data:
  * when it is not JSON the error describes it (size, content type, hash) and quotes none of it, with no cause
  * (V8's SyntaxError quotes the text).
  */
@@ -283,6 +306,9 @@ export function interpret(resource: Resource, answer: HttpAnswer, token: string)
     if (!Array.isArray(value.data)) throw fail('response is not a Page: data is not an array');
     if (value.nextPageId !== undefined && typeof value.nextPageId !== 'string')
       throw fail('response is not a Page: nextPageId is not a string');
+    const cursorBytes = value.nextPageId === undefined ? 0 : Buffer.byteLength(value.nextPageId, 'utf8');
+    if (cursorBytes > MAX_PAGE_ID_BYTES)
+      throw fail(`nextPageId of ${cursorBytes} bytes exceeds the ${MAX_PAGE_ID_BYTES}-byte limit`);
     // hasMore without nextPageId breaks pagination rule 1, but the data is good: poll-feed.ts keeps it.
     const page: RawPage = { hasMore: value.hasMore, data: value.data };
     if (value.nextPageId !== undefined) page.nextPageId = value.nextPageId;
@@ -420,11 +446,17 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const wait = options.sleep ?? sleep;
   const dispatcher = options.dispatcher ?? defaultAgent(timeouts.connectTimeoutMs);
 
-  /** One GET: cut off at the deadline and at the caller's signal; the body read up to its limit. */
+  /**
+   * One GET, cut off at its own total timeout (a network failure, so retried), at the call's deadline and at
+   * the caller's signal; the body read up to its limit.
+   */
   async function attempt(path: string, token: string, remainingMs: number, callerSignal?: AbortSignal) {
+    const ownTimeout = timeouts.requestTimeoutMs < remainingMs;
     // AbortSignal.timeout takes whole milliseconds only (the poller's deadline may end in .5).
-    const deadline = AbortSignal.timeout(Math.ceil(Math.min(remainingMs, MAX_TIMER_MS)));
-    const signal = callerSignal ? AbortSignal.any([deadline, callerSignal]) : deadline;
+    const timer = AbortSignal.timeout(
+      Math.ceil(Math.min(remainingMs, timeouts.requestTimeoutMs, MAX_TIMER_MS)),
+    );
+    const signal = callerSignal ? AbortSignal.any([timer, callerSignal]) : timer;
     try {
       const res = await dispatcher.request({
         origin,
@@ -453,20 +485,33 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
       } as const;
     } catch (err) {
       if (callerSignal?.aborted) throw callerSignal.reason;
-      if (deadline.aborted) return { kind: 'deadline', error: err } as const;
+      if (timer.aborted && ownTimeout) {
+        const message = `no complete response within the ${timeouts.requestTimeoutMs} ms request timeout`;
+        return {
+          kind: 'network',
+          error: Object.assign(new Error(message), { code: 'ERR_REQUEST_TIMEOUT' }),
+        } as const;
+      }
+      if (timer.aborted) return { kind: 'deadline', error: err } as const;
       if (isRetryableNetworkError(err)) return { kind: 'network', error: err } as const;
       throw err;
     }
   }
 
-  /** The retry loop: the final answer (any status but 429 and 5xx) and the token it was sent with. */
-  async function send(path: string, label: string, callOptions: CallOptions) {
+  /**
+   * The retry loop: the interpreted answer, or the typed error of an answer not worth repeating. Repeated:
+   * 429 (its own waits), and with backoff 5xx, network failures, 3xx and 200s that are not a readable page.
+   */
+  async function send(path: string, resource: Resource, callOptions: CallOptions): Promise<unknown> {
     const ok = typeof callOptions?.deadline === 'number' && Number.isFinite(callOptions.deadline);
     argument(ok, 'options.deadline must be an epoch-milliseconds number');
     const { deadline, signal } = callOptions;
+    const { label } = resource;
     let [attempts, failures, consecutive429s] = [0, 0, 0];
     // The last failed attempt, which a RetryLaterError reports (none yet: a network-kind error).
-    let last: { kind: RetryEvent['kind']; statusCode?: number; cause?: Error } = { kind: 'network' };
+    let last: { kind: RetryEvent['kind']; statusCode?: number | undefined; cause?: Error } = {
+      kind: 'network',
+    };
     const later = (message: string, more: { retryAfterMs?: number; deadlinePassed?: boolean }) =>
       new RetryLaterError(last.kind, `${label}: ${message}`, {
         statusCode: last.statusCode,
@@ -491,14 +536,40 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         throw later('no complete response before the call deadline', { deadlinePassed: true });
       }
       const status = outcome.kind === 'answer' ? outcome.answer.status : undefined;
-      const retry = status === undefined || status === 429 || (status >= 500 && status <= 599);
-      if (outcome.kind === 'answer' && !retry) return { answer: outcome.answer, token };
+      // What makes this attempt worth repeating with backoff (none: a 429, or a final answer).
+      let failed: { describe: string; location?: string } | undefined;
+      if (outcome.kind === 'network') {
+        const cause = safeCause(outcome.error, token);
+        last = { kind: 'network', cause };
+        failed = { describe: `network failure (${errorCode(cause) ?? cause.name})` };
+      } else if (status !== undefined && status >= 500 && status <= 599) {
+        last = { kind: 'server-error', statusCode: status };
+        failed = { describe: `server error (${status})` };
+      } else if (status !== undefined && status >= 300 && status <= 399) {
+        // Never followed (undici's dispatcher.request follows redirects only through its redirect
+        // interceptor, not used here): the token goes nowhere else. A partner's detour is retried like a 5xx.
+        const target = headerValue(outcome.answer.headers, 'location');
+        const location = describeLocation(target, `${origin}${path}`, token);
+        last = { kind: 'unreadable', statusCode: status };
+        failed = { describe: `redirect (${status} to ${location}), not followed`, location };
+      } else if (outcome.kind === 'answer' && status !== 429) {
+        try {
+          return interpret(resource, outcome.answer, token);
+        } catch (err) {
+          // A maintenance or WAF page, or a body that is not a Page, passes: ask again. A body over the cap
+          // does not, and the caller can ask for a smaller page: thrown at once.
+          if (!(err instanceof ResponseFormatError) || err.problem === 'body-too-large') throw err;
+          last = { kind: 'unreadable', statusCode: status, cause: err };
+          const problem = err.message.startsWith(`${label}: `) ? err.message.slice(label.length + 2) : '';
+          failed = { describe: `unreadable answer (${problem || err.problem})` };
+        }
+      }
       let waitMs: number;
-      let describe: string;
-      if (outcome.kind === 'answer' && status === 429) {
+      if (failed === undefined) {
         last = { kind: 'rate-limited', statusCode: 429 };
         consecutive429s += 1;
-        const retryAfter = parseRetryAfter(headerValue(outcome.answer.headers, 'retry-after'), now());
+        const headers = outcome.kind === 'answer' ? outcome.answer.headers : {};
+        const retryAfter = parseRetryAfter(headerValue(headers, 'retry-after'), now());
         const decision = rateLimitWaitMs(retryAfter, consecutive429s, policy);
         if (decision.action === 'give-up') {
           const { retryAfterMs } = decision;
@@ -508,30 +579,30 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         if (consecutive429s > policy.maxRateLimitRetries) {
           throw later(`still rate limited after ${consecutive429s} 429s`, { retryAfterMs: decision.waitMs });
         }
-        [waitMs, describe] = [decision.waitMs, 'rate limited (429)'];
+        failed = { describe: 'rate limited (429)' };
+        waitMs = decision.waitMs;
       } else {
         consecutive429s = 0;
         failures += 1;
         waitMs = backoffWithFullJitter(failures, policy.baseBackoffMs, policy.maxBackoffMs, random);
-        if (outcome.kind === 'network') {
-          const cause = safeCause(outcome.error, token);
-          last = { kind: 'network', cause };
-          describe = `network failure (${errorCode(cause) ?? cause.name})`;
-        } else {
-          last = { kind: 'server-error', statusCode: status };
-          describe = `server error (${status})`;
-        }
         if (failures >= policy.maxAttempts) {
-          throw later(`${describe}; gave up after ${failures} attempts`, { retryAfterMs: waitMs });
+          throw later(`${failed.describe}; gave up after ${failures} attempts`, { retryAfterMs: waitMs });
         }
       }
       // Never start a wait that ends past the deadline (or leaves no time for the request after it).
       if (now() + waitMs + policy.minAttemptBudgetMs > deadline) {
-        const message = `${describe}; the ${waitMs} ms wait does not fit before the call deadline`;
+        const message = `${failed.describe}; the ${waitMs} ms wait does not fit before the call deadline`;
         throw later(message, { retryAfterMs: waitMs });
       }
       try {
-        callOptions.onRetry?.({ kind: last.kind, attempt: attempts, waitMs, status });
+        const { location } = failed;
+        callOptions.onRetry?.({
+          kind: last.kind,
+          attempt: attempts,
+          waitMs,
+          status,
+          ...(location && { location }),
+        });
       } catch {
         // A metrics hook must not change the outcome of the call.
       }
@@ -545,15 +616,13 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
     async getOrderUpdates(query, callOptions) {
       const search = buildOrderUpdatesQuery(query, arrayEncoding);
       const label = `GET ${updatesPath}`;
-      const { answer, token } = await send(`${updatesPath}${search}`, label, callOptions);
       const resource = { kind: 'orderUpdates', label, sentPageId: query.pageId !== undefined } as const;
-      return interpret(resource, answer, token) as RawPage;
+      return (await send(`${updatesPath}${search}`, resource, callOptions)) as RawPage;
     },
     async getOrder(id, callOptions) {
       const orderId = checkOrderId('order id', id);
       const label = `GET ${ordersPath}/${orderId}`;
-      const { answer, token } = await send(`${ordersPath}/${orderId}`, label, callOptions);
-      return interpret({ kind: 'order', label, orderId }, answer, token);
+      return send(`${ordersPath}/${orderId}`, { kind: 'order', label, orderId }, callOptions);
     },
   };
 }

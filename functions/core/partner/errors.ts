@@ -55,14 +55,15 @@ export class BadRequestError extends PartnerApiError {
 
 /**
  * The request could not succeed before the caller's deadline: a 429 whose Retry-After does not fit, or
- * 5xx / network failures that outlasted the retry budget. The caller ends its run and repeats it later.
+ * 5xx / network failures / unreadable answers (a 3xx, a 200 that is not a readable page; `cause`: its
+ * ResponseFormatError) that outlasted the retry budget. The caller ends its run and repeats it later.
  */
 export class RetryLaterError extends PartnerApiError {
   readonly retryAfterMs: number | undefined;
   /** The caller's deadline passed with the request in flight or between attempts (out of time). */
   readonly deadlinePassed: boolean;
   constructor(
-    readonly reason: 'rate-limited' | 'server-error' | 'network',
+    readonly reason: 'rate-limited' | 'server-error' | 'network' | 'unreadable',
     message: string,
     options?: {
       statusCode?: number | undefined;
@@ -78,8 +79,8 @@ export class RetryLaterError extends PartnerApiError {
 }
 
 /**
- * The 200 body was not JSON, was too large, or was not the documented shape; never quotes the body (it is
- * customer data): `body` describes it by size, content type and the first 16 hex digits of its SHA-256.
+ * The 200 body was not JSON, was too large, or was not the documented shape (an over-long nextPageId
+ * included); never quotes the body (it is customer data): `body` describes it by size, content type and the first 16 hex digits of its SHA-256.
  */
 export class ResponseFormatError extends PartnerApiError {
   readonly problem: 'body-too-large' | 'not-json' | 'wrong-shape';

@@ -26,16 +26,21 @@ export interface CallOptions {
   /** Epoch ms by which the call must have settled, retries and waits included. */
   deadline: number;
   signal?: AbortSignal;
-  /** Called before every wait of this call (429, 5xx, network), for metrics and logs. Its errors are ignored. */
+  /** Called before every wait of this call (429, 5xx, network, 3xx, unreadable 200), for metrics and logs. Its errors are ignored. */
   onRetry?: (event: RetryEvent) => void;
 }
 
 export interface RetryEvent {
-  /** `rate-limited` (429), `server-error` (5xx), `network` (reset, timeout, refused). */
-  kind: 'rate-limited' | 'server-error' | 'network';
+  /**
+   * `rate-limited` (429), `server-error` (5xx), `network` (reset, timeout, refused), `unreadable` (a 3xx, or
+   * a 200 that is not JSON or not a Page).
+   */
+  kind: 'rate-limited' | 'server-error' | 'network' | 'unreadable';
   attempt: number;
   waitMs: number;
-  status?: number;
+  status?: number | undefined;
+  /** A 3xx's target, origin and path only (never its query string). */
+  location?: string;
 }
 
 export interface PartnerApi {

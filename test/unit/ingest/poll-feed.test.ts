@@ -220,6 +220,30 @@ describe('pollFeed', () => {
 
     expect(outcome).toMatchObject({ kind: 'retry-later', failed: false, pages: 1 });
     expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+    expect(deps.log.lines.map((line) => line.message)).toContain(
+      'partner API asked us to come back later (429); the next run repeats the request',
+    );
+  });
+
+  it('ends retry-later, not failed, when the partner answers no readable page on every attempt, and counts it', async () => {
+    const unreadable = new RetryLaterError('unreadable', 'GET /v1/orderUpdates: unreadable answer', {
+      statusCode: 200,
+    });
+    const { deps, run } = setup((query) => (query.pageId === 'c1' ? unreadable : threePages(query)));
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'retry-later', failed: false, pages: 1 });
+    expect(outcome.next).toBeUndefined();
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+    expect(deps.metrics.counts.UnreadablePages).toBe(1);
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringMatching(/^partner API answered no readable page/),
+        attributes: expect.objectContaining({ reason: 'unreadable', statusCode: 200 }),
+      }),
+    );
   });
 
   it('ends out of time, not retry-later, when its deadline passes with the next page in flight', async () => {
@@ -235,9 +259,15 @@ describe('pollFeed', () => {
     expect(outcome).toMatchObject({ kind: 'out-of-time', failed: false, pages: 1 });
     expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
 
-    // The same on the run's first request is no progress: retry-later, so no continuation.
+    // The same on the run's first request is no progress: retry-later, so no continuation. The log says
+    // whose deadline it was: ours, not the partner's Retry-After.
     const first = setup(() => outOfTime());
     expect(await first.run()).toMatchObject({ kind: 'retry-later', pages: 0 });
+    const messages = first.deps.log.lines.map((line) => line.message);
+    expect(messages).toContain(
+      "the run's own deadline ended the partner request; the next run repeats the request",
+    );
+    expect(messages.join('\n')).not.toMatch(/come back later/);
   });
 
   it('records how the run ended on the cursor item as it gives the lease up', async () => {

@@ -1,7 +1,12 @@
 // Interpretation of a final answer (status, headers, body) without a server: every status the client
 // does not retry maps to a value or to its typed error.
 import { describe, expect, it } from 'vitest';
-import { type HttpAnswer, interpret, type Resource } from '../../../functions/core/partner/client.js';
+import {
+  type HttpAnswer,
+  interpret,
+  MAX_PAGE_ID_BYTES,
+  type Resource,
+} from '../../../functions/core/partner/client.js';
 import {
   AuthenticationError,
   BadRequestError,
@@ -69,6 +74,18 @@ describe('200 answers', () => {
     });
     expect(err.message).not.toContain('Jane');
     expect(err.cause).toBeUndefined();
+  });
+
+  it('a nextPageId over MAX_PAGE_ID_BYTES (UTF-8 bytes) → ResponseFormatError; one at the limit passes', () => {
+    const page = (nextPageId: string) => answer(200, { hasMore: true, data: [], nextPageId });
+    const atLimit = 'é'.repeat(MAX_PAGE_ID_BYTES / 2);
+    expect(interpret(FEED, page(atLimit), TOKEN)).toMatchObject({ nextPageId: atLimit });
+    const err = thrown(() => interpret(FEED, page(`${atLimit}x`), TOKEN));
+    expect(err).toBeInstanceOf(ResponseFormatError);
+    expect(err).toMatchObject({ problem: 'wrong-shape', statusCode: 200 });
+    expect(err.message).toContain(
+      `nextPageId of ${MAX_PAGE_ID_BYTES + 1} bytes exceeds the ${MAX_PAGE_ID_BYTES}-byte limit`,
+    );
   });
 
   it('a body cut at the limit → ResponseFormatError naming the limit', () => {
