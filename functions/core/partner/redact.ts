@@ -4,7 +4,7 @@
 // base64/base64url-encoded (at any byte offset, e.g. inside Basic credentials), and pieces of each form at
 // least PIECE_CHARS long (a message cut short mid-token). Over-redacting partner text is harmless.
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** Shorter pieces of a token are too likely to match ordinary text, and say little about the token. */
 export const PIECE_CHARS = 8;
