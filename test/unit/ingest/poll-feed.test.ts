@@ -286,12 +286,11 @@ describe('pollFeed', () => {
 
   it('passes the configured filters on every request', async () => {
     const { deps, run } = setup(threePages);
-    await run('run-1', { ...SETTINGS, vendorIds: ['v1', 'v2'], minAgeMinutes: 90, orderIds: [5] });
+    await run('run-1', { ...SETTINGS, vendorIds: ['v1', 'v2'], minAgeMinutes: 90 });
     expect(deps.partner.calls[1]).toEqual({
       pageId: 'c1',
       pageSize: 10,
       vendorIds: ['v1', 'v2'],
-      orderIds: [5],
       minAgeMinutes: 90,
     });
   });
