@@ -120,6 +120,36 @@ describe('pollFeed', () => {
     expect(deps.metrics.counts.OversizedRecords).toBe(1);
   });
 
+  it('quarantines every version whose vendorId makes a sales index key over 2,048 bytes, sale or not', async () => {
+    // Prepare: the key is `<vendorId>#<currency>`, counted in UTF-8 bytes (moto would store it; AWS refuses).
+    const atLimit = 'v'.repeat(2044);
+    const { deps, run } = setup(() => ({
+      data: [
+        sampleOrder({ id: 1, vendorId: atLimit }),
+        sampleOrder({ id: 2, vendorId: `${atLimit}v` }),
+        sampleOrder({ id: 3, vendorId: `${atLimit}v`, status: 'placed' }),
+        sampleOrder({ id: 4, vendorId: '€'.repeat(682) }), // 682 characters, 2,046 bytes
+      ],
+      hasMore: false,
+      nextPageId: 'c1',
+    }));
+
+    // Act
+    const outcome = await run();
+
+    // Assess
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 3 });
+    expect(deps.publisher.published.map((message) => message.orderId)).toEqual([1]);
+    const limit = "over DynamoDB's partition key limit of 2048 bytes";
+    expect(deps.quarantine.records.map((record) => [record.orderId, record.reason])).toEqual([
+      [2, `vendorId too long: the salesByVendor index key saleKey would be 2049 bytes, ${limit}`],
+      [3, `vendorId too long: the salesByVendor index key saleKey would be 2049 bytes, ${limit}`],
+      [4, `vendorId too long: the salesByVendor index key saleKey would be 2050 bytes, ${limit}`],
+    ]);
+    expect(deps.metrics.counts.OversizedRecords).toBe(3);
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+  });
+
   it('stops on 401 with the cursor untouched and backs off across runs instead of hammering the API', async () => {
     let tokenValid = true;
     const { deps, clock, run } = setup((query) =>
