@@ -14,6 +14,11 @@ import type { Order } from '../model/types.js';
 import { itemSize } from './dynamo-item-size.js';
 import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
 
+/**
+ * What the history entry adds to the orders item at most (fetchedAt, storedAt, feedId, expiresAt,
+ * arrivedAfterVersion: about 210 bytes), so an item that fits the orders table fits the history table too.
+ */
+export const HISTORY_ATTRIBUTES_MAX_BYTES = 256;
 /** Compress the items list above this size, leaving room below the limit. */
 const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
 

@@ -2,7 +2,11 @@
 // messages to publish, and records to quarantine (invalid or too large for SQS). Pure and synchronous,
 // so it is unit-tested and benchmarked on its own.
 
-import { keyLimitProblem, storedOrderItem } from '../adapters/stored-order-item.js';
+import {
+  HISTORY_ATTRIBUTES_MAX_BYTES,
+  keyLimitProblem,
+  storedOrderItem,
+} from '../adapters/stored-order-item.js';
 import { saleOf } from '../apply/sale.js';
 import { DYNAMO_MAX_ITEM_BYTES } from '../aws-limits.js';
 import { buildOrderVersionMessage, type OutgoingMessage } from '../contract/order-version-message.js';
@@ -113,7 +117,8 @@ function tooLargeToCarry(
   }
   if (messageBytes <= CHECK_STORED_ITEM_ABOVE_BYTES) return undefined;
   const stored = storedOrderItem(order, saleOf(order), { findingCodes, correlationId });
-  return stored.sizeBytes > DYNAMO_MAX_ITEM_BYTES
-    ? `stored item of ${stored.sizeBytes} bytes exceeds the DynamoDB limit of ${DYNAMO_MAX_ITEM_BYTES} bytes even with its items compressed`
+  // The history entry is the same item plus a few attributes: it must fit as well.
+  return stored.sizeBytes + HISTORY_ATTRIBUTES_MAX_BYTES > DYNAMO_MAX_ITEM_BYTES
+    ? `stored item of ${stored.sizeBytes} bytes (${HISTORY_ATTRIBUTES_MAX_BYTES} more in the history) exceeds the DynamoDB limit of ${DYNAMO_MAX_ITEM_BYTES} bytes even with its items compressed`
     : undefined;
 }

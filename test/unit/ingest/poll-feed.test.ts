@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
+import { saleOf } from '../../../functions/core/apply/sale.js';
 import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import {
   AuthenticationError,
   CursorExpiredError,
@@ -7,7 +10,7 @@ import {
 } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
-import { sampleOrder } from '../../fixtures/orders.js';
+import { type RawOrder, sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
   MemoryCursorStore,
@@ -148,6 +151,43 @@ describe('pollFeed', () => {
     ]);
     expect(deps.metrics.counts.OversizedRecords).toBe(3);
     expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+  });
+
+  it('quarantines a version whose item fits the orders table but not its history entry', async () => {
+    // Prepare: orders items `room` bytes under DynamoDB's 400 KB as the consumer sizes them (an unknown
+    // `type`, which is never compressed, pads them); the history entry adds up to 256 bytes.
+    const itemBytes = (raw: RawOrder) => {
+      const parsed = parseOrder(raw);
+      if (!parsed.ok) throw new Error(parsed.reason);
+      const findingCodes = [...new Set(parsed.findings.map((finding) => finding.code))];
+      return storedOrderItem(parsed.order, saleOf(parsed.order), {
+        findingCodes,
+        correlationId: 'poll:run-1:1',
+      }).sizeBytes;
+    };
+    const withRoom = (id: number, room: number) => {
+      const padded = (length: number) => sampleOrder({ id, type: 'x'.repeat(length) });
+      const order = padded(400_000 + 400 * 1024 - room - itemBytes(padded(400_000)));
+      expect(itemBytes(order)).toBe(400 * 1024 - room);
+      return order;
+    };
+    const { deps, run } = setup(() => ({
+      data: [withRoom(1, 256), withRoom(2, 255)],
+      hasMore: false,
+      nextPageId: 'c1',
+    }));
+
+    // Act
+    await run();
+
+    // Assess
+    expect(deps.publisher.published.map((message) => message.orderId)).toEqual([1]);
+    expect(deps.quarantine.records.map((record) => [record.orderId, record.reason])).toEqual([
+      [
+        2,
+        `stored item of ${400 * 1024 - 255} bytes (256 more in the history) exceeds the DynamoDB limit of 409600 bytes even with its items compressed`,
+      ],
+    ]);
   });
 
   it('stops on 401 with the cursor untouched and backs off across runs instead of hammering the API', async () => {
