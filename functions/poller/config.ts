@@ -1,6 +1,6 @@
 // The poller's configuration, read from its environment and checked at cold start. Every variable is
 // declared once in core/config/settings.ts (ENVIRONMENT), from which the stack also writes it.
-import { type Env, POLLER_ENVIRONMENT, readEnvironment } from '../core/config/settings.js';
+import { DEFAULTS, type Env, POLLER_ENVIRONMENT, readEnvironment } from '../core/config/settings.js';
 
 export type PollerConfig = ReturnType<typeof loadPollerConfig>;
 
@@ -24,16 +24,15 @@ export function loadPollerConfig(env: Env) {
     maxContinuations: read.MAX_CONTINUATIONS,
     minAgeMinutes: read.MIN_AGE_MINUTES,
     vendorIds: read.VENDOR_IDS,
-    orderIds: read.ORDER_IDS,
     arrayQueryEncoding: read.ARRAY_QUERY_ENCODING,
     recoveryLookbackMinutes: read.CURSOR_RECOVERY_LOOKBACK_MINUTES,
     /** Time kept free at the end of an invocation to publish and commit the last page. */
-    safetyMarginMs: read.SAFETY_MARGIN_SECONDS * 1000,
+    safetyMarginMs: DEFAULTS.safetyMarginSeconds * 1000,
     /** How long the lease outlives the invocation's deadline: what a crashed run blocks the feed beyond it. */
-    leaseGraceMs: read.LEASE_GRACE_SECONDS * 1000,
+    leaseGraceMs: DEFAULTS.leaseGraceSeconds * 1000,
     authBackoff: {
-      initialMs: read.AUTH_BACKOFF_INITIAL_SECONDS * 1000,
-      maxMs: read.AUTH_BACKOFF_MAX_SECONDS * 1000,
+      initialMs: DEFAULTS.authBackoffInitialSeconds * 1000,
+      maxMs: DEFAULTS.authBackoffMaxSeconds * 1000,
     },
   };
 }

@@ -177,6 +177,19 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
   });
 });
 
+describe('no hidden settings', () => {
+  it('every variable the functions read is one the stack writes from a documented key', () => {
+    // At the highest edge every optional key is set, so every variable a key feeds is written.
+    const { template } = synthStack(CASES.highest);
+    const written = new Set([
+      ...Object.keys(environmentOf(template, 'PollerFunction')),
+      ...Object.keys(environmentOf(template, 'ConsumerFunction')),
+    ]);
+
+    expect(DECLARED_VARIABLES.filter((name) => !written.has(name))).toEqual([]);
+  });
+});
+
 describe('one step beyond a bound', () => {
   /** The poller's environment of the default deployment, to change one variable in. */
   let baseEnvironment: Record<string, string>;

@@ -1,10 +1,12 @@
-// A partner that sends what the spec allows but AWS cannot carry as is (issue 11 points 2, 3 and 12),
+// A partner that sends what the spec allows but AWS cannot carry as is (issue 11 points 2, 3 and 12; issue 24
+// point 6, lengths of key values),
 // through the real handlers, a scripted partner over HTTP and moto: every order that can be stored is
 // stored exactly or with a recorded change, the rest is quarantined with its reason, the cursor moves on,
 // every published message matches the contract, and nothing reaches a dead-letter queue.
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { S3_MAX_KEY_BYTES } from '../../functions/core/aws-limits.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -19,7 +21,7 @@ import { money, productItem, sampleOrder } from '../fixtures/orders.js';
 import { contractViolations } from '../support/contract.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
-import { readLedger, receiveAll } from '../support/pipeline.js';
+import { readLedger, readQuarantined, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 let moto: RunningMoto;
@@ -76,20 +78,28 @@ describe('hostile values from the partner', () => {
       sampleOrder({ id: 4, placedAt: 253_402_300_800_000 }), // year 10000
       sampleOrder({ id: 5, placedAt: '9999-12-31T23:30:00-01:00' }), // rolls over into year 10000
       { ...sampleOrder({ id: 6 }), loyaltyTier: 'gold' },
+      // `<vendorId>#EUR` is the sales index key: 2,048 bytes fit, 2,049 AWS refuses (moto would not).
+      sampleOrder({ id: 7, vendorId: 'v'.repeat(2045) }),
+      sampleOrder({ id: 8, vendorId: 'v'.repeat(2044) }),
+      sampleOrder({ id: 9, vendorId: 'v'.repeat(5000) }), // its id, beyond int64, is written below
     ];
     // JSON.stringify writes a lone surrogate as the escape \ud800, as a partner's JSON would carry it.
     partner.setFallback({
       status: 200,
-      body: JSON.stringify({ data: page, hasMore: false, nextPageId: 'c1' }),
+      body: JSON.stringify({ data: page, hasMore: false, nextPageId: 'c1' }).replace(
+        '"id":9,',
+        `"id":${'9'.repeat(5000)},`,
+      ),
     });
     const handlers = handlersFor(aws, pipelineEnv(resources, partner.url));
 
     const outcome = await handlers.poll();
     await drainQueue(aws, resources.ordersQueueUrl, handlers);
 
-    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 4, quarantined: 2 });
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 5, quarantined: 4 });
     const stored = await scanOrders(aws, resources.ordersTable);
-    expect([...stored.keys()].sort()).toEqual([1, 2, 3, 6]);
+    expect([...stored.keys()].sort()).toEqual([1, 2, 3, 6, 8]);
+    expect(Buffer.byteLength(String(stored.get(8)?.saleKey))).toBe(2048);
     expect(stored.get(1)?.vendorId).toBe('');
     expect(stored.get(2)?.vendorId).toBe('vendor\u0001\u001f');
     expect(stored.get(3)?.vendorId).toBe('vendor-\uFFFD');
@@ -98,9 +108,19 @@ describe('hostile values from the partner', () => {
     expect(stored.get(1)?.findingCodes).toBeUndefined();
 
     const keys = await quarantinedKeys(aws, resources.quarantineBucket);
-    expect(keys).toHaveLength(2);
+    expect(keys).toHaveLength(4);
+    // The quarantine takes what nothing else can: its keys stay short whatever the record's ids and values.
+    for (const key of keys) expect(Buffer.byteLength(key)).toBeLessThanOrEqual(S3_MAX_KEY_BYTES);
+    const tooLong = keys.find((key) => key.includes('/7/')) as string;
+    expect(await readQuarantined(aws, resources.quarantineBucket, tooLong)).toMatchObject({
+      orderId: 7,
+      reason: expect.stringMatching(
+        /^vendorId too long: the salesByVendor index key saleKey would be 2049 bytes/,
+      ),
+    });
+    expect(keys.filter((key) => key.includes('/unidentified/'))).toHaveLength(1);
     const downstream = await receiveAll(aws, resources.downstreamQueueUrl);
-    expect(downstream).toHaveLength(4);
+    expect(downstream).toHaveLength(5);
     expect(contractViolations(downstream)).toEqual([]);
     expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
   });

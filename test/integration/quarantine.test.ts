@@ -2,7 +2,6 @@
 // one too large for SQS, and characters SQS refuses, mixed with good ones. Through the real handlers
 // against real (emulated) S3, SQS and DynamoDB: bad records land in the quarantine with their reason,
 // the raw record and their pageId; the stream goes on; the good versions are applied.
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AwsClients,
@@ -17,7 +16,7 @@ import {
 import { sampleOrder } from '../fixtures/orders.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
-import { receiveAll } from '../support/pipeline.js';
+import { readQuarantined, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
 let moto: RunningMoto;
@@ -39,11 +38,6 @@ beforeEach(async () => {
   partner.reset();
   resources = await createPipelineResources(aws);
 });
-
-async function readQuarantined(key: string): Promise<Record<string, unknown>> {
-  const object = await aws.s3.send(new GetObjectCommand({ Bucket: resources.quarantineBucket, Key: key }));
-  return JSON.parse((await object.Body?.transformToString()) ?? '{}');
-}
 
 describe('quarantine', () => {
   it('quarantines rejected and oversized records with reason, raw record and pageId, and applies the rest', async () => {
@@ -79,7 +73,9 @@ describe('quarantine', () => {
     expect([...(await scanOrders(aws, resources.ordersTable)).keys()].sort()).toEqual([1, 5]);
     const keys = await quarantinedKeys(aws, resources.quarantineBucket);
     expect(keys).toHaveLength(4);
-    const records = await Promise.all(keys.map(readQuarantined));
+    const records = await Promise.all(
+      keys.map((key) => readQuarantined(aws, resources.quarantineBucket, key)),
+    );
     const byOrder = new Map(records.map((record) => [record.orderId ?? 'unidentified', record]));
     expect(byOrder.get(2)).toMatchObject({
       reason: 'unknown status "refunded"',

@@ -1,6 +1,7 @@
-// Test-only readers of the harness's resources: the order history in key order, the sales ledger, and
-// every message waiting on a queue.
+// Test-only readers of the harness's resources: the order history in key order, the sales ledger, every
+// message waiting on a queue, and a quarantined record.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
@@ -25,6 +26,16 @@ export async function scanHistory(
     const [bo, bv] = key(b) as [bigint, bigint];
     return ao === bo ? (av < bv ? -1 : av > bv ? 1 : 0) : ao < bo ? -1 : 1;
   });
+}
+
+/** The quarantined record stored at `key` (reason, raw record, pageId, …). */
+export async function readQuarantined(
+  aws: Pick<AwsClients, 's3'>,
+  bucket: string,
+  key: string,
+): Promise<Record<string, unknown>> {
+  const object = await aws.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return JSON.parse((await object.Body?.transformToString()) ?? '{}');
 }
 
 export function readLedger(aws: AwsClients, table: string): Promise<SalesTotal[]> {

@@ -17,7 +17,6 @@ export function pollerConfig(overrides: Partial<PollerConfig> = {}): PollerConfi
     maxContinuations: 0,
     minAgeMinutes: undefined,
     vendorIds: undefined,
-    orderIds: undefined,
     arrayQueryEncoding: 'repeat',
     recoveryLookbackMinutes: undefined,
     safetyMarginMs: 1_000,

@@ -18,6 +18,7 @@
 // `ahead` (the partner moved on and the pipeline caught up between the two reads); `ahead` is report-only.
 
 import { randomUUID } from 'node:crypto';
+import { keyLimitProblem } from '../../functions/core/adapters/stored-order-item.js';
 import {
   buildOrderVersionMessage,
   type OutgoingMessage,
@@ -194,7 +195,12 @@ export async function reconcileOrders(
           correlationId,
           origin: 'reconcile',
         });
-        if (message.sizeBytes > SQS_MAX_MESSAGE_BYTES) {
+        // What the poller would quarantine is not published: the consumer could only dead-letter it.
+        const unstorable = keyLimitProblem(answer.order);
+        if (unstorable !== undefined) {
+          entry.repair = 'failed';
+          entry.detail = `${entry.detail}; repair not published: ${unstorable}`;
+        } else if (message.sizeBytes > SQS_MAX_MESSAGE_BYTES) {
           entry.repair = 'failed';
           entry.detail = `${entry.detail}; repair not published: message is ${message.sizeBytes} bytes, above the SQS limit`;
         } else {

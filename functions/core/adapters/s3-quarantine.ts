@@ -34,7 +34,10 @@ export class S3Quarantine implements Quarantine {
   }
 }
 
-/** `quarantine/<feedId>/<orderId|unidentified>/<version|unknown>-<content hash>.json` */
+/**
+ * `quarantine/<feedId>/<orderId|unidentified>/<version|unknown>-<content hash>.json`: no partner text, so under
+ * 200 bytes (feed id ≤ 64 characters, int64 ids ≤ 20 digits) whatever the record holds; S3 allows 1,024.
+ */
 export function quarantineKey(
   record: Pick<QuarantinedRecord, 'feedId' | 'orderId' | 'version' | 'raw'>,
 ): string {

@@ -7,13 +7,18 @@
 import { gzipSync } from 'node:zlib';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { SaleEntry } from '../apply/sale.js';
+import { type SaleEntry, saleKeyOf } from '../apply/sale.js';
+import { DYNAMO_MAX_PARTITION_KEY_BYTES } from '../aws-limits.js';
 import { isInt64 } from '../model/int64.js';
 import type { Order } from '../model/types.js';
 import { itemSize } from './dynamo-item-size.js';
+import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
 
-/** DynamoDB's item size limit. */
-export const DYNAMO_MAX_ITEM_BYTES = 400 * 1024;
+/**
+ * What the history entry adds to the orders item at most (fetchedAt, storedAt, feedId, expiresAt,
+ * arrivedAfterVersion: about 210 bytes), so an item that fits the orders table fits the history table too.
+ */
+export const HISTORY_ATTRIBUTES_MAX_BYTES = 256;
 /** Compress the items list above this size, leaving room below the limit. */
 const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
 
@@ -44,6 +49,20 @@ export function storedOrderItem(
     { removeUndefinedValues: true },
   );
   return { item: compressed, sizeBytes: itemSize(compressed), itemsCompressed: true };
+}
+
+/**
+ * Why an order version's item could not be written for a key value over DynamoDB's limit, or undefined.
+ * DynamoDB refuses the whole write when a key of the table or of any index is too long (moto does not). The one
+ * string key built from partner data is the sales index's partition key, `<vendorId>#<currency>` (every other
+ * key, in both tables, is an int64 number). Checked on every version, sale or not: any version of the order
+ * may be the accepted one, and its versions share one fate instead of some stored and some not.
+ */
+export function keyLimitProblem(order: Pick<Order, 'vendorId' | 'total'>): string | undefined {
+  const { name, partitionKey } = ORDERS_TABLE_SCHEMA.salesIndex;
+  const bytes = Buffer.byteLength(saleKeyOf(order.vendorId, order.total.currency), 'utf8');
+  if (bytes <= DYNAMO_MAX_PARTITION_KEY_BYTES) return undefined;
+  return `vendorId too long: the ${name} index key ${partitionKey.name} would be ${bytes} bytes, over DynamoDB's partition key limit of ${DYNAMO_MAX_PARTITION_KEY_BYTES} bytes`;
 }
 
 /** The sales-ledger entry an item (unmarshalled) holds, if its version was a sale. */

@@ -13,10 +13,15 @@ export interface SaleEntry {
   amount: Int64;
 }
 
+/** The ledger's grouping key of a vendor and currency (the `salesByVendor` index's partition key). */
+export function saleKeyOf(vendorId: string, currency: string): string {
+  return `${vendorId}#${currency}`;
+}
+
 export function saleOf(order: Pick<Order, 'status' | 'vendorId' | 'total'>): SaleEntry | undefined {
   if (order.status !== 'accepted') return undefined;
   return {
-    saleKey: `${order.vendorId}#${order.total.currency}`,
+    saleKey: saleKeyOf(order.vendorId, order.total.currency),
     vendorId: order.vendorId,
     currency: order.total.currency,
     amount: order.total.amount,

@@ -102,9 +102,12 @@ export const DEFAULTS = {
   history: true,
   // About 13 months: a year-over-year comparison still finds last year's versions.
   historyRetentionDays: 400,
-  // Poller tuning the deployment does not expose.
+  // Poller timings: constants, not settings (no variable reads them; tests pass their own in the config).
+  /** Time kept free at the end of an invocation to publish and commit the last page. */
   safetyMarginSeconds: 20,
+  /** How long the lease outlives the invocation's deadline. */
   leaseGraceSeconds: 60,
+  /** First wait after a 401, doubled per consecutive 401, up to the maximum. */
   authBackoffInitialSeconds: 300,
   authBackoffMaxSeconds: 3600,
 } as const;
@@ -142,28 +145,6 @@ export const ENVIRONMENT = z.object({
   MAX_CONTINUATIONS: withDefault(int(RULES.maxContinuations), DEFAULTS.maxContinuations),
   ARRAY_QUERY_ENCODING: z.prefault(RULES.arrayQueryEncoding, DEFAULTS.arrayQueryEncoding),
   CURSOR_RECOVERY_LOOKBACK_MINUTES: z.optional(int(RULES.cursorRecoveryLookbackMinutes)),
-  // Poller tuning the deployment does not write: the defaults apply on AWS.
-  /** Only these orders (the API `orderIds` filter), for replays by hand. */
-  ORDER_IDS: z.optional(
-    z.pipe(
-      entries,
-      checked((ids: string[]) =>
-        ids.map((id) => {
-          if (!/^\d+$/.test(id) || !Number.isSafeInteger(Number(id))) {
-            throw new Error(`has a value that is not an integer order id: "${id}"`);
-          }
-          return Number(id);
-        }),
-      ),
-    ),
-  ),
-  /** Time kept free at the end of an invocation to publish and commit the last page. */
-  SAFETY_MARGIN_SECONDS: withDefault(int(integer(1, 600)), DEFAULTS.safetyMarginSeconds),
-  /** How long the lease outlives the invocation's deadline. */
-  LEASE_GRACE_SECONDS: withDefault(int(integer(1, 3600)), DEFAULTS.leaseGraceSeconds),
-  /** First wait after a 401, doubled per consecutive 401, up to the maximum. */
-  AUTH_BACKOFF_INITIAL_SECONDS: withDefault(int(integer(1, 86_400)), DEFAULTS.authBackoffInitialSeconds),
-  AUTH_BACKOFF_MAX_SECONDS: withDefault(int(integer(1, 86_400)), DEFAULTS.authBackoffMaxSeconds),
   // The stack's resources, written from CloudFormation references.
   CURSOR_TABLE_NAME: resourceName,
   ORDERS_QUEUE_URL: resourceName,

@@ -20,7 +20,7 @@ import {
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { itemSize } from '../adapters/dynamo-item-size.js';
 import { unmarshallExact } from '../adapters/exact-item.js';
-import { DYNAMO_MAX_ITEM_BYTES } from '../adapters/stored-order-item.js';
+import { DYNAMO_MAX_ITEM_BYTES } from '../aws-limits.js';
 import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
 import { formatPath } from '../model/parse-order.js';
 import type { Order } from '../model/types.js';

@@ -4,17 +4,15 @@
 // SCHEMA_VERSION and update order-version-message.schema.json (a test checks the two agree).
 
 import * as z from 'zod/mini';
+import { SQS_MAX_MESSAGE_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES } from '../aws-limits.js';
 import { type Int64, stringifyJsonExact } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
 import type { Order } from '../model/types.js';
 
 export const SCHEMA_VERSION = 1;
 
-/**
- * SQS's per-message limit (body plus attributes): 1 MiB, which the stack sets on every queue (the default is
- * 256 KiB). A larger order version is quarantined at ingestion with the reason, never sent.
- */
-export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+/** A larger order version is quarantined at ingestion with the reason, never sent (aws-limits.ts). */
+export { SQS_MAX_MESSAGE_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES };
 
 /**
  * What produced a message: the scheduled poller, a reconcile repair (`npm run reconcile -- --repair`), or a
@@ -100,9 +98,6 @@ export function pollCorrelationId(runId: string, pageNumber: number): string {
 export function runCorrelationId(origin: Exclude<MessageOrigin, 'poll'>, runId: string): string {
   return `${origin}:${runId}`;
 }
-
-/** SQS's limit of message attributes per message; a message with more is refused. */
-export const SQS_MAX_MESSAGE_ATTRIBUTES = 10;
 
 export interface MessageAttribute {
   DataType: 'String' | 'Number';

@@ -508,7 +508,6 @@ function baseQuery(settings: PollerConfig, pageId: string | undefined): OrderUpd
     ...(pageId === undefined ? {} : { pageId }),
     pageSize: settings.pageSize,
     ...(settings.vendorIds?.length ? { vendorIds: settings.vendorIds } : {}),
-    ...(settings.orderIds?.length ? { orderIds: settings.orderIds } : {}),
     ...(settings.minAgeMinutes === undefined ? {} : { minAgeMinutes: settings.minAgeMinutes }),
   };
 }

@@ -2,8 +2,13 @@
 // messages to publish, and records to quarantine (invalid or too large for SQS). Pure and synchronous,
 // so it is unit-tested and benchmarked on its own.
 
-import { DYNAMO_MAX_ITEM_BYTES, storedOrderItem } from '../adapters/stored-order-item.js';
+import {
+  HISTORY_ATTRIBUTES_MAX_BYTES,
+  keyLimitProblem,
+  storedOrderItem,
+} from '../adapters/stored-order-item.js';
 import { saleOf } from '../apply/sale.js';
+import { DYNAMO_MAX_ITEM_BYTES } from '../aws-limits.js';
 import { buildOrderVersionMessage, type OutgoingMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import { parseOrder } from '../model/parse-order.js';
@@ -95,9 +100,9 @@ export function preparePage(records: readonly unknown[], context: PageContext): 
 const CHECK_STORED_ITEM_ABOVE_BYTES = 300 * 1024;
 
 /**
- * Why a valid order version cannot be carried (too large for SQS, or for a DynamoDB item even with its
- * items compressed), or undefined. Decided here, at ingestion, so it is quarantined with the reason instead
- * of failing in the consumer and being dead-lettered as poison.
+ * Why a valid order version cannot be carried (a key value over DynamoDB's limit, too large for SQS, or for a
+ * DynamoDB item even with its items compressed), or undefined. Decided here, at ingestion, so it is
+ * quarantined with the reason instead of failing in the consumer and being dead-lettered as poison.
  */
 function tooLargeToCarry(
   order: Order,
@@ -105,12 +110,15 @@ function tooLargeToCarry(
   messageBytes: number,
   { correlationId, maxMessageBytes }: PageContext,
 ): string | undefined {
+  const keyProblem = keyLimitProblem(order);
+  if (keyProblem !== undefined) return keyProblem;
   if (messageBytes > maxMessageBytes) {
     return `message of ${messageBytes} bytes exceeds the SQS limit of ${maxMessageBytes} bytes`;
   }
   if (messageBytes <= CHECK_STORED_ITEM_ABOVE_BYTES) return undefined;
   const stored = storedOrderItem(order, saleOf(order), { findingCodes, correlationId });
-  return stored.sizeBytes > DYNAMO_MAX_ITEM_BYTES
-    ? `stored item of ${stored.sizeBytes} bytes exceeds the DynamoDB limit of ${DYNAMO_MAX_ITEM_BYTES} bytes even with its items compressed`
+  // The history entry is the same item plus a few attributes: it must fit as well.
+  return stored.sizeBytes + HISTORY_ATTRIBUTES_MAX_BYTES > DYNAMO_MAX_ITEM_BYTES
+    ? `stored item of ${stored.sizeBytes} bytes (${HISTORY_ATTRIBUTES_MAX_BYTES} more in the history) exceeds the DynamoDB limit of ${DYNAMO_MAX_ITEM_BYTES} bytes even with its items compressed`
     : undefined;
 }

@@ -195,8 +195,10 @@ type JsonObject = Record<string, unknown>;
  */
 function tidy(raw: JsonObject, out: JsonObject, path: string, shape: string, findings: Finding[]): void {
   const [prefix, shapePrefix] = path === '' ? ['', ''] : [`${path}.`, `${shape}.`];
-  for (const key in raw) {
-    if (!(key in out)) findings.push({ code: 'unknown-field', detail: prefix + key });
+  // Own keys only: `in` would also match inherited names (`constructor`, `toString`, `__proto__`), which
+  // JSON.parse creates as own properties of `raw` like any other field.
+  for (const key of Object.keys(raw)) {
+    if (!Object.hasOwn(out, key)) findings.push({ code: 'unknown-field', detail: prefix + key });
   }
   for (const key of Object.keys(out)) {
     const value = out[key];

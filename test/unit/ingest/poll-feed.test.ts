@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
+import { saleOf } from '../../../functions/core/apply/sale.js';
 import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import {
   AuthenticationError,
   CursorExpiredError,
@@ -7,7 +10,7 @@ import {
 } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
-import { sampleOrder } from '../../fixtures/orders.js';
+import { type RawOrder, sampleOrder } from '../../fixtures/orders.js';
 import {
   CountingMetrics,
   MemoryCursorStore,
@@ -118,6 +121,73 @@ describe('pollFeed', () => {
     expect(deps.publisher.published).toHaveLength(0);
     expect(deps.quarantine.records[0]?.reason).toMatch(/exceeds the SQS limit of 200 bytes/);
     expect(deps.metrics.counts.OversizedRecords).toBe(1);
+  });
+
+  it('quarantines every version whose vendorId makes a sales index key over 2,048 bytes, sale or not', async () => {
+    // Prepare: the key is `<vendorId>#<currency>`, counted in UTF-8 bytes (moto would store it; AWS refuses).
+    const atLimit = 'v'.repeat(2044);
+    const { deps, run } = setup(() => ({
+      data: [
+        sampleOrder({ id: 1, vendorId: atLimit }),
+        sampleOrder({ id: 2, vendorId: `${atLimit}v` }),
+        sampleOrder({ id: 3, vendorId: `${atLimit}v`, status: 'placed' }),
+        sampleOrder({ id: 4, vendorId: '€'.repeat(682) }), // 682 characters, 2,046 bytes
+      ],
+      hasMore: false,
+      nextPageId: 'c1',
+    }));
+
+    // Act
+    const outcome = await run();
+
+    // Assess
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 3 });
+    expect(deps.publisher.published.map((message) => message.orderId)).toEqual([1]);
+    const limit = "over DynamoDB's partition key limit of 2048 bytes";
+    expect(deps.quarantine.records.map((record) => [record.orderId, record.reason])).toEqual([
+      [2, `vendorId too long: the salesByVendor index key saleKey would be 2049 bytes, ${limit}`],
+      [3, `vendorId too long: the salesByVendor index key saleKey would be 2049 bytes, ${limit}`],
+      [4, `vendorId too long: the salesByVendor index key saleKey would be 2050 bytes, ${limit}`],
+    ]);
+    expect(deps.metrics.counts.OversizedRecords).toBe(3);
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+  });
+
+  it('quarantines a version whose item fits the orders table but not its history entry', async () => {
+    // Prepare: orders items `room` bytes under DynamoDB's 400 KB as the consumer sizes them (an unknown
+    // `type`, which is never compressed, pads them); the history entry adds up to 256 bytes.
+    const itemBytes = (raw: RawOrder) => {
+      const parsed = parseOrder(raw);
+      if (!parsed.ok) throw new Error(parsed.reason);
+      const findingCodes = [...new Set(parsed.findings.map((finding) => finding.code))];
+      return storedOrderItem(parsed.order, saleOf(parsed.order), {
+        findingCodes,
+        correlationId: 'poll:run-1:1',
+      }).sizeBytes;
+    };
+    const withRoom = (id: number, room: number) => {
+      const padded = (length: number) => sampleOrder({ id, type: 'x'.repeat(length) });
+      const order = padded(400_000 + 400 * 1024 - room - itemBytes(padded(400_000)));
+      expect(itemBytes(order)).toBe(400 * 1024 - room);
+      return order;
+    };
+    const { deps, run } = setup(() => ({
+      data: [withRoom(1, 256), withRoom(2, 255)],
+      hasMore: false,
+      nextPageId: 'c1',
+    }));
+
+    // Act
+    await run();
+
+    // Assess
+    expect(deps.publisher.published.map((message) => message.orderId)).toEqual([1]);
+    expect(deps.quarantine.records.map((record) => [record.orderId, record.reason])).toEqual([
+      [
+        2,
+        `stored item of ${400 * 1024 - 255} bytes (256 more in the history) exceeds the DynamoDB limit of 409600 bytes even with its items compressed`,
+      ],
+    ]);
   });
 
   it('stops on 401 with the cursor untouched and backs off across runs instead of hammering the API', async () => {
@@ -316,12 +386,11 @@ describe('pollFeed', () => {
 
   it('passes the configured filters on every request', async () => {
     const { deps, run } = setup(threePages);
-    await run('run-1', { ...SETTINGS, vendorIds: ['v1', 'v2'], minAgeMinutes: 90, orderIds: [5] });
+    await run('run-1', { ...SETTINGS, vendorIds: ['v1', 'v2'], minAgeMinutes: 90 });
     expect(deps.partner.calls[1]).toEqual({
       pageId: 'c1',
       pageSize: 10,
       vendorIds: ['v1', 'v2'],
-      orderIds: [5],
       minAgeMinutes: 90,
     });
   });

@@ -484,6 +484,31 @@ describe('parseOrder', () => {
       ]);
     });
 
+    it.each(['constructor', 'toString', '__proto__'])(
+      'names an unknown field called %s, at the top and nested, without touching a prototype',
+      (name) => {
+        // Prepare: from JSON text, as the poller gets it (JSON.parse makes `__proto__` an own property).
+        const raw = sampleOrder();
+        const text = JSON.stringify(raw)
+          .replace(/^\{/, `{"${name}":{"polluted":true},`)
+          .replace('"price":{', `"price":{"${name}":1,`);
+
+        // Act
+        const result = accepted(parseOrder(parseJsonExact(text)));
+
+        // Assess
+        expect(result.findings.filter((f) => f.code === 'unknown-field').map((f) => f.detail)).toEqual([
+          name,
+          `items[0].price.${name}`,
+        ]);
+        expect(Object.hasOwn(result.order, name)).toBe(false);
+        expect(Object.getPrototypeOf(result.order)).toBe(Object.prototype);
+        expect(Object.getPrototypeOf(result.order.items[0]?.price)).toBe(Object.prototype);
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        expect(result.order).toEqual(accepted(parseOrder(raw)).order);
+      },
+    );
+
     it('rejects a record missing a required field, naming it', () => {
       // Prepare
       const raw: Partial<RawOrder> = sampleOrder();

@@ -217,6 +217,22 @@ describe('reconcileOrders', () => {
     expect(report.unresolved).toBe(2);
   });
 
+  it('publishes no repair the consumer could not store (a vendorId too long for the sales index key)', async () => {
+    const { deps, publisher } = setup([[7, sampleOrder({ id: 7, vendorId: 'v'.repeat(2045) })]], []);
+
+    const report = await reconcileOrders(deps, { ids: [7], feedId: 'orders', repair: true });
+
+    expect(publisher.published).toEqual([]);
+    expect(report.orders).toEqual([
+      expect.objectContaining({
+        id: 7,
+        result: 'missing',
+        repair: 'failed',
+        detail: expect.stringMatching(/repair not published: vendorId too long: .* 2049 bytes/),
+      }),
+    ]);
+  });
+
   it('stops calling the partner after a 401 and throws with what was reconciled before', async () => {
     const ids = Array.from({ length: CHUNK_SIZE + 20 }, (_, index) => index + 1);
     const answers: Array<[number, unknown]> = ids.map((id) => [id, sampleOrder({ id, version: 2 })]);
