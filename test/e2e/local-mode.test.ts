@@ -89,6 +89,18 @@ describe('npm start', () => {
     expect(missingToken.stderr).toContain('PARTNER_API_TOKEN');
   });
 
+  it('names a missing moto_server and the one command that installs it, before starting anything', async () => {
+    // Prepare: a PATH without moto_server (nor python3), as on a machine that never installed them
+    const run = await runCli([], { PATH: workDir });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('moto_server are not installed');
+    expect(run.stderr).toContain('install them with pip install "moto[server]" cfn-lint');
+    expect(run.stderr).not.toContain('Traceback');
+    expect(run.stdout).toBe('');
+  });
+
   it('deploys the stack, runs a multi-poll scenario with the built-in simulator and keeps v4 (test-versioning)', async () => {
     const expected = SCENARIO_EXPECTATIONS['test-versioning'];
 
