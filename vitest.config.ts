@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/{unit,integration,infra}/**/*.test.ts'],
+    globalSetup: ['test/support/required-tools.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,

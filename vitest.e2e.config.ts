@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],
+    globalSetup: ['test/support/required-tools.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 300_000,

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { readContext } from './config.js';
+import { projectContextObject, readContext } from './config.js';
 import { FEATURE_FLAGS } from './feature-flags.js';
 import type { OrderFeedIngesterProps } from './order-feed-ingester.js';
 import { OrderFeedIngesterStack } from './stack.js';
@@ -18,7 +18,7 @@ export function buildApp(options: { context?: Record<string, unknown>; outdir?: 
 } {
   const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, outdir: options.outdir });
   const stack = new OrderFeedIngesterStack(app, STACK_NAME, {
-    ingester: readContext(app.node) as OrderFeedIngesterProps,
+    ingester: readContext(app.node, projectContextObject()) as OrderFeedIngesterProps,
     description:
       'order-feed-ingester: scheduled partner Order Feed poller, SQS fan-out, DynamoDB orders table',
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },

@@ -2,11 +2,13 @@
 //
 // Sources, later ones winning:
 //   1. cdk.json  "context": { "orderFeed": { "partnerBaseUrl": "https://…", … } }
-//   2. -c orderFeed='{"partnerBaseUrl":"https://…",…}'        (the whole object as JSON)
+//   2. -c orderFeed='{"partnerBaseUrl":"https://…",…}'        (JSON; merged key by key over cdk.json's)
 //   3. -c orderFeed.pageSize=50                                (one key; lists as JSON or comma-separated)
 // Every key is listed in SETTINGS below: the settings the functions read take their rule and default from
 // functions/core/config/settings.ts (RULES, DEFAULTS), the deployment-only ones are declared here.
-// Unknown keys are rejected so a typo is not silently ignored.
+// Unknown keys, in the object or dotted, are rejected so a typo is not silently ignored.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import * as z from 'zod/mini';
 import { checked, DEFAULTS, integer, matching, oneOf, RULES } from '../functions/core/config/settings.js';
@@ -35,9 +37,10 @@ export class ConfigError extends Error {
   }
 }
 
-/** Anything with CDK's `tryGetContext` (an `App`'s or a stack's `node`). */
+/** Anything with CDK's `tryGetContext` (an `App`'s or a stack's `node`); `getAllContext` finds typos. */
 export interface ContextReader {
   tryGetContext(key: string): unknown;
+  getAllContext?(): Record<string, unknown>;
 }
 
 // CloudWatch Logs accepts only these retention periods (days).
@@ -246,9 +249,15 @@ export const MAX_FEEDS = 20;
 
 /**
  * The raw `orderFeed` configuration from CDK context (the whole object, then `orderFeed.<key>` overrides),
- * not yet validated: the props of the OrderFeedIngester construct.
+ * not yet validated: the props of the OrderFeedIngester construct. The CDK CLI gives a `-c orderFeed='{…}'`
+ * in place of cdk.json's object: a JSON string is therefore laid key by key over `projectObject` (cdk.json's
+ * `orderFeed`, see projectContextObject), so it overrides what it names and keeps the rest. Every dotted
+ * `orderFeed.<key>` is copied, known or not, so parseConfig rejects a mistyped one like an object key.
  */
-export function readContext(context: ContextReader): Record<string, unknown> {
+export function readContext(
+  context: ContextReader,
+  projectObject?: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
   const whole = context.tryGetContext(CONTEXT_KEY);
   if (whole !== undefined) {
@@ -256,13 +265,36 @@ export function readContext(context: ContextReader): Record<string, unknown> {
     if (object === undefined || typeof object !== 'object' || object === null || Array.isArray(object)) {
       throw new ConfigError([{ key: CONTEXT_KEY, message: 'must be an object (or a JSON object string)' }]);
     }
+    if (typeof whole === 'string' && projectObject !== undefined) Object.assign(raw, projectObject);
     Object.assign(raw, object);
   }
-  for (const key of KEY_NAMES) {
-    const override = context.tryGetContext(`${CONTEXT_KEY}.${key}`);
-    if (override !== undefined) raw[key] = override;
+  const dotted = context.getAllContext
+    ? Object.keys(context.getAllContext()).filter((key) => key.startsWith(`${CONTEXT_KEY}.`))
+    : KEY_NAMES.map(qualified);
+  for (const name of dotted) {
+    const override = context.tryGetContext(name);
+    if (override !== undefined) raw[name.slice(CONTEXT_KEY.length + 1)] = override;
   }
   return raw;
+}
+
+/**
+ * cdk.json's `context.orderFeed` object in `directory` (where the CDK CLI runs the app), for readContext
+ * to merge a `-c orderFeed='{…}'` over; undefined without a cdk.json or such an object.
+ */
+export function projectContextObject(directory = process.cwd()): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(directory, 'cdk.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const object = (parseJson(text) as { context?: Record<string, unknown> } | undefined)?.context?.[
+    CONTEXT_KEY
+  ];
+  return typeof object === 'object' && object !== null && !Array.isArray(object)
+    ? (object as Record<string, unknown>)
+    : undefined;
 }
 
 /** Validates a raw configuration object (values may be JSON-typed or the strings `-c` passes). */
@@ -270,7 +302,11 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
   const issues: ConfigIssue[] = [];
   for (const key of Object.keys(raw)) {
     if (!(key in SETTINGS)) {
-      issues.push({ key: qualified(key), message: `unknown key (accepted: ${KEY_NAMES.join(', ')})` });
+      const nearest = nearestName(key, KEY_NAMES);
+      issues.push({
+        key: qualified(key),
+        message: `unknown key (${nearest === undefined ? `accepted: ${KEY_NAMES.join(', ')}` : `did you mean ${qualified(nearest)}?`})`,
+      });
     }
   }
   const feedsListed = !isUnset(raw.feeds);
@@ -415,9 +451,10 @@ function parseFeeds(given: unknown, top: Values, feedIdGiven: boolean, issues: C
     const before = issues.length;
     for (const key of Object.keys(fields)) {
       if (key !== 'id' && !(FEED_KEYS as readonly string[]).includes(key)) {
+        const nearest = nearestName(key, ['id', ...FEED_KEYS]);
         issues.push({
           key: `${where}.${key}`,
-          message: `unknown feed key (accepted: id, ${FEED_KEYS.join(', ')})`,
+          message: `unknown feed key (${nearest === undefined ? `accepted: id, ${FEED_KEYS.join(', ')}` : `did you mean ${nearest}?`})`,
         });
       }
     }
@@ -469,6 +506,34 @@ export function pascalCase(name: string): string {
     .filter((part) => part.length > 0)
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join('');
+}
+
+/** The accepted name closest to a mistyped one (same letters in another case, or at most 2 edits). */
+export function nearestName(given: string, names: readonly string[]): string | undefined {
+  const lower = given.toLowerCase();
+  let best: { name: string; distance: number } | undefined;
+  for (const name of names) {
+    const distance = editDistance(lower, name.toLowerCase());
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+/** Levenshtein distance, one row at a time. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = row;
+  }
+  return previous[b.length] as number;
 }
 
 function isUnset(value: unknown): boolean {

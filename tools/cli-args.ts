@@ -36,10 +36,17 @@ export function messageOf(error: unknown): string {
 
 type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 
-/** parseArgs (strict, no positionals) over `argv`; anything it refuses becomes a UsageError. */
+/** Accepted by every command, so each answers `--help` and `-h` (with its usage, exit 0). */
+const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
+
+/**
+ * parseArgs (strict, no positionals) over `argv`, with `--help`/`-h` as `values.help` besides `options`;
+ * anything it refuses becomes a UsageError.
+ */
 export function parseFlags<const O extends FlagOptions>(argv: readonly string[], options: O) {
   try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+    const all = { ...options, ...HELP_FLAG };
+    return parseArgs({ args: [...argv], options: all, strict: true, allowPositionals: false }).values;
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }

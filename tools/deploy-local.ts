@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTEXT_KEY } from '../infra/config.js';
-import { isMain, parseFlags } from './cli-args.js';
+import { isMain, parseCommandLine, parseFlags, UsageError } from './cli-args.js';
 import { EMULATOR_ENV } from './local/moto.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -148,29 +148,57 @@ function run(args: string[], env: NodeJS.ProcessEnv, log: (chunk: string) => voi
   });
 }
 
-async function main(): Promise<void> {
-  const values = parseFlags(process.argv.slice(2), {
+export const USAGE = `Usage: npm run deploy:local -- --endpoint http://localhost:PORT [options]
+
+Deploys the stack into an AWS emulator (moto_server) the way cdk deploy deploys to AWS, and prints its
+outputs as JSON. moto cannot update a stack: deploy into a fresh emulator (or reset it first).
+
+  --endpoint URL            the emulator, as http://localhost:PORT (required; cdk's asset upload needs
+                            the name localhost)
+  --outputs-file PATH       where cdk writes the outputs (default .local/stack-outputs.json)
+  --partner-base-url URL    orderFeed.partnerBaseUrl (default ${LOCAL_DEFAULTS.partnerBaseUrl})
+  --token-parameter NAME    orderFeed.tokenParameterName (default ${LOCAL_DEFAULTS.tokenParameterName})
+  --subscribers a,b         orderFeed.downstreamSubscribers
+  -h, --help                this text
+
+Exit status: 0 deployed; 1 cdk failed; 2 bad usage.
+`;
+
+function parseOptions(argv: readonly string[]): DeployLocalOptions | 'help' {
+  const values = parseFlags(argv, {
     endpoint: { type: 'string' },
     'outputs-file': { type: 'string' },
     'partner-base-url': { type: 'string' },
     'token-parameter': { type: 'string' },
     subscribers: { type: 'string' },
   });
-  if (values.endpoint === undefined)
-    throw new DeployLocalError('--endpoint http://localhost:PORT is required');
-  const outputs = await deployLocal({
+  if (values.help) return 'help';
+  if (values.endpoint === undefined) throw new UsageError('--endpoint http://localhost:PORT is required');
+  return {
     endpoint: values.endpoint,
     outputsFile: values['outputs-file'],
     partnerBaseUrl: values['partner-base-url'],
     tokenParameterName: values['token-parameter'],
     subscribers: values.subscribers?.split(',').map((name) => name.trim()),
-  });
+  };
+}
+
+async function main(): Promise<number> {
+  const parsed = parseCommandLine(() => parseOptions(process.argv.slice(2)), USAGE);
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const outputs = await deployLocal(parsed.options);
   process.stdout.write(`${JSON.stringify(outputs, null, 2)}\n`);
+  return 0;
 }
 
 if (isMain(import.meta.url)) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  });
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

@@ -46,7 +46,12 @@ export async function readStackOutputs(aws: AwsAt, stackName: string): Promise<R
   try {
     stack = await describeStack(aws.cloudFormation, stackName);
   } catch (error) {
-    throw new CommandError(`cannot describe stack ${stackName}: ${messageOf(error)}`, { cause: error });
+    throw new CommandError(
+      `cannot describe stack ${stackName}: ${messageOf(error)}${setupHint(aws, error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (stack === undefined) {
     throw new CommandError(
@@ -54,6 +59,20 @@ export async function readStackOutputs(aws: AwsAt, stackName: string): Promise<R
     );
   }
   return stackOutputs(stack);
+}
+
+/**
+ * What to pass when the SDK found no region or no credentials, as on a first run pointed at nothing: the
+ * emulator's endpoint, or AWS's region and credentials.
+ */
+function setupHint(aws: AwsAt, error: unknown): string {
+  if (aws.endpoint !== undefined || !/Region is missing|Could not load credentials/.test(messageOf(error))) {
+    return '';
+  }
+  return (
+    '. Pass --aws-endpoint http://localhost:PORT for an emulator (the moto of a local run: npm start ' +
+    '-- --aws-endpoint …), or set AWS_REGION and credentials (e.g. AWS_PROFILE) for a stack in AWS'
+  );
 }
 
 /** The output `key`; a CommandError naming it when the stack has none. */

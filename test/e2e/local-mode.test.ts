@@ -8,6 +8,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_NAME } from '../../infra/app.js';
@@ -18,6 +19,7 @@ import {
   parseAwsEndpoint,
   readDeployment,
   resetData,
+  subscriberQueues,
 } from '../../tools/local/runtime.js';
 import { type RunningSimulator, SCENARIO_EXPECTATIONS, startSimulator } from '../../tools/simulator/index.js';
 import { sampleOrder } from '../fixtures/orders.js';
@@ -89,6 +91,18 @@ describe('npm start', () => {
     expect(missingToken.stderr).toContain('PARTNER_API_TOKEN');
   });
 
+  it('names a missing moto_server and the one command that installs it, before starting anything', async () => {
+    // Prepare: a PATH without moto_server (nor python3), as on a machine that never installed them
+    const run = await runCli([], { PATH: workDir });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('moto_server are not installed');
+    expect(run.stderr).toContain('install them with pip install "moto[server]" cfn-lint');
+    expect(run.stderr).not.toContain('Traceback');
+    expect(run.stdout).toBe('');
+  });
+
   it('deploys the stack, runs a multi-poll scenario with the built-in simulator and keeps v4 (test-versioning)', async () => {
     const expected = SCENARIO_EXPECTATIONS['test-versioning'];
 
@@ -147,6 +161,65 @@ describe('npm start', () => {
       `History: 4 order versions kept; look at one: npm run ops -- history 3009000001 --aws-endpoint ${summary.awsEndpoint}`,
     );
   }, 240_000);
+
+  it('on a kept emulator, explains a MISMATCH by an earlier run’s data and exits 4', async () => {
+    // Prepare: an earlier run of another scenario leaves its order in the tables
+    await deployedStack();
+    const args = ['--aws-endpoint', moto.endpoint, '--scenario'];
+    const earlier = await runCli([...args, 'test-versioning', '--reset-data']);
+    expect(earlier.code, earlier.stdout + earlier.stderr).toBe(0);
+
+    // Act: a second scenario on the same emulator, its data kept
+    const kept = await runCli([...args, 'test-empty-stream']);
+
+    // Assess: said before the run and at the check; the exit status is not 0
+    expect(kept.code, kept.stdout + kept.stderr).toBe(4);
+    expect(kept.stdout).toContain('the reused stack keeps its earlier runs’ data');
+    expect(kept.stdout).toContain('Check: MISMATCH');
+    expect(kept.stdout).toContain(
+      'run again with --reset-data (or on a fresh emulator) to check this run alone',
+    );
+  });
+
+  it('--subscriber NAME keeps every message on that queue and prints the command that reads them', async () => {
+    // Prepare: a fresh emulator (moto cannot add a queue to the deployed stack, which says so)
+    await deployedStack();
+    const refused = await runCli(['--aws-endpoint', moto.endpoint, '--subscriber', 'billing']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('has no subscriber queue billing');
+    const fresh = await startMoto();
+    const freshAws = createLocalAwsClients(parseAwsEndpoint(fresh.endpoint));
+    try {
+      // Act
+      const args = [
+        '--aws-endpoint',
+        fresh.endpoint,
+        '--scenario',
+        'test-versioning',
+        '--subscriber',
+        'billing',
+      ];
+      const run = await runCli(args);
+
+      // Assess: the printed command names the queue; all four versions wait there
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const command =
+        /^ {2}(AWS_ACCESS_KEY_ID=testing .*aws sqs receive-message .*)$/m.exec(run.stdout)?.[1] ?? '';
+      expect(command).toContain(`--endpoint-url ${fresh.endpoint}`);
+      const queueUrl = /--queue-url (\S+)/.exec(command)?.[1];
+      expect(queueUrl).toBe(subscriberQueues(await readDeployment(freshAws)).billing);
+      const { Attributes } = await freshAws.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages'],
+        }),
+      );
+      expect(Attributes?.ApproximateNumberOfMessages).toBe('4');
+    } finally {
+      freshAws.destroy();
+      await fresh.stop();
+    }
+  });
 
   it('drains a generated feed into exactly the simulator’s expected table and ledger, never showing the token', async () => {
     const sim = await simulator(150, 7);

@@ -1,5 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, type ContextReader, KEYS, parseConfig, readContext } from '../../infra/config.js';
+import {
+  ConfigError,
+  type ContextReader,
+  KEYS,
+  parseConfig,
+  projectContextObject,
+  readContext,
+} from '../../infra/config.js';
 import { FULL_CONFIG, REQUIRED_CONFIG } from './synth.js';
 
 /** The issues a configuration raises, as `key: message` lines (empty when valid). */
@@ -13,8 +21,9 @@ function issuesOf(raw: Record<string, unknown>): string[] {
   }
 }
 
+/** CDK context as the app's node gives it (every key, whether or not the app asks for it). */
 function contextOf(values: Record<string, unknown>) {
-  return { tryGetContext: (key: string) => values[key] };
+  return { tryGetContext: (key: string) => values[key], getAllContext: () => values };
 }
 
 describe('parseConfig', () => {
@@ -218,9 +227,13 @@ describe('parseConfig', () => {
     ]);
   });
 
-  it('rejects unknown keys, naming them', () => {
-    expect(issuesOf({ ...REQUIRED_CONFIG, pagesize: 10 })).toEqual([
-      expect.stringMatching(/^orderFeed\.pagesize: unknown key/),
+  it('rejects unknown keys, naming them and the nearest accepted key', () => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, pagesize: 10, tokenParamterName: '/x', colour: 'red' })).toEqual([
+      expect.stringMatching(/^orderFeed\.pagesize: unknown key \(did you mean orderFeed\.pageSize\?\)/),
+      expect.stringMatching(
+        /^orderFeed\.tokenParamterName: unknown key \(did you mean orderFeed\.tokenParameterName\?\)/,
+      ),
+      expect.stringMatching(/^orderFeed\.colour: unknown key \(accepted: partnerBaseUrl, /),
     ]);
   });
 
@@ -265,6 +278,47 @@ describe('readContext then parseConfig', () => {
     const config = loadConfig(contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }));
 
     expect(config.feeds.map((feed) => feed.id)).toEqual(['f1']);
+  });
+
+  it('rejects a mistyped -c orderFeed.<key>, naming it and the nearest key, as in the object form', () => {
+    // Prepare: `cdk synth -c orderFeed.pagesize=50 -c orderFeed.tokenParamterName=/x`
+    const context = contextOf({
+      orderFeed: REQUIRED_CONFIG,
+      'orderFeed.pagesize': '50',
+      'orderFeed.tokenParamterName': '/x',
+    });
+
+    // Act, Assess
+    expect(() => loadConfig(context)).toThrow(
+      /orderFeed\.pagesize: unknown key \(did you mean orderFeed\.pageSize\?\)[\s\S]*orderFeed\.tokenParamterName: unknown key \(did you mean orderFeed\.tokenParameterName\?\)/,
+    );
+  });
+
+  it("merges -c orderFeed='{…}' over cdk.json's object key by key", () => {
+    // Prepare: the CLI passes the -c string in place of cdk.json's object, which the app reads itself.
+    const project = { ...REQUIRED_CONFIG, pageSize: 25, feedId: 'from-cdk-json' };
+    const context = contextOf({ orderFeed: JSON.stringify({ feedId: 'f1', alarmEmail: null }) });
+
+    // Act
+    const merged = parseConfig(readContext(context, project));
+
+    // Assess: each key comes from the -c object if it names it (null unsets), else from cdk.json
+    expect(merged.feeds[0]).toMatchObject({ id: 'f1', partnerBaseUrl: REQUIRED_CONFIG.partnerBaseUrl });
+    expect(merged.pageSize).toBe(25);
+    expect(merged.alarmEmail).toBeUndefined();
+  });
+
+  it("leaves an orderFeed object from cdk.json itself alone (no merge with cdk.json's own)", () => {
+    const raw = readContext(contextOf({ orderFeed: { feedId: 'f1' } }), { ...REQUIRED_CONFIG });
+
+    expect(raw).toEqual({ feedId: 'f1' });
+  });
+
+  it("reads cdk.json's orderFeed object for the merge", () => {
+    expect(projectContextObject(fileURLToPath(new URL('../..', import.meta.url)))).toMatchObject(
+      REQUIRED_CONFIG,
+    );
+    expect(projectContextObject(fileURLToPath(new URL('.', import.meta.url)))).toBeUndefined();
   });
 
   it('rejects an orderFeed value that is not an object', () => {

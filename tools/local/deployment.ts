@@ -15,6 +15,7 @@ import { parseRateExpression } from '../../infra/schedule-rate.js';
 import type { LocalFeed } from '../deploy-local.js';
 import {
   describeStack,
+  downstreamQueueUrls,
   type FunctionDeployment,
   feedPollersOf,
   readFunction,
@@ -37,6 +38,8 @@ export interface StackContext {
   tokenParameterName: string;
   /** Several feeds (`orderFeed.feeds`, e.g. `npm start -- --shards 3`); omitted: one feed. */
   feeds?: readonly LocalFeed[];
+  /** `orderFeed.downstreamSubscribers` (`npm start -- --subscriber NAME`): queues nobody local reads. */
+  subscribers?: readonly string[];
 }
 
 export interface EnsureStackOptions {
@@ -149,6 +152,7 @@ async function deployWithCdk(
       partnerBaseUrl: context.partnerBaseUrl,
       tokenParameterName: context.tokenParameterName,
       ...(context.feeds ? { feeds: context.feeds } : {}),
+      ...(context.subscribers ? { subscribers: context.subscribers } : {}),
       // deployLocal puts the tail of cdk's output into its error.
       log: log ?? (() => undefined),
     });
@@ -205,6 +209,26 @@ export interface Deployment {
     deadLetterTargetArn: string;
   };
   tokenParameterName: string;
+}
+
+/** Subscriber name → queue URL, as the stack's pollers publish to them (DOWNSTREAM_QUEUE_URLS). */
+export function subscriberQueues(deployment: Deployment): Record<string, string> {
+  return downstreamQueueUrls(deployment.pollers[0]?.function.environment ?? {});
+}
+
+/** A reused stack must have the subscriber queues asked for: moto cannot add them to it. */
+export function checkDeployedSubscribers(
+  deployment: Deployment,
+  wanted: readonly string[] | undefined,
+): void {
+  const deployed = Object.keys(subscriberQueues(deployment));
+  const missing = (wanted ?? []).filter((name) => !deployed.includes(name));
+  if (missing.length > 0) {
+    throw new DeploymentError(
+      `the stack at this endpoint has no subscriber queue ${missing.join(', ')} (its subscribers: ` +
+        `${deployed.join(', ') || 'none'}); moto cannot update a stack: use a fresh emulator (omit --aws-endpoint)`,
+    );
+  }
 }
 
 export async function readDeployment(

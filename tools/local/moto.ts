@@ -2,7 +2,9 @@
 // process per test file; `reset()` clears all emulated state between tests). It runs through
 // moto_serialized.py, which makes moto apply conditional writes atomically as DynamoDB does.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SERIALISED_LAUNCHER = fileURLToPath(new URL('./moto_serialized.py', import.meta.url));
@@ -24,6 +26,45 @@ export const EMULATOR_ENV = {
   AWS_DEFAULT_REGION: 'us-east-1',
 } as const;
 
+/** The one command that installs the Python tools the repository runs: moto's server and cfn-lint. */
+export const INSTALL_PYTHON_TOOLS = 'pip install "moto[server]" cfn-lint';
+
+/** A program the command needs is not installed: named with the command that installs it. */
+export class MissingToolError extends Error {
+  override readonly name = 'MissingToolError';
+}
+
+/** Which of `tools` no directory of `path` (PATH's form) holds as an executable file. */
+export function missingTools(tools: readonly string[], path = process.env.PATH ?? ''): string[] {
+  const directories = path.split(delimiter).filter((directory) => directory !== '');
+  return tools.filter(
+    (tool) =>
+      !directories.some((directory) => {
+        const file = join(directory, tool);
+        try {
+          accessSync(file, constants.X_OK);
+          return statSync(file).isFile();
+        } catch {
+          return false;
+        }
+      }),
+  );
+}
+
+/** Throws a MissingToolError naming every one of `tools` missing from PATH, before anything starts. */
+export function requireTools(tools: readonly string[], path = process.env.PATH ?? ''): void {
+  const missing = missingTools(tools, path);
+  if (missing.length > 0) {
+    const [verb, pronoun] = missing.length === 1 ? ['is', 'it'] : ['are', 'them'];
+    throw new MissingToolError(
+      `${missing.join(' and ')} ${verb} not installed (not on PATH): install ${pronoun} with ${INSTALL_PYTHON_TOOLS}`,
+    );
+  }
+}
+
+/** moto_serialized.py's exit status when Python cannot import moto's server (see there). */
+const EXIT_MOTO_NOT_IMPORTABLE = 3;
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -37,6 +78,7 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startMoto(options: { startupTimeoutMs?: number } = {}): Promise<RunningMoto> {
+  requireTools(['python3', 'moto_server']);
   const port = await freePort();
   const child = spawn('python3', [SERIALISED_LAUNCHER, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -64,6 +106,7 @@ export async function startMoto(options: { startupTimeoutMs?: number } = {}): Pr
 async function waitUntilReady(base: string, child: ChildProcess, timeoutMs: number, tail: () => string) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    if (child.exitCode === EXIT_MOTO_NOT_IMPORTABLE) throw new MissingToolError(tail().trim());
     if (child.exitCode !== null) throw new Error(`moto_server exited with ${child.exitCode}: ${tail()}`);
     try {
       const response = await fetch(`${base}/moto-api/`);

@@ -12,7 +12,16 @@ Usage: python3 moto_serialized.py -H 127.0.0.1 -p PORT   (the same flags as moto
 import sys
 import threading
 
-import moto.server as server
+try:
+    import moto.server as server
+except ImportError as error:
+    # Exit status 3 tells tools/local/moto.ts to show this line instead of a traceback.
+    print(
+        f'moto_server cannot start ({sys.executable}: {error}): '
+        'install with pip install "moto[server]" cfn-lint',
+        file=sys.stderr,
+    )
+    sys.exit(3)
 
 _run_simple = server.run_simple
 _lock = threading.Lock()

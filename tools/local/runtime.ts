@@ -17,6 +17,7 @@ import type { SalesTotal } from '../store/sales-ledger.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 import { queueDepth, readDataWithOrders, readHistoryCount, resetData } from './data.js';
 import {
+  checkDeployedSubscribers,
   DEFAULT_TOKEN_PARAMETER,
   type Deployment,
   DeploymentError,
@@ -41,7 +42,7 @@ import { type RunningMoto, startMoto } from './moto.js';
 // What the tests and start.ts take from local mode, in one place.
 export { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 export { resetData } from './data.js';
-export { DEFAULT_STACK_NAME, readDeployment } from './deployment.js';
+export { DEFAULT_STACK_NAME, readDeployment, subscriberQueues } from './deployment.js';
 export { AUTH_FAILED_MESSAGE, DEFAULT_TUNING } from './local-pipeline.js';
 
 /** Size of the built-in generated feed: about a minute of pipeline work here (see SESSION.md). */
@@ -74,6 +75,8 @@ export interface LocalRunOptions {
   shards?: number;
   /** The feeds to deploy, as they are (tests: overlapping feeds); not with `shards`. */
   feeds?: readonly LocalFeed[];
+  /** Downstream subscriber queues to deploy (`--subscriber`): nothing local drains them. */
+  subscribers?: readonly string[];
 }
 
 export interface LocalRunEvents {
@@ -398,11 +401,17 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
       const feeds = options.feeds ?? (options.shards === undefined ? undefined : shardFeeds(options.shards));
       const stack = await ensureStack(
         aws,
-        { partnerBaseUrl: apiUrl, tokenParameterName: DEFAULT_TOKEN_PARAMETER, ...(feeds ? { feeds } : {}) },
+        {
+          partnerBaseUrl: apiUrl,
+          tokenParameterName: DEFAULT_TOKEN_PARAMETER,
+          ...(feeds ? { feeds } : {}),
+          ...(options.subscribers ? { subscribers: options.subscribers } : {}),
+        },
         { note, ...(events.cdkLog ? { log: events.cdkLog } : {}) },
       );
       const deployment = await readDeployment(aws, stack.stackName);
       checkDeployedFeeds(deployment, feeds);
+      checkDeployedSubscribers(deployment, options.subscribers);
       await storeToken(aws, deployment.tokenParameterName, token);
       if (options.resetData) await resetData(aws, deployment);
       if (stopRequested) return interruptedEarly(deployment);

@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import * as z from 'zod/mini';
 import { isMain } from '../cli-args.js';
 import {
   AUTH_FAILED_MESSAGE,
@@ -16,8 +17,9 @@ import {
   MAX_OVERLAPPING_FEEDS,
   overlappingFeeds,
   runLocal,
+  subscriberQueues,
 } from './runtime.js';
-import { formatBanner, formatProgress, formatSummary } from './terminal.js';
+import { formatBanner, formatProgress, formatSubscribers, formatSummary } from './terminal.js';
 
 const T = DEFAULT_TUNING;
 export const USAGE = `Usage: npm start -- [options]      (or: npx tsx tools/local/start.ts [options])
@@ -53,7 +55,11 @@ AWS
                        Omitted: moto is started on a free loopback port and stopped on exit.
                        Needs no AWS credentials (dummy ones and us-east-1 when none are set).
   --reset-data         before running, empty the orders and cursor tables, purge the queues and delete
-                       the quarantined objects (emulator only)
+                       the quarantined objects (emulator only). A reused stack otherwise keeps an earlier
+                       run's data, which the end-of-run check counts too.
+  --subscriber NAME    deploy a downstream subscriber queue NAME (orderFeed.downstreamSubscribers;
+                       repeatable) that nothing here drains: it keeps every message the poller publishes,
+                       and the summary prints the command that reads them (needs a fresh emulator)
 
 Run
   --watch              keep polling after catching up, until Ctrl-C; without it the run ends once a
@@ -74,8 +80,13 @@ Lambda, emulated from the deployed configuration
   environment   each function's Environment.Variables and Timeout as deployed, plus
                 POWERTOOLS_LOG_LEVEL=WARN and POWERTOOLS_METRICS_DISABLED=true unless --verbose.
 
-Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 130 / 143 stopped by
-SIGINT / SIGTERM (the current invocations finish and the summary is still written); 1 any other error.`;
+Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 4 drained, but the table
+or ledger differs from the built-in simulator's expected state (Check: MISMATCH); 130 / 143 stopped by
+SIGINT / SIGTERM (the current invocations finish and the summary is still written); 1 any other error,
+a missing moto_server included.`;
+
+/** Drained, but the table or ledger is not what the built-in simulator expects. */
+export const EXIT_MISMATCH = 4;
 
 interface Cli {
   options: LocalRunOptions;
@@ -106,6 +117,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
       seed: { type: 'string' },
       shards: { type: 'string' },
       feeds: { type: 'string' },
+      subscriber: { type: 'string', multiple: true },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -127,6 +139,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     ...(values.scenario === undefined ? {} : { scenario: values.scenario }),
     ...(token === undefined ? {} : { token }),
     ...(values['aws-endpoint'] === undefined ? {} : { awsEndpoint: values['aws-endpoint'] }),
+    ...(values.subscriber === undefined ? {} : { subscribers: values.subscriber }),
     resetData: values['reset-data'] ?? false,
     watch: values.watch ?? false,
     verbose: values.verbose ?? false,
@@ -165,6 +178,7 @@ async function main(): Promise<number> {
     cli = parseCli(process.argv.slice(2));
     // Option combinations (e.g. --scenario with --api-url) are usage errors too.
     if (!cli.help) checkLocalRunOptions(cli.options);
+    if (!cli.help && cli.options.subscribers) await checkSubscriberNames(cli.options.subscribers);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`error: ${message}\n\n${USAGE}\n`);
@@ -178,10 +192,15 @@ async function main(): Promise<number> {
 
   // Plain lines, one progress line every 2 s: the same on a terminal as in a log.
   const line = (text: string) => process.stdout.write(`${text}\n`);
+  let subscribers: Record<string, string> = {};
   const run = runLocal(cli.options, {
     note: (message) => line(`· ${message}`),
     ...(cli.options.verbose ? { cdkLog: (chunk: string) => process.stderr.write(chunk) } : {}),
     onReady: (ready) => {
+      const queues = subscriberQueues(ready.deployment);
+      subscribers = Object.fromEntries(
+        (cli.options.subscribers ?? []).map((name) => [name, queues[name] ?? '']),
+      );
       for (const text of formatBanner(ready)) line(text);
       line(cli.options.watch ? 'Polling until Ctrl-C…' : 'Running until drained (Ctrl-C stops)…');
     },
@@ -210,7 +229,12 @@ async function main(): Promise<number> {
     process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
     return signal === undefined ? 1 : SIGNAL_EXIT[signal];
   }
-  process.stdout.write(`${formatSummary(summary, cli.options.awsEndpoint !== undefined).join('\n')}\n`);
+  const emulatorKept = cli.options.awsEndpoint !== undefined;
+  const summaryLines = [
+    ...formatSummary(summary, emulatorKept, cli.options.resetData),
+    ...formatSubscribers(subscribers, summary, emulatorKept),
+  ];
+  process.stdout.write(`${summaryLines.join('\n')}\n`);
   if (cli.summaryJson !== undefined) {
     const path = resolve(cli.summaryJson);
     mkdirSync(dirname(path), { recursive: true });
@@ -222,7 +246,19 @@ async function main(): Promise<number> {
     return 3;
   }
   if (signal !== undefined) return SIGNAL_EXIT[signal];
-  return summary.outcome === 'drained' ? 0 : 1;
+  if (summary.outcome !== 'drained') return 1;
+  const check = summary.matchesExpected;
+  return check === undefined || (check.orders && check.sales) ? 0 : EXIT_MISMATCH;
+}
+
+/** `--subscriber` names by the configuration's own rule, before anything starts (cdk would say it late). */
+async function checkSubscriberNames(names: readonly string[]): Promise<void> {
+  // Loaded only here: infra/config.ts pulls in aws-cdk-lib, which --help need not wait for.
+  const { SETTINGS } = await import('../../infra/config.js');
+  const result = z.safeParse(SETTINGS.downstreamSubscribers.rule, names);
+  if (!result.success) {
+    throw new LocalUsageError(`--subscriber ${result.error.issues[0]?.message ?? 'is invalid'}`);
+  }
 }
 
 // Run only as the entry point (tests import parseCli and USAGE).

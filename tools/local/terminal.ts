@@ -44,14 +44,20 @@ export function formatBanner(ready: ReadyInfo): string[] {
   }
   if (ready.resetData)
     lines.push('note           data reset: tables emptied, queues purged, quarantine deleted');
+  else if (!stack.deployed) {
+    lines.push(
+      'note           the reused stack keeps its earlier runs’ data: this run resumes from the stored cursor, and the end-of-run check counts their orders and sales too (--reset-data starts empty)',
+    );
+  }
   return lines;
 }
 
 /**
  * `emulatorKept`: the run used an emulator given with --aws-endpoint, which outlives it; without one, local mode's
  * own emulator stopped with the run, so a command against its data needs a run against a kept emulator first.
+ * `dataReset`: the run emptied the tables first (--reset-data).
  */
-export function formatSummary(summary: LocalSummary, emulatorKept = true): string[] {
+export function formatSummary(summary: LocalSummary, emulatorKept = true, dataReset = false): string[] {
   const c = summary.counters;
   const headline =
     summary.outcome === 'drained'
@@ -107,6 +113,29 @@ export function formatSummary(summary: LocalSummary, emulatorKept = true): strin
         ? 'Check: table and ledger equal the simulator’s expected state.'
         : `Check: MISMATCH with the simulator’s expected state (orders ${summary.matchesExpected.orders ? 'ok' : 'differ'}, sales ${summary.matchesExpected.sales ? 'ok' : 'differ'}).`,
     );
+    // A reused stack without --reset-data still holds what earlier runs stored: the likely cause.
+    if (!ok && summary.deploy?.deployed === false && !dataReset) {
+      lines.push(
+        `  The emulator at ${summary.awsEndpoint} kept earlier runs’ orders and sales on this stack, which the check counts too: run again with --reset-data (or on a fresh emulator) to check this run alone.`,
+      );
+    }
   }
   return lines;
+}
+
+/**
+ * How to read each `--subscriber` queue (name → URL), which nothing local drains: an AWS CLI command against
+ * a kept emulator; without one, the queue went with the run's own emulator.
+ */
+export function formatSubscribers(
+  queues: Readonly<Record<string, string>>,
+  summary: Pick<LocalSummary, 'awsEndpoint' | 'region'>,
+  emulatorKept: boolean,
+): string[] {
+  return Object.entries(queues).map(([name, url]) =>
+    emulatorKept
+      ? `Subscriber ${name}: nothing here drains its queue, which keeps every published message; read them (they stay queued) with:\n` +
+        `  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing aws sqs receive-message --endpoint-url ${summary.awsEndpoint} --region ${summary.region} --queue-url ${url} --max-number-of-messages 10 --visibility-timeout 0 --message-attribute-names All`
+      : `Subscriber ${name}: its messages went with this run’s emulator; to keep them, run against one that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000 --subscriber ${name}), which prints the command that reads them`,
+  );
 }

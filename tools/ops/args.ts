@@ -138,7 +138,8 @@ export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
   while (index < argv.length && !(argv[index] ?? '').startsWith('-')) words.push(argv[index++] ?? '');
   const rest = argv.slice(index);
   if (words.length === 0) {
-    if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' };
+    // A flag no command takes is named as such (parseFlags throws), before the missing command.
+    if (parseFlags(rest, SHARED_FLAGS).help) return { command: 'help' };
     throw new UsageError('a command is required');
   }
   const name = words.join(' ');

@@ -1,6 +1,7 @@
 // The AsyncAPI 3.0 document of every queue's messages (issue 12 point 4) is a valid AsyncAPI 3.0.0
-// document, points at the JSON Schema next to it, and says what the code and the stack really do: the
-// attributes the message builder sets, the queues the stack creates and their settings.
+// document, stands alone (its payload generated from the JSON Schema next to it), and says what the code
+// and the stack really do: the attributes the message builder sets, the correlation ids they carry, the
+// queues the stack creates (named by its outputs) and their settings.
 import { readFileSync } from 'node:fs';
 import specs from '@asyncapi/specs';
 import { Ajv } from 'ajv';
@@ -9,14 +10,10 @@ import { buildOrderVersionMessage } from '../../../functions/core/contract/order
 import { parseConfig } from '../../../infra/config.js';
 import { ordersQueueVisibilityTimeout } from '../../../infra/constructs/consumer.js';
 import { DEAD_LETTER_RETENTION, QUEUE_RETENTION } from '../../../infra/constructs/order-queues.js';
+import { bundledAsyncApi, SCHEMA_PATH } from '../../../tools/contract/bundle-asyncapi.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import {
-  asyncapi,
-  headersOf,
-  payloadSchemaUrl,
-  validateHeaders,
-  validatePayload,
-} from '../../support/asyncapi.js';
+import { FULL_CONFIG, synthStack } from '../../infra/synth.js';
+import { asyncapi, headersOf, validateHeaders, validatePayload } from '../../support/asyncapi.js';
 
 const SOURCE = {
   feedId: 'f',
@@ -54,20 +51,45 @@ describe('AsyncAPI document', () => {
     expect(validate(broken)).toBe(false);
   });
 
-  it('takes the message payload from the JSON Schema next to it', () => {
-    expect(asyncapi.components.messages.orderVersion.payload).toEqual({
-      $ref: './order-version-message.schema.json',
+  it('carries its payload inline, generated from the JSON Schema next to it (npx tsx tools/contract/bundle-asyncapi.ts)', () => {
+    const document = JSON.stringify(asyncapi);
+
+    expect(asyncapi).toEqual(bundledAsyncApi());
+    // Nothing outside the document: every reference is internal.
+    expect(document.match(/"\$ref":"[^#]/g)).toBeNull();
+    expect(asyncapi.components.messages.orderVersion.payload.properties.order).toEqual({
+      $ref: '#/components/schemas/Order',
     });
-    expect(payloadSchemaUrl.pathname).toMatch(
-      /functions\/core\/contract\/order-version-message\.schema\.json$/,
-    );
+  });
+
+  it('validates bodies by its own payload schema, as the JSON Schema file does', () => {
+    const body = JSON.parse(buildOrderVersionMessage(toOrder(sampleOrder()), SOURCE).body);
+
+    expect(validatePayload(body), JSON.stringify(validatePayload.errors)).toBe(true);
+    expect(validatePayload({ ...body, order: { ...body.order, status: 'lost' } })).toBe(false);
+    expect(validatePayload({ ...body, order: { ...body.order, total: { amount: 1 } } })).toBe(false);
     // The schema uses only keywords draft-07 knows too (AsyncAPI's default schema format builds on it).
-    const draft07 = JSON.parse(readFileSync(payloadSchemaUrl, 'utf8'));
+    const draft07 = JSON.parse(readFileSync(SCHEMA_PATH, 'utf8'));
     delete draft07.$schema;
     const validate07 = new Ajv({ strict: false }).compile(draft07);
-    const body = JSON.parse(buildOrderVersionMessage(toOrder(sampleOrder()), SOURCE).body);
     expect(validate07(body)).toBe(true);
     expect(validate07({ ...body, order: { ...body.order, status: 'lost' } })).toBe(false);
+  });
+
+  it('names every correlation id form the tools emit, quarantine-retry included', () => {
+    const forms = [
+      'poll:<runId>:<page>',
+      'reconcile:<runId>',
+      'backfill:<runId>',
+      'quarantine-retry:<runId>',
+    ];
+    const source = readFileSync(new URL('../../../tools/ops/quarantine.ts', import.meta.url), 'utf8');
+
+    expect(source).toContain('correlationId: `quarantine-retry:');
+    for (const form of forms) {
+      expect(JSON.stringify(asyncapi.components.messages.orderVersion.payload), form).toContain(form);
+      expect(asyncapi.components.messages.orderVersion.correlationId.description, form).toContain(form);
+    }
   });
 
   it('describes as headers exactly the attributes the message builder sets', () => {
@@ -117,6 +139,26 @@ describe('AsyncAPI document', () => {
       });
       expect(queue.redrivePolicy.deadLetterQueue.name).toBe(deadLetterQueue.name);
       expect(deadLetterQueue.messageRetentionPeriod, name).toBe(DEAD_LETTER_RETENTION.toSeconds());
+    }
+  });
+
+  it('names each queue in its SQS bindings by the stack output that gives it', () => {
+    const outputs = Object.keys(synthStack(FULL_CONFIG).template.toJSON().Outputs);
+    const bindingNames = Object.values<{
+      bindings: {
+        sqs: Record<string, { name?: string; redrivePolicy?: { deadLetterQueue: { name: string } } }>;
+      };
+    }>(asyncapi.channels).flatMap(({ bindings }) =>
+      Object.values(bindings.sqs).flatMap((queue) =>
+        typeof queue === 'object' ? [queue.name, queue.redrivePolicy?.deadLetterQueue.name] : [],
+      ),
+    );
+
+    for (const name of bindingNames.filter((candidate) => candidate !== undefined)) {
+      const output = /^\{name in stack output (\w+)(<Subscriber>)?\}$/.exec(name as string);
+      expect(output, name).not.toBeNull();
+      const key = `${output?.[1]}${output?.[2] ? 'Billing' : ''}`;
+      expect(outputs, name).toContain(key);
     }
   });
 });

@@ -22,10 +22,10 @@ describe('the message contract', () => {
   it('is schemaVersion 1 with the released JSON Schema and AsyncAPI documents', () => {
     expect(SCHEMA_VERSION).toBe(1);
     expect(sha256(read('../../../functions/core/contract/order-version-message.schema.json'))).toBe(
-      'a78d6753d65091109d4277204405b24f79729e0b649035e81f5bb43390e5f6d2',
+      '0ddfaa5d4edd46731a750753dc738d84e2ed1adbaffef281369297f3b9cb1257',
     );
     expect(sha256(read('../../../functions/core/contract/asyncapi.json'))).toBe(
-      '875c40105067284c193d5fd7d7eeadec144ab7eb2293ca251051f5809a691e84',
+      '4025160f969f9db95b082ea587410edb09f8efe8aeba4a52268c2628deabc368',
     );
   });
 

@@ -1,7 +1,8 @@
-// Local mode's end-of-run summary: the history line counts the entries and names one command to run.
+// Local mode's end-of-run summary: the history line counts the entries and names one command to run; a
+// MISMATCH on a reused stack is explained; each --subscriber queue comes with the command that reads it.
 import { describe, expect, it } from 'vitest';
 import type { LocalSummary } from '../../../tools/local/runtime.js';
-import { formatSummary } from '../../../tools/local/terminal.js';
+import { formatSubscribers, formatSummary } from '../../../tools/local/terminal.js';
 
 const SUMMARY: LocalSummary = {
   region: 'us-east-1',
@@ -61,5 +62,45 @@ describe('formatSummary', () => {
 
   it('has no history line when the stack keeps no history', () => {
     expect(formatSummary(SUMMARY).some((line) => line.startsWith('History'))).toBe(false);
+  });
+});
+
+describe('formatSummary on a MISMATCH', () => {
+  const mismatch: LocalSummary = {
+    ...SUMMARY,
+    deploy: { deployed: false, ms: 10 },
+    matchesExpected: { orders: false, sales: true },
+  };
+  const explanation = (lines: string[]) => lines.find((line) => line.includes('kept earlier runs'));
+
+  it('explains that a reused stack without --reset-data holds earlier runs’ data, and how to check this run alone', () => {
+    const lines = formatSummary(mismatch);
+
+    expect(lines).toContain('Check: MISMATCH with the simulator’s expected state (orders differ, sales ok).');
+    expect(explanation(lines)).toBe(
+      '  The emulator at http://127.0.0.1:2 kept earlier runs’ orders and sales on this stack, which the check counts too: run again with --reset-data (or on a fresh emulator) to check this run alone.',
+    );
+  });
+
+  it('has no such explanation after --reset-data or a fresh deploy', () => {
+    expect(explanation(formatSummary(mismatch, true, true))).toBeUndefined();
+    expect(explanation(formatSummary({ ...mismatch, deploy: { deployed: true, ms: 10 } }))).toBeUndefined();
+  });
+});
+
+describe('formatSubscribers', () => {
+  const queues = { billing: 'https://sqs.us-east-1.amazonaws.com/123456789012/billing-queue' };
+
+  it('names the command that reads a kept subscriber queue without removing its messages', () => {
+    expect(formatSubscribers(queues, SUMMARY, true)).toEqual([
+      'Subscriber billing: nothing here drains its queue, which keeps every published message; read them (they stay queued) with:\n' +
+        '  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing aws sqs receive-message --endpoint-url http://127.0.0.1:2 --region us-east-1 --queue-url https://sqs.us-east-1.amazonaws.com/123456789012/billing-queue --max-number-of-messages 10 --visibility-timeout 0 --message-attribute-names All',
+    ]);
+  });
+
+  it('says how to keep the queue when the run’s own emulator stopped with it', () => {
+    expect(formatSubscribers(queues, SUMMARY, false)[0]).toMatch(
+      /^Subscriber billing: its messages went with this run’s emulator; .* npm start -- --aws-endpoint http:\/\/localhost:5000 --subscriber billing\)/,
+    );
   });
 });

@@ -109,6 +109,7 @@ describe('parseOpsArgs', () => {
 
   it.each([
     [[], 'a command is required'],
+    [['--bogus'], "Unknown option '--bogus'"],
     [['nonsense'], 'unknown command "nonsense"'],
     [['quarantine'], 'quarantine needs a subcommand'],
     [['quarantine', 'purge'], 'unknown command "quarantine purge"'],

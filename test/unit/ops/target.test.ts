@@ -1,9 +1,10 @@
 // Finding the stack's resources and feeds from its outputs, and choosing the feed a command acts on.
 import { describe, expect, it } from 'vitest';
+import type { AwsAt } from '../../../tools/aws.js';
 import { CommandError } from '../../../tools/cli-args.js';
 import { selectRedriveQueues } from '../../../tools/ops/redrive.js';
 import { resolveFeed, targetFromOutputs } from '../../../tools/ops/target.js';
-import { feedPollersOf } from '../../../tools/stack.js';
+import { feedPollersOf, readStackOutputs } from '../../../tools/stack.js';
 
 const OUTPUTS = {
   OrdersTableName: 'orders-table',
@@ -70,6 +71,24 @@ describe('targetFromOutputs', () => {
 
     expect(() => targetFromOutputs('Stack', outputs, {}, {})).toThrow(
       'stack Stack has no output CursorTableName',
+    );
+  });
+});
+
+describe('readStackOutputs', () => {
+  /** AWS clients whose CloudFormation call fails as the SDK does without a region. */
+  const failingAt = (endpoint: string | undefined) =>
+    ({
+      endpoint,
+      cloudFormation: { send: () => Promise.reject(new Error('Region is missing')) },
+    }) as unknown as AwsAt;
+
+  it('says what to pass when the SDK has no region (no endpoint, no AWS_REGION)', async () => {
+    await expect(readStackOutputs(failingAt(undefined), 'S')).rejects.toThrow(
+      /^cannot describe stack S: Error: Region is missing\. Pass --aws-endpoint http:\/\/localhost:PORT for an emulator .* or set AWS_REGION and credentials/,
+    );
+    await expect(readStackOutputs(failingAt('http://localhost:5000'), 'S')).rejects.toThrow(
+      /Region is missing$/,
     );
   });
 });
