@@ -30,7 +30,9 @@ Partner API
   --api-url URL        partner API base URL up to, not including, /v1
                        (e.g. http://127.0.0.1:8080/test-versioning); http:// only for loopback hosts.
                        Omitted: the built-in simulator is started.
-  --scenario ID        built-in simulator: serve that spec scenario (e.g. test-versioning)
+  --scenario ID        built-in simulator: serve that spec scenario (e.g. test-versioning), or a partner
+                       nobody scripted (large-orders, trickle, redirect, html-200, cursor-cycle,
+                       record-flood, over-long-values, deep-expiry: tools/simulator/README.md)
   --orders N           built-in simulator: orders in the generated feed (default ${DEFAULT_ORDERS})
   --seed S             built-in simulator: seed of the generated feed (default ${DEFAULT_SEED})
   --feeds N            deploy N feeds (orderFeed.feeds, 1 to 5) that each read every vendor: they overlap,
@@ -56,8 +58,9 @@ AWS
                        the quarantined objects (emulator only)
 
 Run
-  --watch              keep polling after catching up, until Ctrl-C; without it the run ends once a
-                       poll finds no new versions and the orders queue is empty
+  --watch              keep polling after catching up, until Ctrl-C; without it the run ends once the
+                       partner has nothing more (a poll reached the end of the stream and nothing came
+                       after the stored cursor) and the orders queue is empty
   --summary-json PATH  write the end-of-run summary as JSON
   --verbose            handler logs at the deployed level (INFO), metrics output, cdk's output
   --help               this text
@@ -74,8 +77,10 @@ Lambda, emulated from the deployed configuration
   environment   each function's Environment.Variables and Timeout as deployed, plus
                 POWERTOOLS_LOG_LEVEL=WARN and POWERTOOLS_METRICS_DISABLED=true unless --verbose.
 
-Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 130 / 143 stopped by
-SIGINT / SIGTERM (the current invocations finish and the summary is still written); 1 any other error.`;
+Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 4 the feed stopped in a
+way it cannot get past by itself (e.g. a cursor cycle: the summary names the poller's outcome, the runbook
+the command that resumes); 130 / 143 stopped by SIGINT / SIGTERM (the current invocations finish and the
+summary is still written); 1 any other error.`;
 
 interface Cli {
   options: LocalRunOptions;
@@ -222,6 +227,10 @@ async function main(): Promise<number> {
     return 3;
   }
   if (signal !== undefined) return SIGNAL_EXIT[signal];
+  if (summary.outcome === 'feed-stopped') {
+    process.stderr.write(`error: ${summary.detail ?? 'the feed stopped'}\n`);
+    return 4;
+  }
   return summary.outcome === 'drained' ? 0 : 1;
 }
 
