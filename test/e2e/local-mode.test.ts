@@ -419,8 +419,9 @@ describe('npm start -- --scenario <a partner nobody scripted>', () => {
       const expected = SCENARIO_EXPECTATIONS[id];
 
       const run = runLocal({ awsEndpoint: moto.endpoint, scenario: id, resetData: true });
-      // A run that does not end as documented is stopped (outcome interrupted), not left to disturb the next.
-      const guard = setTimeout(() => run.stop(), 100_000);
+      // A run that does not end as documented is stopped (outcome interrupted) and awaited within the test's
+      // timeout, so that it cannot disturb the next run in the same emulator.
+      const guard = setTimeout(() => run.stop(), 90_000);
       const summary = await run.done.finally(() => clearTimeout(guard));
 
       expect(summary).toMatchObject({
@@ -438,6 +439,6 @@ describe('npm start -- --scenario <a partner nobody scripted>', () => {
       });
       HOSTILE_RUN_SHOWS[id](summary);
     },
-    150_000,
+    240_000,
   );
 });
