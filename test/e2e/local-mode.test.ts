@@ -16,12 +16,20 @@ import {
   createLocalAwsClients,
   DEFAULT_STACK_NAME,
   type LocalAwsClients,
+  type LocalSummary,
   parseAwsEndpoint,
   readDeployment,
   resetData,
+  runLocal,
   subscriberQueues,
 } from '../../tools/local/runtime.js';
-import { type RunningSimulator, SCENARIO_EXPECTATIONS, startSimulator } from '../../tools/simulator/index.js';
+import {
+  HOSTILE_SCENARIO_IDS,
+  type HostileScenarioId,
+  type RunningSimulator,
+  SCENARIO_EXPECTATIONS,
+  startSimulator,
+} from '../../tools/simulator/index.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { startScriptedServer } from '../support/scripted-http-server.js';
@@ -290,7 +298,7 @@ describe('npm start', () => {
     expect(run.stdout + run.stderr).not.toContain(TOKEN);
   }, 180_000);
 
-  it('ends, keeping what it was served, against a partner whose cursor is stuck (hasMore with the same cursor)', async () => {
+  it('ends with the documented stop (exit 5), keeping what it was served, against a partner whose cursor is stuck (hasMore with the same cursor)', async () => {
     const partner = await startScriptedServer();
     partner.setFallback((request) =>
       request.query.get('pageId') === 'stuck'
@@ -311,9 +319,14 @@ describe('npm start', () => {
         { PARTNER_API_TOKEN: TOKEN },
       );
 
-      expect(run.code, run.stdout + run.stderr).toBe(0);
-      expect(readSummaryFile(summaryPath('stuck'))).toMatchObject({ outcome: 'drained', orders: 1 });
-      // Each run asks once for the stuck page; local mode stops once a run changes nothing.
+      expect(run.code, run.stdout + run.stderr).toBe(5);
+      expect(readSummaryFile(summaryPath('stuck'))).toMatchObject({
+        outcome: 'feed-stopped',
+        stoppedBy: 'stuck-cursor',
+        orders: 1,
+      });
+      expect(run.stderr).toContain('tools/RUNBOOK.md');
+      // Local mode stops at the first run that ends stuck, instead of asking again.
       expect(partner.requests.length).toBeLessThan(20);
     } finally {
       await partner.close();
@@ -450,4 +463,55 @@ describe('npm start', () => {
     const state = await tableAndLedger(aws, deployment.ordersTable);
     expect(state.sales).toEqual(SCENARIO_EXPECTATIONS['test-multi-location'].sales);
   }, 120_000);
+});
+
+// One run per partner nobody scripted (issue 24), in this process against this file's stack: each ends as
+// tools/simulator/README.md says, with the table, ledger and history exactly the scenario's expectation (or,
+// for a documented stop, that stop). What each run shows beyond the end state:
+const HOSTILE_RUN_SHOWS: Record<HostileScenarioId, (summary: LocalSummary) => void> = {
+  // Every order applied after the page size shrank (a page of 100 is over the 10 MiB body cap).
+  'large-orders': () => undefined,
+  // The trickling request was cut by its own deadline and retried within the run.
+  trickle: (summary) => expect(summary.counters.partnerRetries).toBeGreaterThanOrEqual(1),
+  // The 302 and the HTML page were retried within the run, like a 5xx.
+  redirect: (summary) => expect(summary.counters.partnerRetries).toBeGreaterThanOrEqual(1),
+  'html-200': (summary) => expect(summary.counters.partnerRetries).toBeGreaterThanOrEqual(2),
+  'cursor-cycle': (summary) => expect(summary.detail).toContain("the poller ended 'stuck-cursor'"),
+  // 30,000 invalid records, four distinct: four quarantined objects.
+  'record-flood': (summary) => expect(summary.counters.rejected).toBeGreaterThanOrEqual(4),
+  'over-long-values': (summary) => expect(summary.quarantined[0]).toContain('/3024000999/'),
+  // The expired cursor was recovered, and the run did not end at the replay: poll 2 is in the table.
+  'deep-expiry': (summary) => expect(summary.counters.cursorRecoveries).toBeGreaterThanOrEqual(1),
+};
+
+describe('npm start -- --scenario <a partner nobody scripted>', () => {
+  it.each(HOSTILE_SCENARIO_IDS)(
+    '%s ends as the README says, with the table, ledger and history exact',
+    async (id) => {
+      await deployedStack();
+      const expected = SCENARIO_EXPECTATIONS[id];
+
+      const run = runLocal({ awsEndpoint: moto.endpoint, scenario: id, resetData: true });
+      // A run that does not end as documented is stopped (outcome interrupted) and awaited within the test's
+      // timeout, so that it cannot disturb the next run in the same emulator.
+      const guard = setTimeout(() => run.stop(), 90_000);
+      const summary = await run.done.finally(() => clearTimeout(guard));
+
+      expect(summary).toMatchObject({
+        outcome: expected.stop === undefined ? 'drained' : 'feed-stopped',
+        ...(expected.stop === undefined ? {} : { stoppedBy: expected.stop }),
+        matchesExpected: { orders: true, sales: true },
+        history: { entries: expected.stored },
+        deadLettered: 0,
+        queueDepth: 0,
+      });
+      expect(summary.quarantined).toHaveLength(expected.quarantined ?? 0);
+      expect(await tableAndLedger(aws, summary.ordersTable)).toEqual({
+        orders: expected.orders,
+        sales: expected.sales,
+      });
+      HOSTILE_RUN_SHOWS[id](summary);
+    },
+    240_000,
+  );
 });

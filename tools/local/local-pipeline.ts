@@ -7,7 +7,9 @@
 //                 the real queue: failed records come back after `retryDelaySeconds` and the queue's own
 //                 redrive policy moves them to the DLQ after maxReceiveCount receives
 // Both run at once, as on AWS: the consumer drains while the poller fetches. Without `watch` the run
-// ends once a poll finds no new versions and the queue is empty (every message applied or dead-lettered).
+// ends once the partner has nothing more (a poll reached the end of the stream and nothing came after the
+// committed cursor: scheduling.ts, decideAtTheEnd) or the feed stopped in a way it cannot get past by itself
+// (a documented stop, e.g. a cursor cycle), and the queue is empty (every message applied or dead-lettered).
 // Each poller invocation's request id names this process (stale-lease.ts), so that a lease left by a
 // killed local process is released at once rather than after its expiry.
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
@@ -37,7 +39,7 @@ export interface PipelineCounters {
   cursorRecoveries: number;
 }
 
-export type RunOutcome = 'drained' | 'auth-failed' | 'interrupted';
+export type RunOutcome = 'drained' | 'auth-failed' | 'feed-stopped' | 'interrupted';
 
 export interface ProgressSnapshot {
   elapsedMs: number;
@@ -102,8 +104,10 @@ export interface LocalPipelineOptions {
 export interface LocalPipelineResult {
   outcome: RunOutcome;
   counters: PipelineCounters;
-  /** Why the run ended, for auth-failed. */
+  /** Why the run ended, for auth-failed and feed-stopped. */
   detail?: string;
+  /** The poller's outcome kind that stopped the feed, for feed-stopped (e.g. stuck-cursor). */
+  stoppedBy?: string;
   elapsedMs: number;
 }
 
@@ -284,13 +288,19 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     return handlers.consumerTotals.applied === appliedBefore;
   }
 
-  type PollerEnd = { kind: 'caught-up' } | { kind: 'stopped' } | { kind: 'auth-failed'; detail: string };
+  type PollerEnd =
+    | { kind: 'caught-up' }
+    | { kind: 'stopped' }
+    | { kind: 'auth-failed'; detail: string }
+    | { kind: 'feed-stopped'; stoppedBy: string; detail: string };
 
   /** A feed's poller scheduler: runs its poller one invocation at a time, as decided by scheduling.ts. */
   async function pollerLoop(feed: Feed): Promise<PollerEnd> {
     let notBefore = 0;
     // Runs in a row that made no progress (a thrown invocation, or retry-later with nothing fetched).
     let stalled = 0;
+    // Whether the last run was a replay after an expired cursor that brought nothing new (decideAtTheEnd).
+    let emptyReplay = false;
     for (;;) {
       while (!stopping && !mayStartRun(Date.now(), notBefore, depth, tuning)) await sleep(50);
       if (stopping) return { kind: 'stopped' };
@@ -314,9 +324,13 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         if (result.versionsPublished > 0) await refreshDepth().catch(() => undefined);
       }
       const decision = decideAfterRun(finished, stalled, tuning, options.watch === true);
+      if (decision.action !== 'check-caught-up') emptyReplay = false;
       switch (decision.action) {
         case 'end-auth-failed':
           return { kind: 'auth-failed', detail: decision.detail };
+        case 'end-feed-stopped':
+          note(`${feedLabel(feed)}${decision.detail}`);
+          return { kind: 'feed-stopped', stoppedBy: decision.kind, detail: decision.detail };
         case 'stall':
           stalled += 1;
           note(`${feedLabel(feed)}poller run ${decision.why} (${stalled} in a row)`);
@@ -333,8 +347,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         case 'check-caught-up': {
           if ('error' in run) break;
           const quiet = run.result.versionsPublished === 0 || (await changedNothing(appliedBefore));
-          const next = decideAtTheEnd(run.result, quiet, tuning, options.watch === true);
+          const next = decideAtTheEnd(run.result, quiet, emptyReplay, tuning, options.watch === true);
           if (next.action === 'end-caught-up') return { kind: 'caught-up' };
+          emptyReplay = next.emptyReplay;
           notBefore = Date.now() + next.delayMs;
           break;
         }
@@ -379,6 +394,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     const authFailed = values.find((end) => end.kind === 'auth-failed');
     if (authFailed) return authFailed;
     if (values.some((end) => end.kind === 'stopped')) return { kind: 'stopped' };
+    const feedStopped = values.find((end) => end.kind === 'feed-stopped');
+    if (feedStopped) return feedStopped;
     return { kind: 'caught-up' };
   }
 
@@ -428,18 +445,24 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     });
     let outcome: RunOutcome = 'interrupted';
     let detail: string | undefined;
+    let stoppedBy: string | undefined;
     try {
       const end = await allPollerLoops();
       if (end.kind === 'auth-failed') {
         outcome = 'auth-failed';
         detail = end.detail;
-      } else if (end.kind === 'caught-up') {
+      } else if (end.kind === 'caught-up' || end.kind === 'feed-stopped') {
+        // What was published before the end (or the stop) is applied before the summary.
         while (!stopping) {
           if ((await refreshDepth()) === 0) {
-            outcome = 'drained';
+            outcome = end.kind === 'caught-up' ? 'drained' : 'feed-stopped';
             break;
           }
           await sleep(250);
+        }
+        if (end.kind === 'feed-stopped') {
+          detail = end.detail;
+          stoppedBy = end.stoppedBy;
         }
       }
     } finally {
@@ -453,6 +476,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       counters: snapshot().counters,
       elapsedMs: Date.now() - startedAt,
       ...(detail === undefined ? {} : { detail }),
+      ...(stoppedBy === undefined ? {} : { stoppedBy }),
     };
   })();
 

@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { parsePartnerBaseUrl } from '../../functions/core/partner/url-policy.js';
 import type { LocalFeed } from '../deploy-local.js';
 import { DEFAULT_VENDORS, generatedVendorIds } from '../simulator/generated-feed.js';
-import type { RunningSimulator, ScenarioId } from '../simulator/index.js';
-import { SCENARIO_IDS } from '../simulator/types.js';
+import type { AnyScenarioId, RunningSimulator } from '../simulator/index.js';
+import { ALL_SCENARIO_IDS } from '../simulator/types.js';
 import type { SalesTotal } from '../store/sales-ledger.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 import { queueDepth, readDataWithOrders, readHistoryCount, resetData } from './data.js';
@@ -56,7 +56,7 @@ export class LocalUsageError extends Error {
 export interface LocalRunOptions {
   /** Partner API base URL (up to, not including, /v1). Omitted: the built-in simulator. */
   apiUrl?: string;
-  /** Built-in simulator only: serve this spec scenario. */
+  /** Built-in simulator only: serve this scenario (a spec scenario, or one of the hostile ones). */
   scenario?: string;
   /** Partner token; required with apiUrl. Built-in simulator: random when omitted. */
   token?: string;
@@ -114,8 +114,10 @@ export interface LocalSummary {
   apiUrl: string;
   awsEndpoint: string;
   outcome: RunOutcome;
-  /** Why the run ended, for auth-failed. */
+  /** Why the run ended, for auth-failed and feed-stopped. */
   detail?: string;
+  /** The poller's outcome kind that stopped the feed, for feed-stopped (e.g. stuck-cursor). */
+  stoppedBy?: string;
   elapsedMs: number;
   deploy: { deployed: boolean; ms: number } | undefined;
   sales: SalesTotal[];
@@ -166,8 +168,8 @@ export function checkLocalRunOptions(options: LocalRunOptions): void {
     }
   }
   if (options.scenario !== undefined) {
-    if (!(SCENARIO_IDS as readonly string[]).includes(options.scenario)) {
-      throw new LocalUsageError(`--scenario must be one of: ${SCENARIO_IDS.join(', ')}`);
+    if (!(ALL_SCENARIO_IDS as readonly string[]).includes(options.scenario)) {
+      throw new LocalUsageError(`--scenario must be one of: ${ALL_SCENARIO_IDS.join(', ')}`);
     }
     if (options.orders !== undefined || options.seed !== undefined) {
       throw new LocalUsageError('--orders and --seed size the generated feed: not with --scenario');
@@ -213,6 +215,7 @@ export interface SummaryRun {
   awsEndpoint: string;
   outcome: RunOutcome;
   detail?: string;
+  stoppedBy?: string;
   counters: PipelineCounters;
   elapsedMs: number;
   deploy?: { deployed: boolean; ms: number };
@@ -260,6 +263,7 @@ export async function readSummary(
     awsEndpoint: run.awsEndpoint,
     outcome: run.outcome,
     ...(run.detail === undefined ? {} : { detail: run.detail }),
+    ...(run.stoppedBy === undefined ? {} : { stoppedBy: run.stoppedBy }),
     elapsedMs: run.elapsedMs,
     deploy: run.deploy,
     sales: data.sales,
@@ -315,7 +319,7 @@ function checkDeployedFeeds(deployment: Deployment, feeds: readonly LocalFeed[] 
 
 interface BuiltInSimulator {
   sim: RunningSimulator;
-  scenario: ScenarioId | undefined;
+  scenario: AnyScenarioId | undefined;
   orders: number | undefined;
   seed: number | undefined;
 }
@@ -323,7 +327,7 @@ interface BuiltInSimulator {
 async function startBuiltInSimulator(options: LocalRunOptions, token: string): Promise<BuiltInSimulator> {
   // Loaded only when used: runs against another partner API never load the simulator.
   const { startSimulator } = await import('../simulator/index.js');
-  const scenario = options.scenario as ScenarioId | undefined;
+  const scenario = options.scenario as AnyScenarioId | undefined;
   if (scenario !== undefined) {
     return { sim: await startSimulator({ token }), scenario, orders: undefined, seed: undefined };
   }
@@ -449,12 +453,15 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
           awsEndpoint,
           outcome: result.outcome,
           ...(result.detail === undefined ? {} : { detail: result.detail }),
+          ...(result.stoppedBy === undefined ? {} : { stoppedBy: result.stoppedBy }),
           counters: result.counters,
           elapsedMs: Date.now() - startedAt,
           deploy: { deployed: stack.deployed, ms: stack.deployMs },
         },
-        // Only a drained run is expected to have reached it.
-        builtIn && result.outcome === 'drained' ? await expectedOf(builtIn) : undefined,
+        // Only a run that drained, or stopped where its scenario documents a stop, is expected to have reached it.
+        builtIn && (result.outcome === 'drained' || result.outcome === 'feed-stopped')
+          ? await expectedOf(builtIn)
+          : undefined,
       );
     } catch (error) {
       // Ctrl-C in a terminal also reaches the cdk child process: its failure is the interruption.

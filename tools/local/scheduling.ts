@@ -20,8 +20,10 @@ export type FinishedRun =
 export type RunDecision =
   /** The partner rejected the token: local mode ends (exit 3). */
   | { action: 'end-auth-failed'; detail: string }
-  /** The run found the end of the stream (or cannot get further now): ask whether it changed anything. */
+  /** The run reached the end of the stream (hasMore false): ask whether the partner is done (decideAtTheEnd). */
   | { action: 'check-caught-up' }
+  /** The run ended in a way the feed cannot get past by itself (a documented stop): local mode ends (exit 5). */
+  | { action: 'end-feed-stopped'; kind: string; detail: string }
   /** Another invocation holds the lease: see whether it is a dead local process's. */
   | { action: 'release-dead-lease' }
   /** No progress (a failed run, or retry-later with nothing fetched): back off; `fatal` ends local mode. */
@@ -31,8 +33,13 @@ export type RunDecision =
 
 export const AUTH_FAILED_MESSAGE = 'partner API rejected the token (401 Unauthorized)';
 
-/** Outcome kinds after which the stream has nothing more for now. */
-const AT_THE_END = new Set(['caught-up', 'cursor-expired-again', 'stuck-cursor', 'missing-next-page-id']);
+/** Outcome kinds after which the stream has more: the next run continues from the committed cursor. */
+const MORE_TO_FETCH = new Set(['page-limit', 'out-of-time', 'lease-lost', 'stale-continuation']);
+
+/** Why a run that ended with a documented stop (any kind not handled otherwise) ends local mode. */
+export function feedStoppedDetail(kind: string): string {
+  return `the poller ended '${kind}': the feed cannot go on by itself (on AWS its alarm fires); tools/RUNBOOK.md says what to do and which command resumes it`;
+}
 
 /** What a finished run means; `stalled` counts the runs in a row without progress before this one. */
 export function decideAfterRun(
@@ -57,33 +64,52 @@ export function decideAfterRun(
       detail: `${AUTH_FAILED_MESSAGE} on an earlier run, and the token parameter still has the refused version; the poller waits out its backoff (npm run ops -- status shows until when), or calls at once with a new token: restart with it (--token-file or PARTNER_API_TOKEN), the feed resumes from its cursor`,
     };
   }
-  if (AT_THE_END.has(run.kind)) return { action: 'check-caught-up' };
+  if (run.kind === 'caught-up') return { action: 'check-caught-up' };
+  if (MORE_TO_FETCH.has(run.kind)) return { action: 'run-next', delayMs: 0 };
   if (run.kind === 'lease-held') return { action: 'release-dead-lease' };
   if (run.kind === 'retry-later') {
     return run.pages === 0
       ? stall('ended retry-later: the partner API kept failing or could not be reached')
       : { action: 'run-next', delayMs: tuning.idlePollIntervalMs };
   }
-  // page-limit, out-of-time, lease-lost: there is more; the next run continues from the committed cursor.
-  return { action: 'run-next', delayMs: 0 };
+  // The recovered cursor expired too: a later run recovers again.
+  if (run.kind === 'cursor-expired-again') return { action: 'run-next', delayMs: tuning.idlePollIntervalMs };
+  // stuck-cursor, missing-next-page-id, a single order over the body cap, a disabled feed, …: asking again
+  // gets the same answer.
+  return { action: 'end-feed-stopped', kind: run.kind, detail: feedStoppedDetail(run.kind) };
+}
+
+/** What decideAtTheEnd needs of a caught-up run. */
+export interface CaughtUpRun {
+  versionsPublished: number;
+  quarantined: number;
+  cursorRecoveries: number;
 }
 
 /**
- * After a run that reached the end of the stream: local mode is done (without watch) once a poll changes
- * nothing: it published nothing, or only versions the table already had (a partner that re-serves its last
- * page, like the spec's always-expired cursor, publishes duplicates on every run; counting those as new
- * would poll forever), and quarantined nothing.
+ * After a run that reached the end of the stream (caught-up): done on the partner's word, not on what the
+ * table made of it. Done (without watch) when the partner served nothing after the committed cursor (rule 3's
+ * empty page, or the empty stream), or when the cursor a replay left is refused again and the next replay
+ * brings nothing new either: the spec's always-expired cursor (test-expired-page-id), which never serves
+ * anything after its cursor. A single replay that changed nothing is not the end: after a cursor expired deep
+ * in the stream, the replay from the start ends where the old cursor did, and the stream may go on from there.
+ * `emptyReplay` tells the caller whether this run was such a replay, for the next decision.
  */
 export function decideAtTheEnd(
-  run: { kind: string; quarantined: number },
+  run: CaughtUpRun,
   changedNothing: boolean,
+  previousWasEmptyReplay: boolean,
   tuning: SchedulingTuning,
   watch: boolean,
-): { action: 'end-caught-up' } | { action: 'run-next'; delayMs: number } {
-  if (run.quarantined === 0 && changedNothing) {
-    return watch ? { action: 'run-next', delayMs: tuning.idlePollIntervalMs } : { action: 'end-caught-up' };
+): { action: 'end-caught-up' } | { action: 'run-next'; delayMs: number; emptyReplay: boolean } {
+  const servedNothing = run.versionsPublished === 0 && run.quarantined === 0;
+  const emptyReplay = run.cursorRecoveries > 0 && run.quarantined === 0 && changedNothing;
+  if (servedNothing || (emptyReplay && previousWasEmptyReplay)) {
+    return watch
+      ? { action: 'run-next', delayMs: tuning.idlePollIntervalMs, emptyReplay }
+      : { action: 'end-caught-up' };
   }
-  return { action: 'run-next', delayMs: run.kind === 'cursor-expired-again' ? tuning.idlePollIntervalMs : 0 };
+  return { action: 'run-next', delayMs: emptyReplay ? tuning.idlePollIntervalMs : 0, emptyReplay };
 }
 
 /** Whether the next run may start now: its time has come and the consumer has kept up. */

@@ -32,7 +32,9 @@ Partner API
   --api-url URL        partner API base URL up to, not including, /v1
                        (e.g. http://127.0.0.1:8080/test-versioning); http:// only for loopback hosts.
                        Omitted: the built-in simulator is started.
-  --scenario ID        built-in simulator: serve that spec scenario (e.g. test-versioning)
+  --scenario ID        built-in simulator: serve that spec scenario (e.g. test-versioning), or a partner
+                       nobody scripted (large-orders, trickle, redirect, html-200, cursor-cycle,
+                       record-flood, over-long-values, deep-expiry: tools/simulator/README.md)
   --orders N           built-in simulator: orders in the generated feed (default ${DEFAULT_ORDERS})
   --seed S             built-in simulator: seed of the generated feed (default ${DEFAULT_SEED})
   --feeds N            deploy N feeds (orderFeed.feeds, 1 to 5) that each read every vendor: they overlap,
@@ -62,8 +64,9 @@ AWS
                        and the summary prints the command that reads them (needs a fresh emulator)
 
 Run
-  --watch              keep polling after catching up, until Ctrl-C; without it the run ends once a
-                       poll finds no new versions and the orders queue is empty
+  --watch              keep polling after catching up, until Ctrl-C; without it the run ends once the
+                       partner has nothing more (a poll reached the end of the stream and nothing came
+                       after the stored cursor) and the orders queue is empty
   --summary-json PATH  write the end-of-run summary as JSON
   --verbose            handler logs at the deployed level (INFO), metrics output, cdk's output
   --help               this text
@@ -81,12 +84,15 @@ Lambda, emulated from the deployed configuration
                 POWERTOOLS_LOG_LEVEL=WARN and POWERTOOLS_METRICS_DISABLED=true unless --verbose.
 
 Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 4 drained, but the table
-or ledger differs from the built-in simulator's expected state (Check: MISMATCH); 130 / 143 stopped by
-SIGINT / SIGTERM (the current invocations finish and the summary is still written); 1 any other error,
-a missing moto_server included.`;
+or ledger differs from the built-in simulator's expected state (Check: MISMATCH); 5 the feed stopped in a
+way it cannot get past by itself (e.g. a cursor cycle: the summary names the poller's outcome, the runbook
+the command that resumes); 130 / 143 stopped by SIGINT / SIGTERM (the current invocations finish and the
+summary is still written); 1 any other error, a missing moto_server included.`;
 
 /** Drained, but the table or ledger is not what the built-in simulator expects. */
 export const EXIT_MISMATCH = 4;
+/** The feed stopped in a documented way (tools/RUNBOOK.md): local mode ends instead of polling on. */
+export const EXIT_FEED_STOPPED = 5;
 
 interface Cli {
   options: LocalRunOptions;
@@ -246,6 +252,10 @@ async function main(): Promise<number> {
     return 3;
   }
   if (signal !== undefined) return SIGNAL_EXIT[signal];
+  if (summary.outcome === 'feed-stopped') {
+    process.stderr.write(`error: ${summary.detail ?? 'the feed stopped'}\n`);
+    return EXIT_FEED_STOPPED;
+  }
   if (summary.outcome !== 'drained') return 1;
   const check = summary.matchesExpected;
   return check === undefined || (check.orders && check.sales) ? 0 : EXIT_MISMATCH;

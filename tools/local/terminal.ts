@@ -62,8 +62,8 @@ export function formatSummary(summary: LocalSummary, emulatorKept = true, dataRe
   const headline =
     summary.outcome === 'drained'
       ? `Drained in ${seconds(summary.elapsedMs)}`
-      : summary.outcome === 'auth-failed'
-        ? `Stopped: ${summary.detail ?? 'authentication failed'}`
+      : summary.outcome === 'auth-failed' || summary.outcome === 'feed-stopped'
+        ? `Stopped: ${summary.detail ?? summary.outcome}`
         : `Interrupted after ${seconds(summary.elapsedMs)}`;
   const deploy = summary.deploy?.deployed ? ` (deploy ${seconds(summary.deploy.ms)} included)` : '';
   const lines = [`${headline}${summary.outcome === 'drained' ? deploy : ''}.`];

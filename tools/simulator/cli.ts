@@ -5,7 +5,7 @@
 import { flagInteger, isMain, parseFlags, reportUsageError, UsageError } from '../cli-args.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { startSimulator } from './server.js';
-import { type FaultOptions, SCENARIO_IDS, type SimulatorOptions } from './types.js';
+import { type FaultOptions, HOSTILE_SCENARIO_IDS, SCENARIO_IDS, type SimulatorOptions } from './types.js';
 
 const DEV_TOKEN = 'test-token';
 
@@ -145,6 +145,8 @@ function banner(url: string, config: CliConfig): string {
     ? `generated feed: ${options.feed.orders} orders, seed ${options.feed.seed}, ${options.feed.vendors} vendors`
     : 'generated feed: none (/v1 serves the empty stream; add --orders N)';
   const width = Math.max(...SCENARIO_IDS.map((id) => id.length));
+  const list = (ids: readonly (keyof typeof SCENARIOS)[]) =>
+    ids.map((id) => `  ${id.padEnd(width)}  ${SCENARIOS[id].summary}`);
   return [
     `partner API simulator listening on ${url}`,
     tokenLine,
@@ -157,7 +159,10 @@ function banner(url: string, config: CliConfig): string {
     `  curl -s -H '${header}' '${url}/test-versioning/v1/orders/3009000001'`,
     '',
     'scenarios (prefix /<scenario_id>/v1/...):',
-    ...SCENARIO_IDS.map((id) => `  ${id.padEnd(width)}  ${SCENARIOS[id].summary}`),
+    ...list(SCENARIO_IDS),
+    '',
+    'partners nobody scripted (same prefix form; tools/simulator/README.md says how each run ends):',
+    ...list(HOSTILE_SCENARIO_IDS),
     '',
     'Ctrl-C to stop.',
   ].join('\n');

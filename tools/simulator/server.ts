@@ -3,7 +3,8 @@
 //
 // Flow of a request: 1. bearer check (401) 2. route (404, 405) 3. for /v1, injected transport faults
 // (reset, 429, 5xx, slow) 4. query validation (400) 5. cursor decoding (400 garbled, 404 expired/purged)
-// 6. scenario state faults (test-rate-limit, test-transient-error) 7. the page or the order.
+// 6. scenario state faults (test-rate-limit, test-transient-error) and the hostile scenarios' quirks
+// 7. the page or the order.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,19 +15,27 @@ import { parseOrderId, parseUpdatesQuery, type UpdatesQuery } from './query.js';
 import { Random } from './random.js';
 import { SCENARIOS, type ScenarioDefinition } from './scenarios/index.js';
 import {
+  ALL_SCENARIO_IDS,
+  type AnyScenarioId,
   type ExpectedState,
   type FaultOptions,
   type RequestLogEntry,
   type RunningSimulator,
-  SCENARIO_IDS,
-  type ScenarioId,
   type SimulatorOptions,
 } from './types.js';
 
 type Fault = NonNullable<RequestLogEntry['fault']>;
 
 type Reply =
-  | { kind: 'response'; status: number; body: string; headers?: Record<string, string>; fault?: Fault }
+  | {
+      kind: 'response';
+      status: number;
+      body: string;
+      headers?: Record<string, string>;
+      fault?: Fault;
+      /** Send the body one byte a second (the trickle scenario). */
+      trickle?: boolean;
+    }
   | { kind: 'reset' };
 
 const HOUR = 3_600_000;
@@ -59,9 +68,17 @@ function orderReply(rawId: string, latestJson: (id: number) => string | undefine
 
 const PAGE_ID_NOT_FOUND = 'pageId not found';
 
-function isScenarioId(value: string): value is ScenarioId {
-  return (SCENARIO_IDS as readonly string[]).includes(value);
+function isScenarioId(value: string): value is AnyScenarioId {
+  return (ALL_SCENARIO_IDS as readonly string[]).includes(value);
 }
+
+const MAINTENANCE_PAGE =
+  '<!DOCTYPE html><html><head><title>Down for maintenance</title></head>' +
+  '<body><h1>We will be back shortly</h1><p>Scheduled maintenance.</p></body></html>';
+
+/** Where the redirect scenario sends the client: a login page, with a query that must not reach a log. */
+const LOGIN_LOCATION =
+  'https://login.partner.example/sso/authorize?return_to=%2Fv1%2ForderUpdates&session=8f2c0d17e4b9';
 
 /** A scenario with its wire JSON computed once, timestamps relative to the simulator's start. */
 interface ServedScenario {
@@ -71,6 +88,8 @@ interface ServedScenario {
   /** End position (exclusive) of each poll, ascending. */
   pollEnds: number[];
   latestOrder: Map<number, string>;
+  /** The record-flood quirk's extra records, as JSON, copies included. */
+  flood: string[];
 }
 
 function serveScenario(definition: ScenarioDefinition, anchor: number): ServedScenario {
@@ -88,7 +107,12 @@ function serveScenario(definition: ScenarioDefinition, anchor: number): ServedSc
   const latestOrder = new Map(
     [...latest].map(([id, order]) => [id, JSON.stringify(toWire(order, true, { kind: 'epoch' }, anchor))]),
   );
-  return { definition, key: `scenario:${definition.id}`, entries, pollEnds, latestOrder };
+  const { quirk } = definition;
+  const flood =
+    quirk?.kind === 'record-flood'
+      ? quirk.records.flatMap((record) => Array<string>(quirk.copies).fill(JSON.stringify(record)))
+      : [];
+  return { definition, key: `scenario:${definition.id}`, entries, pollEnds, latestOrder, flood };
 }
 
 type TransportFault =
@@ -155,8 +179,10 @@ interface RunState {
 class Simulator {
   readonly requests: RequestLogEntry[] = [];
   private readonly feed: GeneratedFeed;
-  private readonly scenarios: Map<ScenarioId, ServedScenario>;
+  private readonly scenarios: Map<AnyScenarioId, ServedScenario>;
   private readonly runs = new Map<string, RunState>();
+  /** How often each hostile scenario's quirk has fired, per token. */
+  private readonly quirks = new Map<string, { fired: number; lastSeen: number }>();
   private readonly dice: FaultDice | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly stateTtlMs: number;
@@ -169,7 +195,7 @@ class Simulator {
     const now = Date.now();
     this.feed = new GeneratedFeed(options.feed, options.feed?.endsAt ?? now - 3 * HOUR);
     const anchor = Math.floor(now / 1000) * 1000;
-    this.scenarios = new Map(SCENARIO_IDS.map((id) => [id, serveScenario(SCENARIOS[id], anchor)]));
+    this.scenarios = new Map(ALL_SCENARIO_IDS.map((id) => [id, serveScenario(SCENARIOS[id], anchor)]));
     this.dice = options.faults ? new FaultDice(options.faults) : undefined;
     this.stateTtlMs = options.scenarioStateTtlMs ?? 3 * 60_000;
     this.scenarioRetryAfterSeconds = options.scenarioRetryAfterSeconds ?? 1;
@@ -229,7 +255,28 @@ class Simulator {
       'content-length': Buffer.byteLength(reply.body),
       ...reply.headers,
     });
-    res.end(reply.body);
+    if (reply.trickle) this.trickle(res, Buffer.from(reply.body));
+    else res.end(reply.body);
+  }
+
+  /** One byte a second until the body is sent or the client hangs up (then nothing more is sent). */
+  private trickle(res: ServerResponse, body: Buffer): void {
+    let sent = 0;
+    let closed = false;
+    res.once('close', () => {
+      closed = true;
+    });
+    const tick = (): void => {
+      if (closed) return;
+      if (sent >= body.length) {
+        res.end();
+        return;
+      }
+      res.write(body.subarray(sent, sent + 1));
+      sent += 1;
+      void this.delay(1000).then(tick);
+    };
+    tick();
   }
 
   private async route(req: IncomingMessage): Promise<Reply> {
@@ -335,33 +382,103 @@ class Simulator {
     }
     const stateFault = this.scenarioFault(scenario.definition.id, authorization, query);
     if (stateFault) return stateFault;
-    return { kind: 'response', status: 200, body: this.scenarioPage(scenario, query, cursor) };
+    const quirk = this.firingQuirk(scenario, authorization, cursor);
+    if (quirk?.kind === 'deep-expiry') return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
+    if (quirk?.kind === 'redirect') {
+      return {
+        kind: 'response',
+        status: 302,
+        body: MAINTENANCE_PAGE,
+        headers: { 'content-type': 'text/html', location: LOGIN_LOCATION },
+        fault: 'redirect',
+      };
+    }
+    if (quirk?.kind === 'html-200') {
+      return {
+        kind: 'response',
+        status: 200,
+        body: MAINTENANCE_PAGE,
+        headers: { 'content-type': 'text/html' },
+        fault: 'html',
+      };
+    }
+    const overLong = quirk?.kind === 'over-long-cursor' ? quirk.bytes : undefined;
+    const body = this.scenarioPage(scenario, query, cursor, overLong);
+    if (quirk?.kind === 'trickle')
+      return { kind: 'response', status: 200, body, fault: 'trickle', trickle: true };
+    return {
+      kind: 'response',
+      status: 200,
+      body,
+      ...(overLong === undefined ? {} : { fault: 'over-long-cursor' as const }),
+    };
+  }
+
+  /**
+   * The hostile scenario's stateful quirk if it fires on this page request: the first (html-200: the first
+   * `times`) page requests of a token, or deep-expiry's first request of the cursor ending poll 1. Forgotten
+   * after scenarioStateTtlMs without requests, like the stateful spec scenarios.
+   */
+  private firingQuirk(
+    scenario: ServedScenario,
+    authorization: string,
+    cursor: CursorState | undefined,
+  ): ScenarioDefinition['quirk'] {
+    const { quirk, id } = scenario.definition;
+    if (quirk === undefined || quirk.kind === 'cursor-cycle' || quirk.kind === 'record-flood')
+      return undefined;
+    if (quirk.kind === 'deep-expiry' && cursor?.p !== scenario.pollEnds[0]) return undefined;
+    const now = Date.now();
+    for (const [key, state] of this.quirks)
+      if (now - state.lastSeen > this.stateTtlMs) this.quirks.delete(key);
+    const key = `${id}\u0000${authorization}`;
+    const state = this.quirks.get(key) ?? { fired: 0, lastSeen: now };
+    this.quirks.set(key, state);
+    state.lastSeen = now;
+    if (state.fired >= (quirk.kind === 'html-200' ? quirk.times : 1)) return undefined;
+    state.fired += 1;
+    return quirk;
   }
 
   private scenarioPage(
     scenario: ServedScenario,
     query: UpdatesQuery,
     cursor: CursorState | undefined,
+    overLongCursor?: number,
   ): string {
     const position = cursor?.p ?? 0;
     const total = scenario.entries.length;
     if (query.pageId === undefined && total === 0) return EMPTY_STREAM;
     if (position >= total) return pageBody([], false, query.pageId ?? '');
     const pollEnd = scenario.pollEnds.find((end) => end > position) ?? total;
-    const next = Math.min(position + query.pageSize, pollEnd);
+    const { quirk } = scenario.definition;
+    const segment = quirk?.kind === 'cursor-cycle' ? quirk.segment : undefined;
+    const segmentEnd = segment === undefined ? pollEnd : (Math.floor(position / segment) + 1) * segment;
+    const next = Math.min(position + query.pageSize, pollEnd, segmentEnd);
+    // The cursor cycle: the end of the stream hands back the second page's cursor, byte for byte.
+    const cycled = segment !== undefined && next >= total;
     const expired = scenario.definition.id === 'test-expired-page-id';
-    const nextPageId = encodeCursor({
-      k: scenario.key,
-      p: next,
-      b: position,
-      ...(expired ? { x: 1 as const } : {}),
-    });
+    const nextPageId =
+      overLongCursor !== undefined
+        ? 'x'.repeat(overLongCursor)
+        : encodeCursor({
+            k: scenario.key,
+            p: cycled ? segment : next,
+            b: segment === undefined ? position : cycled ? segment : next,
+            ...(expired ? { x: 1 as const } : {}),
+          });
     this.versionsServed += next - position;
-    return pageBody(scenario.entries.slice(position, next), next < pollEnd, nextPageId);
+    const entries = scenario.entries.slice(position, next);
+    const flood = query.pageId === undefined ? scenario.flood : [];
+    return pageBody(
+      flood.length > 0 ? [...entries, ...flood] : entries,
+      cycled || next < pollEnd,
+      nextPageId,
+    );
   }
 
   /** test-rate-limit / test-transient-error: the second page request of a run fails once. */
-  private scenarioFault(id: ScenarioId, authorization: string, query: UpdatesQuery): Reply | undefined {
+  private scenarioFault(id: AnyScenarioId, authorization: string, query: UpdatesQuery): Reply | undefined {
     if (id !== 'test-rate-limit' && id !== 'test-transient-error') return undefined;
     const now = Date.now();
     for (const [key, run] of this.runs) if (now - run.lastSeen > this.stateTtlMs) this.runs.delete(key);

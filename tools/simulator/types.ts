@@ -22,6 +22,26 @@ export const SCENARIO_IDS = [
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
+/**
+ * Partners nobody scripted (issue 24), served like the spec's scenarios under /{id}/v1 so that anyone can try
+ * them (`npm start -- --scenario large-orders`); not part of the spec, so `npm run verify` leaves them out.
+ */
+export const HOSTILE_SCENARIO_IDS = [
+  'large-orders',
+  'trickle',
+  'redirect',
+  'html-200',
+  'cursor-cycle',
+  'record-flood',
+  'over-long-values',
+  'deep-expiry',
+] as const;
+export type HostileScenarioId = (typeof HOSTILE_SCENARIO_IDS)[number];
+
+/** Every scenario the simulator serves: the spec's, then the hostile ones. */
+export const ALL_SCENARIO_IDS = [...SCENARIO_IDS, ...HOSTILE_SCENARIO_IDS] as const;
+export type AnyScenarioId = ScenarioId | HostileScenarioId;
+
 export interface GeneratedFeedOptions {
   /** Same seed, same feed. */
   seed: number;
@@ -121,7 +141,17 @@ export interface RequestLogEntry {
   /** HTTP status answered; 0 for a connection reset (no response). */
   status: number;
   /** The fault injected, if any (scenario faults included: test-rate-limit, test-transient-error, test-expired-page-id). */
-  fault?: 'rate-limit' | 'server-error' | 'connection-reset' | 'slow' | 'repeat-page' | 'expire-cursor';
+  fault?:
+    | 'rate-limit'
+    | 'server-error'
+    | 'connection-reset'
+    | 'slow'
+    | 'repeat-page'
+    | 'expire-cursor'
+    | 'trickle'
+    | 'redirect'
+    | 'html'
+    | 'over-long-cursor';
 }
 
 export interface RunningSimulator {

@@ -12,23 +12,39 @@ const tuning: SchedulingTuning = {
   idlePollIntervalMs: 1000,
   maxConsecutiveRunErrors: 3,
 };
-const run = (kind: string, pages = 1, versionsPublished = 10, quarantined = 0) => ({
+const run = (kind: string, pages = 1, versionsPublished = 10, quarantined = 0, cursorRecoveries = 0) => ({
   kind,
   pages,
   versionsPublished,
   quarantined,
+  cursorRecoveries,
 });
 
 describe('decideAfterRun', () => {
-  it('runs again at once while the stream has more (page limit, out of time)', () => {
-    expect(decideAfterRun(run('page-limit'), 0, tuning, false)).toEqual({ action: 'run-next', delayMs: 0 });
-    expect(decideAfterRun(run('out-of-time'), 0, tuning, false)).toEqual({ action: 'run-next', delayMs: 0 });
+  it.each(['page-limit', 'out-of-time', 'lease-lost', 'stale-continuation'])(
+    'runs again at once after %s: the stream has more',
+    (kind) => {
+      expect(decideAfterRun(run(kind), 0, tuning, false)).toEqual({ action: 'run-next', delayMs: 0 });
+    },
+  );
+
+  it('asks whether the partner is done only after a run that reached the end of the stream', () => {
+    expect(decideAfterRun(run('caught-up'), 0, tuning, false)).toEqual({ action: 'check-caught-up' });
+    // The recovered cursor expired too: a later run recovers again, nothing is concluded.
+    expect(decideAfterRun(run('cursor-expired-again'), 0, tuning, false)).toEqual({
+      action: 'run-next',
+      delayMs: 1000,
+    });
   });
 
-  it.each(['caught-up', 'cursor-expired-again', 'stuck-cursor', 'missing-next-page-id'])(
-    'asks whether a %s run changed anything',
+  it.each(['stuck-cursor', 'missing-next-page-id', 'order-over-body-cap', 'disabled'])(
+    'ends with the documented stop after %s, whatever the run changed',
     (kind) => {
-      expect(decideAfterRun(run(kind), 0, tuning, false)).toEqual({ action: 'check-caught-up' });
+      expect(decideAfterRun(run(kind), 0, tuning, false)).toEqual({
+        action: 'end-feed-stopped',
+        kind,
+        detail: expect.stringContaining(`the poller ended '${kind}'`),
+      });
     },
   );
 
@@ -74,27 +90,45 @@ describe('decideAfterRun', () => {
 });
 
 describe('decideAtTheEnd', () => {
-  it('ends once a run at the end changed nothing, unless watching', () => {
-    expect(decideAtTheEnd(run('caught-up'), true, tuning, false)).toEqual({ action: 'end-caught-up' });
-    expect(decideAtTheEnd(run('caught-up'), true, tuning, true)).toEqual({
+  const servedNothing = run('caught-up', 1, 0);
+  const replay = run('caught-up', 1, 5, 0, 1);
+
+  it('ends once the partner served nothing after the committed cursor, unless watching', () => {
+    expect(decideAtTheEnd(servedNothing, true, false, tuning, false)).toEqual({ action: 'end-caught-up' });
+    expect(decideAtTheEnd(servedNothing, true, false, tuning, true)).toMatchObject({
       action: 'run-next',
       delayMs: 1000,
     });
   });
 
-  it('runs again when the run changed the table or quarantined something', () => {
-    expect(decideAtTheEnd(run('caught-up'), false, tuning, false)).toEqual({
+  it('asks the committed cursor again after a run that served versions, even if none was new', () => {
+    expect(decideAtTheEnd(run('caught-up'), true, false, tuning, false)).toEqual({
+      action: 'run-next',
+      delayMs: 0,
+      emptyReplay: false,
+    });
+    expect(decideAtTheEnd(run('caught-up', 1, 1, 1), true, false, tuning, false)).toMatchObject({
       action: 'run-next',
       delayMs: 0,
     });
-    expect(decideAtTheEnd(run('caught-up', 1, 1, 1), true, tuning, false)).toEqual({
-      action: 'run-next',
-      delayMs: 0,
-    });
-    expect(decideAtTheEnd(run('cursor-expired-again'), false, tuning, false)).toEqual({
+  });
+
+  it('does not end after one replay that brought nothing new: the stream may go on after the old cursor', () => {
+    expect(decideAtTheEnd(replay, true, false, tuning, false)).toEqual({
       action: 'run-next',
       delayMs: 1000,
+      emptyReplay: true,
     });
+    // A replay that brought new versions is progress.
+    expect(decideAtTheEnd(replay, false, true, tuning, false)).toEqual({
+      action: 'run-next',
+      delayMs: 0,
+      emptyReplay: false,
+    });
+  });
+
+  it('ends when the cursor a replay left is refused again and the next replay brings nothing new (always-expired cursor)', () => {
+    expect(decideAtTheEnd(replay, true, true, tuning, false)).toEqual({ action: 'end-caught-up' });
   });
 });
 

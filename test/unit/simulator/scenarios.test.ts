@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type HostileScenarioId,
   type RunningSimulator,
   SCENARIO_EXPECTATIONS,
   SCENARIO_IDS,
@@ -323,5 +324,127 @@ describe('stateful scenarios', () => {
         SCENARIO_EXPECTATIONS['test-expired-page-id'].orders,
       );
     }
+  });
+});
+
+describe('hostile scenarios (partners nobody scripted)', () => {
+  const expectation = (id: HostileScenarioId) => SCENARIO_EXPECTATIONS[id];
+  /** The expected orders and sales of what was served, leaving out the orders the ingester must refuse. */
+  const kept = (id: HostileScenarioId, served: WireOrder[]) =>
+    finalState(served.filter((order) => expectation(id).orders.some((expected) => expected.id === order.id)));
+
+  it('large-orders: a page of 100 is over the 10 MiB body cap, a page of 50 is not; each version is ~150 KB', async () => {
+    const full = await get<WirePage>(sim.url, updatesPath('/large-orders', { pageSize: 100 }));
+    expect(full.text.length).toBeGreaterThan(10 * 1024 * 1024);
+    const half = await drainPoll(sim.url, '/large-orders', { pageSize: 50 });
+    expect(Math.max(...half.pages.map((page) => JSON.stringify(page).length))).toBeLessThan(10 * 1024 * 1024);
+    for (const order of half.orders) expect(JSON.stringify(order).length).toBeGreaterThan(140_000);
+    expect(half.orders).toHaveLength(expectation('large-orders').versions);
+    expect(kept('large-orders', half.orders)).toEqual({
+      orders: expectation('large-orders').orders,
+      sales: expectation('large-orders').sales,
+    });
+  });
+
+  it('trickle: the first page request sends its body one byte at a time and stops when the client hangs up; the retry is whole', async () => {
+    const abort = new AbortController();
+    const res = await fetch(`${sim.url}${updatesPath('/trickle')}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body?.getReader();
+    const first = await reader?.read();
+    expect(first?.value).toHaveLength(1);
+    abort.abort();
+    const retried = await drainPoll(sim.url, '/trickle');
+    expect(kept('trickle', retried.orders).orders).toEqual(expectation('trickle').orders);
+    expect(sim.requests.filter((r) => r.url.startsWith('/trickle/') && r.fault === 'trickle')).toHaveLength(
+      1,
+    );
+  });
+
+  it('redirect: the first page request answers 302 with a Location carrying a query, once', async () => {
+    const redirected = await fetch(`${sim.url}${updatesPath('/redirect')}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      redirect: 'manual',
+    });
+    expect(redirected.status).toBe(302);
+    expect(new URL(redirected.headers.get('location') ?? '').search).not.toBe('');
+    const drained = await drainPoll(sim.url, '/redirect');
+    expect(kept('redirect', drained.orders).orders).toEqual(expectation('redirect').orders);
+  });
+
+  it('html-200: the first two page requests answer 200 with an HTML maintenance page, then the real page', async () => {
+    for (let n = 0; n < 2; n++) {
+      const page = await fetch(`${sim.url}${updatesPath('/html-200')}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html');
+      expect(await page.text()).toMatch(/^<!DOCTYPE html>/);
+    }
+    const drained = await drainPoll(sim.url, '/html-200');
+    expect(kept('html-200', drained.orders).orders).toEqual(expectation('html-200').orders);
+  });
+
+  it('cursor-cycle: the third page hands back the second page’s cursor byte for byte (A → B → A), with data', async () => {
+    const served: WireOrder[] = [];
+    const cursors: string[] = [];
+    let pageId: string | undefined;
+    for (let n = 0; n < 4; n++) {
+      const page = await get<WirePage>(sim.url, updatesPath('/cursor-cycle', { pageId }));
+      expect(page.body).toMatchObject({ hasMore: true });
+      expect(page.body.data).toHaveLength(3);
+      served.push(...page.body.data);
+      pageId = page.body.nextPageId;
+      cursors.push(pageId ?? '');
+    }
+    const [a, b] = cursors;
+    expect(cursors).toEqual([a, b, a, b]);
+    expect(new Set(served.map((order) => `${order.id}:${order.version}`)).size).toBe(9);
+    expect(kept('cursor-cycle', served).orders).toEqual(expectation('cursor-cycle').orders);
+    expect(expectation('cursor-cycle').stop).toBe('stuck-cursor');
+  });
+
+  it('record-flood: the first page carries 30,000 tiny invalid records (4 distinct) besides what was asked', async () => {
+    const first = await get<WirePage>(sim.url, updatesPath('/record-flood', { pageSize: 3 }));
+    expect(first.body.data).toHaveLength(3 + 30_000);
+    // The generated orders are whole; the flood's records have no total.
+    const orders = first.body.data.filter((record) => 'total' in record);
+    const invalid = first.body.data.filter((record) => !('total' in record));
+    expect(new Set(invalid.map((record) => JSON.stringify(record))).size).toBe(
+      expectation('record-flood').quarantined,
+    );
+    const rest = await drainPoll(sim.url, '/record-flood', { pageSize: 3, pageId: first.body.nextPageId });
+    expect(rest.pages.every((page) => page.data.length <= 3)).toBe(true);
+    expect(kept('record-flood', [...orders, ...rest.orders]).orders).toEqual(
+      expectation('record-flood').orders,
+    );
+  });
+
+  it('over-long-values: a 3,000-character vendorId, and a 450 KB nextPageId on the first page request only', async () => {
+    const first = await get<WirePage>(sim.url, updatesPath('/over-long-values'));
+    expect(first.body.nextPageId?.length).toBe(450_000);
+    const drained = await drainPoll(sim.url, '/over-long-values');
+    expect(drained.pages[0]?.nextPageId?.length).toBeLessThan(200);
+    const overLong = drained.orders.filter((order) => order.vendorId.length > 2048);
+    expect(overLong).toHaveLength(expectation('over-long-values').quarantined ?? 0);
+    expect(kept('over-long-values', drained.orders).orders).toEqual(expectation('over-long-values').orders);
+  });
+
+  it('deep-expiry: the cursor ending poll 1 answers 404 once; the replay ends there with a cursor that serves poll 2', async () => {
+    const poll1 = await drainPoll(sim.url, '/deep-expiry');
+    const expired = await get(sim.url, updatesPath('/deep-expiry', { pageId: poll1.nextPageId }));
+    expect(expired).toMatchObject({ status: 404, body: { message: 'pageId not found' } });
+    const replay = await drainPoll(sim.url, '/deep-expiry');
+    expect(replay.orders).toEqual(poll1.orders);
+    const poll2 = await drainPoll(sim.url, '/deep-expiry', { pageId: replay.nextPageId });
+    expect(poll2.orders.length).toBeGreaterThan(poll1.orders.length);
+    expect(kept('deep-expiry', [...poll1.orders, ...poll2.orders]).orders).toEqual(
+      expectation('deep-expiry').orders,
+    );
+    const after = await get<WirePage>(sim.url, updatesPath('/deep-expiry', { pageId: poll2.nextPageId }));
+    expect(after.body).toEqual({ data: [], hasMore: false, nextPageId: poll2.nextPageId });
   });
 });

@@ -4,7 +4,7 @@
 
 import { buildStream, generateHistories } from '../generated-feed.js';
 import { cloneDraft, type ItemDraft, materialize, type OrderDraft, type SimOrder } from '../model.js';
-import type { ScenarioId } from '../types.js';
+import type { AnyScenarioId } from '../types.js';
 
 export const MINUTE = 60_000;
 
@@ -16,12 +16,37 @@ export interface ScenarioEntry {
   latestVersion: boolean;
 }
 
+/**
+ * How a hostile scenario misbehaves (scenarios/hostile.ts). The `once`/`times` ones count per token, like the
+ * stateful spec scenarios, but a request without pageId does not reset them: a recovery must get past them.
+ */
+export type ScenarioQuirk =
+  /** The first page request answers 200 and then sends its body one byte a second until the client gives up. */
+  | { kind: 'trickle' }
+  /** The first page request answers 302 to a login page whose Location carries a query. */
+  | { kind: 'redirect' }
+  /** The first `times` page requests answer 200 with an HTML maintenance page. */
+  | { kind: 'html-200'; times: number }
+  /** Pages end at multiples of `segment`; the last page hands back the cursor of the second: A → B → A. */
+  | { kind: 'cursor-cycle'; segment: number }
+  /** The first page (no pageId) also carries `copies` copies of each of `records` (invalid), whatever pageSize. */
+  | { kind: 'record-flood'; records: readonly unknown[]; copies: number }
+  /** The first page request answers its page with a nextPageId of `bytes` characters. */
+  | { kind: 'over-long-cursor'; bytes: number }
+  /** The cursor at the end of poll 1 answers 404 pageId not found the first time it is asked. */
+  | { kind: 'deep-expiry' };
+
 export interface ScenarioDefinition {
-  id: ScenarioId;
+  id: AnyScenarioId;
   /** One line on what the scenario serves (printed by the CLI). */
   summary: string;
   /** The stream, split into polls: each poll's last page has hasMore false; its cursor leads to the next poll. */
   polls: ScenarioEntry[][];
+  quirk?: ScenarioQuirk;
+  /** Orders a correct ingester quarantines at ingestion (e.g. a vendorId too long for a key): never stored. */
+  refusedOrderIds?: readonly number[];
+  /** The poll outcome a correct ingester stops at (a documented stop); absent: it drains the stream. */
+  stop?: string;
 }
 
 /** A product line; `extra` adds barcode, options, details, etc. */

@@ -1,6 +1,6 @@
-// The 17 canned scenarios of the test environment (spec section 4), by id.
+// The 17 canned scenarios of the test environment (spec section 4), then the hostile ones, by id.
 
-import type { ScenarioId } from '../types.js';
+import type { AnyScenarioId } from '../types.js';
 import type { ScenarioDefinition } from './build.js';
 import {
   delivery,
@@ -11,6 +11,16 @@ import {
   substitutions,
   vouchers,
 } from './content.js';
+import {
+  cursorCycle,
+  deepExpiry,
+  html200,
+  largeOrders,
+  overLongValues,
+  recordFlood,
+  redirect,
+  trickle,
+} from './hostile.js';
 import { orderLifecycle, outOfOrderVersions, versioning } from './lifecycle.js';
 import {
   authentication,
@@ -22,9 +32,9 @@ import {
   transientError,
 } from './streams.js';
 
-export type { ScenarioDefinition, ScenarioEntry } from './build.js';
+export type { ScenarioDefinition, ScenarioEntry, ScenarioQuirk } from './build.js';
 
-export const SCENARIOS: Readonly<Record<ScenarioId, ScenarioDefinition>> = {
+export const SCENARIOS: Readonly<Record<AnyScenarioId, ScenarioDefinition>> = {
   'test-authentication': authentication,
   'test-invalid-token': invalidToken,
   'test-pagination': pagination,
@@ -42,4 +52,12 @@ export const SCENARIOS: Readonly<Record<ScenarioId, ScenarioDefinition>> = {
   'test-payments': payments,
   'test-delivery': delivery,
   'test-multi-location': multiLocation,
+  'large-orders': largeOrders,
+  trickle,
+  redirect,
+  'html-200': html200,
+  'cursor-cycle': cursorCycle,
+  'record-flood': recordFlood,
+  'over-long-values': overLongValues,
+  'deep-expiry': deepExpiry,
 };
