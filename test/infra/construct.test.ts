@@ -9,6 +9,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { FEATURE_FLAGS } from 'order-feed-ingester/infra/feature-flags';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { STACK_NAME } from '../../infra/app.js';
 import { type ConfigKey, type FEED_KEYS, SETTINGS } from '../../infra/config.js';
 import { PROP_KEYS } from '../../infra/config-props.js';
 import {
@@ -16,7 +17,7 @@ import {
   OrderFeedIngester,
   type OrderFeedIngesterProps,
 } from '../../infra/order-feed-ingester.js';
-import { FEEDS_CONFIG, synthStack } from './synth.js';
+import { FEEDS_CONFIG, REQUIRED_CONFIG, synthStack } from './synth.js';
 
 /** A foreign app: its own stack name, and bundling skipped (as `cdk synth --exclusively` would). */
 function platformApp() {
@@ -167,5 +168,19 @@ describe('this repository’s app with several feeds', () => {
     const { app } = synthStack(FEEDS_CONFIG);
 
     expect(nagViolations(app)).toEqual([]);
+  });
+});
+
+describe('this repository’s app', () => {
+  it('names its stack from the stackName context, by default the name a deployed stack has', () => {
+    const stackNamed = (stackName?: string) =>
+      synthStack(REQUIRED_CONFIG, { context: stackName === undefined ? {} : { stackName } }).stack;
+
+    expect(stackNamed().stackName).toBe(STACK_NAME);
+    expect(stackNamed('OrderFeedIngester-staging').stackName).toBe('OrderFeedIngester-staging');
+    expect(stackNamed('OrderFeedIngester-staging').ingester.instanceId).toBe(
+      'OrderFeedIngester-staging/Default',
+    );
+    expect(() => stackNamed('bad name')).toThrow(/stackName: must be a CloudFormation stack name/);
   });
 });
