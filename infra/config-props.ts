@@ -162,8 +162,14 @@ export function propsFromConfig(scope: Construct, config: OrderFeedConfig): Orde
   const [first] = config.feeds;
   if (first === undefined) throw new Error('a checked configuration has at least one feed');
   return {
+    // With feeds, each feed carries all its values; the top level only the two props the type requires, which no
+    // feed then inherits (a top-level default from one feed would leak into feeds that leave the key unset).
     ...(config.feedsListed
-      ? { ...feedProps(first), feeds: config.feeds.map((feed) => ({ id: feed.id, ...feedProps(feed) })) }
+      ? {
+          partnerBaseUrl: first.partnerBaseUrl,
+          tokenParameterName: first.tokenParameterName,
+          feeds: config.feeds.map((feed) => ({ id: feed.id, ...feedProps(feed) })),
+        }
       : { ...feedProps(first), feedId: first.id }),
     schedule: config.scheduleInterval,
     pageSize: config.pageSize,
