@@ -14,16 +14,22 @@ import { buildApp } from '../../infra/app.js';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 rmSync(here('dist'), { recursive: true, force: true });
-execFileSync(process.execPath, [here('../../node_modules/typescript/bin/tsc'), '-p', here('tsconfig.build.json')], {
-  stdio: 'inherit',
-});
+execFileSync(
+  process.execPath,
+  [here('../../node_modules/typescript/bin/tsc'), '-p', here('tsconfig.build.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 
 // CDK bundles and stages each function's code when the function is constructed: no synth needed.
 const outdir = mkdtempSync(join(tmpdir(), 'order-feed-construct-'));
 try {
   const { stack } = buildApp({
     outdir,
-    context: { orderFeed: { partnerBaseUrl: 'https://partner.example.com', tokenParameterName: '/build/token' } },
+    context: {
+      orderFeed: { partnerBaseUrl: 'https://partner.example.com', tokenParameterName: '/build/token' },
+    },
   });
   const { ingester } = stack;
   const functions: Record<string, IFunction> = {

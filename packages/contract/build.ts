@@ -9,9 +9,13 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const contract = (file: string) => here(`../../functions/core/contract/${file}`);
 
 rmSync(here('dist'), { recursive: true, force: true });
-execFileSync(process.execPath, [here('../../node_modules/typescript/bin/tsc'), '-p', here('tsconfig.build.json')], {
-  stdio: 'inherit',
-});
+execFileSync(
+  process.execPath,
+  [here('../../node_modules/typescript/bin/tsc'), '-p', here('tsconfig.build.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 for (const file of ['order-version-message.schema.json', 'asyncapi.json']) {
   copyFileSync(contract(file), here(`dist/contract/${file}`));
 }
