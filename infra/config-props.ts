@@ -104,10 +104,17 @@ export class PropsError extends ConfigError {
 export function configFromProps(props: OrderFeedIngesterProps): OrderFeedConfig {
   const { tokenKmsKey, alarmTopic: _topic, removalPolicy, logRetention, feeds, ...plain } = props;
   const raw: Record<string, unknown> = {};
+  const unknown: string[] = [];
   for (const [prop, value] of Object.entries(plain)) {
+    const key = (PROP_KEYS as Record<string, string>)[prop];
+    // From JavaScript: a context key such as `alarmTopicArn` given as a prop would be checked, then unused.
+    if (key === undefined) unknown.push(prop);
     const unit = (DURATIONS as Record<string, Unit>)[prop];
-    const key = (PROP_KEYS as Record<string, string>)[prop] ?? prop;
-    raw[key] = unit === undefined ? value : inUnit(value as Duration | undefined, unit);
+    raw[key ?? prop] = unit === undefined ? value : inUnit(value as Duration | undefined, unit);
+  }
+  if (unknown.length > 0) {
+    const accepted = Object.keys(PROP_KEYS).join(', ');
+    throw new PropsError(unknown.map((key) => ({ key, message: `unknown prop (accepted: ${accepted})` })));
   }
   if (logRetention !== undefined) raw.logRetentionDays = logRetention;
   if (removalPolicy !== undefined) {

@@ -83,6 +83,19 @@ describe('OrderFeedIngester in a platform team’s own app', () => {
     );
   });
 
+  it('refuses a prop it does not know, a context key among them (from JavaScript)', () => {
+    const { stack } = platformApp();
+    const props = {
+      partnerBaseUrl: 'https://partner.example.com',
+      tokenParameterName: '/t',
+      alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops',
+    };
+
+    expect(() => new OrderFeedIngester(stack, 'PartnerOrders', props)).toThrow(
+      /- alarmTopicArn: unknown prop \(accepted: partnerBaseUrl, .*alarmTopic,/,
+    );
+  });
+
   it('keeps its props the configuration keys, and a feed’s props the per-feed keys', () => {
     expectTypeOf<(typeof PROP_KEYS)[keyof OrderFeedIngesterProps]>().toEqualTypeOf<ConfigKey>();
     expectTypeOf<(typeof PROP_KEYS)[Exclude<keyof FeedProps, 'id'>]>().toEqualTypeOf<
