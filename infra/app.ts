@@ -1,15 +1,19 @@
 // CDK app entry (`cdk.json` → `npx tsx infra/app.ts`): reads the configuration, builds the stack and runs
 // cdk-nag's AWS Solutions checks on every synth (a finding without an acknowledgement fails the synth).
+// The stack's name is the context value `stackName` (`-c stackName=orders-staging`), by default the name it
+// always had, so a deployed stack updates in place and two stages can live in one account and region.
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { projectContextObject, readContext } from './config.js';
+import { parseConfig, projectContextObject, readContext } from './config.js';
 import { FEATURE_FLAGS } from './feature-flags.js';
-import type { OrderFeedIngesterProps } from './order-feed-ingester.js';
 import { OrderFeedIngesterStack } from './stack.js';
 
+/** The stack's name unless the context sets `stackName`. */
 export const STACK_NAME = 'OrderFeedIngester';
+/** The context key of the stack's name. */
+export const STACK_NAME_CONTEXT_KEY = 'stackName';
 
 /** Builds the app; tests call it with their own context and output directory. */
 export function buildApp(options: { context?: Record<string, unknown>; outdir?: string } = {}): {
@@ -17,8 +21,14 @@ export function buildApp(options: { context?: Record<string, unknown>; outdir?: 
   stack: OrderFeedIngesterStack;
 } {
   const app = new App({ context: { ...FEATURE_FLAGS, ...options.context }, outdir: options.outdir });
-  const stack = new OrderFeedIngesterStack(app, STACK_NAME, {
-    ingester: readContext(app.node, projectContextObject()) as OrderFeedIngesterProps,
+  const stackName = app.node.tryGetContext(STACK_NAME_CONTEXT_KEY) ?? STACK_NAME;
+  if (typeof stackName !== 'string' || !/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
+    throw new Error(
+      `${STACK_NAME_CONTEXT_KEY}: must be a CloudFormation stack name (a letter, then letters, digits and "-", at most 128) (got ${JSON.stringify(stackName)})`,
+    );
+  }
+  const stack = new OrderFeedIngesterStack(app, stackName, {
+    config: parseConfig(readContext(app.node, projectContextObject())),
     description:
       'order-feed-ingester: scheduled partner Order Feed poller, SQS fan-out, DynamoDB orders table',
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },

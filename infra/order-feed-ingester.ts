@@ -8,9 +8,12 @@
 // place. Without `feeds`, the single feed's poller and schedule keep their ids (`Poller`, `PollSchedule`);
 // each listed feed gets its own (`Poller<Id>`, `PollSchedule<Id>`).
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type FeedConfig, feedIdSuffix, type OrderFeedConfig, parseConfig, pascalCase } from './config.js';
+import { type FeedConfig, feedIdSuffix, type OrderFeedConfig, pascalCase } from './config.js';
+import { configFromProps } from './config-props.js';
 import { Consumer, ordersQueueVisibilityTimeout } from './constructs/consumer.js';
 import { CursorTable } from './constructs/cursor-table.js';
 import { HistoryTable } from './constructs/history-table.js';
@@ -45,13 +48,25 @@ export class OrderFeedIngester extends Construct {
   readonly consumer: Consumer;
   readonly monitoring: Monitoring;
 
-  /** Throws a ConfigError naming every invalid prop (`orderFeed.<key>`, as in cdk.json). */
+  /**
+   * What this instance's functions publish as the `Ingester` dimension of every metric, and its alarms and
+   * dashboard select: the stack's name and the construct's path in it, so two instances in one account and region
+   * never watch each other's metrics.
+   */
+  readonly instanceId: string;
+
+  /** Throws a PropsError naming every invalid prop. */
   constructor(scope: Construct, id: string, props: OrderFeedIngesterProps) {
     super(scope, id);
-    const config = parseConfig(props as unknown as Record<string, unknown>);
+    const config = configFromProps(props);
     this.config = config;
-    const removalPolicy = config.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
-    const logRetention = config.logRetentionDays as RetentionDays;
+    const stack = Stack.of(this);
+    this.instanceId = [
+      stack.stackName,
+      ...this.node.scopes.slice(stack.node.scopes.length).map((c) => c.node.id),
+    ].join('/');
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
 
     // ---- Stateful: data that outlives deployments (retained, recoverable, encrypted at rest) ----------
     this.ordersTable = new OrdersTable(this, 'OrdersTable', { removalPolicy });
@@ -81,6 +96,7 @@ export class OrderFeedIngester extends Construct {
         cursorTable: this.cursorTable,
         queues: this.queues,
         quarantine: this.quarantine,
+        instanceId: this.instanceId,
         logRetention,
         removalPolicy,
       });
@@ -97,6 +113,7 @@ export class OrderFeedIngester extends Construct {
       ordersTable: this.ordersTable,
       ...(this.historyTable ? { historyTable: this.historyTable } : {}),
       ordersQueue: this.queues.orders.queue,
+      instanceId: this.instanceId,
       logRetention,
       removalPolicy,
     });
@@ -109,9 +126,38 @@ export class OrderFeedIngester extends Construct {
       })),
       consumer: this.consumer.function,
       queues: this.queues,
+      instanceId: this.instanceId,
+      alarmTopic: props.alarmTopic,
       removalPolicy,
     });
     this.addOutputs();
+  }
+
+  /** The queue of a downstream subscriber (`downstreamSubscribers`), for its consumer's event source. */
+  subscriberQueue(name: string): IQueue {
+    const pair = this.queues.subscribers.get(name);
+    if (pair === undefined) {
+      const known = [...this.queues.subscribers.keys()].join(', ') || 'none';
+      throw new Error(`${this.node.path}: no downstream subscriber "${name}" (subscribers: ${known})`);
+    }
+    return pair.queue;
+  }
+
+  /** Receive, delete and change visibility on a subscriber's queue: what a consumer function of it needs. */
+  grantConsumeMessages(subscriber: string, grantee: IGrantable): Grant {
+    return this.subscriberQueue(subscriber).grantConsumeMessages(grantee);
+  }
+
+  /** Read access (get, query, scan) to the orders table and its indexes, for a service that reads orders. */
+  grantReadOrders(grantee: IGrantable): Grant {
+    return this.ordersTable.table.grantReadData(grantee);
+  }
+
+  /** Read access to the order history table; throws when `history` is off. */
+  grantReadHistory(grantee: IGrantable): Grant {
+    if (this.historyTable === undefined)
+      throw new Error(`${this.node.path}: history is off, there is no history table`);
+    return this.historyTable.table.grantReadData(grantee);
   }
 
   /** What operators, local tooling, `npm run ops` and the tests look up. */

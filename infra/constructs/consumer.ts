@@ -30,6 +30,8 @@ export interface ConsumerProps {
   /** Absent when `history` is off. */
   readonly historyTable?: HistoryTable;
   readonly ordersQueue: Queue;
+  /** The `Ingester` dimension of its metrics (OrderFeedIngester.instanceId). */
+  readonly instanceId: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -43,10 +45,11 @@ export class Consumer extends Construct {
 
     this.function = new IngesterFunction(this, 'Function', {
       entry: CONSUMER_ENTRY,
+      bundle: 'consumer',
       description: 'order-feed-ingester consumer: orders queue to orders table',
       timeout: CONSUMER_TIMEOUT,
       memorySize: 512,
-      environment: consumerEnvironment(config, props.ordersTable, props.historyTable),
+      environment: consumerEnvironment(config, props.instanceId, props.ordersTable, props.historyTable),
       longestDeployTimeValues: {
         ORDERS_TABLE_NAME: LONGEST_GENERATED.tableName,
         HISTORY_TABLE_NAME: LONGEST_GENERATED.tableName,
@@ -75,6 +78,7 @@ export class Consumer extends Construct {
 /** The consumer's environment, typed by the variables it reads (functions/core/config/settings.ts). */
 export function consumerEnvironment(
   config: OrderFeedConfig,
+  instanceId: string,
   ordersTable: OrdersTable,
   historyTable?: HistoryTable,
 ): ConsumerEnvironment {
@@ -86,6 +90,6 @@ export function consumerEnvironment(
           HISTORY_RETENTION_DAYS: String(config.historyRetentionDays),
         }
       : {}),
-    ...observabilityEnvironment(CONSUMER_SERVICE_NAME, config),
+    ...observabilityEnvironment(CONSUMER_SERVICE_NAME, config, instanceId),
   };
 }

@@ -7,6 +7,7 @@ import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   ApplicationLogLevel,
   Architecture,
+  Code,
   LoggingFormat,
   type RecursiveLoop,
   Runtime,
@@ -22,9 +23,21 @@ import { checkEnvironmentSize } from './lambda-environment.js';
 /** Rewrites the bundle's source map to cover our own code only (see infra/bundling/own-code-source-map.ts). */
 const TRIM_SOURCE_MAP_SCRIPT = fileURLToPath(new URL('../bundling/trim-source-map.ts', import.meta.url));
 
+/**
+ * Where the published construct library ships each function's prebuilt bundle (`dist/lambda/<name>/index.mjs`,
+ * built by packages/construct/build.ts from this repository's own bundling), relative to this module once compiled.
+ * In this repository no such folder exists, and the functions are bundled from source at synth.
+ */
+export function prebuiltBundle(name: string): string | undefined {
+  const directory = fileURLToPath(new URL(`../../lambda/${name}/`, import.meta.url));
+  return existsSync(`${directory}index.mjs`) ? directory : undefined;
+}
+
 export interface IngesterFunctionProps {
   /** Absolute path of the handler module; it must export `handler`. */
   readonly entry: string;
+  /** The function's name among the prebuilt bundles (`poller`, `consumer`). */
+  readonly bundle: string;
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize: number;
@@ -56,13 +69,19 @@ export interface IngesterFunctionProps {
  * reads and parses the whole map at cold start, and the AWS SDK's and undici's mappings made it 1.7 MB
  * (6-12 ms of the poller's init; now 82 KB) for frames that stay readable enough as bundle positions.
  * tools/bench/bundles.ts restates these options (LAMBDA_ESBUILD_OPTIONS): keep the two in step.
+ *
+ * Installed from the published construct library, the function takes the bundle built that way and shipped in
+ * the package (prebuiltBundle), so an app synthesizes it without our source or esbuild of its own.
  */
 export class IngesterFunction extends NodejsFunction {
   /** The function's own role (also reachable as the optional `role`), for the grants of the caller. */
   readonly executionRole: Role;
 
   constructor(scope: Construct, id: string, props: IngesterFunctionProps) {
-    if (!existsSync(props.entry)) throw new Error(`${id}: handler entry ${props.entry} does not exist`);
+    const prebuilt = prebuiltBundle(props.bundle);
+    if (prebuilt === undefined && !existsSync(props.entry)) {
+      throw new Error(`${id}: handler entry ${props.entry} does not exist`);
+    }
     if ('NODE_OPTIONS' in props.environment)
       throw new Error(`${id}: NODE_OPTIONS is fixed by IngesterFunction`);
     const environment: Record<string, string> = {};
@@ -99,6 +118,7 @@ export class IngesterFunction extends NodejsFunction {
       // xray:PutTelemetryRecords to the role for it.
       tracing: Tracing.ACTIVE,
       environment,
+      ...(prebuilt === undefined ? {} : { code: Code.fromAsset(prebuilt), handler: 'index.handler' }),
       bundling: {
         format: OutputFormat.ESM,
         target: 'node22',
@@ -139,14 +159,19 @@ export class IngesterFunction extends NodejsFunction {
   }
 }
 
-/** What Powertools reads in every function: its service name, the metrics namespace, the log level. */
+/**
+ * What Powertools reads in every function: its service name, the metrics namespace, the log level; and the
+ * instance's id, the `Ingester` dimension of every metric.
+ */
 export function observabilityEnvironment(
   serviceName: string,
   config: Pick<OrderFeedConfig, 'metricsNamespace'>,
+  instanceId: string,
 ) {
   return {
     POWERTOOLS_SERVICE_NAME: serviceName,
     POWERTOOLS_METRICS_NAMESPACE: config.metricsNamespace,
     POWERTOOLS_LOG_LEVEL: 'INFO',
+    INGESTER_INSTANCE: instanceId,
   };
 }

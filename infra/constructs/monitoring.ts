@@ -1,6 +1,7 @@
 // Stateless: alarms and the dashboard. Business metrics come from the functions' Powertools EMF output
-// (namespace from config, dimension `service`; the pollers publish each metric twice, under `service` for the
-// whole deployment and under `service` + `FeedId` per feed); queue and function health from AWS's own metrics.
+// (namespace from config, dimensions `service` and `Ingester`, the instance, so two instances in one account never
+// watch each other; the pollers publish each metric twice, under those for the whole deployment and with `FeedId`
+// added per feed); queue and function health from AWS's own metrics.
 // Alarms on anything a person must look at use the deployment-wide series (one alarm, whatever the number of
 // feeds); lag is per feed (one alarm each), since one stalled feed hides behind others that keep up.
 import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
@@ -23,7 +24,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { FEED_ID_DIMENSION } from '../../functions/core/observability/dimensions.js';
+import { FEED_ID_DIMENSION, INGESTER_DIMENSION } from '../../functions/core/observability/dimensions.js';
 import { feedIdSuffix, type OrderFeedConfig, pascalCase } from '../config.js';
 import { CONSUMER_SERVICE_NAME } from './consumer.js';
 import type { OrderQueues } from './order-queues.js';
@@ -44,6 +45,10 @@ export interface MonitoringProps {
   readonly pollers: readonly MonitoredPoller[];
   readonly consumer: IFunction;
   readonly queues: OrderQueues;
+  /** The instance's `Ingester` dimension, which every metric of its functions carries (so alarms see only its own). */
+  readonly instanceId: string;
+  /** Where alarms notify; unset: a topic of its own. */
+  readonly alarmTopic?: ITopic | undefined;
   /** Of the alarm topic's key, when the construct creates its own topic. */
   readonly removalPolicy: RemovalPolicy;
 }
@@ -54,11 +59,13 @@ export class Monitoring extends Construct {
   /** Where every alarm's ALARM and OK notifications go: `alarmTopicArn`, or a topic of its own. */
   readonly alarmTopic: ITopic;
   private readonly namespace: string;
+  private readonly instanceId: string;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     const { config, queues } = props;
     this.namespace = config.metricsNamespace;
+    this.instanceId = props.instanceId;
     const poller = (name: string, statistic: string = Stats.SUM) =>
       this.metric(POLLER_SERVICE_NAME, name, statistic);
     const consumer = (name: string) => this.metric(CONSUMER_SERVICE_NAME, name, Stats.SUM);
@@ -226,10 +233,12 @@ export class Monitoring extends Construct {
       }),
     );
 
+    // A given topic is referred to by its ARN under the id `AlarmTopic`, as the stack always did, so the e-mail
+    // subscription below keeps its logical id.
     this.alarmTopic =
-      config.alarmTopicArn === undefined
+      props.alarmTopic === undefined
         ? this.ownAlarmTopic(props.removalPolicy)
-        : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
+        : Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopic.topicArn);
     if (config.alarmEmail !== undefined) {
       this.alarmTopic.addSubscription(new EmailSubscription(config.alarmEmail));
     }
@@ -385,7 +394,7 @@ export class Monitoring extends Construct {
     return topic;
   }
 
-  /** A poller metric of one feed (dimensions `service` and `FeedId`). */
+  /** A poller metric of one feed (dimensions `service`, `Ingester` and `FeedId`). */
   private feedMetric(
     feedId: string,
     metricName: string,
@@ -395,7 +404,11 @@ export class Monitoring extends Construct {
     return new Metric({
       namespace: this.namespace,
       metricName,
-      dimensionsMap: { service: POLLER_SERVICE_NAME, [FEED_ID_DIMENSION]: feedId },
+      dimensionsMap: {
+        service: POLLER_SERVICE_NAME,
+        [INGESTER_DIMENSION]: this.instanceId,
+        [FEED_ID_DIMENSION]: feedId,
+      },
       statistic,
       period,
     });
@@ -405,7 +418,7 @@ export class Monitoring extends Construct {
     return new Metric({
       namespace: this.namespace,
       metricName,
-      dimensionsMap: { service },
+      dimensionsMap: { service, [INGESTER_DIMENSION]: this.instanceId },
       statistic,
       period,
     });

@@ -30,6 +30,8 @@ export interface PollerProps {
   readonly cursorTable: CursorTable;
   readonly queues: OrderQueues;
   readonly quarantine: QuarantineBucket;
+  /** The `Ingester` dimension of its metrics (OrderFeedIngester.instanceId). */
+  readonly instanceId: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -43,6 +45,7 @@ export class Poller extends Construct {
 
     this.function = new IngesterFunction(this, 'Function', {
       entry: POLLER_ENTRY,
+      bundle: 'poller',
       description: `order-feed-ingester poller of feed ${feed.id}: partner Order Feed API to SQS`,
       timeout: POLLER_TIMEOUT,
       memorySize: 512,
@@ -148,7 +151,7 @@ export function pollerEnvironment(
   stack: Stack,
   config: OrderFeedConfig,
   feed: FeedConfig,
-  resources: Pick<PollerProps, 'cursorTable' | 'queues' | 'quarantine'>,
+  resources: Pick<PollerProps, 'cursorTable' | 'queues' | 'quarantine' | 'instanceId'>,
 ): PollerEnvironment {
   const downstreamQueueUrls: Record<string, string> = {};
   for (const [name, pair] of resources.queues.subscribers) downstreamQueueUrls[name] = pair.queue.queueUrl;
@@ -170,6 +173,6 @@ export function pollerEnvironment(
     // Queue URLs are deploy-time tokens: let CloudFormation render the JSON.
     DOWNSTREAM_QUEUE_URLS: stack.toJsonString(downstreamQueueUrls),
     QUARANTINE_BUCKET_NAME: resources.quarantine.bucket.bucketName,
-    ...observabilityEnvironment(POLLER_SERVICE_NAME, config),
+    ...observabilityEnvironment(POLLER_SERVICE_NAME, config, resources.instanceId),
   };
 }

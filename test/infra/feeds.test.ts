@@ -270,6 +270,7 @@ describe('a stack with three feeds', () => {
         'MonitoringFeedLagAlarmEu',
         [
           { Name: 'FeedId', Value: 'eu' },
+          { Name: 'Ingester', Value: 'OrderFeedIngester/Default' },
           { Name: 'service', Value: 'order-feed-poller' },
         ],
       ],
@@ -277,6 +278,7 @@ describe('a stack with three feeds', () => {
         'MonitoringFeedLagAlarmUk',
         [
           { Name: 'FeedId', Value: 'uk' },
+          { Name: 'Ingester', Value: 'OrderFeedIngester/Default' },
           { Name: 'service', Value: 'order-feed-poller' },
         ],
       ],

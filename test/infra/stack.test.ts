@@ -314,6 +314,7 @@ describe('functions', () => {
       POWERTOOLS_SERVICE_NAME: 'order-feed-poller',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedTest',
       POWERTOOLS_LOG_LEVEL: 'INFO',
+      INGESTER_INSTANCE: 'OrderFeedIngester/Default',
       NODE_OPTIONS: '--enable-source-maps',
     });
   });
@@ -338,6 +339,7 @@ describe('functions', () => {
         'POWERTOOLS_SERVICE_NAME',
         'POWERTOOLS_METRICS_NAMESPACE',
         'POWERTOOLS_LOG_LEVEL',
+        'INGESTER_INSTANCE',
         'NODE_OPTIONS',
       ].sort(),
     );
@@ -363,6 +365,7 @@ describe('functions', () => {
       POWERTOOLS_SERVICE_NAME: 'order-feed-consumer',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedTest',
       POWERTOOLS_LOG_LEVEL: 'INFO',
+      INGESTER_INSTANCE: 'OrderFeedIngester/Default',
       NODE_OPTIONS: '--enable-source-maps',
     });
   });
@@ -557,10 +560,15 @@ describe('IAM', () => {
 });
 
 describe('monitoring', () => {
+  // Every EMF series is this instance's: the stack's name and the construct's path.
+  const INSTANCE = 'OrderFeedIngester/Default';
   const emfAlarm = (metricName: string, service: string) => ({
     Namespace: 'OrderFeedTest',
     MetricName: metricName,
-    Dimensions: [{ Name: 'service', Value: service }],
+    Dimensions: [
+      { Name: 'Ingester', Value: INSTANCE },
+      { Name: 'service', Value: service },
+    ],
   });
 
   it('creates one alarm per failure signal, plus two per downstream subscriber (dead letters, oldest message)', () => {
@@ -638,6 +646,7 @@ describe('monitoring', () => {
       MetricName: 'SecondsSinceCaughtUp',
       Dimensions: [
         { Name: 'FeedId', Value: 'partner-orders' },
+        { Name: 'Ingester', Value: INSTANCE },
         { Name: 'service', Value: 'order-feed-poller' },
       ],
       Statistic: 'Maximum',

@@ -34,10 +34,12 @@ export interface SynthOptions {
   /** Run esbuild for the functions (slow); by default assets are stubbed, which leaves templates unchanged. */
   readonly bundle?: boolean;
   readonly outdir?: string;
+  /** More CDK context beside `orderFeed` (e.g. `stackName`). */
+  readonly context?: Record<string, unknown>;
 }
 
 export function synthStack(config: Record<string, unknown>, options: SynthOptions = {}) {
-  const context: Record<string, unknown> = { orderFeed: config };
+  const context: Record<string, unknown> = { ...options.context, orderFeed: config };
   // An empty bundling-stacks list makes CDK skip asset bundling (as `cdk synth --exclusively` does).
   if (!options.bundle) context['aws:cdk:bundling-stacks'] = [];
   const { app, stack } = buildApp({ context, outdir: options.outdir });

@@ -157,6 +157,10 @@ export const ENVIRONMENT = z.object({
   HISTORY_RETENTION_DAYS: withDefault(int(RULES.historyRetentionDays), DEFAULTS.historyRetentionDays),
   // Read by Powertools in both functions (observability/powertools.ts).
   POWERTOOLS_METRICS_NAMESPACE: z.prefault(RULES.metricsNamespace, DEFAULTS.metricsNamespace),
+  /** The ingester instance: the `Ingester` dimension of every metric (unset in local runs and tests). */
+  INGESTER_INSTANCE: z.optional(
+    matching(/^[^\s].{0,1023}$/, 'a CloudWatch dimension value (1 to 1024 characters)'),
+  ),
 });
 
 /** The poller's variables: all but the consumer's tables. */
@@ -171,6 +175,7 @@ export const CONSUMER_ENVIRONMENT = z.pick(ENVIRONMENT, {
   HISTORY_TABLE_NAME: true,
   HISTORY_RETENTION_DAYS: true,
   POWERTOOLS_METRICS_NAMESPACE: true,
+  INGESTER_INSTANCE: true,
 });
 /** What the stack writes into each function's environment (unset optional variables are left out). */
 export type PollerEnvironment = z.input<typeof POLLER_ENVIRONMENT>;
@@ -263,6 +268,11 @@ function parseQueueUrls(text: string): Record<string, string> {
 
 /** The metrics namespace Powertools uses in both functions, read and checked like the rest. */
 export function readMetricsNamespace(env: Env): string {
-  const schema = z.pick(ENVIRONMENT, { POWERTOOLS_METRICS_NAMESPACE: true });
-  return readEnvironment(schema, env).POWERTOOLS_METRICS_NAMESPACE;
+  return readMetricsSettings(env).POWERTOOLS_METRICS_NAMESPACE;
+}
+
+/** The metrics namespace and the instance dimension of both functions. */
+export function readMetricsSettings(env: Env) {
+  const schema = z.pick(ENVIRONMENT, { POWERTOOLS_METRICS_NAMESPACE: true, INGESTER_INSTANCE: true });
+  return readEnvironment(schema, env);
 }

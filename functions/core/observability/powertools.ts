@@ -3,13 +3,21 @@
 // namespace is checked at cold start by its declaration (core/config/settings.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { readMetricsNamespace } from '../config/settings.js';
-import { FEED_ID_DIMENSION } from './dimensions.js';
+import { readMetricsSettings } from '../config/settings.js';
+import { FEED_ID_DIMENSION, INGESTER_DIMENSION } from './dimensions.js';
 
 export function createObservability(defaultServiceName: string) {
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
   const logger = new Logger({ serviceName });
-  const metrics = new Metrics({ serviceName, namespace: readMetricsNamespace(process.env) });
+  const { POWERTOOLS_METRICS_NAMESPACE: namespace, INGESTER_INSTANCE: instance } = readMetricsSettings(
+    process.env,
+  );
+  // A default dimension is part of every dimension set, the per-feed one included.
+  const metrics = new Metrics({
+    serviceName,
+    namespace,
+    ...(instance === undefined ? {} : { defaultDimensions: { [INGESTER_DIMENSION]: instance } }),
+  });
   return { serviceName, logger, metrics };
 }
 

@@ -21,6 +21,9 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 describe('the message contract', () => {
   it('is schemaVersion 1 with the released JSON Schema and AsyncAPI documents', () => {
     expect(SCHEMA_VERSION).toBe(1);
+    // The consumer kit's major version is the schema's (packages/contract: 1.x reads schemaVersion 1).
+    const kit = JSON.parse(read('../../../packages/contract/package.json')) as { version: string };
+    expect(kit.version.split('.')[0]).toBe(String(SCHEMA_VERSION));
     expect(sha256(read('../../../functions/core/contract/order-version-message.schema.json'))).toBe(
       '0ddfaa5d4edd46731a750753dc738d84e2ed1adbaffef281369297f3b9cb1257',
     );

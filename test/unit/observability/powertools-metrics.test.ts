@@ -3,8 +3,8 @@
 // and dashboard row, infra/constructs/monitoring.ts) — at every flush, not only the first.
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it, vi } from 'vitest';
-import { FEED_ID_DIMENSION } from '../../../functions/core/observability/dimensions.js';
-import { powertoolsMetrics } from '../../../functions/core/observability/powertools.js';
+import { FEED_ID_DIMENSION, INGESTER_DIMENSION } from '../../../functions/core/observability/dimensions.js';
+import { createObservability, powertoolsMetrics } from '../../../functions/core/observability/powertools.js';
 
 type EmfDocument = {
   _aws: { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string }[] }[] };
@@ -12,8 +12,7 @@ type EmfDocument = {
 };
 
 /** A real Metrics instance whose flush is captured as the EMF document it would print. */
-function capturedMetrics() {
-  const metrics = new Metrics({ serviceName: 'order-feed-poller', namespace: 'Test' });
+function capturedMetrics(metrics = new Metrics({ serviceName: 'order-feed-poller', namespace: 'Test' })) {
   const documents: EmfDocument[] = [];
   vi.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => {
     documents.push(metrics.serializeMetrics() as unknown as EmfDocument);
@@ -52,5 +51,22 @@ describe('powertoolsMetrics', () => {
     port.publish();
 
     expect(documents[0]?._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([['service']]);
+  });
+
+  it('scopes every dimension set to its ingester instance (INGESTER_INSTANCE), so instances never mix', () => {
+    vi.stubEnv('INGESTER_INSTANCE', 'StageA/Ingester');
+    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'Test');
+    const { metrics, documents } = capturedMetrics(createObservability('order-feed-poller').metrics);
+    const port = powertoolsMetrics(metrics, { feedId: 'eu' });
+
+    port.count('AuthFailures');
+    port.publish();
+
+    expect(documents[0]?._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([
+      ['service', INGESTER_DIMENSION, FEED_ID_DIMENSION],
+      ['service', INGESTER_DIMENSION],
+    ]);
+    expect(documents[0]).toMatchObject({ [INGESTER_DIMENSION]: 'StageA/Ingester', AuthFailures: 1 });
+    vi.unstubAllEnvs();
   });
 });

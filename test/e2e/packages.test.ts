@@ -1,0 +1,282 @@
+// The two packages as a stranger gets them: `npm pack` of each workspace (its prepack builds it), the tarball
+// installed into a scratch project outside the repository with packages from the npm registry (npm's cache makes
+// a second run quick), and used there the way the READMEs say: the construct library in a CDK app on another
+// aws-cdk-lib minor than ours, compiled with tsc and synthesized with two instances; the consumer kit in plain
+// node on the golden messages, and its types under a consumer's strict compiler flags. The commands are the ones
+// in infra/README.md ("Use it in your own CDK app") and README.md ("For downstream teams").
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJsonExact } from '../../functions/core/model/int64.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSC = join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
+/** The floor of the construct library's aws-cdk-lib peer range: a minor other than the 2.276 we develop on. */
+const OTHER_CDK = '2.254.0';
+const run = promisify(execFile);
+
+/** npm outside the repository: without the `npm_config_*` / `npm_package_*` of the `npm run` that started us. */
+async function npm(cwd: string, args: string[]): Promise<string> {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^npm_(config|package|lifecycle)_/i.test(key)),
+  );
+  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline'], {
+    cwd,
+    env,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+/** `npm pack` of a workspace into `dir`: the tarball's path and the files it holds. */
+async function pack(workspace: string, dir: string): Promise<{ tarball: string; files: string[] }> {
+  const [result] = JSON.parse(
+    await npm(REPO_ROOT, ['pack', '-w', workspace, '--pack-destination', dir, '--json', '--silent']),
+  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  if (result === undefined) throw new Error(`npm pack -w ${workspace} reported nothing`);
+  return { tarball: join(dir, result.filename), files: result.files.map((file) => file.path) };
+}
+
+/** A scratch project: an empty ESM package in a fresh temp directory. */
+function scratchProject(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  return dir;
+}
+
+/** The first fenced block of `language` in the README section headed `heading`. */
+function readmeExample(readme: string, heading: string, language: string): string {
+  const text = readFileSync(join(REPO_ROOT, readme), 'utf8');
+  const section = text.slice(text.indexOf(`## ${heading}`));
+  const block = section.match(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``));
+  if (block?.[1] === undefined) throw new Error(`${readme}: no ${language} example under "${heading}"`);
+  return block[1];
+}
+
+const tsconfig = (compilerOptions: Record<string, unknown>) =>
+  JSON.stringify({
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      ...compilerOptions,
+    },
+  });
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the construct library, installed from its tarball into a CDK app on aws-cdk-lib 2.254', () => {
+  let app: string;
+  let files: string[];
+
+  beforeAll(async () => {
+    const packs = mkdtempSync(join(tmpdir(), 'order-feed-packs-'));
+    app = scratchProject('platform-app');
+    dirs.push(packs, app);
+    const packed = await pack('packages/construct', packs);
+    files = packed.files;
+    await npm(app, ['install', packed.tarball, `aws-cdk-lib@${OTHER_CDK}`, 'constructs@^10.5.0']);
+  });
+
+  it('ships built JavaScript, .d.ts and prebuilt Lambda bundles, and nothing of test/, tools/ or .ci/', () => {
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'dist/infra/order-feed-ingester.js',
+        'dist/infra/order-feed-ingester.d.ts',
+        'dist/lambda/poller/index.mjs',
+        'dist/lambda/consumer/index.mjs',
+        'README.md',
+        'package.json',
+      ]),
+    );
+    expect(
+      files.filter((file) => /(^|\/)(test|tools|\.ci)\/|\.ts$/.test(file.replace(/\.d\.ts$/, ''))),
+    ).toEqual([]);
+    // The app's own aws-cdk-lib, one copy, and no esbuild: the functions are not bundled here.
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules/aws-cdk-lib/package.json'), 'utf8'));
+    expect(installed.version).toBe(OTHER_CDK);
+    expect(
+      existsSync(join(app, 'node_modules/@order-feed-ingester/construct/node_modules/aws-cdk-lib')),
+    ).toBe(false);
+    expect(existsSync(join(app, 'node_modules/esbuild'))).toBe(false);
+  });
+
+  it("compiles and synthesizes infra/README.md's example, two instances apart, with the prebuilt code", async () => {
+    // Prepare: the README's app, and two stages of one account each with an instance.
+    writeFileSync(join(app, 'app.ts'), readmeExample('infra/README.md', 'Use it in your own CDK app', 'ts'));
+    writeFileSync(
+      join(app, 'stages.ts'),
+      `import { App, Stack } from 'aws-cdk-lib';
+import { OrderFeedIngester } from '@order-feed-ingester/construct';
+import { FEATURE_FLAGS } from '@order-feed-ingester/construct/feature-flags';
+
+const app = new App({ outdir: 'stages.out', context: FEATURE_FLAGS });
+for (const stage of ['Staging', 'Production']) {
+  new OrderFeedIngester(new Stack(app, \`Orders\${stage}\`), 'Ingester', {
+    partnerBaseUrl: 'https://orders.partner.example',
+    tokenParameterName: \`/\${stage.toLowerCase()}/partner-token\`,
+  });
+}
+app.synth();
+`,
+    );
+    writeFileSync(join(app, 'tsconfig.json'), tsconfig({ strict: true, skipLibCheck: true, types: [] }));
+
+    // Act: the app's own tsc over our .d.ts and its aws-cdk-lib, then node.
+    await run(process.execPath, [TSC, '-p', '.'], { cwd: app });
+    await run(process.execPath, ['app.js'], {
+      cwd: app,
+      env: { ...process.env, CDK_OUTDIR: join(app, 'cdk.out') },
+    });
+    await run(process.execPath, ['stages.js'], { cwd: app });
+
+    // Assess
+    const template = (dir: string, stack: string) =>
+      JSON.parse(readFileSync(join(app, dir, `${stack}.template.json`), 'utf8')) as {
+        Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+      };
+    const readme = template('cdk.out', 'PlatformServices');
+    const pollers = Object.keys(readme.Resources).filter((id) =>
+      /^PartnerOrdersPoller(Eu|Uk)Function[A-F0-9]+$/.test(id),
+    );
+    expect(pollers).toHaveLength(2);
+
+    const emfAlarms = (stack: string) =>
+      Object.values(template('stages.out', stack).Resources)
+        .filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm')
+        .filter((alarm) => alarm.Properties.Namespace === 'OrderFeedIngester')
+        .map((alarm) => JSON.stringify([alarm.Properties.MetricName, alarm.Properties.Dimensions]));
+    const [staging, production] = [emfAlarms('OrdersStaging'), emfAlarms('OrdersProduction')];
+    expect(staging.length).toBeGreaterThan(5);
+    expect(staging.length).toBe(production.length);
+    expect(staging.filter((alarm) => production.includes(alarm))).toEqual([]);
+    expect(staging.join()).toContain('"Value":"OrdersStaging/Ingester"');
+
+    // The functions' code is the bundle shipped in the package, staged as is.
+    const shipped = readFileSync(
+      join(app, 'node_modules/@order-feed-ingester/construct/dist/lambda/poller/index.mjs'),
+    );
+    const staged = readdirSync(join(app, 'stages.out')).filter((entry) => entry.startsWith('asset.'));
+    const stagedCode = (asset: string) => join(app, 'stages.out', asset, 'index.mjs');
+    expect(
+      staged.some(
+        (asset) => existsSync(stagedCode(asset)) && readFileSync(stagedCode(asset)).equals(shipped),
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('the consumer kit, installed from its tarball into a plain node service', () => {
+  let service: string;
+  let files: string[];
+
+  beforeAll(async () => {
+    const packs = mkdtempSync(join(tmpdir(), 'order-feed-packs-'));
+    service = scratchProject('billing-service');
+    dirs.push(packs, service);
+    const packed = await pack('packages/contract', packs);
+    files = packed.files;
+    const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+    const ours = (name: string) =>
+      `${name}@${rootPackage.dependencies[name] ?? rootPackage.devDependencies[name]}`;
+    await npm(service, [
+      'install',
+      packed.tarball,
+      ours('@aws-sdk/client-dynamodb'),
+      ours('@types/aws-lambda'),
+      ours('@types/node'),
+    ]);
+  });
+
+  it('ships built JavaScript, .d.ts, the schemas and the contract README, and pulls in no aws-cdk-lib', () => {
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'dist/contract/consumer.js',
+        'dist/contract/consumer.d.ts',
+        'dist/contract/order-version-message.schema.json',
+        'dist/contract/asyncapi.json',
+        'README.md',
+      ]),
+    );
+    expect(files.filter((file) => /(^|\/)(test|tools|\.ci)\//.test(file))).toEqual([]);
+    expect(
+      readFileSync(join(service, 'node_modules/@order-feed-ingester/contract/README.md'), 'utf8'),
+    ).toMatch(/^# The message contract/);
+    expect(existsSync(join(service, 'node_modules/aws-cdk-lib'))).toBe(false);
+    expect(existsSync(join(service, 'node_modules/constructs'))).toBe(false);
+  });
+
+  it('parses every golden message with plain node, int64 values exact, from ESM and CommonJS', async () => {
+    writeFileSync(
+      join(service, 'read.mjs'),
+      `import { readFileSync } from 'node:fs';
+import { parseOrderVersionMessage, OrderVersionMessageError } from '@order-feed-ingester/contract';
+const golden = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const read = golden.filter((entry) => entry.message).map(({ message }) => {
+  const parsed = parseOrderVersionMessage(message.body);
+  return [String(parsed.order.id), String(parsed.order.version), typeof parsed.order.id, parsed.source.correlationId];
+});
+let error;
+try { parseOrderVersionMessage('{"schemaVersion":1}'); } catch (caught) { error = caught instanceof OrderVersionMessageError && caught.path; }
+console.log(JSON.stringify({ read, error }));
+`,
+    );
+    const golden = parseJsonExact(
+      readFileSync(join(REPO_ROOT, 'test/fixtures/golden-messages.json'), 'utf8'),
+    ) as Array<{
+      message?: { orderId: number | bigint; version: number | bigint };
+    }>;
+
+    const { stdout } = await run(
+      process.execPath,
+      ['read.mjs', join(REPO_ROOT, 'test/fixtures/golden-messages.json')],
+      {
+        cwd: service,
+      },
+    );
+    const required = await run(
+      process.execPath,
+      ['-e', "console.log(typeof require('@order-feed-ingester/contract').parseOrderVersionMessage)"],
+      { cwd: service },
+    );
+
+    const { read, error } = JSON.parse(stdout) as { read: string[][]; error: string };
+    const published = golden.flatMap((entry) => (entry.message ? [entry.message] : []));
+    expect(read.map(([id, version]) => [id, version])).toEqual(
+      published.map((message) => [String(message.orderId), String(message.version)]),
+    );
+    expect(read.map((entry) => entry[2])).toContain('bigint'); // a 64-bit id beyond 2^53, exact
+    expect(read.every((entry) => entry[3] === 'poll:golden-run:3')).toBe(true);
+    expect(error).toBe('order');
+    expect(required.stdout.trim()).toBe('function');
+  });
+
+  it("type-checks README.md's handler under a consumer's strict flags, against our .d.ts", async () => {
+    writeFileSync(join(service, 'handler.ts'), readmeExample('README.md', 'For downstream teams', 'ts'));
+    writeFileSync(
+      join(service, 'tsconfig.json'),
+      tsconfig({
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        noPropertyAccessFromIndexSignature: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: false,
+        noEmit: true,
+        types: ['node'],
+      }),
+    );
+
+    const checked = await run(process.execPath, [TSC, '-p', '.'], { cwd: service }).catch(
+      (failure: { stdout: string }) => failure,
+    );
+
+    expect(checked.stdout).toBe('');
+  });
+});
