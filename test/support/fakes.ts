@@ -104,6 +104,9 @@ export class MemoryCursorStore implements CursorStore {
         ? { authFailures: 0, authRetryNotBefore: undefined, authFailedTokenVersion: undefined }
         : {}),
       ...(commit.paceDelayMs === undefined ? {} : { paceDelayMs: commit.paceDelayMs }),
+      // As the DynamoDB adapter: undefined removes them.
+      pageSize: commit.pageSize,
+      recentCursors: commit.recentCursors,
     };
     this.items.set(lease.feedId, next);
     this.journal.push(`commit ${commit.pageId ?? '<start>'}`);
