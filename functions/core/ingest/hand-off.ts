@@ -1,7 +1,9 @@
 // Hands one page off, which must be durable before its cursor may move: every valid version published to
 // every queue, everything else quarantined. The page goes in slices of SLICE_RECORDS records, so what is
 // prepared at once, and the sends and S3 writes in flight, stay bounded however many records the partner put
-// on the page (a page of 5 million tiny records included). Memory per page: functions/README.md.
+// on the page (a page of 5 million tiny records included), and so does the time: at most
+// RECORDS_VALIDATED_PER_PAGE records are validated, so every page is done well within one run and no run
+// redoes the same page forever. Memory and time per page: functions/README.md.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { quarantineKey } from '../adapters/s3-quarantine.js';
 import type {
@@ -15,6 +17,12 @@ import { type PageContext, type PreparedPage, preparePage } from './prepare-page
 
 /** Records prepared and handed off at once: a page of the API's largest size is one slice. */
 const SLICE_RECORDS = 100;
+/**
+ * Records validated per page, at most: 100 pages' worth of the API's largest size, seconds of work. A partner
+ * that sends more on one page than that (it was asked for at most 100) gets the rest quarantined unread, in
+ * the one object below, with the reason: found, never lost, and the feed goes on.
+ */
+const RECORDS_VALIDATED_PER_PAGE = 10_000;
 /**
  * Quarantine objects a page writes one by one, at most: a page of the API's largest size fits. The invalid
  * records beyond it (only a partner sending more than it was asked for gets there) go together into one
@@ -51,8 +59,9 @@ export async function handOffPage(
   const page = new PageQuarantine(context);
   const handed: HandedOff = { versionsPublished: 0, quarantined: 0, highWaterMark: undefined };
   let findingLines = 0;
-  for (let start = 0; start < records.length; start += SLICE_RECORDS) {
-    const prepared = preparePage(records.slice(start, start + SLICE_RECORDS), context);
+  const validated = Math.min(records.length, RECORDS_VALIDATED_PER_PAGE);
+  for (let start = 0; start < validated; start += SLICE_RECORDS) {
+    const prepared = preparePage(records.slice(start, Math.min(validated, start + SLICE_RECORDS)), context);
     const oneByOne = page.sort(prepared.quarantined);
     await Promise.all([
       deps.publisher.publish(prepared.messages),
@@ -66,7 +75,12 @@ export async function handOffPage(
     }
     findingLines = logSlice(deps, context, prepared, oneByOne, findingLines);
   }
-  await page.storeTogether(deps);
+  const unread = records.length - validated;
+  if (unread > 0) {
+    deps.metrics.count('RecordsQuarantined', unread);
+    handed.quarantined += unread;
+  }
+  await page.storeTogether(deps, records.slice(validated));
   deps.log.info('page handed off', {
     feedId: context.feedId,
     correlationId: context.correlationId,
@@ -107,25 +121,29 @@ class PageQuarantine {
     return oneByOne;
   }
 
-  /** One object with every record beyond the one-by-one budget, in page order (its `raw` is their list). */
-  async storeTogether(deps: HandOffDeps): Promise<void> {
-    if (this.together.length === 0) return;
+  /**
+   * One object with every invalid record beyond the one-by-one budget, then the records beyond the validation
+   * budget (`unread`), in page order: its `raw` is their list.
+   */
+  async storeTogether(deps: HandOffDeps, unread: readonly unknown[]): Promise<void> {
+    const records = this.together.length + unread.length;
+    if (records === 0) return;
     const { feedId, pageId, fetchedAt, correlationId } = this.context;
+    const issues = [...this.reasons].map(([reason, count]) => `${count} × ${reason}`);
+    if (unread.length > 0) {
+      issues.push(
+        `${unread.length} × not validated: beyond the first ${RECORDS_VALIDATED_PER_PAGE} records of the page`,
+      );
+    }
     const key = await deps.quarantine.put({
       feedId,
       pageId,
-      reason: `${this.together.length} more records of this page could not be published (beyond the ${QUARANTINE_OBJECTS_PER_PAGE} quarantined one by one); raw lists them in page order`,
-      issues: [...this.reasons].map(([reason, count]) => `${count} × ${reason}`),
-      raw: this.together,
+      reason: `${records} more records of this page could not be published (beyond the ${QUARANTINE_OBJECTS_PER_PAGE} quarantined one by one, or the ${RECORDS_VALIDATED_PER_PAGE} validated); raw lists them in page order`,
+      issues,
+      raw: unread.length === 0 ? this.together : [...this.together, ...unread],
       quarantinedAt: fetchedAt,
     });
-    deps.log.warn('records quarantined together', {
-      feedId,
-      pageId,
-      correlationId,
-      records: this.together.length,
-      key,
-    });
+    deps.log.warn('records quarantined together', { feedId, pageId, correlationId, records, key });
   }
 }
 

@@ -281,6 +281,27 @@ describe('a page with far more records than asked for', () => {
   });
 });
 
+describe('a page of more records than one run could validate', () => {
+  it('validates the first 10,000 and quarantines the rest unread in one object, so the page is done and the feed goes on', async () => {
+    const beyond = [sampleOrder({ id: 1 }), sampleOrder({ id: 2 })];
+    const { deps, journal, run } = setup(() => ({
+      data: [...Array.from({ length: 10_000 }, () => 0), ...beyond],
+      hasMore: false,
+      nextPageId: 'c1',
+    }));
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 0, quarantined: 10_002 });
+    expect(deps.quarantine.records).toHaveLength(2);
+    expect(deps.quarantine.records[1]?.raw).toEqual(beyond);
+    expect(deps.quarantine.records[1]?.issues).toContain(
+      '2 × not validated: beyond the first 10000 records of the page',
+    );
+    expect(journal.at(-2)).toBe('commit c1');
+  });
+});
+
 describe('rule 5 recovery answered by the empty-stream body', () => {
   it('clears the expired cursor instead of saving it again', async () => {
     const { deps, run } = setup((query) =>
