@@ -125,12 +125,12 @@ export class Poller extends Construct {
 }
 
 /**
- * The poller's memory for a page body cap: a page's worst case is about 32 × the cap (a body of empty objects
- * parses to ~22 × its size; functions/README.md, "Memory per page") beside ~160 MB of runtime and one slice in
- * hand-off. 512 MB up to the default 10 MiB cap (unchanged cost); more, in 64 MB steps, for a larger cap.
+ * The poller's memory for a page body cap: a page's worst case is about 36 × the cap (a body of empty objects:
+ * the body, its text, ~22 × parsed, the unread rest quarantined together; functions/README.md, "Memory and time
+ * per page") beside ~160 MB of runtime. 512 MB up to the default 8 MiB cap; more, in 64 MB steps, above it.
  */
 export function pollerMemoryMb(maxPageBodyBytes: number): number {
-  const needed = 160 + (32 * maxPageBodyBytes) / 1024 / 1024;
+  const needed = 160 + (36 * maxPageBodyBytes) / 1024 / 1024;
   return Math.max(512, Math.ceil(needed / 64) * 64);
 }
 

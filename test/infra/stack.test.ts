@@ -285,11 +285,11 @@ describe('functions', () => {
     }
   });
 
-  it('gives the poller memory for its page body cap: a page can take ~32 × the cap', () => {
+  it('gives the poller memory for its page body cap: a page can take ~36 × the cap', () => {
     const large = synthStack({ ...REQUIRED_CONFIG, maxPageBodyBytes: 64 * 1024 * 1024 }).template;
     const [, poller] = resource(large, 'AWS::Lambda::Function', 'PollerFunction');
 
-    expect(poller.Properties).toMatchObject({ MemorySize: 2240 });
+    expect(poller.Properties).toMatchObject({ MemorySize: 2496 });
     expect(poller.Properties.Environment).toMatchObject({ Variables: { MAX_PAGE_BODY_BYTES: '67108864' } });
   });
 
@@ -313,7 +313,7 @@ describe('functions', () => {
       QUARANTINE_BUCKET_NAME: ref(bucketId),
       PAGE_SIZE: '50',
       MAX_PAGES_PER_RUN: '30',
-      MAX_PAGE_BODY_BYTES: '10485760',
+      MAX_PAGE_BODY_BYTES: '8388608',
       MAX_CONTINUATIONS: '1000',
       MIN_AGE_MINUTES: '60',
       VENDOR_IDS: 'vendor-1,vendor-2',

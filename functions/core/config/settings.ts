@@ -102,7 +102,8 @@ export const DEFAULTS = {
   feedId: 'orders',
   enabled: true,
   pageSize: 100,
-  maxPageBodyBytes: 10 * 1024 * 1024,
+  // A body of empty objects parses to ~22 × its size: 8 MiB is what 512 MB holds (infra/constructs/poller.ts).
+  maxPageBodyBytes: 8 * 1024 * 1024,
   maxContinuations: 1000,
   arrayQueryEncoding: 'repeat',
   metricsNamespace: 'OrderFeedIngester',
