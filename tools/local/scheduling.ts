@@ -58,6 +58,9 @@ export function decideAfterRun(
     };
   }
   if (AT_THE_END.has(run.kind)) return { action: 'check-caught-up' };
+  // A stop that needs a person (RUNBOOK "Order over the page body cap"): no progress until the cap is raised.
+  if (run.kind === 'order-over-body-cap')
+    return stall('one order is over the page body cap (maxPageBodyBytes)');
   if (run.kind === 'lease-held') return { action: 'release-dead-lease' };
   if (run.kind === 'retry-later') {
     return run.pages === 0

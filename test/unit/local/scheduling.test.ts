@@ -66,6 +66,13 @@ describe('decideAfterRun', () => {
     });
   });
 
+  it('treats an order over the page body cap as no progress', () => {
+    expect(decideAfterRun(run('order-over-body-cap', 0, 0), 0, tuning, false)).toMatchObject({
+      action: 'stall',
+      why: expect.stringContaining('maxPageBodyBytes'),
+    });
+  });
+
   it('looks for a dead local lease holder when the lease is held', () => {
     expect(decideAfterRun(run('lease-held', 0, 0), 0, tuning, false)).toEqual({
       action: 'release-dead-lease',
