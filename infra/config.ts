@@ -78,6 +78,8 @@ export const SETTINGS = {
   pageSize: { rule: RULES.pageSize, default: DEFAULTS.pageSize, spelt: 'integer' },
   /** Pages one run fetches at most; undefined: no cap (a run ends when caught up or out of time). */
   maxPagesPerRun: { rule: RULES.maxPagesPerRun, spelt: 'integer' },
+  /** The largest page body the poller reads (bytes); a larger page is asked again with a smaller page size. */
+  maxPageBodyBytes: { rule: RULES.maxPageBodyBytes, default: DEFAULTS.maxPageBodyBytes, spelt: 'integer' },
   /** Runs that may follow one another at once while a backlog lasts (0: none). */
   maxContinuations: { rule: RULES.maxContinuations, default: DEFAULTS.maxContinuations, spelt: 'integer' },
   minAgeMinutes: { rule: RULES.minAgeMinutes, spelt: 'integer' },

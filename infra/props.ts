@@ -42,6 +42,11 @@ export interface OrderFeedIngesterProps {
   readonly pageSize?: number;
   /** Pages one run fetches at most, 1–100000; unset: no cap (runs end when caught up or out of time). */
   readonly maxPagesPerRun?: number;
+  /**
+   * The largest page body the poller reads, 2–64 MiB in bytes (default 8 MiB); a larger page is asked again
+   * with a smaller page size. Above 8 MiB the poller gets more memory.
+   */
+  readonly maxPageBodyBytes?: number;
   /** Runs that follow one another at once while a backlog lasts, 0–100000 (default 1000; 0: none). */
   readonly maxContinuations?: number;
   /** Hide updates younger than this, whole minutes from 1 to 1440 (the API `minAgeMinutes`). */

@@ -18,6 +18,8 @@ export function loadPollerConfig(env: Env) {
     pageSize: read.PAGE_SIZE,
     /** Undefined: no page cap; the run ends when caught up or out of time. */
     maxPagesPerRun: read.MAX_PAGES_PER_RUN,
+    /** The partner client's cap on a 200 body; a larger page is asked again smaller (ingest/page-size.ts). */
+    maxPageBodyBytes: read.MAX_PAGE_BODY_BYTES,
     /** False: the feed is switched off and every run does nothing. */
     enabled: read.FEED_ENABLED,
     /** Runs that may follow one another at once while a backlog lasts (0: every run waits for the schedule). */

@@ -34,6 +34,7 @@ export const handler = createPollerHandler({
     baseUrl: config.partnerBaseUrl,
     token: () => tokens.token(),
     arrayEncoding: config.arrayQueryEncoding,
+    maxBodyBytes: config.maxPageBodyBytes,
   }),
   // Captured SQS sends carry the trace header, so each message's AWSTraceHeader links the consumer's
   // trace to this run's.

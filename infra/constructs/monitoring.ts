@@ -66,8 +66,10 @@ export class Monitoring extends Construct {
     const { config, queues } = props;
     this.namespace = config.metricsNamespace;
     this.instanceId = props.instanceId;
-    const poller = (name: string, statistic: string = Stats.SUM) =>
-      this.metric(POLLER_SERVICE_NAME, name, statistic);
+    const poller = (name: string, statistic: string = Stats.SUM, period: Duration = PERIOD) =>
+      this.metric(POLLER_SERVICE_NAME, name, statistic, period);
+    // A period that holds at least one scheduled run, for alarms that need several runs in a row.
+    const runPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
     const consumer = (name: string) => this.metric(CONSUMER_SERVICE_NAME, name, Stats.SUM);
 
     // Something a person must look at: any occurrence alarms.
@@ -96,12 +98,18 @@ export class Monitoring extends Construct {
       poller('CursorRecoveries'),
       'The stored cursor expired (404 pageId not found) and the poller restarted the stream (pagination rule 5): versions are replayed.',
     );
-    // One stuck answer can be a blip; the same in three periods running means the feed is not moving.
+    this.anyAlarm(
+      'OrderOverBodyCap',
+      poller('OrderOverBodyCap'),
+      'A single order is over the page body cap (maxPageBodyBytes) at page size 1: the feed stops at it until the cap is raised (RUNBOOK).',
+    );
+    // One stuck answer can be a blip; the same in three periods running means the feed is not moving. A
+    // stuck run (or a cursor cycle) ends its chain, so the next is the schedule's: a period per tick at least.
     this.track(
       new Alarm(this, 'StuckCursorAlarm', {
         alarmDescription:
-          'The partner keeps answering hasMore with the cursor it was sent (no progress) in three periods running.',
-        metric: poller('StuckCursor'),
+          'The partner keeps answering hasMore with a cursor it was already sent (the same one, or a cycle A → B → A) in three runs in a row: no progress.',
+        metric: poller('StuckCursor', Stats.SUM, runPeriod),
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 3,
@@ -178,7 +186,7 @@ export class Monitoring extends Construct {
     // Lag, per feed: each poller reports how long since its feed was last caught up. Missing data means the
     // poller is not running at all, which is the same failure: 2 bad periods out of 3 alarm (one late tick
     // does not). A disabled feed reports nothing by design, so it gets no lag alarm.
-    const lagPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
+    const lagPeriod = runPeriod;
     for (const { feedId, enabled } of props.pollers) {
       if (!enabled) continue;
       const suffix = config.feedsListed ? feedIdSuffix(feedId) : '';
@@ -262,6 +270,11 @@ export class Monitoring extends Construct {
         poller('MissingNextPageId'),
         poller('StuckCursor'),
         poller('UnreadablePages'),
+      ]),
+      graph('Page size reduced, records beyond the page size, order over the body cap', [
+        poller('PageSizeReduced'),
+        poller('RecordsBeyondPageSize'),
+        poller('OrderOverBodyCap'),
       ]),
     );
     this.dashboard.addWidgets(

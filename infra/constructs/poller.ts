@@ -48,7 +48,7 @@ export class Poller extends Construct {
       bundle: 'poller',
       description: `order-feed-ingester poller of feed ${feed.id}: partner Order Feed API to SQS`,
       timeout: POLLER_TIMEOUT,
-      memorySize: 512,
+      memorySize: pollerMemoryMb(props.config.maxPageBodyBytes),
       // No reserved concurrency: Lambda keeps at least 100 of the account's concurrent executions unreserved
       // (UnreservedConcurrentExecutions minimum), so reserving even one fails the deploy on an account whose
       // quota is below 100 + the reservations (new accounts often have 10). The lease in the cursor table is
@@ -127,6 +127,16 @@ export class Poller extends Construct {
   }
 }
 
+/**
+ * The poller's memory for a page body cap: a page's worst case is about 36 × the cap (a body of empty objects:
+ * the body, its text, ~22 × parsed, the unread rest quarantined together; functions/README.md, "Memory and time
+ * per page") beside ~160 MB of runtime. 512 MB up to the default 8 MiB cap; more, in 64 MB steps, above it.
+ */
+export function pollerMemoryMb(maxPageBodyBytes: number): number {
+  const needed = 160 + (36 * maxPageBodyBytes) / 1024 / 1024;
+  return Math.max(512, Math.ceil(needed / 64) * 64);
+}
+
 /** The longest the poller's deploy-time values get: generated names, and the queue URLs' JSON. */
 function longestPollerDeployTimeValues(
   config: OrderFeedConfig,
@@ -165,6 +175,7 @@ export function pollerEnvironment(
     FEED_ENABLED: feed.enabled ? 'true' : 'false',
     PAGE_SIZE: String(config.pageSize),
     MAX_PAGES_PER_RUN: text(config.maxPagesPerRun),
+    MAX_PAGE_BODY_BYTES: String(config.maxPageBodyBytes),
     MAX_CONTINUATIONS: String(config.maxContinuations),
     ARRAY_QUERY_ENCODING: config.arrayQueryEncoding,
     CURSOR_RECOVERY_LOOKBACK_MINUTES: text(config.cursorRecoveryLookbackMinutes),

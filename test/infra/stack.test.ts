@@ -285,6 +285,14 @@ describe('functions', () => {
     }
   });
 
+  it('gives the poller memory for its page body cap: a page can take ~36 × the cap', () => {
+    const large = synthStack({ ...REQUIRED_CONFIG, maxPageBodyBytes: 64 * 1024 * 1024 }).template;
+    const [, poller] = resource(large, 'AWS::Lambda::Function', 'PollerFunction');
+
+    expect(poller.Properties).toMatchObject({ MemorySize: 2496 });
+    expect(poller.Properties.Environment).toMatchObject({ Variables: { MAX_PAGE_BODY_BYTES: '67108864' } });
+  });
+
   it('sets exactly the poller environment the handler reads', () => {
     const [, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
     const [cursorId] = resource(full, 'AWS::DynamoDB::Table', 'CursorTable');
@@ -305,6 +313,7 @@ describe('functions', () => {
       QUARANTINE_BUCKET_NAME: ref(bucketId),
       PAGE_SIZE: '50',
       MAX_PAGES_PER_RUN: '30',
+      MAX_PAGE_BODY_BYTES: '8388608',
       MAX_CONTINUATIONS: '1000',
       MIN_AGE_MINUTES: '60',
       VENDOR_IDS: 'vendor-1,vendor-2',
@@ -333,6 +342,7 @@ describe('functions', () => {
         'DOWNSTREAM_QUEUE_URLS',
         'QUARANTINE_BUCKET_NAME',
         'PAGE_SIZE',
+        'MAX_PAGE_BODY_BYTES',
         'MAX_CONTINUATIONS',
         'FEED_ENABLED',
         'ARRAY_QUERY_ENCODING',
@@ -572,8 +582,8 @@ describe('monitoring', () => {
   });
 
   it('creates one alarm per failure signal, plus two per downstream subscriber (dead letters, oldest message)', () => {
-    full.resourceCountIs('AWS::CloudWatch::Alarm', 17);
-    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 13);
+    full.resourceCountIs('AWS::CloudWatch::Alarm', 18);
+    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 14);
     const metricNames = Object.values(
       full.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>,
     )
@@ -588,6 +598,7 @@ describe('monitoring', () => {
         'CursorRecoveries',
         'StuckCursor',
         'UnreadablePages',
+        'OrderOverBodyCap',
         'SecondsSinceCaughtUp',
         'Errors',
         'Errors',
@@ -608,6 +619,7 @@ describe('monitoring', () => {
     'OversizedRecords',
     'MissingNextPageId',
     'CursorRecoveries',
+    'OrderOverBodyCap',
   ])('alarms on any %s', (metricName) => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
       ...emfAlarm(metricName, 'order-feed-poller'),
@@ -618,13 +630,23 @@ describe('monitoring', () => {
     });
   });
 
-  it('alarms on a stuck cursor that persists for three periods', () => {
+  it('alarms on a stuck cursor (or a cursor cycle) in three runs in a row: periods no shorter than the schedule', () => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
       ...emfAlarm('StuckCursor', 'order-feed-poller'),
       Threshold: 0,
+      Period: 300,
       EvaluationPeriods: 3,
       DatapointsToAlarm: 3,
     });
+    // A stuck run ends its chain, so only the schedule runs again: with a 15-minute schedule, three
+    // 5-minute periods in a row could never all hold a run.
+    synthStack({ ...REQUIRED_CONFIG, schedule: 15 }).template.hasResourceProperties(
+      'AWS::CloudWatch::Alarm',
+      {
+        MetricName: 'StuckCursor',
+        Period: 900,
+      },
+    );
   });
 
   it('alarms on unreadable pages only when they repeat: two periods running, each at least a schedule interval', () => {

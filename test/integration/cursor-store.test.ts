@@ -70,6 +70,24 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
     expect((await item())?.authFailedTokenVersion).toBeUndefined();
   });
 
+  it("keeps a reduced page size and the chain's cursor memory, and removes them when a commit leaves them out", async () => {
+    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
+    if (!lease) throw new Error('no lease');
+    const kept = await store.commit(lease, { pageId: 'p-1', pageSize: 25, recentCursors: ['h1', 'h2'] });
+
+    expect(kept.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
+    expect(await item()).toMatchObject({ pageSize: { N: '25' }, recentCursors: { S: 'h1 h2' } });
+    await store.release(kept);
+    const next = await store.acquire('feed', 'b', NOW + 1, NOW + 60_000);
+    expect(next?.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
+    if (!next) throw new Error('no lease');
+
+    const cleared = await store.commit(next, { pageId: 'p-2' });
+    expect(cleared.state.pageSize).toBeUndefined();
+    expect(await item()).not.toHaveProperty('pageSize');
+    expect(await item()).not.toHaveProperty('recentCursors');
+  });
+
   it('hands the lease over to the next step only: ticks, other steps and duplicates get nothing', async () => {
     const lease = await store.acquire('feed', 'tick-1', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');

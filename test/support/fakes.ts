@@ -104,6 +104,9 @@ export class MemoryCursorStore implements CursorStore {
         ? { authFailures: 0, authRetryNotBefore: undefined, authFailedTokenVersion: undefined }
         : {}),
       ...(commit.paceDelayMs === undefined ? {} : { paceDelayMs: commit.paceDelayMs }),
+      // As the DynamoDB adapter: undefined removes them.
+      pageSize: commit.pageSize,
+      recentCursors: commit.recentCursors,
     };
     this.items.set(lease.feedId, next);
     this.journal.push(`commit ${commit.pageId ?? '<start>'}`);
@@ -216,7 +219,13 @@ export class RecordingPublisher implements OrderVersionPublisher {
 
 export class MemoryQuarantine implements Quarantine {
   readonly records: QuarantinedRecord[] = [];
+  /** The most writes in flight at once (each write yields to the event loop once, as an S3 call would). */
+  maxInFlight = 0;
+  #inFlight = 0;
   async put(record: QuarantinedRecord): Promise<string> {
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.#inFlight);
+    await new Promise((resolve) => setImmediate(resolve));
+    this.#inFlight -= 1;
     this.records.push(record);
     return `quarantine/${record.feedId}/${record.orderId ?? 'unidentified'}`;
   }

@@ -13,6 +13,7 @@ export function pollerConfig(overrides: Partial<PollerConfig> = {}): PollerConfi
     quarantineBucketName: 'quarantine',
     pageSize: 10,
     maxPagesPerRun: 10,
+    maxPageBodyBytes: 8 * 1024 * 1024,
     enabled: true,
     maxContinuations: 0,
     minAgeMinutes: undefined,

@@ -80,6 +80,7 @@ export function buildPollerHandler(
       baseUrl: config.partnerBaseUrl,
       token: () => tokens.token(),
       arrayEncoding: config.arrayQueryEncoding,
+      maxBodyBytes: config.maxPageBodyBytes,
     }),
     publisher: wrapPublisher(
       new SqsFanoutPublisher(clients.sqs, [

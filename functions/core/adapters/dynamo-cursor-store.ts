@@ -99,12 +99,22 @@ export class DynamoCursorStore implements CursorStore {
   }
 
   async commit(lease: Lease, commit: CursorCommit): Promise<Lease> {
-    const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs } = commit;
+    const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs, pageSize, recentCursors } = commit;
     const remove = [
       ...(pageId === undefined ? ['pageId'] : []),
+      ...(pageSize === undefined ? ['pageSize'] : []),
+      ...(recentCursors === undefined ? ['recentCursors'] : []),
       ...(commit.clearAuthFailures ? ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'] : []),
     ];
-    const set = { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs };
+    // The chain's cursor hashes as one string: a list would cost 4 bytes more per entry in the item.
+    const set = {
+      pageId,
+      highWaterMark,
+      lastCaughtUpAt,
+      paceDelayMs,
+      pageSize,
+      recentCursors: recentCursors?.join(' '),
+    };
     return this.fencedUpdate(lease, set, remove, (item) => item.pageId === pageId);
   }
 
@@ -201,13 +211,17 @@ export interface CursorItemAttributes extends Partial<CursorState> {
 const TEXT_ATTRIBUTES =
   'pageId highWaterMark lastCaughtUpAt createdAt leaseOwner lastRunOutcome lastRunAt'.split(' ');
 const NUMBER_ATTRIBUTES =
-  'revision leaseExpiresAt authFailures authRetryNotBefore authFailedTokenVersion paceDelayMs'.split(' ');
+  'revision leaseExpiresAt authFailures authRetryNotBefore authFailedTokenVersion paceDelayMs pageSize'.split(
+    ' ',
+  );
 
 /** Reads an unmarshalled cursor item (undefined: no item). */
 export function cursorAttributesOf(item: Record<string, unknown> | undefined): CursorItemAttributes {
   const attributes: Record<string, unknown> = {};
   for (const key of TEXT_ATTRIBUTES) if (typeof item?.[key] === 'string') attributes[key] = item[key];
   for (const key of NUMBER_ATTRIBUTES) if (typeof item?.[key] === 'number') attributes[key] = item[key];
+  const recent = item?.recentCursors;
+  if (typeof recent === 'string') attributes.recentCursors = recent.split(' ').filter(Boolean);
   return attributes;
 }
 
@@ -224,6 +238,8 @@ function toState(raw: Record<string, AttributeValue> | undefined): CursorState {
     authRetryNotBefore: item.authRetryNotBefore,
     authFailedTokenVersion: item.authFailedTokenVersion,
     paceDelayMs: item.paceDelayMs,
+    pageSize: item.pageSize,
+    recentCursors: item.recentCursors,
   };
 }
 

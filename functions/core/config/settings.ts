@@ -76,6 +76,12 @@ export const RULES = {
   pageSize: integer(1, 100),
   /** Pages one run fetches at most; unset: no cap (a run goes on until caught up or out of time). */
   maxPagesPerRun: integer(1, 100_000),
+  /**
+   * The largest page body (bytes) the poller reads; a larger one is asked again with a smaller page size. At
+   * least 2 MiB, so a page of one order the pipeline can carry (a 1 MiB message) fits; at most 64 MiB, the
+   * poller's memory growing with it (infra/constructs/poller.ts, pollerMemoryMb).
+   */
+  maxPageBodyBytes: integer(2 * 1024 * 1024, 64 * 1024 * 1024),
   /** Runs that may follow one another at once while a backlog lasts; 0: every run waits for the schedule. */
   maxContinuations: integer(0, 100_000),
   /** How list filters go in the query string: `repeat` (a=1&a=2) or `comma` (a=1,2). */
@@ -96,6 +102,8 @@ export const DEFAULTS = {
   feedId: 'orders',
   enabled: true,
   pageSize: 100,
+  // A body of empty objects parses to ~22 × its size: 8 MiB is what 512 MB holds (infra/constructs/poller.ts).
+  maxPageBodyBytes: 8 * 1024 * 1024,
   maxContinuations: 1000,
   arrayQueryEncoding: 'repeat',
   metricsNamespace: 'OrderFeedIngester',
@@ -142,6 +150,7 @@ export const ENVIRONMENT = z.object({
   // The poller's settings, the same for every feed of a deployment.
   PAGE_SIZE: withDefault(int(RULES.pageSize), DEFAULTS.pageSize),
   MAX_PAGES_PER_RUN: z.optional(int(RULES.maxPagesPerRun)),
+  MAX_PAGE_BODY_BYTES: withDefault(int(RULES.maxPageBodyBytes), DEFAULTS.maxPageBodyBytes),
   MAX_CONTINUATIONS: withDefault(int(RULES.maxContinuations), DEFAULTS.maxContinuations),
   ARRAY_QUERY_ENCODING: z.prefault(RULES.arrayQueryEncoding, DEFAULTS.arrayQueryEncoding),
   CURSOR_RECOVERY_LOOKBACK_MINUTES: z.optional(int(RULES.cursorRecoveryLookbackMinutes)),

@@ -11,20 +11,26 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
-import { AuthenticationError, CursorExpiredError, RetryLaterError } from '../partner/errors.js';
+import {
+  AuthenticationError,
+  CursorExpiredError,
+  ResponseFormatError,
+  RetryLaterError,
+} from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { type ContinuationEvent, nextContinuation } from './continuation.js';
+import { CursorCycles } from './cursor-cycles.js';
 import { LeaseLostError } from './errors.js';
+import { handOffPage } from './hand-off.js';
+import { grownPageSize, shrunkPageSize, startingPageSize } from './page-size.js';
 import type {
   CursorStore,
-  FindingMetricName,
   Lease,
   OrderVersionPublisher,
   PollerMetrics,
   Quarantine,
   TokenParameter,
 } from './ports.js';
-import { type PreparedPage, preparePage } from './prepare-page.js';
 
 interface PollRun {
   /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
@@ -48,7 +54,8 @@ interface PollRun {
  * How a run ended. Every kind is observable (`lastRunOutcome` on the cursor item, `npm run ops -- status`,
  * the `poll run finished` log, local mode's scheduling), so none is merged into another.
  * missing-next-page-id: hasMore without a nextPageId (rule 1 broken); stuck-cursor: an empty page handing
- * back the cursor it was asked with; disabled: `enabled: false`, nothing was asked.
+ * back the cursor it was asked with, or a cursor cycle (cursor-cycles.ts); order-over-body-cap: a page of one
+ * order is over `maxPageBodyBytes`; disabled: `enabled: false`, nothing was asked.
  */
 type PollOutcomeKind =
   | 'caught-up'
@@ -63,6 +70,7 @@ type PollOutcomeKind =
   | 'lease-lost'
   | 'missing-next-page-id'
   | 'stuck-cursor'
+  | 'order-over-body-cap'
   | 'disabled';
 
 /**
@@ -118,10 +126,12 @@ interface Run {
   run: PollRun;
   counters: ReturnType<typeof noCounts>;
   lease?: Lease | undefined;
+  /** The page size asked for now (page-size.ts). */
+  pageSize: number;
 }
 
 export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: PollRun): Promise<PollOutcome> {
-  const ctx: Run = { deps, settings, run, counters: noCounts() };
+  const ctx: Run = { deps, settings, run, counters: noCounts(), pageSize: settings.pageSize };
   const startedAt = deps.now();
   const kind = await poll(ctx);
   const { lease, counters } = ctx;
@@ -204,7 +214,10 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
   }
 
   const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
-  let request = baseQuery(settings, state.pageId);
+  ctx.pageSize = startingPageSize(state.pageSize, settings.pageSize);
+  // A continuation goes on with its chain's memory of cursors; a scheduled run starts a new one.
+  const cycles = new CursorCycles(chain ? state.recentCursors : undefined, state.pageId);
+  let request = baseQuery(ctx, state.pageId);
   // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
   let recoveredThisRun = false;
   // One retry per run after a 401, and only with a token that changed in SSM since the request was sent.
@@ -218,7 +231,14 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
       prefetched = undefined;
       if (!result.ok && result.error instanceof CursorExpiredError && !recoveredThisRun) {
         recoveredThisRun = true;
+        cycles.forget();
         request = recover(ctx);
+        continue;
+      }
+      if (!result.ok && isBodyOverCap(result.error)) {
+        const smaller = shrinkPageSize(ctx, request);
+        if (smaller === undefined) return 'order-over-body-cap';
+        request = smaller;
         continue;
       }
       if (!result.ok && result.error instanceof AuthenticationError) {
@@ -243,28 +263,24 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
       counters.pages += 1;
       counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, result.rateLimited);
       deps.metrics.count('PagesFetched');
-      // hasMore without a nextPageId breaks rule 1: where to go is not guessed. An empty page handing back
-      // the cursor it was asked with would come back again (a repeated page *with* data is rule 6's
-      // repeat: go on, it is absorbed). Either way its data is published and committed.
-      const stop = !page.hasMore
-        ? 'caught-up'
-        : page.nextPageId === undefined
-          ? 'missing-next-page-id'
-          : page.data.length === 0 && page.nextPageId === request.pageId
-            ? 'stuck-cursor'
-            : undefined;
-      const nextRequest = baseQuery(settings, page.nextPageId);
+      // More records than asked for is the partner's doing, not a reason to refuse them: counted, handed off.
+      const beyond = page.data.length - (request.pageSize ?? settings.pageSize);
+      if (beyond > 0) deps.metrics.count('RecordsBeyondPageSize', beyond);
+      ctx.pageSize = grownPageSize(ctx.pageSize, settings.pageSize);
+      const stop = stopAfter(page, request, cycles);
+      cycles.committed(page.nextPageId ?? request.pageId);
+      const nextRequest = baseQuery(ctx, page.nextPageId);
       if (!stop) prefetched = prefetchNext(ctx, nextRequest, pageCap);
-      ctx.lease = await commitPage(ctx, ctx.lease, request, result);
+      ctx.lease = await commitPage(ctx, ctx.lease, request, result, cycles.recent);
       if (stop === 'missing-next-page-id') {
         deps.metrics.count('MissingNextPageId');
         deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', {
           feedId,
         });
       } else if (stop === 'stuck-cursor') {
-        // Asking again would get the same page back: end the run instead of hammering the partner.
+        // Asking again would get the same pages back: end the run (and the chain) instead.
         deps.metrics.count('StuckCursor');
-        deps.log.warn('partner answered hasMore with the cursor it was sent; ending the run', {
+        deps.log.warn('partner answered hasMore with a cursor it was already sent; ending the run', {
           feedId,
           versions: page.data.length,
         });
@@ -338,49 +354,97 @@ function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Prom
 }
 
 /**
- * Normalises the page, then in one span hands it off and commits its cursor: what must be durable before the
- * cursor moves (the next page's fetch, already started, is outside it). Publishing and quarantining must both
- * be durable before the commit. The span's correlation id is the messages' own.
+ * Hands the page off (hand-off.ts: normalised, published, quarantined), then commits its cursor, in one span:
+ * what must be durable before the cursor moves (the next page's fetch, already started, is outside it). The
+ * span's correlation id is the messages' own. The commit carries the page size and the chain's cursor memory.
  */
 function commitPage(
-  { deps, settings, run, counters }: Run,
+  { deps, settings, run, counters, pageSize }: Run,
   held: Lease,
   request: OrderUpdatesQuery,
   { page, fetchedAt }: { page: RawPage; fetchedAt: number },
+  recentCursors: string[],
 ): Promise<Lease> {
   const { feedId } = settings;
   const correlationId = pollCorrelationId(run.owner, counters.pages);
-  const prepared = preparePage(page.data, {
-    feedId,
-    pageId: request.pageId ?? null,
-    fetchedAt: new Date(fetchedAt).toISOString(),
-    correlationId,
-    maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
-  });
-  const { messages, quarantined } = prepared;
   return (deps.tracing ?? NO_TRACING).span(
     '### page',
     { feedId, page: counters.pages, correlationId },
     async (span) => {
       span.detail('versions', page.data.length);
-      const quarantining = Promise.all(quarantined.map((record) => deps.quarantine.put(record)));
-      await Promise.all([deps.publisher.publish(messages), quarantining]);
-      logHandOff(deps, feedId, correlationId, prepared);
-      counters.versionsPublished += messages.length;
-      counters.quarantined += quarantined.length;
-      span.detail('versionsPublished', messages.length);
-      span.detail('quarantined', quarantined.length);
+      const handed = await handOffPage(deps, page.data, {
+        feedId,
+        pageId: request.pageId ?? null,
+        fetchedAt: new Date(fetchedAt).toISOString(),
+        correlationId,
+        maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
+      });
+      counters.versionsPublished += handed.versionsPublished;
+      counters.quarantined += handed.quarantined;
+      span.detail('versionsPublished', handed.versionsPublished);
+      span.detail('quarantined', handed.quarantined);
       return deps.cursorStore.commit(held, {
         // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
         // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
         pageId: page.nextPageId ?? request.pageId,
-        highWaterMark: highWaterMark([held.state.highWaterMark, prepared.highWaterMark], fetchedAt),
+        highWaterMark: highWaterMark([held.state.highWaterMark, handed.highWaterMark], fetchedAt),
         ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
         ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
         paceDelayMs: counters.paceDelayMs,
+        pageSize: pageSize < settings.pageSize ? pageSize : undefined,
+        recentCursors,
       });
     },
   );
+}
+
+/**
+ * Why the run ends after this page, if it does. hasMore without a nextPageId breaks rule 1: where to go is
+ * not guessed. An empty page handing back the cursor it was asked with would come back again; a cursor that
+ * came round twice is a cycle (a single repeated page is rule 6's: it goes on). Either way the page's data
+ * is handed off and committed.
+ */
+function stopAfter(
+  page: RawPage,
+  request: OrderUpdatesQuery,
+  cycles: CursorCycles,
+): PollOutcomeKind | undefined {
+  if (!page.hasMore) return 'caught-up';
+  if (page.nextPageId === undefined) return 'missing-next-page-id';
+  if (page.data.length === 0 && page.nextPageId === request.pageId) return 'stuck-cursor';
+  return cycles.judge(request.pageId, page.nextPageId) === 'cycle' ? 'stuck-cursor' : undefined;
+}
+
+const isBodyOverCap = (error: unknown) =>
+  error instanceof ResponseFormatError && error.problem === 'body-too-large';
+
+/**
+ * A 200 body over the cap: the same cursor at half the page size, at once (undefined: the page held one order
+ * already; that order alone is over the cap, and the feed stops there: RUNBOOK "Order over the page body cap").
+ */
+function shrinkPageSize(ctx: Run, request: OrderUpdatesQuery): OrderUpdatesQuery | undefined {
+  const { deps, settings } = ctx;
+  const asked = request.pageSize ?? ctx.pageSize;
+  const smaller = shrunkPageSize(asked);
+  if (smaller === undefined) {
+    deps.metrics.count('OrderOverBodyCap');
+    deps.log.error(
+      'one order is over the page body cap (maxPageBodyBytes) at page size 1; the feed stops here',
+      {
+        feedId: settings.feedId,
+        maxPageBodyBytes: settings.maxPageBodyBytes,
+      },
+    );
+    return undefined;
+  }
+  ctx.pageSize = smaller;
+  deps.metrics.count('PageSizeReduced');
+  deps.log.warn('page body over the cap; asking the same cursor again with a smaller page size', {
+    feedId: settings.feedId,
+    pageSize: asked,
+    nextPageSize: smaller,
+  });
+  return { ...request, pageSize: smaller };
 }
 
 /**
@@ -388,10 +452,11 @@ function commitPage(
  * progress minus a lookback. The mark is never trusted past now: a future fromTimestamp would be answered
  * empty forever.
  */
-function recover({ deps, settings, counters, lease }: Run): OrderUpdatesQuery {
+function recover(ctx: Run): OrderUpdatesQuery {
+  const { deps, settings, counters, lease } = ctx;
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
-  const request = baseQuery(settings, undefined);
+  const request = baseQuery(ctx, undefined);
   const mark = lease?.state.highWaterMark;
   if (settings.recoveryLookbackMinutes !== undefined && mark !== undefined) {
     const from = Math.min(Date.parse(mark), deps.now()) - settings.recoveryLookbackMinutes * 60_000;
@@ -468,45 +533,10 @@ function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOu
   throw error;
 }
 
-/** Metrics and log lines of a page handed off. */
-function logHandOff(deps: PollDeps, feedId: string, correlationId: string, prepared: PreparedPage): void {
-  if (prepared.messages.length > 0) deps.metrics.count('VersionsPublished', prepared.messages.length);
-  // One line per page: the correlation id its messages carry, so a message leads to this line and run.
-  deps.log.info('page handed off', {
-    feedId,
-    correlationId,
-    versionsPublished: prepared.messages.length,
-    quarantined: prepared.quarantined.length,
-  });
-  if (prepared.quarantined.length > 0) deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
-  for (const { reason, orderId, version, pageId } of prepared.quarantined) {
-    deps.log.warn('record quarantined', { feedId, reason, orderId, version, pageId, correlationId });
-  }
-  if (prepared.oversized > 0) deps.metrics.count('OversizedRecords', prepared.oversized);
-  // Findings (schema drift, consistency-rule violations) travel in the messages; operators see them here:
-  // a count per kind, and one line per record naming the order, version and codes (no customer data).
-  for (const { orderId, version, codes } of prepared.withFindings) {
-    for (const code of codes) deps.metrics.count(findingMetricName(code));
-    deps.log.warn('order version has findings', {
-      feedId,
-      orderId,
-      version,
-      findingCodes: codes,
-      correlationId,
-    });
-  }
-}
-
-/** `payments-sum-mismatch` → `FindingPaymentsSumMismatch`: one metric per finding kind (a fixed set). */
-export function findingMetricName(code: string): FindingMetricName {
-  const parts = code.split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1));
-  return `Finding${parts.join('')}`;
-}
-
-function baseQuery(settings: PollerConfig, pageId: string | undefined): OrderUpdatesQuery {
+function baseQuery({ settings, pageSize }: Run, pageId: string | undefined): OrderUpdatesQuery {
   return {
     ...(pageId === undefined ? {} : { pageId }),
-    pageSize: settings.pageSize,
+    pageSize,
     ...(settings.vendorIds?.length ? { vendorIds: settings.vendorIds } : {}),
     ...(settings.minAgeMinutes === undefined ? {} : { minAgeMinutes: settings.minAgeMinutes }),
   };

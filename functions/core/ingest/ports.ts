@@ -24,6 +24,10 @@ export interface CursorState {
   authFailedTokenVersion?: number;
   /** The feed's delay between page requests (AIMD under rate limiting), kept across runs. */
   paceDelayMs?: number;
+  /** The page size in use after a page over the body cap (below the configured one), kept across runs. */
+  pageSize?: number;
+  /** Hashes of the cursors this continuation chain committed last (oldest first): its cycle memory. */
+  recentCursors?: string[];
 }
 
 export interface Lease {
@@ -40,6 +44,9 @@ export interface CursorCommit {
   /** A successful page clears any auth backoff. */
   clearAuthFailures?: boolean;
   paceDelayMs?: number;
+  /** undefined: back at the configured page size (the attribute is removed). */
+  pageSize?: number | undefined;
+  recentCursors?: string[];
 }
 
 /** A link of a feed's continuation chain: the chain's id and the position of a run in it (1, 2, …). */
@@ -136,7 +143,10 @@ export type PollMetricName =
   | 'LeaseContended'
   | 'MissingNextPageId'
   | 'StuckCursor'
-  | 'UnreadablePages';
+  | 'UnreadablePages'
+  | 'PageSizeReduced'
+  | 'OrderOverBodyCap'
+  | 'RecordsBeyondPageSize';
 
 /** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
 export interface Continuation {

@@ -26,7 +26,7 @@ export interface PreparedPage {
   withFindings: Array<{ orderId: Int64; version: Int64; codes: string[] }>;
 }
 
-interface PageContext {
+export interface PageContext {
   feedId: string;
   pageId: string | null;
   fetchedAt: string;

@@ -53,7 +53,7 @@ export const DEFAULT_RETRY_POLICY = Object.freeze({
 type RetryPolicy = Record<keyof typeof DEFAULT_RETRY_POLICY, number>;
 type Timeouts = Record<keyof typeof DEFAULT_TIMEOUTS, number>;
 
-/** A page of 100 orders is far below this; anything larger is a malformed answer (ResponseFormatError). */
+/** Orders of 150 KB exist, so 100 of them pass this: the poller asks again with a smaller pageSize (maxPageBodyBytes). */
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
 /** Error bodies (4xx/5xx) are read only to find `message`. */

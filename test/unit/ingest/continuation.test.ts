@@ -26,6 +26,8 @@ describe('nextContinuation after each kind of run', () => {
     ['lease-held', false, 0, false],
     ['cursor-expired-again', false, 1, false],
     ['lease-lost', true, 2, false],
+    ['stuck-cursor', false, 4, false],
+    ['order-over-body-cap', false, 2, false],
   ])('%s (failed %s, %i pages) → %s', (kind, failed, pages, expected) => {
     expect(nextContinuation({ kind, failed, pages }, context) !== undefined).toBe(expected);
   });

@@ -1,7 +1,8 @@
 // Findings are visible to operators (issue 11 point 12): a metric per kind, one log line per record that
 // names the order, version and codes but carries no customer data.
 import { describe, expect, it } from 'vitest';
-import { findingMetricName, pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { findingMetricName } from '../../../functions/core/ingest/hand-off.js';
+import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {

@@ -1,8 +1,10 @@
-// Pagination the partner can get wrong (issue 11, points 5–8): each case keeps the data it was served,
-// ends the run cleanly instead of looping or stalling, and leaves a cursor the next run can use.
+// Pagination the partner can get wrong (issue 11, points 5–8; issue 24: oversized bodies, cursor cycles,
+// pages far beyond the size asked): each case keeps the data it was served, ends the run cleanly instead of
+// looping or stalling, and leaves a cursor the next run can use.
 import { describe, expect, it } from 'vitest';
+import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
 import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
-import { CursorExpiredError } from '../../../functions/core/partner/errors.js';
+import { CursorExpiredError, ResponseFormatError } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
 import { PLACED_AT_MS, sampleOrder } from '../../fixtures/orders.js';
@@ -34,6 +36,19 @@ function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Err
   const run = (settings: PollerConfig = SETTINGS) =>
     pollFeed(deps, settings, { owner: 'run-1', deadline: NOW + 60_000, leaseExpiresAt: NOW + 120_000 });
   return { deps, journal, run };
+}
+
+/** The client's answer to a 200 body over `maxBodyBytes`. */
+const bodyTooLarge = () =>
+  new ResponseFormatError('GET /v1/orderUpdates: response body exceeds the 10485760-byte limit', {
+    statusCode: 200,
+    problem: 'body-too-large',
+  });
+
+/** undefined → c1 → c2 (last), one order each. */
+function chained(query: OrderUpdatesQuery): RawPage {
+  const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+  return { data: [sampleOrder({ id: index + 1 })], hasMore: index < 2, nextPageId: `c${index + 1}` };
 }
 
 function storedCursor(pageId: string | undefined, highWaterMark?: string) {
@@ -105,6 +120,185 @@ describe('a stuck cursor (hasMore true, nextPageId equal to the pageId sent)', (
 
     expect(deps.partner.calls).toHaveLength(2);
     expect(deps.metrics.counts.StuckCursor).toBe(2);
+  });
+});
+
+describe('a page body over the cap (maxPageBodyBytes)', () => {
+  it('asks the same cursor again at once with half the page size, keeps the size and grows it by one per clean page', async () => {
+    const { deps, run } = setup((query) => ((query.pageSize ?? 0) > 30 ? bodyTooLarge() : chained(query)));
+
+    const outcome = await run({ ...SETTINGS, pageSize: 100 });
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', failed: false, pages: 3, versionsPublished: 3 });
+    expect(deps.partner.calls.map((query) => [query.pageId, query.pageSize])).toEqual([
+      [undefined, 100],
+      [undefined, 50],
+      [undefined, 25],
+      ['c1', 26],
+      ['c2', 27],
+    ]);
+    expect(deps.metrics.counts.PageSizeReduced).toBe(2);
+    expect(deps.cursorStore.items.get(FEED)?.pageSize).toBe(28);
+
+    await run({ ...SETTINGS, pageSize: 100 });
+    expect(deps.partner.calls.at(-1)).toMatchObject({ pageId: 'c3', pageSize: 28 });
+  });
+
+  it('drops the kept size once back at the configured one', async () => {
+    const { deps, run } = setup(chained);
+    deps.cursorStore.items.set(FEED, { ...storedCursor('c1'), pageSize: 9 });
+
+    await run({ ...SETTINGS, pageSize: 10 });
+
+    expect(deps.partner.calls.map((query) => query.pageSize)).toEqual([9, 10]);
+    expect(deps.cursorStore.items.get(FEED)?.pageSize).toBeUndefined();
+  });
+
+  it('stops as order-over-body-cap when a page of one order is over the cap, the cursor where it was', async () => {
+    const { deps, run } = setup(() => bodyTooLarge());
+    deps.cursorStore.items.set(FEED, storedCursor('c7'));
+
+    const outcome = await run({ ...SETTINGS, pageSize: 10 });
+
+    expect(outcome).toMatchObject({ kind: 'order-over-body-cap', failed: false, pages: 0 });
+    expect(deps.partner.calls.map((query) => [query.pageId, query.pageSize])).toEqual([
+      ['c7', 10],
+      ['c7', 5],
+      ['c7', 2],
+      ['c7', 1],
+    ]);
+    expect(deps.metrics.counts).toMatchObject({ PageSizeReduced: 3, OrderOverBodyCap: 1 });
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c7');
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({ level: 'error', message: expect.stringContaining('page body cap') }),
+    );
+  });
+});
+
+describe('a cursor cycle (a cursor handed back that was already asked for)', () => {
+  it('ends the run after one repeated page when a page with data hands back its own cursor again and again', async () => {
+    const { deps, run } = setup(() => ({ data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'c1' }));
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'stuck-cursor', failed: false, pages: 3 });
+    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'c1', 'c1']);
+    expect(deps.metrics.counts.StuckCursor).toBe(1);
+  });
+
+  it('ends A → B → A after one repeated page', async () => {
+    const next: Record<string, string> = { start: 'A', A: 'B', B: 'A' };
+    const { deps, run } = setup((query) => ({
+      data: [sampleOrder({ id: 1 })],
+      hasMore: true,
+      nextPageId: next[query.pageId ?? 'start'],
+    }));
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'stuck-cursor', pages: 4 });
+    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'A', 'B', 'A']);
+    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('B');
+  });
+
+  it('catches a cycle across the runs of a continuation chain (its memory rides on the cursor item), and ends the chain', async () => {
+    const next: Record<string, string> = { start: 'A', A: 'B', B: 'A' };
+    const { deps } = setup((query) => ({
+      data: [sampleOrder({ id: 1 })],
+      hasMore: true,
+      nextPageId: next[query.pageId ?? 'start'],
+    }));
+    const settings = { ...SETTINGS, maxPagesPerRun: 1, maxContinuations: 10 };
+    const kinds: string[] = [];
+    let continuation: ContinuationEvent | undefined;
+    for (let step = 0; step < 6; step += 1) {
+      const outcome = await pollFeed(deps, settings, {
+        owner: `run-${step}`,
+        deadline: NOW + 60_000,
+        leaseExpiresAt: NOW + 120_000,
+        canContinue: true,
+        ...(continuation ? { continuation } : {}),
+      });
+      kinds.push(outcome.kind);
+      continuation = outcome.next;
+      if (!continuation) break;
+    }
+
+    expect(kinds).toEqual(['page-limit', 'page-limit', 'page-limit', 'stuck-cursor']);
+    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'A', 'B', 'A']);
+    expect(deps.cursorStore.items.get(FEED)?.recentCursors?.length).toBe(4);
+  });
+
+  it('forgets the cursors of the stream before a rule-5 recovery (the stream starts again)', async () => {
+    let expired = false;
+    const { deps, run } = setup((query) => {
+      if (query.pageId === 'c2' && !expired) {
+        expired = true;
+        return new CursorExpiredError();
+      }
+      return chained(query);
+    });
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', cursorRecoveries: 1 });
+    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([
+      undefined,
+      'c1',
+      'c2',
+      undefined,
+      'c1',
+      'c2',
+    ]);
+  });
+});
+
+describe('a page with far more records than asked for', () => {
+  it('is handed off in slices: counted, identical records quarantined once, 100 one by one and the rest in one object, 8 writes at most in flight', async () => {
+    const valid = Array.from({ length: 250 }, (_, index) => sampleOrder({ id: index + 1 }));
+    const identical = Array.from({ length: 2_000 }, () => ({}));
+    const distinct = Array.from({ length: 300 }, (_, index) => ({
+      ...sampleOrder({ id: 1000 + index }),
+      status: 'refunded',
+    }));
+    const data = [...valid, ...identical, ...distinct];
+    const { deps, journal, run } = setup(() => ({ data, hasMore: false, nextPageId: 'c1' }));
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 250, quarantined: 2_300 });
+    expect(deps.metrics.counts.RecordsBeyondPageSize).toBe(data.length - SETTINGS.pageSize);
+    const publishes = journal.filter((entry) => entry.startsWith('publish '));
+    expect(Math.max(...publishes.map((entry) => Number(entry.slice(8))))).toBeLessThanOrEqual(100);
+    expect(journal.at(-2)).toBe('commit c1');
+    // {} once, then the first 99 distinct ones; the other 201 distinct records together.
+    expect(deps.quarantine.records).toHaveLength(101);
+    const together = deps.quarantine.records.at(-1);
+    expect(together?.reason).toMatch(/^201 more records of this page/);
+    expect(together?.raw).toEqual(distinct.slice(99));
+    expect(deps.quarantine.maxInFlight).toBeLessThanOrEqual(8);
+    expect(deps.log.lines.filter((line) => line.message === 'record quarantined')).toHaveLength(100);
+  });
+});
+
+describe('a page of more records than one run could validate', () => {
+  it('validates the first 10,000 and quarantines the rest unread in one object, so the page is done and the feed goes on', async () => {
+    const beyond = [sampleOrder({ id: 1 }), sampleOrder({ id: 2 })];
+    const { deps, journal, run } = setup(() => ({
+      data: [...Array.from({ length: 10_000 }, () => 0), ...beyond],
+      hasMore: false,
+      nextPageId: 'c1',
+    }));
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 0, quarantined: 10_002 });
+    expect(deps.quarantine.records).toHaveLength(2);
+    expect(deps.quarantine.records[1]?.raw).toEqual(beyond);
+    expect(deps.quarantine.records[1]?.issues).toContain(
+      '2 × not validated: beyond the first 10000 records of the page',
+    );
+    expect(journal.at(-2)).toBe('commit c1');
   });
 });
 

@@ -1,0 +1,201 @@
+// Hands one page off, which must be durable before its cursor may move: every valid version published to
+// every queue, everything else quarantined. The page goes in slices of SLICE_RECORDS records, so what is
+// prepared at once, and the sends and S3 writes in flight, stay bounded however many records the partner put
+// on the page (a page of 5 million tiny records included), and so does the time: at most
+// RECORDS_VALIDATED_PER_PAGE records are validated, so every page is done well within one run and no run
+// redoes the same page forever. Memory and time per page: functions/README.md.
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { quarantineKey } from '../adapters/s3-quarantine.js';
+import type {
+  FindingMetricName,
+  OrderVersionPublisher,
+  PollerMetrics,
+  Quarantine,
+  QuarantinedRecord,
+} from './ports.js';
+import { type PageContext, type PreparedPage, preparePage } from './prepare-page.js';
+
+/** Records prepared and handed off at once: a page of the API's largest size is one slice. */
+const SLICE_RECORDS = 100;
+/**
+ * Records validated per page, at most: 100 pages' worth of the API's largest size, seconds of work. A partner
+ * that sends more on one page than that (it was asked for at most 100) gets the rest quarantined unread, in
+ * the one object below, with the reason: found, never lost, and the feed goes on.
+ */
+const RECORDS_VALIDATED_PER_PAGE = 10_000;
+/**
+ * Quarantine objects a page writes one by one, at most: a page of the API's largest size fits. The invalid
+ * records beyond it (only a partner sending more than it was asked for gets there) go together into one
+ * object, so a flood of distinct invalid records costs one S3 write, not millions that no run could finish.
+ */
+const QUARANTINE_OBJECTS_PER_PAGE = 100;
+/** S3 writes in flight at once (S3 takes 3,500 PUTs a second per prefix; a burst of thousands is throttled). */
+const QUARANTINE_CONCURRENCY = 8;
+/** Keys remembered per page to write identical records once (a bounded set: ~1 MB at most). */
+const KEYS_REMEMBERED = 10_000;
+/** Log lines about findings per page; the metrics count them all. */
+const FINDING_LINES_PER_PAGE = 100;
+
+export interface HandOffDeps {
+  publisher: OrderVersionPublisher;
+  quarantine: Quarantine;
+  metrics: Pick<PollerMetrics, 'count'>;
+  log: Pick<Logger, 'info' | 'warn'>;
+}
+
+export interface HandedOff {
+  versionsPublished: number;
+  /** Records quarantined, duplicates and the ones stored together included. */
+  quarantined: number;
+  /** Highest event timestamp among the page's valid orders (UTC ISO), if any. */
+  highWaterMark: string | undefined;
+}
+
+export async function handOffPage(
+  deps: HandOffDeps,
+  records: readonly unknown[],
+  context: PageContext,
+): Promise<HandedOff> {
+  const page = new PageQuarantine(context);
+  const handed: HandedOff = { versionsPublished: 0, quarantined: 0, highWaterMark: undefined };
+  let findingLines = 0;
+  const validated = Math.min(records.length, RECORDS_VALIDATED_PER_PAGE);
+  for (let start = 0; start < validated; start += SLICE_RECORDS) {
+    const prepared = preparePage(records.slice(start, Math.min(validated, start + SLICE_RECORDS)), context);
+    const oneByOne = page.sort(prepared.quarantined);
+    await Promise.all([
+      deps.publisher.publish(prepared.messages),
+      forEachLimited(oneByOne, QUARANTINE_CONCURRENCY, (record) => deps.quarantine.put(record)),
+    ]);
+    handed.versionsPublished += prepared.messages.length;
+    handed.quarantined += prepared.quarantined.length;
+    const mark = prepared.highWaterMark;
+    if (mark !== undefined && (handed.highWaterMark === undefined || mark > handed.highWaterMark)) {
+      handed.highWaterMark = mark;
+    }
+    findingLines = logSlice(deps, context, prepared, oneByOne, findingLines);
+  }
+  const unread = records.length - validated;
+  if (unread > 0) {
+    deps.metrics.count('RecordsQuarantined', unread);
+    handed.quarantined += unread;
+  }
+  await page.storeTogether(deps, records.slice(validated));
+  deps.log.info('page handed off', {
+    feedId: context.feedId,
+    correlationId: context.correlationId,
+    versionsPublished: handed.versionsPublished,
+    quarantined: handed.quarantined,
+  });
+  return handed;
+}
+
+/** Which quarantined records of a page are written one by one, which are identical to one already written,
+ *  and which go together into one object. */
+class PageQuarantine {
+  private readonly keys = new Set<string>();
+  private objects = 0;
+  private readonly together: unknown[] = [];
+  private readonly reasons = new Map<string, number>();
+
+  constructor(private readonly context: PageContext) {}
+
+  /** The records of a slice to write one by one (the rest are kept for storeTogether). */
+  sort(quarantined: readonly QuarantinedRecord[]): QuarantinedRecord[] {
+    const oneByOne: QuarantinedRecord[] = [];
+    for (const record of quarantined) {
+      const key = quarantineKey(record);
+      // The same content has the same key: one object holds it however often the page repeats it.
+      if (this.keys.has(key)) continue;
+      if (this.keys.size < KEYS_REMEMBERED) this.keys.add(key);
+      if (this.objects < QUARANTINE_OBJECTS_PER_PAGE) {
+        this.objects += 1;
+        oneByOne.push(record);
+      } else {
+        this.together.push(record.raw);
+        if (this.reasons.size < 20 || this.reasons.has(record.reason)) {
+          this.reasons.set(record.reason, (this.reasons.get(record.reason) ?? 0) + 1);
+        }
+      }
+    }
+    return oneByOne;
+  }
+
+  /**
+   * One object with every invalid record beyond the one-by-one budget, then the records beyond the validation
+   * budget (`unread`), in page order: its `raw` is their list.
+   */
+  async storeTogether(deps: HandOffDeps, unread: readonly unknown[]): Promise<void> {
+    const records = this.together.length + unread.length;
+    if (records === 0) return;
+    const { feedId, pageId, fetchedAt, correlationId } = this.context;
+    const issues = [...this.reasons].map(([reason, count]) => `${count} × ${reason}`);
+    if (unread.length > 0) {
+      issues.push(
+        `${unread.length} × not validated: beyond the first ${RECORDS_VALIDATED_PER_PAGE} records of the page`,
+      );
+    }
+    const key = await deps.quarantine.put({
+      feedId,
+      pageId,
+      reason: `${records} more records of this page could not be published (beyond the ${QUARANTINE_OBJECTS_PER_PAGE} quarantined one by one, or the ${RECORDS_VALIDATED_PER_PAGE} validated); raw lists them in page order`,
+      issues,
+      raw: unread.length === 0 ? this.together : [...this.together, ...unread],
+      quarantinedAt: fetchedAt,
+    });
+    deps.log.warn('records quarantined together', { feedId, pageId, correlationId, records, key });
+  }
+}
+
+/** Metrics and log lines of a slice: one line per record quarantined one by one, findings up to a cap. */
+function logSlice(
+  deps: HandOffDeps,
+  { feedId, correlationId }: PageContext,
+  prepared: PreparedPage,
+  oneByOne: readonly QuarantinedRecord[],
+  findingLinesBefore: number,
+): number {
+  if (prepared.messages.length > 0) deps.metrics.count('VersionsPublished', prepared.messages.length);
+  if (prepared.quarantined.length > 0) deps.metrics.count('RecordsQuarantined', prepared.quarantined.length);
+  if (prepared.oversized > 0) deps.metrics.count('OversizedRecords', prepared.oversized);
+  for (const { reason, orderId, version, pageId } of oneByOne) {
+    deps.log.warn('record quarantined', { feedId, reason, orderId, version, pageId, correlationId });
+  }
+  // Findings (schema drift, consistency-rule violations) travel in the messages; operators see them here:
+  // a count per kind, and one line per record naming the order, version and codes (no customer data).
+  let lines = findingLinesBefore;
+  for (const { orderId, version, codes } of prepared.withFindings) {
+    for (const code of codes) deps.metrics.count(findingMetricName(code));
+    if (lines++ < FINDING_LINES_PER_PAGE) {
+      deps.log.warn('order version has findings', {
+        feedId,
+        orderId,
+        version,
+        findingCodes: codes,
+        correlationId,
+      });
+    }
+  }
+  return lines;
+}
+
+/** `payments-sum-mismatch` → `FindingPaymentsSumMismatch`: one metric per finding kind (a fixed set). */
+export function findingMetricName(code: string): FindingMetricName {
+  const parts = code.split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1));
+  return `Finding${parts.join('')}`;
+}
+
+/** Runs `work` over `items` with at most `limit` at once; fails with the first failure (after all settle). */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++] as T);
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+}
