@@ -18,6 +18,7 @@ export const PROP_KEYS = {
   schedule: 'schedule',
   pageSize: 'pageSize',
   maxPagesPerRun: 'maxPagesPerRun',
+  maxPageBodyBytes: 'maxPageBodyBytes',
   maxContinuations: 'maxContinuations',
   minAge: 'minAgeMinutes',
   vendorIds: 'vendorIds',

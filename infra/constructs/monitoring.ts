@@ -120,12 +120,11 @@ export class Monitoring extends Construct {
     // A run that gave up on an unreadable answer (a 3xx, a maintenance or WAF page, not a Page) is a passing
     // hiccup the next tick gets past; the same in two periods running, each at least a schedule interval
     // (so two runs at least), means the partner's answer changed.
-    const runPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
     this.track(
       new Alarm(this, 'UnreadablePagesAlarm', {
         alarmDescription:
           'The partner answered no readable page (a 3xx, or a 200 that is not JSON or not a Page) on every attempt of a run, in two periods running: the feed is not moving (RUNBOOK: unreadable pages).',
-        metric: this.metric(POLLER_SERVICE_NAME, 'UnreadablePages', Stats.SUM, runPeriod),
+        metric: poller('UnreadablePages', Stats.SUM, runPeriod),
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 2,
