@@ -199,6 +199,7 @@ export function propsFromConfig(scope: Construct, config: OrderFeedConfig): Orde
     history: config.history,
     historyRetention: Duration.days(config.historyRetentionDays),
     maxPagesPerRun: config.maxPagesPerRun,
+    maxPageBodyBytes: config.maxPageBodyBytes,
     cursorRecoveryLookback: minutes(config.cursorRecoveryLookbackMinutes),
     alarmTopic:
       config.alarmTopicArn === undefined
