@@ -83,6 +83,8 @@ export const SETTINGS = {
   enabled: { rule: RULES.enabled, default: DEFAULTS.enabled },
   arrayQueryEncoding: { rule: RULES.arrayQueryEncoding, default: DEFAULTS.arrayQueryEncoding },
   cursorRecoveryLookbackMinutes: { rule: RULES.cursorRecoveryLookbackMinutes, spelt: 'integer' },
+  /** The partner's published limit per token (requests/s): caps the token's shared request budget. */
+  partnerRequestsPerSecond: { rule: RULES.partnerRequestsPerSecond, spelt: 'integer' },
   /** One SQS queue (plus DLQ) each; the poller sends every order version to all of them. */
   downstreamSubscribers: {
     rule: z

@@ -46,6 +46,8 @@ export interface OrderFeedIngesterProps {
   readonly arrayQueryEncoding?: 'repeat' | 'comma';
   /** After an expired cursor, restart this long before the last progress, 1–1581120 minutes. */
   readonly cursorRecoveryLookbackMinutes?: number;
+  /** The partner's published limit per token, 1–10000 requests/s: caps the token's shared request budget. */
+  readonly partnerRequestsPerSecond?: number;
   /** One SQS queue (plus DLQ) each; every order version goes to all of them. */
   readonly downstreamSubscribers?: readonly string[];
   /** Days a subscriber queue keeps an unread message, 1–14 (default 14, SQS's maximum). */
