@@ -168,7 +168,9 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     values: Record<string, unknown>,
   ): Promise<BudgetState | undefined> {
     const used = Object.fromEntries(
-      Object.entries(values).filter(([name]) => expression.includes(name) || condition.includes(name)),
+      Object.entries(values).filter(([name]) =>
+        new RegExp(`${name}(?!\\w)`).test(`${expression} ${condition}`),
+      ),
     );
     const input: UpdateItemCommandInput = {
       TableName: this.tableName,
