@@ -54,7 +54,12 @@ function keepAsking(budgets: RequestBudget[], time: ReturnType<typeof virtualTim
       await time.sleep(latencyMs);
     }
   });
-  return { sent, stop: () => void (stop = true) };
+  return {
+    sent,
+    stop: () => {
+      stop = true;
+    },
+  };
 }
 
 describe('RequestBudget: feeds sharing a token', () => {
