@@ -28,7 +28,7 @@ export interface OrderFeedIngesterProps {
   readonly tokenKmsKeyArn?: string;
   /** The single feed's id when `feeds` is unset (default `orders`). */
   readonly feedId?: string;
-  /** How often each poller runs: `rate(5 minutes)` (default) or a number of minutes, 1 to 60. */
+  /** How often each poller runs: `rate(1 minute)` (default) or a number of minutes, 1 to 60. */
   readonly schedule?: string | number;
   /** Order versions per page, 1–100 (default 100). */
   readonly pageSize?: number;

@@ -9,7 +9,8 @@
 //      next run, U × S. Freshness = U × S + d, over an even grid of U crossed with the measured d's.
 // Idle cost per feed per month: a run that finds nothing new, at list prices (prices.ts): the Lambda request
 // and its measured duration at the poller's memory, the DynamoDB writes counted in that run, about 2 KB of
-// logs per run; the custom metrics' monthly charge does not depend on the schedule and is left out.
+// logs and one X-Ray trace per run; the custom metrics' monthly charge does not depend on the schedule and
+// is left out.
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
 import { createPipelineResources, drainQueue, pipelineEnv, useEmulator } from '../harness/pipeline.js';
@@ -120,7 +121,9 @@ export function idleCostPerMonth(minutes: number, idle: FreshnessMeasurement['id
     PRICES.lambdaPerRequest +
     (idle.durationMs / 1000) * (LAMBDA_MEMORY_MB.poller / 1024) * PRICES.lambdaArmPerGbSecond +
     idle.dynamoWrites * PRICES.dynamoPerWriteRequestUnit +
-    (LOG_BYTES_PER_RUN / 1024 ** 3) * PRICES.logsPerGbIngested;
+    (LOG_BYTES_PER_RUN / 1024 ** 3) * PRICES.logsPerGbIngested +
+    // Every scheduled run is traced (the first request each second is sampled): one trace per run.
+    PRICES.xrayPerTraceRecorded;
   return (RUNS_PER_MONTH_PER_MINUTE / minutes) * perRun;
 }
 
@@ -143,7 +146,7 @@ export function freshnessSection(m: FreshnessMeasurement, schedules: readonly nu
     }),
     formulas: [
       `measured d (run start → row): p50 ${formatNumber(percentile(m.toRowMs, 50))} ms, p99 ${formatNumber(percentile(m.toRowMs, 99))} ms; → downstream message p50 ${formatNumber(percentile(m.toDownstreamMs, 50))} ms`,
-      `freshness = U × S + d, U uniform over the interval (the wait for the next scheduled run); an idle run: ${formatNumber(m.idleRun.durationMs)} ms, ${m.idleRun.dynamoWrites} DynamoDB writes, ~2 KB of logs`,
+      `freshness = U × S + d, U uniform over the interval (the wait for the next scheduled run); an idle run: ${formatNumber(m.idleRun.durationMs)} ms, ${m.idleRun.dynamoWrites} DynamoDB writes, ~2 KB of logs, 1 X-Ray trace`,
       ...schedules.map((minutes) => {
         const row = freshnessAt(minutes, m.toRowMs);
         const downstream = freshnessAt(minutes, m.toDownstreamMs);
