@@ -66,6 +66,8 @@ export const BUDGET_POLICY = Object.freeze({
   slackMs: 500,
   /** Without a rate, each feed writes at most this often (counting its requests, reading any hold). */
   refreshEveryMs: 1_000,
+  /** Without a rate, the count restarts this often, so a 429 measures the recent rate, not since an idle hour. */
+  measureWindowMs: 10_000,
   /** The wait used for a 429 without a usable Retry-After (the client's default, DEFAULT_RETRY_POLICY). */
   defaultRetryAfterMs: 1_000,
 });
@@ -78,8 +80,8 @@ export function decreasedRate(seen: BudgetState | undefined, nowMs: number, cap:
   let from = seen?.rate ?? 0;
   if (from <= 0 && seen) {
     // Unlimited so far: the rate the feeds reached since the last change is what the partner refused.
-    const seconds = (nowMs - seen.adjustedAt) / 1000;
-    from = seconds > 0 ? (seen.taken - seen.takenAtAdjust) / seconds : 0;
+    const seconds = Math.max(1, (nowMs - seen.adjustedAt) / 1000);
+    from = (seen.taken - seen.takenAtAdjust) / seconds;
   }
   if (from <= 0) from = cap ?? 1;
   return round(Math.max(minRate, Math.min(cap ?? Number.POSITIVE_INFINITY, from * decreaseFactor)));
@@ -168,6 +170,10 @@ export class RequestBudget {
       waitUntil = Math.max(slotAt, state.holdUntil);
       const target = cap !== undefined && state.rate > cap ? cap : increasedRate(state, now, cap);
       if (target !== undefined) await store.adjust(key, now, target, state.adjustedAt);
+      else if (state.rate <= 0 && now - state.adjustedAt > BUDGET_POLICY.measureWindowMs) {
+        // Unlimited: restart the count the next 429 measures its rate from.
+        await store.adjust(key, now, 0, state.adjustedAt);
+      }
     } catch (error) {
       this.uncounted += 1;
       this.options.onStoreError?.(error);

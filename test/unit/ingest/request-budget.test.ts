@@ -135,6 +135,19 @@ describe('RequestBudget: feeds sharing a token', () => {
     feeds.stop();
   });
 
+  it('without a cap, measures the rate a 429 cuts over the last seconds, not since the budget was made', async () => {
+    const { time, budgets, state } = setUp({ feeds: 2 });
+    const first = budgets[0]?.take();
+    await time.run(1);
+    await first;
+    await time.run(3_600_000); // an idle hour
+    const feeds = keepAsking(budgets, time, 50);
+    await time.run(3_600_000 + 25_000);
+    await budgets[1]?.rateLimited(1_000);
+    feeds.stop();
+    expect(state()?.rate).toBeGreaterThan(20);
+  });
+
   it('leaks nothing when a run crashes: its reserved slot goes unused, and no hold or lock stays', async () => {
     const { time, store, budgets, state } = setUp({ cap: 10, feeds: 2 });
     // A run that took its turn and died before sending: nothing to release.
