@@ -136,6 +136,7 @@ export class RequestBudget {
   private refreshedAt = Number.NEGATIVE_INFINITY;
   /** Requests taken without a write while unlimited; added on the next write. */
   private uncounted = 0;
+  private refreshing: Promise<unknown> | false = false;
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -148,38 +149,46 @@ export class RequestBudget {
   async take(signal?: AbortSignal): Promise<void> {
     const now = this.now();
     const seen = this.seen;
-    if (
-      seen &&
-      seen.rate <= 0 &&
-      now >= seen.holdUntil &&
-      now - this.refreshedAt < BUDGET_POLICY.refreshEveryMs
-    ) {
-      this.uncounted += 1;
+    this.uncounted += 1;
+    if (seen && seen.rate <= 0 && now >= seen.holdUntil && this.refreshedAt > Number.NEGATIVE_INFINITY) {
+      // Unlimited, no hold known: go at once. At most once a second a write in the background counts the
+      // requests and reads any hold or rate another feed set, which the next take then waits for.
+      if (now - this.refreshedAt >= BUDGET_POLICY.refreshEveryMs && !this.refreshing) {
+        this.refreshedAt = now;
+        this.refreshing = this.reserveAndAdjust(now).finally(() => {
+          this.refreshing = false;
+        });
+      }
       return;
     }
-    let waitUntil = now;
+    this.refreshedAt = now;
+    const waitUntil = (await this.reserveAndAdjust(now)) ?? now;
+    const waitMs = waitUntil - this.now();
+    if (waitMs > 0) await this.sleep(waitMs, signal);
+  }
+
+  /** Takes the requests counted so far; the time to wait until (slot or hold), undefined if the store failed. */
+  private async reserveAndAdjust(now: number): Promise<number | undefined> {
+    const { store, key, cap } = this.options;
+    const count = this.uncounted;
+    this.uncounted = 0;
     try {
-      const { store, key, cap } = this.options;
-      const count = this.uncounted + 1;
       const initial = initialState(now, cap);
-      const limited = (seen?.rate ?? initial.rate) > 0;
+      const limited = (this.seen?.rate ?? initial.rate) > 0;
       const { slotAt, state } = await store.reserve(key, now, count, BUDGET_POLICY.slackMs, initial, limited);
-      this.uncounted = 0;
       this.seen = state;
-      this.refreshedAt = now;
-      waitUntil = Math.max(slotAt, state.holdUntil);
       const target = cap !== undefined && state.rate > cap ? cap : increasedRate(state, now, cap);
       if (target !== undefined) await store.adjust(key, now, target, state.adjustedAt);
       else if (state.rate <= 0 && now - state.adjustedAt > BUDGET_POLICY.measureWindowMs) {
         // Unlimited: restart the count the next 429 measures its rate from.
         await store.adjust(key, now, 0, state.adjustedAt);
       }
+      return Math.max(slotAt, state.holdUntil);
     } catch (error) {
-      this.uncounted += 1;
+      this.uncounted += count;
       this.options.onStoreError?.(error);
+      return undefined;
     }
-    const waitMs = waitUntil - this.now();
-    if (waitMs > 0) await this.sleep(waitMs, signal);
   }
 
   /** A 429 with its Retry-After (ms; undefined: the default): holds every feed and cuts the rate. */
