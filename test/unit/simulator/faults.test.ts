@@ -158,7 +158,11 @@ describe('per-token rate limit (TokenRateLimit)', () => {
   it('lets a burst through, then one request per 1/R, refusing with the seconds until the next; per token', () => {
     const limit = new TokenRateLimit({ requestsPerSecond: 2, burst: 2 });
 
-    expect([limit.check('a', 0), limit.check('a', 0), limit.check('a', 0)]).toEqual([undefined, undefined, 1]);
+    expect([limit.check('a', 0), limit.check('a', 0), limit.check('a', 0)]).toEqual([
+      undefined,
+      undefined,
+      1,
+    ]);
     expect(limit.check('b', 0)).toBeUndefined();
     // Half a second refills one request; a 429 took nothing.
     expect([limit.check('a', 500), limit.check('a', 500)]).toEqual([undefined, 1]);
