@@ -19,6 +19,7 @@ export const PROP_KEYS = {
   pageSize: 'pageSize',
   maxPagesPerRun: 'maxPagesPerRun',
   maxPageBodyBytes: 'maxPageBodyBytes',
+  partnerRequestsPerSecond: 'partnerRequestsPerSecond',
   maxContinuations: 'maxContinuations',
   minAge: 'minAgeMinutes',
   vendorIds: 'vendorIds',
@@ -200,6 +201,7 @@ export function propsFromConfig(scope: Construct, config: OrderFeedConfig): Orde
     historyRetention: Duration.days(config.historyRetentionDays),
     maxPagesPerRun: config.maxPagesPerRun,
     maxPageBodyBytes: config.maxPageBodyBytes,
+    partnerRequestsPerSecond: config.partnerRequestsPerSecond,
     cursorRecoveryLookback: minutes(config.cursorRecoveryLookbackMinutes),
     alarmTopic:
       config.alarmTopicArn === undefined

@@ -36,7 +36,7 @@ export interface OrderFeedIngesterProps {
   readonly tokenKmsKey?: IKey;
   /** The single feed's id when `feeds` is unset (default `orders`). */
   readonly feedId?: string;
-  /** How often each poller runs, whole minutes from 1 to 60 (default 5 minutes). */
+  /** How often each poller runs, whole minutes from 1 to 60 (default 1 minute). */
   readonly schedule?: Duration;
   /** Order versions per page, 1–100 (default 100). */
   readonly pageSize?: number;
@@ -59,6 +59,8 @@ export interface OrderFeedIngesterProps {
   readonly arrayQueryEncoding?: 'repeat' | 'comma';
   /** After an expired cursor, restart this long before the last progress, whole minutes up to 1098 days. */
   readonly cursorRecoveryLookback?: Duration;
+  /** The partner's published limit per token, 1–10000 requests/s: caps the token's shared request budget. */
+  readonly partnerRequestsPerSecond?: number;
   /** One SQS queue (plus DLQ) each; every order version goes to all of them. */
   readonly downstreamSubscribers?: readonly string[];
   /** How long a subscriber queue keeps an unread message, whole days from 1 to 14 (default 14, SQS's maximum). */

@@ -28,6 +28,8 @@ export function loadPollerConfig(env: Env) {
     vendorIds: read.VENDOR_IDS,
     arrayQueryEncoding: read.ARRAY_QUERY_ENCODING,
     recoveryLookbackMinutes: read.CURSOR_RECOVERY_LOOKBACK_MINUTES,
+    /** The cap of the token's shared request budget; undefined: none (the budget learns from 429s). */
+    partnerRequestsPerSecond: read.PARTNER_REQUESTS_PER_SECOND,
     /** Time kept free at the end of an invocation to publish and commit the last page. */
     safetyMarginMs: DEFAULTS.safetyMarginSeconds * 1000,
     /** How long the lease outlives the invocation's deadline: what a crashed run blocks the feed beyond it. */

@@ -14,14 +14,15 @@ import { SqsFanoutPublisher } from '../core/adapters/sqs-fanout-publisher.js';
 import { SsmTokenProvider } from '../core/adapters/ssm-token.js';
 import { createObservability, powertoolsMetrics } from '../core/observability/powertools.js';
 import { loadTracing } from '../core/observability/tracing.js';
-import { createPartnerClient } from '../core/partner/client.js';
 import { loadPollerConfig } from './config.js';
 import { createPollerHandler } from './create-handler.js';
+import { createBudgetedPartner } from './partner.js';
 
 const config = loadPollerConfig(process.env);
 const { serviceName, logger, metrics } = createObservability('order-feed-poller');
 const { tracing, captureClient } = await loadTracing(serviceName);
 const tokens = new SsmTokenProvider(captureClient(createSsmClient()), config.tokenParameterName);
+const dynamo = captureClient(createDynamoDbClient());
 
 export const handler = createPollerHandler({
   config,
@@ -29,13 +30,8 @@ export const handler = createPollerHandler({
   metrics: powertoolsMetrics(metrics, { feedId: config.feedId }),
   tracing,
   tokens,
-  cursorStore: new DynamoCursorStore(captureClient(createDynamoDbClient()), config.cursorTableName),
-  partner: createPartnerClient({
-    baseUrl: config.partnerBaseUrl,
-    token: () => tokens.token(),
-    arrayEncoding: config.arrayQueryEncoding,
-    maxBodyBytes: config.maxPageBodyBytes,
-  }),
+  cursorStore: new DynamoCursorStore(dynamo, config.cursorTableName),
+  partner: createBudgetedPartner(config, { token: () => tokens.token(), dynamo, logger }),
   // Captured SQS sends carry the trace header, so each message's AWSTraceHeader links the consumer's
   // trace to this run's.
   publisher: new SqsFanoutPublisher(captureClient(createSqsClient()), [

@@ -179,6 +179,7 @@ export function pollerEnvironment(
     MAX_CONTINUATIONS: String(config.maxContinuations),
     ARRAY_QUERY_ENCODING: config.arrayQueryEncoding,
     CURSOR_RECOVERY_LOOKBACK_MINUTES: text(config.cursorRecoveryLookbackMinutes),
+    PARTNER_REQUESTS_PER_SECOND: text(config.partnerRequestsPerSecond),
     CURSOR_TABLE_NAME: resources.cursorTable.table.tableName,
     ORDERS_QUEUE_URL: resources.queues.orders.queue.queueUrl,
     // Queue URLs are deploy-time tokens: let CloudFormation render the JSON.

@@ -2,6 +2,8 @@
 // the vendors, one that reads them all and so overlaps both), their pollers run side by side by local mode.
 // Each feed keeps its own cursor and lease; the partner sees each feed's filter; and the orders table and
 // sales ledger are exactly what one clean single-feed run leaves (the version guard absorbs the overlap).
+// The partner limits the token the three feeds share (the simulator's per-token bucket), so they pace
+// themselves through the token's shared request budget, and the table, ledger and history stay exact.
 // Also `npm start -- --shards` as a user types it.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -34,7 +36,11 @@ let summary: LocalSummary;
 beforeAll(async () => {
   moto = await startMoto();
   aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
-  sim = await startSimulator({ token: TOKEN, feed: { seed: 7, orders: 150 } });
+  sim = await startSimulator({
+    token: TOKEN,
+    feed: { seed: 7, orders: 150 },
+    tokenRateLimit: { requestsPerSecond: 1, burst: 1 },
+  });
   summary = await runLocal({
     apiUrl: sim.url,
     token: TOKEN,
@@ -66,6 +72,21 @@ describe('three feeds, two sharding the vendors and one overlapping both', () =>
     expect(await tableAndLedger(aws, summary.ordersTable)).toEqual(expectedTableAndLedger(sim.expected()));
     expect(summary.deadLettered).toBe(0);
     expect(summary.quarantined).toEqual([]);
+    // Every version once in the history, however often the overlap or a 429's retry fetched it.
+    expect(summary.history?.entries).toBe(sim.expected().distinctVersions);
+  });
+
+  it("takes the three feeds' requests from one budget for their shared token", async () => {
+    const budgets: string[] = [];
+    for await (const page of paginateScan({ client: aws.dynamo }, { TableName: summary.cursorTable })) {
+      for (const raw of page.Items ?? []) {
+        const { feedId } = unmarshall(raw);
+        if (typeof feedId === 'string' && feedId.startsWith('budget#') && !feedId.endsWith('#429s'))
+          budgets.push(feedId);
+      }
+    }
+
+    expect(budgets).toHaveLength(1);
   });
 
   it('keeps one cursor item per feed, each caught up with its own cursor and no lease left', async () => {

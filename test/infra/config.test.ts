@@ -59,7 +59,7 @@ describe('parseConfig', () => {
       logRetentionDays: 30,
       removalPolicy: 'retain',
     });
-    expect(config.scheduleInterval.toMinutes()).toBe(5);
+    expect(config.scheduleInterval.toMinutes()).toBe(1);
   });
 
   it('accepts a full configuration', () => {

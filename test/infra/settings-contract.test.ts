@@ -29,6 +29,7 @@ const POLLER_FIELD: Record<PollerKey, [field: keyof PollerConfig, variable: stri
   maxContinuations: ['maxContinuations', 'MAX_CONTINUATIONS'],
   arrayQueryEncoding: ['arrayQueryEncoding', 'ARRAY_QUERY_ENCODING'],
   cursorRecoveryLookbackMinutes: ['recoveryLookbackMinutes', 'CURSOR_RECOVERY_LOOKBACK_MINUTES'],
+  partnerRequestsPerSecond: ['partnerRequestsPerSecond', 'PARTNER_REQUESTS_PER_SECOND'],
 };
 const POLLER_KEYS = Object.keys(POLLER_FIELD) as PollerKey[];
 
@@ -47,6 +48,7 @@ const EDGES: Partial<Record<ConfigKey, readonly [lowest: unknown, highest: unkno
   enabled: [false, true],
   arrayQueryEncoding: ['repeat', 'comma'],
   cursorRecoveryLookbackMinutes: [1, 1_581_120],
+  partnerRequestsPerSecond: [1, 10_000],
   downstreamSubscribers: [[], ['a', `s${'-x'.repeat(19)}x`]],
   subscriberRetentionDays: [1, 14],
   subscriberMaxAgeHours: [1, 335],

@@ -1,5 +1,6 @@
 // The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
-// keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change.
+// keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change; the token's
+// request budget item beside the cursors (its conditional writes).
 import {
   ConditionalCheckFailedException,
   DynamoDBClient,
@@ -13,7 +14,14 @@ import {
   DynamoCursorStore,
   operatorUpdate,
 } from '../../functions/core/adapters/dynamo-cursor-store.js';
+import {
+  budgetItemKey,
+  budgetThrottlesKey,
+  budgetViewOf,
+  DynamoRequestBudgetStore,
+} from '../../functions/core/adapters/dynamo-request-budget.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
+import { type BudgetState, intervalOf } from '../../functions/core/ingest/request-budget.js';
 import { startInterceptingProxy } from '../../tools/harness/aws-proxy.js';
 import {
   type AwsClients,
@@ -351,5 +359,91 @@ describe('operatorUpdate (the ops CLI change)', () => {
       );
     }
     await expect(store.commit(lease, { pageId: 'p-1' })).resolves.toBeDefined();
+  });
+});
+
+describe('DynamoRequestBudgetStore (the token budget item in the cursor table)', () => {
+  const KEY = budgetItemKey('/partner/token');
+  let budget: DynamoRequestBudgetStore;
+  beforeEach(() => {
+    budget = new DynamoRequestBudgetStore(aws.dynamo, resources.cursorTable);
+  });
+  const initial = (rate: number): BudgetState => ({
+    nextSlotAt: NOW,
+    rate,
+    intervalMs: intervalOf(rate),
+    holdUntil: 0,
+    adjustedAt: NOW,
+    taken: 0,
+    takenAtAdjust: 0,
+  });
+  const read = async (key = KEY) =>
+    unmarshall(
+      (
+        await aws.dynamo.send(
+          new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: key }) }),
+        )
+      ).Item ?? {},
+    );
+
+  it('hands out one slot per request, an interval apart, and the present one after idle', async () => {
+    const slots = [];
+    for (let i = 0; i < 3; i += 1) slots.push((await budget.reserve(KEY, NOW, 1, 500, initial(10))).slotAt);
+    expect(slots).toEqual([NOW, NOW + 100, NOW + 200]);
+    const later = await budget.reserve(KEY, NOW + 10_000, 1, 500, initial(10));
+    expect(later.slotAt).toBe(NOW + 10_000);
+    expect(later.state.taken).toBe(4);
+  });
+
+  it('never gives two feeds asking at once the same slot', async () => {
+    await budget.reserve(KEY, NOW, 1, 500, initial(10));
+    const slots = await Promise.all(
+      Array.from({ length: 8 }, () => budget.reserve(KEY, NOW, 1, 500, initial(10)).then((r) => r.slotAt)),
+    );
+    expect(new Set(slots).size).toBe(8);
+    expect(Math.max(...slots)).toBe(NOW + 800);
+  });
+
+  it('only counts while unlimited (rate 0), the requests a feed took since its last write included', async () => {
+    const { slotAt, state } = await budget.reserve(KEY, NOW, 5, 500, initial(0), false);
+    expect(slotAt).toBe(NOW);
+    expect(state).toMatchObject({ rate: 0, intervalMs: 0, taken: 5 });
+  });
+
+  it('cuts the rate once per hold, extends the hold for a later Retry-After, and counts every 429', async () => {
+    await budget.reserve(KEY, NOW, 1, 500, initial(10));
+    await budget.hold(KEY, NOW, NOW + 2_000, 7);
+    await budget.hold(KEY, NOW + 10, NOW + 3_000, 4.9);
+    await budget.hold(KEY, NOW + 20, NOW + 1_000, 4.9);
+    expect(await read()).toMatchObject({
+      rate: 7,
+      intervalMs: 143,
+      holdUntil: NOW + 3_000,
+      nextSlotAt: NOW + 3_000,
+    });
+    const after = await budget.reserve(KEY, NOW + 50, 1, 500, initial(10));
+    expect(after.slotAt).toBe(NOW + 3_000);
+    expect(
+      budgetViewOf(await read(), await read(budgetThrottlesKey(KEY)), NOW + 60_000).throttlesLastHour,
+    ).toBe(3);
+  });
+
+  it('forgets the 429s of minutes more than an hour old', async () => {
+    await budget.reserve(KEY, NOW, 1, 500, initial(10));
+    await budget.hold(KEY, NOW, NOW + 1_000, 7);
+    await budget.hold(KEY, NOW + 2 * 3_600_000, NOW + 2 * 3_600_000 + 1_000, 4.9);
+    const throttles = await read(budgetThrottlesKey(KEY));
+    expect(Object.keys(throttles).filter((name) => name.startsWith('m'))).toHaveLength(1);
+    expect(budgetViewOf(await read(), throttles, NOW + 2 * 3_600_000).throttlesLastHour).toBe(1);
+  });
+
+  it('raises the rate only over the state it saw, and not during a hold', async () => {
+    const { state } = await budget.reserve(KEY, NOW, 1, 500, initial(5));
+    await budget.adjust(KEY, NOW + 1_000, 5.5, state.adjustedAt);
+    await budget.adjust(KEY, NOW + 1_000, 9, state.adjustedAt);
+    expect((await read()).rate).toBe(5.5);
+    await budget.hold(KEY, NOW + 2_000, NOW + 4_000, 3.85);
+    await budget.adjust(KEY, NOW + 3_000, 9, NOW + 2_000);
+    expect((await read()).rate).toBe(3.85);
   });
 });

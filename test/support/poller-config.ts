@@ -20,6 +20,7 @@ export function pollerConfig(overrides: Partial<PollerConfig> = {}): PollerConfi
     vendorIds: undefined,
     arrayQueryEncoding: 'repeat',
     recoveryLookbackMinutes: undefined,
+    partnerRequestsPerSecond: undefined,
     safetyMarginMs: 1_000,
     leaseGraceMs: 1_000,
     authBackoff: { initialMs: 60_000, maxMs: 600_000 },

@@ -22,6 +22,7 @@ import { lambdaContext } from '../local/lambda-context.js';
 import type { RunningMoto } from '../local/moto.js';
 import { generatedVendorIds } from '../simulator/generated-feed.js';
 import { startSimulator } from '../simulator/index.js';
+import type { TokenRateLimitOptions } from '../simulator/token-rate-limit.js';
 import { figure, formatNumber, type Section } from './report.js';
 
 const TOKEN = 'bench-catch-up-token-8c41d2e7';
@@ -45,6 +46,14 @@ export interface ChainOptions {
   vendors: number;
   pageSize: number;
   seed: number;
+  /** The partner's per-token limit (simulator); absent: none. */
+  tokenRateLimit?: TokenRateLimitOptions;
+  /** False: each feed paces itself only, no shared request budget (default true, as deployed). */
+  shareBudget?: boolean;
+  /** partnerRequestsPerSecond of the pollers (the budget's cap); absent: unset. */
+  partnerRequestsPerSecond?: number;
+  /** False: one run per feed, no continuation (a fixed window of the run budget). Default true. */
+  continue?: boolean;
 }
 
 export interface FeedChain {
@@ -71,6 +80,8 @@ export interface ChainMeasurement {
   wallMs: number;
   /** The slowest feed's floor. */
   floorMs: number;
+  /** What the partner answered: every request, those served (200) and those refused (429). */
+  requests: { total: number; served: number; rateLimited: number };
 }
 
 /** Drains a backlog through self-continuing poller runs, one chain per feed, and times it against its floor. */
@@ -78,6 +89,7 @@ export async function measureChains(options: ChainOptions): Promise<ChainMeasure
   const sim = await startSimulator({
     token: TOKEN,
     latencyMs: options.latencyMs,
+    ...(options.tokenRateLimit ? { tokenRateLimit: options.tokenRateLimit } : {}),
     feed: {
       seed: options.seed,
       orders: Math.max(1, Math.round(options.versions / VERSIONS_PER_ORDER)),
@@ -107,7 +119,10 @@ export async function measureChains(options: ChainOptions): Promise<ChainMeasure
               FEED_ID: `feed-${index + 1}`,
               PAGE_SIZE: String(options.pageSize),
               DOWNSTREAM_QUEUE_URLS: '{}',
-              MAX_CONTINUATIONS: '100000',
+              MAX_CONTINUATIONS: options.continue === false ? '0' : '100000',
+              ...(options.partnerRequestsPerSecond === undefined
+                ? {}
+                : { PARTNER_REQUESTS_PER_SECOND: String(options.partnerRequestsPerSecond) }),
               ...(options.feeds > 1
                 ? { VENDOR_IDS: vendors.filter((_, v) => v % options.feeds === index).join(',') }
                 : {}),
@@ -115,6 +130,7 @@ export async function measureChains(options: ChainOptions): Promise<ChainMeasure
           },
           timeoutMs: options.runBudgetMs + SAFETY_MARGIN_SECONDS * 1000,
           latencyMs: options.latencyMs,
+          shareBudget: options.shareBudget !== false,
         }),
       ),
     );
@@ -129,6 +145,11 @@ export async function measureChains(options: ChainOptions): Promise<ChainMeasure
       runBudgetMs: options.runBudgetMs,
       wallMs,
       floorMs: Math.max(...chains.map((chain) => chain.floorMs)),
+      requests: {
+        total: sim.requests.length,
+        served: sim.requests.filter((request) => request.status === 200).length,
+        rateLimited: sim.requests.filter((request) => request.status === 429).length,
+      },
     };
   } finally {
     aws.destroy();
@@ -142,6 +163,7 @@ async function runChain(options: {
   env: Record<string, string>;
   timeoutMs: number;
   latencyMs: number;
+  shareBudget: boolean;
 }): Promise<FeedChain> {
   const { env } = options;
   delete env.MAX_PAGES_PER_RUN; // the default: no page cap
@@ -152,6 +174,7 @@ async function runChain(options: {
   const handler = buildPollerHandler({
     env,
     clients: options.aws,
+    shareBudget: options.shareBudget,
     continuation: { request: async (event: ContinuationEvent) => void pending.push(event) },
     wrap: {
       publisher: (real) => ({

@@ -28,7 +28,22 @@ export interface BenchOptions {
   /** Fresh `node` processes per bundle for the cold-start medians. */
   coldStartRuns: number;
   seed: number;
+  /** Only these sections (`--only`); undefined: all. */
+  only?: Array<(typeof ONLY)[number]>;
+  /** Section 11 (feeds sharing a limited partner): feed counts, the token's limit R, window per run. */
+  sharedToken: {
+    feeds: number[];
+    requestsPerSecond: number;
+    windowMs: number;
+    latencyMs: number;
+    pageSize: number;
+  };
+  /** Section 12 (freshness): measured runs. */
+  freshnessSamples: number;
 }
+
+/** Sections `--only` can run alone (the others need the whole bench's shared measurements). */
+export const ONLY = ['shared-token', 'freshness'] as const;
 
 export const USAGE = `Usage: npm run bench -- [options]
 
@@ -39,6 +54,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --schedule-minutes M  poller schedule interval for the catch-up model (default 1)
   --backlog N           backlog for the catch-up model, in versions (default 1000000)
   --seed N              generated feed seed (default 20240501)
+  --only S1,S2          run only these sections: shared-token, freshness
   -h, --help            this text
 `;
 
@@ -50,6 +66,7 @@ const FLAGS = {
   'schedule-minutes': { type: 'string' },
   backlog: { type: 'string' },
   seed: { type: 'string' },
+  only: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -85,7 +102,27 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         },
     coldStartRuns: quick ? 3 : 15,
     seed: positiveInteger('--seed', values.seed, 20_240_501),
+    ...(values.only === undefined ? {} : { only: onlyList(values.only) }),
+    sharedToken: {
+      feeds: quick ? [2] : [1, 2, 4, 10],
+      // Below what one feed reaches against moto on this machine: the partner must be the limit.
+      requestsPerSecond: 3,
+      windowMs: quick ? 2_000 : 8_000,
+      latencyMs: 50,
+      pageSize: 10,
+    },
+    freshnessSamples: quick ? 3 : 20,
   };
+}
+
+function onlyList(raw: string): Array<(typeof ONLY)[number]> {
+  const names = raw.split(',').map((name) => name.trim());
+  for (const name of names) {
+    if (!(ONLY as readonly string[]).includes(name)) {
+      throw new UsageError(`--only takes ${ONLY.join(', ')}, got "${name}"`);
+    }
+  }
+  return names as Array<(typeof ONLY)[number]>;
 }
 
 function positiveInteger(flag: string, raw: string | undefined, fallback: number): number {

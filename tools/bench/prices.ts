@@ -18,6 +18,8 @@ export const PRICES = {
   dynamoStoragePerGbMonth: 0.25,
   /** https://aws.amazon.com/cloudwatch/pricing/ (Logs, standard class ingestion). */
   logsPerGbIngested: 0.5,
+  /** https://aws.amazon.com/xray/pricing/ (traces recorded, after the free 100,000 a month). */
+  xrayPerTraceRecorded: 5 / 1e6,
   /** SSM GetParameter on a standard parameter with standard throughput: no charge. */
   ssmPerGetParameter: 0,
 } as const;

@@ -35,6 +35,8 @@ export const SECTION_IDS = [
   'shards',
   'awsModel',
   'history',
+  'sharedToken',
+  'freshness',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 

@@ -6,7 +6,8 @@
 //   4. moto + intercepting proxy: the emulator's ceiling, then the real pipeline (sections 2 and 5), and
 //      the same pipeline with history off (section 10: history on and off)
 //   5. catch-up measured (7) and shards (8): continued poller runs against a slow partner
-//   6. derived: cost per million versions (3), catch-up model (6); print, write JSON
+//   6. feeds sharing a limited partner (11) and freshness (12); `--only` runs just these
+//   7. derived: cost per million versions (3), catch-up model (6); print, write JSON
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,7 @@ import {
 } from './catch-up.js';
 import { coldStartSection } from './cold-start.js';
 import { fetchFeedPages, pollerCpuSection, prepareFeed, storedItems } from './cpu.js';
+import { freshnessSection, measureFreshness } from './freshness.js';
 import {
   catchUpSection,
   costSection,
@@ -37,10 +39,11 @@ import {
   requestsSection,
   type Schedule,
 } from './model.js';
-import { type BenchOptions, parseBenchArgs, USAGE } from './options.js';
+import { type BenchOptions, type ONLY, parseBenchArgs, USAGE } from './options.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
 import { PRICES } from './prices.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
+import { measureSharedToken, sharedTokenSection } from './shared-token.js';
 
 const TOKEN = 'bench-token-5d1c7e93a2f04b68';
 
@@ -50,8 +53,53 @@ const progress = (message: string): void => {
   process.stderr.write(`[bench ${seconds} s] ${message}\n`);
 };
 
+/** Sections 11 and 12, each on a fresh emulator state (they reset it). */
+async function sharedTokenAndFreshness(moto: Awaited<ReturnType<typeof startMoto>>, options: BenchOptions) {
+  const sections: Section[] = [];
+  const wanted = (name: (typeof ONLY)[number]) => !options.only || options.only.includes(name);
+  if (wanted('shared-token')) {
+    const shared = { ...options.sharedToken, seed: options.seed };
+    sections.push(sharedTokenSection(await measureSharedToken({ moto, ...shared }, progress), shared));
+  }
+  if (wanted('freshness')) {
+    progress(`freshness: ${options.freshnessSamples} runs`);
+    const samples = options.freshnessSamples;
+    sections.push(
+      freshnessSection(
+        await measureFreshness({ moto, samples, latencyMs: options.apiLatencyMs, seed: options.seed }),
+      ),
+    );
+  }
+  return sections;
+}
+
+function reportOf(options: BenchOptions, command: string, sections: Section[], started: number): BenchReport {
+  const cpus = os.cpus();
+  return {
+    date: new Date().toISOString(),
+    command,
+    machine: {
+      cpu: cpus[0]?.model.trim() ?? 'unknown',
+      cores: cpus.length,
+      node: process.version,
+      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    },
+    options: { ...options },
+    sections,
+    durationSeconds: (performance.now() - started) / 1000,
+  };
+}
+
 async function runBench(options: BenchOptions, command: string): Promise<BenchReport> {
   const started = performance.now();
+  if (options.only) {
+    const moto = await startMoto();
+    try {
+      return reportOf(options, command, await sharedTokenAndFreshness(moto, options), started);
+    } finally {
+      await moto.stop();
+    }
+  }
   const settings: PipelineSettings = {
     pageSize: KEYS.pageSize,
     // Unset by default (no cap): a run then ends for lack of time.
@@ -142,6 +190,8 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       );
     }
 
+    const lastSections = await sharedTokenAndFreshness(moto, options);
+
     const perPage = pollerCpu.details.perPageCpuMs as { measured: number; floor: number };
     const page: PageCost = {
       cpuMs: perPage.measured,
@@ -161,21 +211,9 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       shardsSection(shardRuns),
       awsModelSection(),
       historySection(pipeline, withoutHistory),
+      ...lastSections,
     ];
-    const cpus = os.cpus();
-    return {
-      date: new Date().toISOString(),
-      command,
-      machine: {
-        cpu: cpus[0]?.model.trim() ?? 'unknown',
-        cores: cpus.length,
-        node: process.version,
-        platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-      },
-      options: { ...options },
-      sections,
-      durationSeconds: (performance.now() - started) / 1000,
-    };
+    return reportOf(options, command, sections, started);
   } finally {
     await moto?.stop();
     await sim.close();

@@ -17,9 +17,9 @@ import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
 import type { Env } from '../../functions/core/config/settings.js';
 import type { Continuation, CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
 import { NO_METRICS, powertoolsMetrics } from '../../functions/core/observability/powertools.js';
-import { createPartnerClient } from '../../functions/core/partner/client.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createPollerHandler, type PollerHandler } from '../../functions/poller/create-handler.js';
+import { createBudgetedPartner } from '../../functions/poller/partner.js';
 import type { AwsAt } from '../aws.js';
 
 type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
@@ -55,6 +55,8 @@ export function buildPollerHandler(
   options: LevelOptions & {
     env: Env;
     clients: HandlerClients;
+    /** False: no shared request budget, each feed paces itself only (the bench's comparison). */
+    shareBudget?: boolean;
     /** Self-continuation (default: none, every run waits for its caller). */
     continuation?: Continuation;
     /** Wraps the real adapters, e.g. to time or fail them (the bench times publish and commit). */
@@ -70,17 +72,18 @@ export function buildPollerHandler(
   const tokens = new SsmTokenProvider(clients.ssm, config.tokenParameterName);
   const wrapPublisher = options.wrap?.publisher ?? ((real: OrderVersionPublisher) => real);
   const wrapCursorStore = options.wrap?.cursorStore ?? ((real: CursorStore) => real);
+  const logger = new Logger({ serviceName: service, logLevel: logLevelOf(options, env) });
   return createPollerHandler({
     config,
-    logger: new Logger({ serviceName: service, logLevel: logLevelOf(options, env) }),
+    logger,
     metrics: metricsFor(options, env, service, config.feedId),
     tokens,
     cursorStore: wrapCursorStore(new DynamoCursorStore(clients.dynamo, config.cursorTableName)),
-    partner: createPartnerClient({
-      baseUrl: config.partnerBaseUrl,
+    partner: createBudgetedPartner(config, {
       token: () => tokens.token(),
-      arrayEncoding: config.arrayQueryEncoding,
-      maxBodyBytes: config.maxPageBodyBytes,
+      dynamo: clients.dynamo,
+      logger,
+      ...(options.shareBudget === false ? { shareBudget: false } : {}),
     }),
     publisher: wrapPublisher(
       new SqsFanoutPublisher(clients.sqs, [

@@ -9,6 +9,7 @@
 import type { AwsAt } from '../aws.js';
 import { quarantinedKeys, queueDepth } from '../local/data.js';
 import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
+import { type BudgetStatus, budgetRows, readBudgets } from './budget.js';
 import { type CursorItem, liveLease, readCursorItem } from './cursor.js';
 import { formatDuration, queueNameOf, renderTable, shortenCursor } from './format.js';
 import { type OldestAgeSource, oldestAgeSourceFor } from './queue-age.js';
@@ -44,6 +45,8 @@ export interface StatusReport {
   queues: QueueStatus[];
   quarantined: number;
   ledger: SalesTotal[];
+  /** The request budget of each token the feeds read (shared by the feeds on that token). */
+  budgets: BudgetStatus[];
 }
 
 export async function gatherStatus(
@@ -79,9 +82,10 @@ export async function gatherStatus(
       };
     }),
   );
-  const [quarantined, ledger] = await Promise.all([
+  const [quarantined, ledger, budgets] = await Promise.all([
     quarantinedKeys(aws, target.quarantineBucket).then((keys) => keys.length),
     readSalesLedger(aws.dynamo, target.ordersTable),
+    readBudgets(aws, target.cursorTable, nowMs),
   ]);
   return {
     stackName: target.stackName,
@@ -90,6 +94,7 @@ export async function gatherStatus(
     queues,
     quarantined,
     ledger,
+    budgets,
   };
 }
 
@@ -163,6 +168,15 @@ export function renderStatus(report: StatusReport): string {
     '',
     `Quarantined records: ${report.quarantined}`,
     '',
+    ...(report.budgets.length === 0
+      ? []
+      : [
+          renderTable(
+            ['TOKEN BUDGET', 'RATE', 'HOLD', '429s LAST HOUR'],
+            budgetRows(report.budgets, Date.parse(report.at)),
+          ),
+          '',
+        ]),
     report.ledger.length === 0
       ? 'Sales ledger: no sales'
       : renderTable(['VENDOR', 'CURRENCY', 'SALES', 'AMOUNT (minor units)'], ledgerRows),

@@ -31,6 +31,8 @@ const USAGE = `Usage: npm run simulator -- [options]
   --fault-repeat-page P      probability that a cursor answers the previous page again (0..1)
   --fault-expire-cursor P    probability that a cursor answers 404 pageId not found (0..1)
   --scenario-retry-after S   Retry-After of the test-rate-limit scenario (default 1)
+  --token-rate-limit R       rate-limit each token to R requests/s (429 + Retry-After), on every path
+  --token-rate-burst N       requests the per-token bucket holds (default R)
   --help                     print this help
 `;
 
@@ -55,6 +57,8 @@ const OPTIONS = {
   'fault-repeat-page': { type: 'string' },
   'fault-expire-cursor': { type: 'string' },
   'scenario-retry-after': { type: 'string' },
+  'token-rate-limit': { type: 'string' },
+  'token-rate-burst': { type: 'string' },
   help: { type: 'boolean' },
 } as const;
 
@@ -128,6 +132,13 @@ export function parseCli(args: string[], env: NodeJS.ProcessEnv): CliConfig {
   if (Object.keys(faults).length > 1) options.faults = faults;
   const retryAfter = integer(values, 'scenario-retry-after', 0, 3_600);
   if (retryAfter !== undefined) options.scenarioRetryAfterSeconds = retryAfter;
+  const perToken = integer(values, 'token-rate-limit', 1, 100_000);
+  const burst = integer(values, 'token-rate-burst', 1, 100_000);
+  if (burst !== undefined && perToken === undefined)
+    throw new UsageError('--token-rate-burst needs --token-rate-limit');
+  if (perToken !== undefined) {
+    options.tokenRateLimit = { requestsPerSecond: perToken, ...(burst === undefined ? {} : { burst }) };
+  }
   return { options, tokenSource, help: values.help === true };
 }
 
@@ -152,6 +163,7 @@ function banner(url: string, config: CliConfig): string {
     tokenLine,
     feed,
     options.faults ? `faults: ${JSON.stringify(options.faults)}` : 'faults: none',
+    ...(options.tokenRateLimit ? [`rate limit per token: ${JSON.stringify(options.tokenRateLimit)}`] : []),
     '',
     'try:',
     `  curl -s -H '${header}' '${url}/v1/orderUpdates?pageSize=5'`,

@@ -14,6 +14,7 @@ import { type SimOrder, toWire } from './model.js';
 import { parseOrderId, parseUpdatesQuery, type UpdatesQuery } from './query.js';
 import { Random } from './random.js';
 import { SCENARIOS, type ScenarioDefinition } from './scenarios/index.js';
+import { TokenRateLimit } from './token-rate-limit.js';
 import {
   ALL_SCENARIO_IDS,
   type AnyScenarioId,
@@ -189,9 +190,11 @@ class Simulator {
   private readonly scenarioRetryAfterSeconds: number;
   private readonly tokens: ReadonlySet<string>;
   private readonly latencyMs: number;
+  private readonly tokenRateLimit: TokenRateLimit | undefined;
 
   constructor(options: SimulatorOptions) {
     this.latencyMs = options.latencyMs ?? 0;
+    this.tokenRateLimit = options.tokenRateLimit && new TokenRateLimit(options.tokenRateLimit);
     const now = Date.now();
     this.feed = new GeneratedFeed(options.feed, options.feed?.endsAt ?? now - 3 * HOUR);
     const anchor = Math.floor(now / 1000) * 1000;
@@ -284,6 +287,10 @@ class Simulator {
     const bearer = BEARER.exec(req.headers.authorization ?? '');
     if (bearer?.[1] === undefined || !this.tokens.has(bearer[1])) {
       return message(401, 'Unauthorized', undefined, { 'www-authenticate': 'Bearer' });
+    }
+    const retryAfter = this.tokenRateLimit?.check(bearer[1], Date.now());
+    if (retryAfter !== undefined) {
+      return message(429, 'Too Many Requests', 'rate-limit', { 'retry-after': String(retryAfter) });
     }
     const match = ROUTE.exec(url.pathname);
     const prefix = match?.[1];

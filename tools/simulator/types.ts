@@ -1,5 +1,6 @@
 // Public interface of the partner API simulator (see README "Partner API simulator").
 // Implemented in ./server.ts; `startSimulator` is exported from ./index.ts.
+import type { TokenRateLimitOptions } from './token-rate-limit.js';
 
 export const SCENARIO_IDS = [
   'test-authentication',
@@ -105,6 +106,11 @@ export interface SimulatorOptions {
    * benchmark can make the partner, not this machine, the bottleneck. Requests are served concurrently.
    */
   latencyMs?: number;
+  /**
+   * The partner's limit per token (./token-rate-limit.ts): a bucket of `requestsPerSecond` holding `burst`;
+   * empty → 429 with Retry-After, on every path (generated feed and scenarios). Absent: no limit.
+   */
+  tokenRateLimit?: TokenRateLimitOptions;
 }
 
 export interface ExpectedOrder {

@@ -91,6 +91,11 @@ export const RULES = {
    * At least 1 (`fromTimestamp` is exclusive); at most 3 × 366 days, the partner keeping data 36 months.
    */
   cursorRecoveryLookbackMinutes: integer(1, 1_581_120),
+  /**
+   * The partner's published limit for one token, requests per second: the token's shared request budget
+   * (ingest/request-budget.ts) never goes above it; unset: the budget finds the limit from 429s.
+   */
+  partnerRequestsPerSecond: integer(1, 10_000),
   /** CloudWatch namespace of the functions' metrics (read by Powertools). */
   metricsNamespace: checkedText(checkNamespace),
   /** Days an order version stays in the history table (DynamoDB TTL on `expiresAt`); 0: kept forever. */
@@ -154,6 +159,7 @@ export const ENVIRONMENT = z.object({
   MAX_CONTINUATIONS: withDefault(int(RULES.maxContinuations), DEFAULTS.maxContinuations),
   ARRAY_QUERY_ENCODING: z.prefault(RULES.arrayQueryEncoding, DEFAULTS.arrayQueryEncoding),
   CURSOR_RECOVERY_LOOKBACK_MINUTES: z.optional(int(RULES.cursorRecoveryLookbackMinutes)),
+  PARTNER_REQUESTS_PER_SECOND: z.optional(int(RULES.partnerRequestsPerSecond)),
   // The stack's resources, written from CloudFormation references.
   CURSOR_TABLE_NAME: resourceName,
   ORDERS_QUEUE_URL: resourceName,

@@ -102,6 +102,13 @@ describe('status', () => {
       ],
       quarantined: 2,
       ledger: [{ vendorId: 'v1', currency: 'EUR', count: 2, amount: 2n ** 60n }],
+      budgets: [
+        {
+          tokenParameter: '/partner/token',
+          ...{ nextSlotAt: NOW, rate: 7, intervalMs: 143, holdUntil: NOW + 90_000, adjustedAt: NOW },
+          ...{ taken: 100, takenAtAdjust: 90, throttlesLastHour: 4 },
+        },
+      ],
     };
 
     const text = renderStatus(report);
@@ -123,6 +130,8 @@ describe('status', () => {
     expect(text).toMatch(/orders\s+3\s+1\s+0\s+2m 5s/);
     expect(text).toContain('Quarantined records: 2');
     expect(text).toMatch(/v1\s+EUR\s+2\s+1152921504606846976/);
+    // The token's shared budget: its rate, the hold in force and the 429s of the last hour.
+    expect(text).toMatch(/\/partner\/token\s+7\/s\s+held until 2026-05-01T12:01:30.000Z \(1m 30s\)\s+4/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../../../tools/simulator/index.js';
+import { TokenRateLimit } from '../../../tools/simulator/token-rate-limit.js';
 import { drainPoll, get, TOKEN, updatesPath, type WireOrder, type WirePage } from './support.js';
 
 const FEED = { seed: 21, orders: 60 };
@@ -150,5 +151,21 @@ describe('fault injection on the generated feed', () => {
       return statuses;
     };
     expect(await sequence()).toEqual(await sequence());
+  });
+});
+
+describe('per-token rate limit (TokenRateLimit)', () => {
+  it('lets a burst through, then one request per 1/R, refusing with the seconds until the next; per token', () => {
+    const limit = new TokenRateLimit({ requestsPerSecond: 2, burst: 2 });
+
+    expect([limit.check('a', 0), limit.check('a', 0), limit.check('a', 0)]).toEqual([
+      undefined,
+      undefined,
+      1,
+    ]);
+    expect(limit.check('b', 0)).toBeUndefined();
+    // Half a second refills one request; a 429 took nothing.
+    expect([limit.check('a', 500), limit.check('a', 500)]).toEqual([undefined, 1]);
+    expect(new TokenRateLimit({ requestsPerSecond: 1, burst: 1 }).check('c', 0)).toBeUndefined();
   });
 });

@@ -1,0 +1,212 @@
+// The shared request budget of a token (ingest/request-budget.ts) as one small item in the cursor table,
+// keyed `budget#<token parameter name>` (a feed id cannot contain "#", so no feed's cursor item collides).
+// Why the cursor table: every poller already writes it, with UpdateItem only; the budget needs nothing
+// else (each call below is a conditional UpdateItem, which also creates the item and returns it), so no
+// new table, grant or alarm. The 429 counts per minute live in a second item, `budget#<name>#429s`, so
+// the item every request writes stays far below 1 KB (one write unit).
+import {
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import {
+  type BudgetState,
+  type BudgetStore,
+  intervalOf,
+  type Reservation,
+} from '../ingest/request-budget.js';
+
+export const budgetItemKey = (tokenParameterName: string) => `budget#${tokenParameterName}`;
+const throttlesKey = (key: string) => `${key}#429s`;
+const HOUR_MS = 3_600_000;
+const minuteAttribute = (ms: number) => `m${Math.floor(ms / 60_000)}`;
+
+const STATE_FIELDS = [
+  'nextSlotAt',
+  'rate',
+  'intervalMs',
+  'holdUntil',
+  'adjustedAt',
+  'taken',
+  'takenAtAdjust',
+];
+
+function stateOf(item: Record<string, unknown>): BudgetState {
+  const number = (name: string) => (typeof item[name] === 'number' ? (item[name] as number) : 0);
+  return {
+    nextSlotAt: number('nextSlotAt'),
+    rate: number('rate'),
+    intervalMs: number('intervalMs'),
+    holdUntil: number('holdUntil'),
+    adjustedAt: number('adjustedAt'),
+    taken: number('taken'),
+    takenAtAdjust: number('takenAtAdjust'),
+  };
+}
+
+export class DynamoRequestBudgetStore implements BudgetStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async reserve(
+    key: string,
+    nowMs: number,
+    count: number,
+    slackMs: number,
+    initial: BudgetState,
+    limited = true,
+  ): Promise<Reservation> {
+    const values = { ':now': nowMs, ':floor': nowMs - slackMs, ':count': count, ':zero': 0 };
+    const busy = () =>
+      this.update(
+        key,
+        'SET nextSlotAt = nextSlotAt + intervalMs ADD taken :count',
+        'intervalMs > :zero AND nextSlotAt >= :floor',
+        values,
+      ).then((state) => state && { slotAt: state.nextSlotAt - state.intervalMs, state });
+    const idle = () =>
+      this.update(
+        key,
+        'SET nextSlotAt = intervalMs + :now ADD taken :count',
+        'intervalMs = :zero OR nextSlotAt < :floor',
+        values,
+      ).then((state) => state && { slotAt: nowMs, state });
+    const created = () =>
+      this.update(
+        key,
+        `SET ${STATE_FIELDS.filter((name) => name !== 'taken')
+          .map((name) => `${name} = :${name}`)
+          .join(', ')} ADD taken :count`,
+        'attribute_not_exists(nextSlotAt)',
+        {
+          ...values,
+          ...Object.fromEntries(
+            Object.entries({ ...initial, nextSlotAt: nowMs + initial.intervalMs }).map(([name, value]) => [
+              `:${name}`,
+              value,
+            ]),
+          ),
+        },
+      ).then((state) => state && { slotAt: nowMs, state });
+    // Usually one write, the form the caller expects first (`limited`: the rate it last saw was not 0).
+    // A write whose condition fails (another feed moved the item, or it is missing) tries the next form.
+    const forms = limited ? [busy, idle, created] : [idle, busy, created];
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      for (const form of forms) {
+        const reservation = await form();
+        if (reservation) return reservation;
+      }
+    }
+    throw new Error(`request budget ${key}: no reservation after 6 contended writes`);
+  }
+
+  async hold(key: string, nowMs: number, until: number, rate: number): Promise<void> {
+    // No hold running: this 429 starts one, sets the decreased rate and spaces the slots after it.
+    const started = await this.update(
+      key,
+      'SET holdUntil = :until, nextSlotAt = :until, rate = :rate, intervalMs = :interval, adjustedAt = :now, takenAtAdjust = taken',
+      'attribute_exists(nextSlotAt) AND holdUntil < :now',
+      { ':until': until, ':now': nowMs, ':rate': rate, ':interval': intervalOf(rate) },
+    );
+    // A hold running: a later Retry-After extends it (and the slots with it when they end before it).
+    if (!started) {
+      const moved = await this.update(
+        key,
+        'SET holdUntil = :until, nextSlotAt = :until',
+        'holdUntil < :until AND nextSlotAt < :until',
+        { ':until': until },
+      );
+      if (!moved) await this.update(key, 'SET holdUntil = :until', 'holdUntil < :until', { ':until': until });
+    }
+    await this.countThrottle(key, nowMs);
+  }
+
+  async adjust(key: string, nowMs: number, rate: number, seenAdjustedAt: number): Promise<void> {
+    await this.update(
+      key,
+      'SET rate = :rate, intervalMs = :interval, adjustedAt = :now, takenAtAdjust = taken',
+      'adjustedAt = :seen AND holdUntil <= :now',
+      { ':rate': rate, ':interval': intervalOf(rate), ':now': nowMs, ':seen': seenAdjustedAt },
+    );
+  }
+
+  /** One count per minute (`m<minute>`); minutes older than an hour are removed when seen. */
+  private async countThrottle(key: string, nowMs: number): Promise<void> {
+    const output = await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: marshall({ feedId: throttlesKey(key) }),
+        UpdateExpression: 'ADD #minute :one',
+        ExpressionAttributeNames: { '#minute': minuteAttribute(nowMs) },
+        ExpressionAttributeValues: marshall({ ':one': 1 }),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const old = Object.keys(output.Attributes ?? {}).filter(
+      (name) => /^m\d+$/.test(name) && Number(name.slice(1)) * 60_000 <= nowMs - HOUR_MS,
+    );
+    if (old.length === 0) return;
+    await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: marshall({ feedId: throttlesKey(key) }),
+        UpdateExpression: `REMOVE ${old.map((_, index) => `#old${index}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(old.map((name, index) => [`#old${index}`, name])),
+      }),
+    );
+  }
+
+  /** The conditional UpdateItem returning the state after it; undefined when the condition failed. */
+  private async update(
+    key: string,
+    expression: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<BudgetState | undefined> {
+    const used = Object.fromEntries(
+      Object.entries(values).filter(([name]) =>
+        new RegExp(`${name}(?!\\w)`).test(`${expression} ${condition}`),
+      ),
+    );
+    const input: UpdateItemCommandInput = {
+      TableName: this.tableName,
+      Key: marshall({ feedId: key }),
+      UpdateExpression: expression,
+      ConditionExpression: condition,
+      ExpressionAttributeValues: marshall(used),
+      ReturnValues: 'ALL_NEW',
+    };
+    try {
+      const output = await this.client.send(new UpdateItemCommand(input));
+      return stateOf(unmarshall(output.Attributes ?? {}));
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+}
+
+/** What `ops status` shows of a token's budget (read with GetItem by the operator's tools). */
+export interface BudgetView extends BudgetState {
+  throttlesLastHour: number;
+}
+
+/** The budget and its 429s in the last hour, from the two items as read (unmarshalled). */
+export function budgetViewOf(
+  item: Record<string, unknown>,
+  throttles: Record<string, unknown> | undefined,
+  nowMs: number,
+): BudgetView {
+  let throttlesLastHour = 0;
+  for (const [name, value] of Object.entries(throttles ?? {})) {
+    if (/^m\d+$/.test(name) && Number(name.slice(1)) * 60_000 > nowMs - HOUR_MS && typeof value === 'number')
+      throttlesLastHour += value;
+  }
+  return { ...stateOf(item), throttlesLastHour };
+}
+
+export const budgetThrottlesKey = throttlesKey;

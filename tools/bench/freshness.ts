@@ -1,0 +1,158 @@
+// Section 12: freshness, from a version becoming visible at the partner to its row in the orders table and
+// its message in a downstream queue, at a 1-minute and a 5-minute schedule, with each schedule's idle cost.
+// How it is measured: minutes of real schedule cannot run here, so a time model joins two parts.
+//   1. measured: d, from a run's start to (a) the row written by the consumer and (b) the message received
+//      from the downstream queue, for a page of new versions: the real poller (one page per run) and the
+//      real consumer invoked as soon as the poller returns (Lambda's event source long-polls an idle queue),
+//      against moto and the simulator, `samples` times;
+//   2. modelled: a version becomes visible at a uniform moment of the schedule interval S and waits for the
+//      next run, U × S. Freshness = U × S + d, over an even grid of U crossed with the measured d's.
+// Idle cost per feed per month: a run that finds nothing new, at list prices (prices.ts): the Lambda request
+// and its measured duration at the poller's memory, the DynamoDB writes counted in that run, about 2 KB of
+// logs and one X-Ray trace per run; the custom metrics' monthly charge does not depend on the schedule and
+// is left out.
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
+import { createPipelineResources, drainQueue, pipelineEnv, useEmulator } from '../harness/pipeline.js';
+import { lambdaContext } from '../local/lambda-context.js';
+import type { RunningMoto } from '../local/moto.js';
+import { startSimulator } from '../simulator/index.js';
+import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
+import { figure, formatNumber, type Section } from './report.js';
+
+const TOKEN = 'bench-freshness-token-3b9e0c71';
+const LOG_BYTES_PER_RUN = 2048;
+const RUNS_PER_MONTH_PER_MINUTE = 30 * 24 * 60;
+
+export interface FreshnessMeasurement {
+  samples: number;
+  /** Run start → row in the orders table, ms, per sample. */
+  toRowMs: number[];
+  /** Run start → message received from the downstream queue, ms, per sample. */
+  toDownstreamMs: number[];
+  idleRun: { durationMs: number; dynamoWrites: number };
+}
+
+export async function measureFreshness(options: {
+  moto: RunningMoto;
+  samples: number;
+  latencyMs: number;
+  seed: number;
+}): Promise<FreshnessMeasurement> {
+  const pageSize = 5;
+  const sim = await startSimulator({
+    token: TOKEN,
+    latencyMs: options.latencyMs,
+    feed: { seed: options.seed, orders: Math.ceil((options.samples * pageSize) / 3) + 2, vendors: 3 },
+  });
+  await options.moto.reset();
+  const aws = useEmulator(options.moto);
+  let dynamoWrites = 0;
+  const send = aws.dynamo.send.bind(aws.dynamo);
+  aws.dynamo.send = ((command: { constructor: { name: string } }, ...rest: unknown[]) => {
+    if (/^(Update|Put|Delete)Item|BatchWrite|TransactWrite/.test(command.constructor.name)) dynamoWrites += 1;
+    return (send as (...args: unknown[]) => unknown)(command, ...rest);
+  }) as typeof aws.dynamo.send;
+  try {
+    const resources = await createPipelineResources(aws, { token: TOKEN });
+    const env = pipelineEnv(resources, sim.url, { PAGE_SIZE: String(pageSize), MAX_PAGES_PER_RUN: '1' });
+    const poller = buildPollerHandler({ env, clients: aws });
+    const { consumer } = buildConsumerHandler({ env, clients: aws });
+    const toRowMs: number[] = [];
+    const toDownstreamMs: number[] = [];
+    for (let i = 0; i < options.samples; i += 1) {
+      const started = performance.now();
+      const result = await poller({ source: 'aws.events' }, lambdaContext('poller', 60_000));
+      if (result.versionsPublished === 0) break;
+      const [row, message] = await Promise.all([
+        drainQueue(aws, resources.ordersQueueUrl, { consume: consumer }).then(() => performance.now()),
+        receiveAll(aws, resources.downstreamQueueUrl, result.versionsPublished).then(() => performance.now()),
+      ]);
+      toRowMs.push(row - started);
+      toDownstreamMs.push(message - started);
+    }
+    // An idle run: the stream caught up (the poller's runs above went to its end, or this one does).
+    while ((await poller({ source: 'aws.events' }, lambdaContext('poller', 60_000))).kind !== 'caught-up');
+    await drainQueue(aws, resources.ordersQueueUrl, { consume: consumer });
+    dynamoWrites = 0;
+    const started = performance.now();
+    await poller({ source: 'aws.events' }, lambdaContext('poller', 60_000));
+    const idleRun = { durationMs: performance.now() - started, dynamoWrites };
+    return { samples: toRowMs.length, toRowMs, toDownstreamMs, idleRun };
+  } finally {
+    aws.destroy();
+    await sim.close();
+  }
+}
+
+async function receiveAll(
+  aws: ReturnType<typeof useEmulator>,
+  queueUrl: string,
+  count: number,
+): Promise<void> {
+  let received = 0;
+  while (received < count) {
+    const output = await aws.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    received += output.Messages?.length ?? 0;
+  }
+}
+
+/** The p-th percentile (0..100) of `values` (nearest rank). */
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
+
+/** Freshness at a schedule of `minutes`: U × S (an even grid of 1,000 U's) + each measured d in turn. */
+export function freshnessAt(minutes: number, measuredMs: readonly number[]): { p50: number; p99: number } {
+  const grid = 1000;
+  const values = Array.from(
+    { length: grid },
+    (_, i) => ((i + 0.5) / grid) * minutes * 60_000 + (measuredMs[i % measuredMs.length] ?? 0),
+  );
+  return { p50: percentile(values, 50) / 1000, p99: percentile(values, 99) / 1000 };
+}
+
+/** Idle cost of one feed for a month at a schedule of `minutes`, US dollars. */
+export function idleCostPerMonth(minutes: number, idle: FreshnessMeasurement['idleRun']): number {
+  const perRun =
+    PRICES.lambdaPerRequest +
+    (idle.durationMs / 1000) * (LAMBDA_MEMORY_MB.poller / 1024) * PRICES.lambdaArmPerGbSecond +
+    idle.dynamoWrites * PRICES.dynamoPerWriteRequestUnit +
+    (LOG_BYTES_PER_RUN / 1024 ** 3) * PRICES.logsPerGbIngested +
+    // Every scheduled run is traced (the first request each second is sampled): one trace per run.
+    PRICES.xrayPerTraceRecorded;
+  return (RUNS_PER_MONTH_PER_MINUTE / minutes) * perRun;
+}
+
+export function freshnessSection(m: FreshnessMeasurement, schedules: readonly number[] = [1, 5]): Section {
+  return {
+    id: 'freshness',
+    title: `Freshness: partner → orders table row and downstream message, time model over ${m.samples} measured runs (moto)`,
+    floorIs:
+      'targets at the chosen default: p99 ≤ 90 s (ratio to 90 s), idle cost ≤ $1 per feed per month (ratio to $1)',
+    figures: schedules.flatMap((minutes) => {
+      const row = freshnessAt(minutes, m.toRowMs);
+      const downstream = freshnessAt(minutes, m.toDownstreamMs);
+      const label = `${minutes}-minute schedule`;
+      return [
+        figure(`${label}: to the orders row p50`, 's', row.p50),
+        figure(`${label}: to the orders row p99`, 's', row.p99, 90),
+        figure(`${label}: to the downstream message p99`, 's', downstream.p99),
+        figure(`${label}: idle cost per feed per month`, '$', idleCostPerMonth(minutes, m.idleRun), 1),
+      ];
+    }),
+    formulas: [
+      `measured d (run start → row): p50 ${formatNumber(percentile(m.toRowMs, 50))} ms, p99 ${formatNumber(percentile(m.toRowMs, 99))} ms; → downstream message p50 ${formatNumber(percentile(m.toDownstreamMs, 50))} ms`,
+      `freshness = U × S + d, U uniform over the interval (the wait for the next scheduled run); an idle run: ${formatNumber(m.idleRun.durationMs)} ms, ${m.idleRun.dynamoWrites} DynamoDB writes, ~2 KB of logs, 1 X-Ray trace`,
+      ...schedules.map((minutes) => {
+        const row = freshnessAt(minutes, m.toRowMs);
+        const downstream = freshnessAt(minutes, m.toDownstreamMs);
+        return `  ${minutes} min: row p50 ${formatNumber(row.p50)} s, p99 ${formatNumber(row.p99)} s; downstream p50 ${formatNumber(downstream.p50)} s, p99 ${formatNumber(downstream.p99)} s; idle $${formatNumber(idleCostPerMonth(minutes, m.idleRun))}/feed/month`;
+      }),
+    ],
+    details: { ...m },
+  };
+}
