@@ -62,6 +62,8 @@ export interface LocalRunOptions {
   token?: string;
   orders?: number;
   seed?: number;
+  /** Built-in simulator only: limit each token to this many requests per second (429 + Retry-After beyond). */
+  tokenRateLimit?: number;
   /** An AWS-compatible endpoint already running. Omitted: a moto is started and stopped here. */
   awsEndpoint?: string;
   resetData?: boolean;
@@ -328,12 +330,20 @@ async function startBuiltInSimulator(options: LocalRunOptions, token: string): P
   // Loaded only when used: runs against another partner API never load the simulator.
   const { startSimulator } = await import('../simulator/index.js');
   const scenario = options.scenario as AnyScenarioId | undefined;
+  const limit = options.tokenRateLimit;
+  const rateLimit = limit === undefined ? {} : { tokenRateLimit: { requestsPerSecond: limit } };
   if (scenario !== undefined) {
-    return { sim: await startSimulator({ token }), scenario, orders: undefined, seed: undefined };
+    return {
+      sim: await startSimulator({ token, ...rateLimit }),
+      scenario,
+      orders: undefined,
+      seed: undefined,
+    };
   }
   const orders = options.orders ?? DEFAULT_ORDERS;
   const seed = options.seed ?? DEFAULT_SEED;
-  return { sim: await startSimulator({ token, feed: { seed, orders } }), scenario, orders, seed };
+  const sim = await startSimulator({ token, feed: { seed, orders }, ...rateLimit });
+  return { sim, scenario, orders, seed };
 }
 
 /** What the built-in simulator served, as the end state a correct pipeline reaches. */

@@ -37,6 +37,9 @@ Partner API
                        record-flood, over-long-values, deep-expiry: tools/simulator/README.md)
   --orders N           built-in simulator: orders in the generated feed (default ${DEFAULT_ORDERS})
   --seed S             built-in simulator: seed of the generated feed (default ${DEFAULT_SEED})
+  --token-rate-limit R built-in simulator: allow each token R requests per second (a burst of R), 429 with
+                       Retry-After beyond, as a rate-limiting partner does: the feeds (--shards) then pace
+                       themselves through the token's shared request budget
   --feeds N            deploy N feeds (orderFeed.feeds, 1 to 5) that each read every vendor: they overlap,
                        so every version arrives N times and the version guard keeps one (any partner API;
                        needs a fresh emulator)
@@ -122,6 +125,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
       orders: { type: 'string' },
       seed: { type: 'string' },
       shards: { type: 'string' },
+      'token-rate-limit': { type: 'string' },
       feeds: { type: 'string' },
       subscriber: { type: 'string', multiple: true },
       verbose: { type: 'boolean' },
@@ -156,6 +160,14 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (seed !== undefined) options.seed = seed;
   const shards = integerFlag('shards', values.shards);
   if (shards !== undefined) options.shards = shards;
+  const tokenRateLimit = integerFlag('token-rate-limit', values['token-rate-limit']);
+  if (tokenRateLimit !== undefined) {
+    if (tokenRateLimit < 1) throw new LocalUsageError('--token-rate-limit must be a positive integer');
+    if (options.apiUrl !== undefined) {
+      throw new LocalUsageError('--token-rate-limit limits the built-in simulator: not with --api-url');
+    }
+    options.tokenRateLimit = tokenRateLimit;
+  }
   const feeds = integerFlag('feeds', values.feeds);
   if (feeds !== undefined) {
     if (feeds < 1 || feeds > MAX_OVERLAPPING_FEEDS) {
