@@ -74,7 +74,8 @@ type PollOutcomeKind =
   | 'disabled';
 
 /**
- * What a run counts: partnerRetries are waits after a 5xx or a network failure, rateLimitWaits after a 429;
+ * What a run counts: partnerRetries are waits after a 5xx, a network failure (a request timeout included), a
+ * 3xx or an unreadable 200 (all retried alike; the log line names the kind), rateLimitWaits after a 429;
  * paceDelayMs, the feed's own delay between page requests at the end of the run (nextPaceDelayMs).
  */
 const noCounts = () => ({
