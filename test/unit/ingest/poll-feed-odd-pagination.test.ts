@@ -233,6 +233,13 @@ describe('a cursor cycle (a cursor handed back that was already asked for)', () 
       expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'A', 'B', 'A']);
       expect(continuation).toBeUndefined();
       expect(deps.cursorStore.items.get(FEED)?.recentCursors?.length).toBe(4);
+      // The next scheduled run remembers the cycle: one page, and it stops again.
+      const again = await pollFeed(deps, SETTINGS, {
+        owner: 'run-next',
+        deadline: NOW + 60_000,
+        leaseExpiresAt: NOW + 120_000,
+      });
+      expect(again).toMatchObject({ kind: 'stuck-cursor', pages: 1 });
     },
   );
 
