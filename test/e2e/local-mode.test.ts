@@ -370,7 +370,10 @@ describe('npm start', () => {
     // 1. The token is refused (revoked): exit 3, the backoff recorded with the token parameter's version.
     const refused = await runCli(args, { PARTNER_API_TOKEN: 'revoked-token-0000' });
     expect(refused.code, refused.stdout + refused.stderr).toBe(3);
-    expect(refused.stdout + refused.stderr).not.toContain('--reset-data');
+    // What it says about the stop never advises starting empty (the banner's note on a reused stack may name it).
+    const stopped = refused.stdout.indexOf('Stopped: partner API rejected the token');
+    expect(stopped, refused.stdout).toBeGreaterThan(-1);
+    expect(refused.stdout.slice(stopped) + refused.stderr).not.toContain('--reset-data');
     const before = sim.requests.length;
 
     // 2. Restart with a good token: local mode stores it (a new parameter version); the poller calls at once.
@@ -477,7 +480,7 @@ const HOSTILE_RUN_SHOWS: Record<HostileScenarioId, (summary: LocalSummary) => vo
   redirect: (summary) => expect(summary.counters.partnerRetries).toBeGreaterThanOrEqual(1),
   'html-200': (summary) => expect(summary.counters.partnerRetries).toBeGreaterThanOrEqual(2),
   'cursor-cycle': (summary) => expect(summary.detail).toContain("the poller ended 'stuck-cursor'"),
-  // 30,000 invalid records, four distinct: four quarantined objects.
+  // 30,000 invalid records, four distinct: one object each, and one for the 20,000 beyond what a page validates.
   'record-flood': (summary) => expect(summary.counters.rejected).toBeGreaterThanOrEqual(4),
   'over-long-values': (summary) => expect(summary.quarantined[0]).toContain('/3024000999/'),
   // The expired cursor was recovered, and the run did not end at the replay: poll 2 is in the table.

@@ -109,9 +109,12 @@ function serveScenario(definition: ScenarioDefinition, anchor: number): ServedSc
     [...latest].map(([id, order]) => [id, JSON.stringify(toWire(order, true, { kind: 'epoch' }, anchor))]),
   );
   const { quirk } = definition;
+  // Interleaved (each distinct record, then each again, …): every one of them is among a page's first records.
   const flood =
     quirk?.kind === 'record-flood'
-      ? quirk.records.flatMap((record) => Array<string>(quirk.copies).fill(JSON.stringify(record)))
+      ? Array.from({ length: quirk.copies }, () =>
+          quirk.records.map((record) => JSON.stringify(record)),
+        ).flat()
       : [];
   return { definition, key: `scenario:${definition.id}`, entries, pollEnds, latestOrder, flood };
 }

@@ -1,29 +1,33 @@
 // Cursor cycles: a partner whose nextPageId leads back to a cursor already asked for (itself with data, or
-// A → B → A) would have the feed republish the same pages until the chain's cap. Spec pagination rule 6 lets
-// a partner serve one page twice, so one repeat passes; a repeat right after a repeat is a cycle, and ends
-// the run (`stuck-cursor`; a stuck run does not continue its chain).
+// A → B → A) would have the feed republish the same pages until the chain's cap, or run after run. Spec
+// pagination rule 6 lets a partner serve one page twice, so one repeat passes; a repeat right after a repeat
+// is a cycle, and ends the run (`stuck-cursor`; a stuck run does not continue its chain).
 //
-// What it catches: within a run, a cycle of any length (every cursor of the run is counted); across the runs
-// of a continuation chain, a cycle of up to CHAIN_MEMORY - 1 pages (the hashes of the chain's last
-// CHAIN_MEMORY committed cursors ride on the cursor item). A scheduled run, and a rule-5 recovery (the
-// stream starts again, so its cursors come round again legitimately), start with an empty memory.
+// What it catches: within a run, a cycle of any length (every cursor of the run is counted); across runs,
+// chained or scheduled, a cycle of up to MEMORY - 1 pages (the hashes of the feed's last MEMORY committed
+// cursors ride on the cursor item), so run boundaries (one page per run, a chain that ended) hide no cycle.
+// The memory is dropped when the stream starts again (a rule-5 recovery: its cursors come round again
+// legitimately), when a run reaches the end of the stream (hasMore false), and when the stored cursor is not
+// the memory's last (an operator moved it).
 import { createHash } from 'node:crypto';
 
-/** Committed cursors a chain remembers on the cursor item: ~16 × 9 bytes, so the item stays under 1 KB. */
-export const CHAIN_MEMORY = 16;
+/** Committed cursors the cursor item remembers: ~16 × 9 bytes, so the item stays under 1 KB. */
+export const MEMORY = 16;
 
-/** 48 bits of SHA-256, base64url: a collision among a chain's 16 cursors is about 2^-41 likely. */
+/** 48 bits of SHA-256, base64url: a collision among a feed's 16 remembered cursors is about 2^-41 likely. */
 const hashOf = (cursor: string) => createHash('sha256').update(cursor).digest('base64url').slice(0, 8);
 
 export class CursorCycles {
-  /** Hash → how often it was asked for (committed as the next cursor) in this run and the chain's memory. */
+  /** Hash → how often it was asked for (committed as the next cursor) in this run and the stored memory. */
   private readonly counts = new Map<string, number>();
   private readonly recentHashes: string[] = [];
 
-  /** `chain`: the memory of the chain this run continues (none: a new chain); `start`: the stored cursor. */
-  constructor(chain: readonly string[] | undefined, start: string | undefined) {
-    for (const hash of chain ?? []) this.remember(hash);
-    if (start !== undefined && !chain?.length) this.remember(hashOf(start));
+  /** `stored`: the memory on the cursor item (oldest first); `start`: the stored cursor. */
+  constructor(stored: readonly string[] | undefined, start: string | undefined) {
+    if (start === undefined) return;
+    // The last commit wrote both, so a memory whose last hash is not the cursor's belongs to another position.
+    const memory = stored?.at(-1) === hashOf(start) ? stored : [hashOf(start)];
+    for (const hash of memory) this.remember(hash);
   }
 
   /**
@@ -47,15 +51,15 @@ export class CursorCycles {
     this.recentHashes.length = 0;
   }
 
-  /** What the cursor item keeps for the chain's next run. */
+  /** What the cursor item keeps for the next run. */
   get recent(): string[] {
-    return this.recentHashes.slice(-CHAIN_MEMORY);
+    return this.recentHashes.slice(-MEMORY);
   }
 
   private remember(hash: string): void {
     this.counts.set(hash, (this.counts.get(hash) ?? 0) + 1);
     this.recentHashes.push(hash);
     // Within the run every count stays; only the list the item keeps is cut.
-    if (this.recentHashes.length > 4 * CHAIN_MEMORY) this.recentHashes.splice(0, 3 * CHAIN_MEMORY);
+    if (this.recentHashes.length > 4 * MEMORY) this.recentHashes.splice(0, 3 * MEMORY);
   }
 }

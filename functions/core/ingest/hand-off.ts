@@ -22,7 +22,7 @@ const SLICE_RECORDS = 100;
  * that sends more on one page than that (it was asked for at most 100) gets the rest quarantined unread, in
  * the one object below, with the reason: found, never lost, and the feed goes on.
  */
-const RECORDS_VALIDATED_PER_PAGE = 10_000;
+export const RECORDS_VALIDATED_PER_PAGE = 10_000;
 /**
  * Quarantine objects a page writes one by one, at most: a page of the API's largest size fits. The invalid
  * records beyond it (only a partner sending more than it was asked for gets there) go together into one

@@ -74,7 +74,8 @@ type PollOutcomeKind =
   | 'disabled';
 
 /**
- * What a run counts: partnerRetries are waits after a 5xx or a network failure, rateLimitWaits after a 429;
+ * What a run counts: partnerRetries are waits after a 5xx, a network failure (a request timeout included), a
+ * 3xx or an unreadable 200 (all retried alike; the log line names the kind), rateLimitWaits after a 429;
  * paceDelayMs, the feed's own delay between page requests at the end of the run (nextPaceDelayMs).
  */
 const noCounts = () => ({
@@ -215,8 +216,8 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
 
   const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
   ctx.pageSize = startingPageSize(state.pageSize, settings.pageSize);
-  // A continuation goes on with its chain's memory of cursors; a scheduled run starts a new one.
-  const cycles = new CursorCycles(chain ? state.recentCursors : undefined, state.pageId);
+  // The memory of cursors goes on across runs, chained or scheduled (cursor-cycles.ts).
+  const cycles = new CursorCycles(state.recentCursors, state.pageId);
   let request = baseQuery(ctx, state.pageId);
   // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
   let recoveredThisRun = false;
@@ -356,7 +357,8 @@ function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Prom
 /**
  * Hands the page off (hand-off.ts: normalised, published, quarantined), then commits its cursor, in one span:
  * what must be durable before the cursor moves (the next page's fetch, already started, is outside it). The
- * span's correlation id is the messages' own. The commit carries the page size and the chain's cursor memory.
+ * span's correlation id is the messages' own. The commit carries the page size and the cursor memory (dropped
+ * at the end of the stream: what comes after it is new).
  */
 function commitPage(
   { deps, settings, run, counters, pageSize }: Run,
@@ -392,7 +394,7 @@ function commitPage(
         ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
         paceDelayMs: counters.paceDelayMs,
         pageSize: pageSize < settings.pageSize ? pageSize : undefined,
-        recentCursors,
+        recentCursors: page.hasMore ? recentCursors : undefined,
       });
     },
   );

@@ -26,7 +26,7 @@ export interface CursorState {
   paceDelayMs?: number;
   /** The page size in use after a page over the body cap (below the configured one), kept across runs. */
   pageSize?: number;
-  /** Hashes of the cursors this continuation chain committed last (oldest first): its cycle memory. */
+  /** Hashes of the cursors the feed committed last (oldest first): its cycle memory (cursor-cycles.ts). */
   recentCursors?: string[];
 }
 

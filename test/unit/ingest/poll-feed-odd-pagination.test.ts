@@ -201,32 +201,67 @@ describe('a cursor cycle (a cursor handed back that was already asked for)', () 
     expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('B');
   });
 
-  it('catches a cycle across the runs of a continuation chain (its memory rides on the cursor item), and ends the chain', async () => {
-    const next: Record<string, string> = { start: 'A', A: 'B', B: 'A' };
-    const { deps } = setup((query) => ({
-      data: [sampleOrder({ id: 1 })],
-      hasMore: true,
-      nextPageId: next[query.pageId ?? 'start'],
-    }));
-    const settings = { ...SETTINGS, maxPagesPerRun: 1, maxContinuations: 10 };
-    const kinds: string[] = [];
-    let continuation: ContinuationEvent | undefined;
-    for (let step = 0; step < 6; step += 1) {
-      const outcome = await pollFeed(deps, settings, {
-        owner: `run-${step}`,
+  it.each([
+    ['a continuation chain', true],
+    ['scheduled runs (one page each, as local mode)', false],
+  ])(
+    'catches a cycle across the runs of %s (the memory rides on the cursor item), and ends the chain',
+    async (_, asChain) => {
+      const next: Record<string, string> = { start: 'A', A: 'B', B: 'A' };
+      const { deps } = setup((query) => ({
+        data: [sampleOrder({ id: 1 })],
+        hasMore: true,
+        nextPageId: next[query.pageId ?? 'start'],
+      }));
+      const settings = { ...SETTINGS, maxPagesPerRun: 1, maxContinuations: 10 };
+      const kinds: string[] = [];
+      let continuation: ContinuationEvent | undefined;
+      for (let step = 0; step < 6; step += 1) {
+        const outcome = await pollFeed(deps, settings, {
+          owner: `run-${step}`,
+          deadline: NOW + 60_000,
+          leaseExpiresAt: NOW + 120_000,
+          canContinue: asChain,
+          ...(continuation ? { continuation } : {}),
+        });
+        kinds.push(outcome.kind);
+        continuation = outcome.next;
+        if (outcome.kind !== 'page-limit') break;
+      }
+
+      expect(kinds).toEqual(['page-limit', 'page-limit', 'page-limit', 'stuck-cursor']);
+      expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'A', 'B', 'A']);
+      expect(continuation).toBeUndefined();
+      expect(deps.cursorStore.items.get(FEED)?.recentCursors?.length).toBe(4);
+      // The next scheduled run remembers the cycle: one page, and it stops again.
+      const again = await pollFeed(deps, SETTINGS, {
+        owner: 'run-next',
         deadline: NOW + 60_000,
         leaseExpiresAt: NOW + 120_000,
-        canContinue: true,
-        ...(continuation ? { continuation } : {}),
       });
-      kinds.push(outcome.kind);
-      continuation = outcome.next;
-      if (!continuation) break;
-    }
+      expect(again).toMatchObject({ kind: 'stuck-cursor', pages: 1 });
+    },
+  );
 
-    expect(kinds).toEqual(['page-limit', 'page-limit', 'page-limit', 'stuck-cursor']);
-    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'A', 'B', 'A']);
-    expect(deps.cursorStore.items.get(FEED)?.recentCursors?.length).toBe(4);
+  it('drops the memory at the end of the stream (what comes after it is new)', async () => {
+    const { deps, run } = setup(chained);
+
+    await run();
+
+    expect(deps.cursorStore.items.get(FEED)).toMatchObject({ pageId: 'c3', recentCursors: undefined });
+  });
+
+  it('starts a fresh memory when an operator moved the cursor: the cycle gets its one repeat again', async () => {
+    const { deps, run } = setup(() => ({ data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'c1' }));
+    await run();
+    const stuck = deps.cursorStore.items.get(FEED);
+    if (stuck) deps.cursorStore.items.set(FEED, { ...stuck, pageId: 'd0' });
+    deps.partner.calls.length = 0;
+
+    const outcome = await run();
+
+    expect(outcome).toMatchObject({ kind: 'stuck-cursor', pages: 3 });
+    expect(deps.partner.calls.map((query) => query.pageId)).toEqual(['d0', 'c1', 'c1']);
   });
 
   it('forgets the cursors of the stream before a rule-5 recovery (the stream starts again)', async () => {
