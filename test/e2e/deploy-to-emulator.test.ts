@@ -288,7 +288,7 @@ describe('stack deployed into the emulator', () => {
       );
   }
 
-  it('schedules the poller every 5 minutes', async () => {
+  it('schedules the poller every minute (the default)', async () => {
     const ruleName = output('PollScheduleRuleName');
     const rule = await events.send(new DescribeRuleCommand({ Name: ruleName }));
     const { Targets } = await events.send(new ListTargetsByRuleCommand({ Rule: ruleName }));
@@ -296,7 +296,7 @@ describe('stack deployed into the emulator', () => {
       new GetFunctionConfigurationCommand({ FunctionName: output('PollerFunctionName') }),
     );
 
-    expect(rule).toMatchObject({ ScheduleExpression: 'rate(5 minutes)', State: 'ENABLED' });
+    expect(rule).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
     expect(Targets?.map((target) => target.Arn)).toEqual([poller.FunctionArn]);
   });
 });

@@ -1,6 +1,6 @@
 // The deployed pipeline, run in this process: the real poller and consumer handlers, driven the way
 // Lambda drives them on AWS, from the deployed configuration.
-//   schedule      the EventBridge rule (rate(5 minutes) by default) shortened: the next poller run starts
+//   schedule      the EventBridge rule (rate(1 minute) by default) shortened: the next poller run starts
 //                 as soon as the previous one ended and the orders queue is shallow; once a run finds
 //                 nothing new, every `idlePollIntervalMs`
 //   event source  the deployed mapping (batch size, ReportBatchItemFailures, maximum concurrency) over

@@ -75,7 +75,7 @@ Run
   --help               this text
 
 Lambda, emulated from the deployed configuration
-  schedule      the rule's ScheduleExpression (rate(5 minutes)) is shortened: the next poller run starts
+  schedule      the rule's ScheduleExpression (rate(1 minute)) is shortened: the next poller run starts
                 as soon as the previous one ended and the orders queue holds fewer than
                 ${T.shallowQueueDepth} messages; after a run that found nothing new (--watch), ${T.idlePollIntervalMs / 1000} s later. Each run
                 fetches at most ${T.maxPagesPerRun} page(s) here (MAX_PAGES_PER_RUN), since moto's SQS slows as a queue fills.
