@@ -39,7 +39,7 @@ beforeAll(async () => {
   sim = await startSimulator({
     token: TOKEN,
     feed: { seed: 7, orders: 150 },
-    tokenRateLimit: { requestsPerSecond: 1, burst: 1 },
+    tokenRateLimit: { requestsPerSecond: 4, burst: 2 },
   });
   summary = await runLocal({
     apiUrl: sim.url,
