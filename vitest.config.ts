@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 // `npm run test:e2e` (vitest.e2e.config.ts).
 export default defineConfig({
   test: {
-    include: ['test/{unit,integration,infra}/**/*.test.ts'],
+    include: ['test/{unit,integration,infra}/**/*.test.ts', 'lab/test/*.test.ts'],
     globalSetup: ['test/support/required-tools.ts'],
     pool: 'forks',
     maxWorkers: 2,

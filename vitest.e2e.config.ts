@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // and smoke runs of `npm run chaos -- --quick` and `npm run bench -- --quick`.
 export default defineConfig({
   test: {
-    include: ['test/e2e/**/*.test.ts'],
+    include: ['test/e2e/**/*.test.ts', 'lab/test/e2e/*.test.ts'],
     globalSetup: ['test/support/required-tools.ts'],
     pool: 'forks',
     maxWorkers: 2,

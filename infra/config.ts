@@ -215,7 +215,7 @@ export type OrderFeedConfig = Omit<
 /**
  * The consumer's default maximum concurrency for a number of feeds: 5 per feed, within the 2 to 1000 the SQS
  * event source allows. One feed publishes about 490 versions/s and one consumer batch of 10 applies about 125
- * (tools/bench/aws-model.ts), so 5 per feed keeps the consumer ahead of every feed's fastest drain (4 would be
+ * (lab/bench/aws-model.ts), so 5 per feed keeps the consumer ahead of every feed's fastest drain (4 would be
  * just enough); one feed keeps the 5 it always had.
  */
 export function consumerMaxConcurrencyFor(feeds: number): number {

@@ -68,7 +68,7 @@ export interface IngesterFunctionProps {
  * Stack traces are source-mapped (`--enable-source-maps`), but the map keeps only our own code: Node
  * reads and parses the whole map at cold start, and the AWS SDK's and undici's mappings made it 1.7 MB
  * (6-12 ms of the poller's init; now 82 KB) for frames that stay readable enough as bundle positions.
- * tools/bench/bundles.ts restates these options (LAMBDA_ESBUILD_OPTIONS): keep the two in step.
+ * infra/bundling/esbuild-options.ts restates these options (LAMBDA_ESBUILD_OPTIONS): keep the two in step.
  *
  * Installed from the published construct library, the function takes the bundle built that way and shipped in
  * the package (prebuiltBundle), so an app synthesizes it without our source or esbuild of its own.

@@ -12,10 +12,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAMBDA_ESBUILD_OPTIONS } from '../../infra/bundling/esbuild-options.js';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
-import { LAMBDA_ESBUILD_OPTIONS } from '../../tools/bench/bundles.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/bundle/throwers.ts', import.meta.url));
 

@@ -56,7 +56,10 @@ describe('import direction', () => {
     ['infra/constructs/probe.ts', '../../tools/simulator/index.js'],
     ['infra/probe.ts', '../test/support/fakes.js'],
     ['tools/local/probe.ts', '../../test/support/fakes.js'],
-    ['tools/bench/probe.ts', 'vitest'],
+    ['lab/bench/probe.ts', 'vitest'],
+    ['tools/local/probe.ts', '../../lab/aws-proxy.js'],
+    ['functions/core/ingest/probe.ts', '../../../lab/bench/model.js'],
+    ['infra/probe.ts', '../lab/chaos/run.ts'],
   ])('rejects %s importing %s', async (path, specifier) => {
     expect(await violations(path, specifier)).toContain(RULE);
   });

@@ -22,7 +22,7 @@ import {
 } from '../../functions/core/adapters/dynamo-request-budget.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type BudgetState, intervalOf } from '../../functions/core/ingest/request-budget.js';
-import { startInterceptingProxy } from '../../tools/harness/aws-proxy.js';
+import { startInterceptingProxy } from '../../lab/aws-proxy.js';
 import {
   type AwsClients,
   createPipelineResources,

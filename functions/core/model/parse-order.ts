@@ -179,7 +179,7 @@ function buildOrderSchema() {
 }
 
 // Built at the first record, not at import: some fifty zod objects with their checks, a measurable part of
-// module init (tools/bench/RESULTS.md, section 5), which an invocation that parses nothing never needs.
+// module init (lab/bench/RESULTS.md, section 5), which an invocation that parses nothing never needs.
 let schema: ReturnType<typeof buildOrderSchema> | undefined;
 
 /** What the schema gives before the walk removes its `null` optionals (types.ts derives `Order` from it). */

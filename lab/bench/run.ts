@@ -1,5 +1,5 @@
 // `npm run bench`: measures the ingester against physical floors measured in the same run and prints
-// one table (README: tools/bench/RESULTS.md). Flow:
+// one table (README: lab/bench/RESULTS.md). Flow:
 //   1. generate the feed in the partner simulator and fetch its pages once
 //   2. CPU: poller page work (section 1), in-process
 //   3. cold start: bundles and module init in fresh node processes (section 4)
@@ -15,9 +15,9 @@ import { DEFAULTS } from '../../functions/core/config/settings.js';
 import { KEYS } from '../../infra/config.js';
 import { CONSUMER_TIMEOUT } from '../../infra/constructs/consumer.js';
 import { POLLER_TIMEOUT } from '../../infra/constructs/poller.js';
-import { parseCommandLine } from '../cli-args.js';
-import { startMoto } from '../local/moto.js';
-import { startSimulator } from '../simulator/index.js';
+import { parseCommandLine } from '../../tools/cli-args.js';
+import { startMoto } from '../../tools/local/moto.js';
+import { startSimulator } from '../../tools/simulator/index.js';
 import { awsModelSection } from './aws-model.js';
 import {
   type ChainMeasurement,

@@ -1,9 +1,9 @@
 // The bench's order-history section from two pipeline measurements (history on and off): its cost against the
 // floor of one more conditional write per version, the throughput on and off, and the storage per month.
 import { describe, expect, it } from 'vitest';
-import { historySection } from '../../../tools/bench/model.js';
-import type { PipelineMeasurement } from '../../../tools/bench/pipeline.js';
-import { PRICES } from '../../../tools/bench/prices.js';
+import { historySection } from '../bench/model.js';
+import type { PipelineMeasurement } from '../bench/pipeline.js';
+import { PRICES } from '../bench/prices.js';
 
 function measured(history: boolean, consumeWallMs: number): PipelineMeasurement {
   return {

@@ -3,7 +3,7 @@
 // pages back to back until it is caught up, so a feed's rate is pageSize per t_page, and the whole deployment's
 // rate is the lower of the feeds' sum and the consumer's ceiling (the orders queue absorbs the difference, and
 // the growth alarm says so). The consumer's concurrency follows the number of feeds unless configured
-// (infra/config.ts, consumerMaxConcurrencyFor). tools/bench/RESULTS.md and infra/README.md show its table.
+// (infra/config.ts, consumerMaxConcurrencyFor). lab/bench/RESULTS.md and infra/README.md show its table.
 import { consumerMaxConcurrencyFor } from '../../infra/config.js';
 import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
 import type { Section } from './report.js';

@@ -23,14 +23,8 @@ import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
-import { createAwsClients } from '../aws.js';
-import {
-  type AwsCall,
-  countByOperation,
-  meanMsByOperation,
-  startInterceptingProxy,
-} from '../harness/aws-proxy.js';
-import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
+import { createAwsClients } from '../../tools/aws.js';
+import { buildConsumerHandler, buildPollerHandler } from '../../tools/harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -38,10 +32,11 @@ import {
   type PipelineResources,
   pipelineEnv,
   scanOrders,
-} from '../harness/pipeline.js';
-import { lambdaContext } from '../local/lambda-context.js';
-import { EMULATOR_ENV, type RunningMoto } from '../local/moto.js';
-import type { RunningSimulator } from '../simulator/index.js';
+} from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
+import { EMULATOR_ENV, type RunningMoto } from '../../tools/local/moto.js';
+import type { RunningSimulator } from '../../tools/simulator/index.js';
+import { type AwsCall, countByOperation, meanMsByOperation, startInterceptingProxy } from '../aws-proxy.js';
 import type { PreparedFeed } from './cpu.js';
 import { type IndexShape, putWriteUnits, writeUnits } from './write-units.js';
 

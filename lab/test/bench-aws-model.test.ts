@@ -9,7 +9,7 @@ import {
   SCALING_TARGET,
   scalingTable,
   TABLE_WRU_PER_SECOND_QUOTA,
-} from '../../../tools/bench/aws-model.js';
+} from '../bench/aws-model.js';
 
 const latency: AwsLatencies = {
   partnerGetMs: 200,

@@ -11,7 +11,7 @@
 //   a consumer batch      ReceiveMessage on the orders queue with messages: the orderId attributes of its
 //                         messages; a PutItem on the orders table belongs to the open batch holding its
 //                         orderId that has not written it yet
-import type { AwsCall, ProxyHooks, RequestVerdict, ResponseVerdict } from '../harness/aws-proxy.js';
+import type { AwsCall, ProxyHooks, RequestVerdict, ResponseVerdict } from '../aws-proxy.js';
 import { describeKillPoint, type KillKind, type KillPoint } from './kill-plan.js';
 
 export interface StackNames {

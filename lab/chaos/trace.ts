@@ -2,7 +2,7 @@
 // (sqs-trace.jsonl): which run received which message (and its receive count), and which receipt
 // handles it deleted or made visible again, by message id. Enough to follow one message (the poison,
 // a version that went missing) across kills and restarts without the message bodies.
-import type { AwsCall } from '../harness/aws-proxy.js';
+import type { AwsCall } from '../aws-proxy.js';
 
 export interface TraceLine {
   seq: number;

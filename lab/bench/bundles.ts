@@ -6,34 +6,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { type BuildOptions, build } from 'esbuild';
+import { build } from 'esbuild';
+import { LAMBDA_ESBUILD_OPTIONS } from '../../infra/bundling/esbuild-options.js';
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/**
- * The `bundling` options of IngesterFunction (NodejsFunction, OutputFormat.ESM, target node22, minify,
- * source maps without sources content, AWS SDK bundled), restated as esbuild options: the construct
- * passes them to the esbuild CLI and does not export them. Keep the two in step, including the construct's
- * afterBundling step, which `bundle()` below repeats: the source map is cut down to our own code.
- */
-export const LAMBDA_ESBUILD_OPTIONS: BuildOptions = {
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node22',
-  mainFields: ['module', 'main'],
-  banner: {
-    js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-  },
-  minify: true,
-  sourcemap: true,
-  sourcesContent: false,
-  external: [],
-  logLevel: 'silent',
-};
-
 /** What Lambda sets, with dummy values: the config modules check these at import. */
+export { LAMBDA_ESBUILD_OPTIONS };
+
 export const DUMMY_ENV: Record<string, string> = {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'testing',

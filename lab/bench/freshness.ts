@@ -12,11 +12,16 @@
 // logs and one X-Ray trace per run; the custom metrics' monthly charge does not depend on the schedule and
 // is left out.
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
-import { createPipelineResources, drainQueue, pipelineEnv, useEmulator } from '../harness/pipeline.js';
-import { lambdaContext } from '../local/lambda-context.js';
-import type { RunningMoto } from '../local/moto.js';
-import { startSimulator } from '../simulator/index.js';
+import { buildConsumerHandler, buildPollerHandler } from '../../tools/harness/handlers.js';
+import {
+  createPipelineResources,
+  drainQueue,
+  pipelineEnv,
+  useEmulator,
+} from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
+import type { RunningMoto } from '../../tools/local/moto.js';
+import { startSimulator } from '../../tools/simulator/index.js';
 import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
 import { figure, formatNumber, type Section } from './report.js';
 

@@ -5,7 +5,7 @@
 //          differs from the expected sales (or exists on one side only)
 // Pure functions over plain data (the AWS reads are in run.ts), so they are unit-tested on their own.
 import type { Int64 } from '../../functions/core/model/int64.js';
-import type { ExpectedOrder, ExpectedSale } from '../simulator/index.js';
+import type { ExpectedOrder, ExpectedSale } from '../../tools/simulator/index.js';
 
 export interface OrderFacts {
   version: number;

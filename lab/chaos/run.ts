@@ -1,4 +1,4 @@
-// `npm run chaos`: fault injection with kills and restarts, with figures (README: tools/chaos/RESULTS.md).
+// `npm run chaos`: fault injection with kills and restarts, with figures (README: lab/chaos/RESULTS.md).
 //   1. the partner simulator serves a seeded feed with faults (429 in both Retry-After forms, 5xx bursts,
 //      connection resets, slow answers, expired cursors, repeated pages, duplicated and out-of-order versions)
 //   2. moto behind an intercepting proxy (../harness/aws-proxy.ts) that sees every AWS call of local mode
@@ -13,15 +13,15 @@ import path from 'node:path';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { type AwsAt, createAwsClients } from '../aws.js';
-import { parseCommandLine } from '../cli-args.js';
-import { countByOperation, type InterceptingProxy, startInterceptingProxy } from '../harness/aws-proxy.js';
-import { quarantinedKeys, scanOrders } from '../harness/pipeline.js';
-import { DEFAULT_STACK_NAME } from '../local/deployment.js';
-import { type RunningMoto, startMoto } from '../local/moto.js';
-import { type FaultOptions, type RunningSimulator, startSimulator } from '../simulator/index.js';
-import { describeStack, stackOutputs } from '../stack.js';
-import { readSalesLedger } from '../store/sales-ledger.js';
+import { type AwsAt, createAwsClients } from '../../tools/aws.js';
+import { parseCommandLine } from '../../tools/cli-args.js';
+import { quarantinedKeys, scanOrders } from '../../tools/harness/pipeline.js';
+import { DEFAULT_STACK_NAME } from '../../tools/local/deployment.js';
+import { type RunningMoto, startMoto } from '../../tools/local/moto.js';
+import { type FaultOptions, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
+import { describeStack, stackOutputs } from '../../tools/stack.js';
+import { readSalesLedger } from '../../tools/store/sales-ledger.js';
+import { countByOperation, type InterceptingProxy, startInterceptingProxy } from '../aws-proxy.js';
 import { KILL_KINDS, type KillKind, type KillPoint, planKills } from './kill-plan.js';
 import { type KillRecord, KillSwitch, type StackNames } from './kill-switch.js';
 import { type ChildExit, type LocalModeProcess, REPO_ROOT, startLocalMode } from './local-mode.js';

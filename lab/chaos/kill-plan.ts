@@ -8,7 +8,7 @@
 //   consumer-mid-batch  the k-th PutItem of a consumer batch that has more orders to write is answered by
 //                       the emulator (the answer is held): the batch dies half applied, nothing deleted
 //   timer               a random delay after the process's first pipeline call (not during `cdk deploy`)
-import { Random } from '../simulator/random.js';
+import { Random } from '../../tools/simulator/random.js';
 
 export const KILL_KINDS = ['publish-commit', 'consumer-mid-batch', 'timer'] as const;
 export type KillKind = (typeof KILL_KINDS)[number];

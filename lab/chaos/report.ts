@@ -1,5 +1,5 @@
 // The chaos run's figures: the JSON written with --out and the text printed at the end.
-import type { FaultOptions } from '../simulator/index.js';
+import type { FaultOptions } from '../../tools/simulator/index.js';
 import type { KillKind } from './kill-plan.js';
 import type { KillRecord, PoisonTrace, RunStats } from './kill-switch.js';
 import type { LedgerDifference, OrderIssue } from './verify.js';

@@ -6,15 +6,15 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KILL_KINDS, planKills } from '../../tools/chaos/kill-plan.js';
-import { REPO_ROOT } from '../../tools/chaos/local-mode.js';
-import type { ChaosReport } from '../../tools/chaos/report.js';
-import { compareLedger, compareOrders } from '../../tools/chaos/verify.js';
-import type { ExpectedOrder } from '../../tools/simulator/index.js';
+import type { ExpectedOrder } from '../../../tools/simulator/index.js';
+import { KILL_KINDS, planKills } from '../../chaos/kill-plan.js';
+import { REPO_ROOT } from '../../chaos/local-mode.js';
+import type { ChaosReport } from '../../chaos/report.js';
+import { compareLedger, compareOrders } from '../../chaos/verify.js';
 
 function runChaos(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/chaos/run.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'lab/chaos/run.ts', ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

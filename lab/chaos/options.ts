@@ -1,6 +1,6 @@
 // The chaos runner's command line (node:util parseArgs, strict). `--quick` shrinks the feed and the
 // number of kills for a smoke run; explicit flags still win over it.
-import { parseFlags, UsageError } from '../cli-args.js';
+import { parseFlags, UsageError } from '../../tools/cli-args.js';
 
 export interface ChaosOptions {
   seed: number;

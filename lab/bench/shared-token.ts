@@ -6,7 +6,7 @@
 // unset, so the budget finds the limit from 429s alone (AIMD).
 // Figures: pages served per second (over the runs' wall time) as a share of R; 429s as a share of all requests; the slowest feed's
 // pages against the fastest's.
-import type { RunningMoto } from '../local/moto.js';
+import type { RunningMoto } from '../../tools/local/moto.js';
 import { type ChainMeasurement, measureChains } from './catch-up.js';
 import { figure, formatNumber, type Section } from './report.js';
 

@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BenchReport, SECTION_IDS } from '../../tools/bench/report.js';
+import { type BenchReport, SECTION_IDS } from '../../bench/report.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const TSX = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, ['tools/bench/run.ts', ...args], {
+    const child = spawn(TSX, ['lab/bench/run.ts', ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

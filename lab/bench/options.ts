@@ -1,6 +1,6 @@
 // The bench's command line (node:util parseArgs, strict): sizes, output path and the catch-up model's
 // inputs. `--quick` shrinks every size for a smoke run; explicit flags still win over it.
-import { parseFlags, UsageError } from '../cli-args.js';
+import { parseFlags, UsageError } from '../../tools/cli-args.js';
 
 export interface BenchOptions {
   /** Target number of order versions in the generated feed (the simulator's count is reported). */

@@ -1,0 +1,44 @@
+// The one list of business metric names: the functions count them, the monitoring construct alarms and graphs
+// them, the tests import them. A name not in this list cannot be counted, so renaming one breaks the build
+// rather than silently emptying an alarm.
+
+/** The poller's counts (dimension `service`, and `service` + `FeedId`). */
+export const POLLER_COUNTS = [
+  'PagesFetched',
+  'VersionsPublished',
+  'RecordsQuarantined',
+  'OversizedRecords',
+  'PartnerRetries',
+  'RateLimitWaits',
+  'CursorRecoveries',
+  'AuthFailures',
+  'LeaseContended',
+  'MissingNextPageId',
+  'StuckCursor',
+  'UnreadablePages',
+  'PageSizeReduced',
+  'OrderOverBodyCap',
+  'RecordsBeyondPageSize',
+] as const;
+
+/** The poller's timings: `RunDurationMs` and `PaceDelayMs` in milliseconds, `SecondsSinceCaughtUp` in seconds. */
+export const POLLER_MILLISECONDS = ['RunDurationMs', 'PaceDelayMs'] as const;
+export const POLLER_SECONDS = ['SecondsSinceCaughtUp'] as const;
+
+/** The consumer's counts (dimension `service`). */
+export const CONSUMER_COUNTS = [
+  'VersionsApplied',
+  'VersionsStale',
+  'MessagesFailed',
+  'SalesCounted',
+  'SalesReversed',
+  'SalesAmountChanged',
+] as const;
+
+/** One count per finding kind, e.g. `FindingUnknownField` (the kinds are a fixed set: bounded metrics). */
+export type FindingMetricName = `Finding${string}`;
+
+export type CountName = (typeof POLLER_COUNTS)[number] | (typeof CONSUMER_COUNTS)[number] | FindingMetricName;
+export type MillisecondsName = (typeof POLLER_MILLISECONDS)[number];
+export type SecondsName = (typeof POLLER_SECONDS)[number];
+export type MetricName = CountName | MillisecondsName | SecondsName;
