@@ -1,7 +1,5 @@
-// The poller's partner client: every request taken from the token's shared request budget (a DynamoDB item
-// in the cursor table; ingest/request-budget.ts), through an interceptor on the client's own Agent. Built
-// once per container by handler.ts, and by local mode, the tests and the bench with their clients.
-
+// The poller's partner client, every request taken from the token's shared request budget (a DynamoDB item
+// in the cursor table) through an interceptor on the client's own Agent.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { budgetItemKey, DynamoRequestBudgetStore } from '../core/adapters/dynamo-request-budget.js';

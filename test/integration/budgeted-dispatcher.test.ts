@@ -1,10 +1,8 @@
 // The request budget's hook on the partner client (partner/budgeted-dispatcher.ts), over real HTTP against
-// the simulator's per-token rate limit: every attempt, retries included, takes from the budget first, and
-// every 429 reports its Retry-After to it; the client itself is unchanged.
+// the simulator's per-token rate limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withRequestBudget } from '../../functions/core/partner/budgeted-dispatcher.js';
 import { createPartnerAgent, createPartnerClient } from '../../functions/core/partner/client.js';
-import { RetryLaterError } from '../../functions/core/partner/errors.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 
 const TOKEN = 'budget-hook-token-5a1e';
@@ -40,7 +38,7 @@ describe('withRequestBudget', () => {
     await partner.getOrderUpdates({ pageSize: 1 }, { deadline });
     const third = partner.getOrderUpdates({ pageSize: 1 }, { deadline });
 
-    await expect(third).rejects.toBeInstanceOf(RetryLaterError);
+    await expect(third).rejects.toMatchObject({ kind: 'retry-later', reason: 'rate-limited' });
     expect(sim.requests.map((request) => request.status)).toEqual([200, 200, 429, 429, 429]);
     expect(calls).toEqual(['take', 'take', 'take', '429 1000', 'take', '429 1000', 'take', '429 1000']);
   });
@@ -59,6 +57,6 @@ describe('withRequestBudget', () => {
 
     const call = partner.getOrderUpdates({}, { deadline: Date.now() + 300 });
 
-    await expect(call).rejects.toMatchObject({ name: 'RetryLaterError', deadlinePassed: true });
+    await expect(call).rejects.toMatchObject({ kind: 'retry-later', deadlinePassed: true });
   });
 });

@@ -1,8 +1,6 @@
-// A partner that sends what the spec allows but AWS cannot carry as is (issue 11 points 2, 3 and 12; issue 24
-// point 6, lengths of key values),
-// through the real handlers, a scripted partner over HTTP and moto: every order that can be stored is
-// stored exactly or with a recorded change, the rest is quarantined with its reason, the cursor moves on,
-// every published message matches the contract, and nothing reaches a dead-letter queue.
+// A partner that sends what the spec allows but AWS cannot carry as is, through the real handlers, a scripted
+// partner over HTTP and moto: what can be stored is stored exactly or with a recorded change, the rest is
+// quarantined with its reason, the cursor moves on, messages match the contract, no dead-letter queue is used.
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

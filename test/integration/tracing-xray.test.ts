@@ -144,7 +144,7 @@ describe('Powertools tracing adapter on Lambda (X-Ray daemon documents)', () => 
     expect(run?.fault || run?.error).toBe(true);
     expect(run?.cause?.exceptions?.[0]?.message).toBe('poll run failed: auth-failed');
     expect(fetch?.parent_id).toBe(run?.id);
-    expect(fetch?.cause?.exceptions?.[0]?.type).toBe('AuthenticationError');
+    expect(fetch?.cause?.exceptions?.[0]?.type).toBe('PartnerError');
   });
 
   it(`indexes at most ${X_RAY_ANNOTATIONS_PER_TRACE} annotations per trace and keeps the rest as metadata`, () => {

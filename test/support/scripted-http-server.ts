@@ -1,7 +1,6 @@
-// A real node:http server for client tests: each test scripts the answers to the next requests in
-// order, and every request is recorded (raw URL, headers, arrival time). Listens on 127.0.0.1:0.
-
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+// A real node:http server on 127.0.0.1:0 for client tests: each test scripts the answers to the next requests
+// in order, and every request is recorded (raw URL, headers, arrival time).
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface RecordedRequest {
@@ -20,11 +19,10 @@ export type ScriptedResponse =
       headers?: Record<string, string>;
       /** A string or Buffer is sent as is; anything else as JSON. */
       body?: unknown;
-      /** Wait this long before sending the status line and headers (slow-headers tests). */
+      /** Wait this long before sending the status line and headers. */
       delayMs?: number;
-      /** Send the body without Content-Length (chunked), in pieces of this many bytes. */
+      /** Send the body chunked (no Content-Length) in pieces of this many bytes, one every intervalMs if set. */
       chunkBytes?: number;
-      /** With chunkBytes: one piece every this many milliseconds (a trickling body). */
       intervalMs?: number;
     }
   /** Destroy the socket without answering: the client sees a connection reset. */
@@ -55,98 +53,73 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
   let fallback: Responder = UNSCRIPTED;
 
   const send = (res: ServerResponse, answer: Exclude<ScriptedResponse, { destroy: true }>) => {
-    if (res.destroyed || res.socket === null) return;
-    const body =
-      answer.body === undefined
-        ? Buffer.alloc(0)
-        : Buffer.isBuffer(answer.body)
-          ? answer.body
-          : Buffer.from(typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body));
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...answer.headers };
-    if (answer.chunkBytes === undefined) {
-      res.writeHead(answer.status, { ...headers, 'content-length': String(body.length) });
-      res.end(body);
+    if (res.destroyed) return;
+    const { body: value, chunkBytes, intervalMs } = answer;
+    const body = Buffer.isBuffer(value)
+      ? value
+      : Buffer.from(value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+    const headers = { 'content-type': 'application/json', ...answer.headers };
+    if (chunkBytes === undefined) {
+      res.writeHead(answer.status, { ...headers, 'content-length': String(body.length) }).end(body);
       return;
     }
     res.writeHead(answer.status, headers);
-    if (answer.intervalMs !== undefined) {
-      const { chunkBytes } = answer;
-      let sent = 0;
-      const timer = setInterval(() => {
-        if (res.destroyed || sent >= body.length) {
-          clearInterval(timer);
-          timers.delete(timer);
-          if (!res.destroyed) res.end();
-          return;
-        }
+    let sent = 0;
+    const next = () => {
+      while (!res.destroyed && sent < body.length) {
         res.write(body.subarray(sent, sent + chunkBytes));
         sent += chunkBytes;
-      }, answer.intervalMs);
-      timers.add(timer);
-      return;
-    }
-    for (let i = 0; i < body.length; i += answer.chunkBytes) {
-      if (res.destroyed) return;
-      res.write(body.subarray(i, i + answer.chunkBytes));
-    }
-    res.end();
+        if (intervalMs !== undefined) return later(next, intervalMs);
+      }
+      if (!res.destroyed) res.end();
+    };
+    next();
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const rawUrl = req.url ?? '/';
-    const parsed = new URL(rawUrl, 'http://127.0.0.1');
+  const later = (run: () => void, ms: number) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      run();
+    }, ms);
+    timers.add(timer);
+  };
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const { pathname, searchParams } = new URL(url, 'http://127.0.0.1');
     const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
-      url: rawUrl,
-      pathname: parsed.pathname,
-      query: parsed.searchParams,
+      url,
+      pathname,
+      query: searchParams,
       headers: req.headers,
       receivedAt: Date.now(),
     };
     requests.push(recorded);
     const responder = queue.shift() ?? fallback;
     const answer = typeof responder === 'function' ? responder(recorded) : responder;
-    // The client sends no body, but drain anything so the socket stays usable.
-    req.resume();
-    if ('destroy' in answer) {
-      req.socket.destroy();
-      return;
-    }
-    if (answer.delayMs !== undefined) {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        send(res, answer);
-      }, answer.delayMs);
-      timers.add(timer);
-      return;
-    }
-    send(res, answer);
-  };
-
-  const server = createServer(handle);
+    req.resume(); // drain anything, so the socket stays usable
+    if ('destroy' in answer) req.socket.destroy();
+    else if (answer.delayMs !== undefined) later(() => send(res, answer), answer.delayMs);
+    else send(res, answer);
+  });
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
   // A client that gives up mid-response makes writes fail with EPIPE/ECONNRESET: expected here.
   server.on('clientError', (_err, socket) => socket.destroy());
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
+    server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    script(...responses) {
-      queue.push(...responses);
-    },
-    setFallback(responder) {
+    script: (...responses) => void queue.push(...responses),
+    setFallback: (responder) => {
       fallback = responder;
     },
     reset() {
@@ -156,7 +129,6 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);
-      timers.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

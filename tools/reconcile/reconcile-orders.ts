@@ -29,12 +29,7 @@ import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js
 import { type Int64, isInt64 } from '../../functions/core/model/int64.js';
 import { parseOrder } from '../../functions/core/model/parse-order.js';
 import type { Finding, Order } from '../../functions/core/model/types.js';
-import {
-  AuthenticationError,
-  BadRequestError,
-  isPartnerApiError,
-  OrderNotFoundError,
-} from '../../functions/core/partner/errors.js';
+import { PartnerError, partnerErrorKind } from '../../functions/core/partner/errors.js';
 import type { PartnerApi } from '../../functions/core/partner/types.js';
 
 /** What the orders table holds for one order. */
@@ -230,7 +225,7 @@ async function fetchPartnerState(
   id: Int64,
   callTimeoutMs: number,
 ): Promise<PartnerAnswer> {
-  // Refused here rather than by the client, whose InvalidArgumentError can also mean a bad token.
+  // Refused here: the client sends the id it is given.
   if (!isInt64(id) || id < 0) {
     return {
       kind: 'result',
@@ -241,21 +236,18 @@ async function fetchPartnerState(
   try {
     raw = await deps.partner.getOrder(id, { deadline: deps.now() + callTimeoutMs });
   } catch (error) {
-    if (error instanceof AuthenticationError) return { kind: 'auth', error };
-    if (error instanceof OrderNotFoundError) {
-      return { kind: 'result', entry: { id, result: 'not-found', detail: 'partner answered 404' } };
+    switch (partnerErrorKind(error)) {
+      case 'auth':
+        return { kind: 'auth', error };
+      case 'not-found':
+        return { kind: 'result', entry: { id, result: 'not-found', detail: 'partner answered 404' } };
+      case 'bad-request': {
+        const detail = `partner answered 400: ${(error as PartnerError).serverMessage ?? 'no message'}`;
+        return { kind: 'result', entry: { id, result: 'invalid-id', detail } };
+      }
+      default:
+        return { kind: 'result', entry: { id, result: 'error', detail: describe(error) } };
     }
-    if (error instanceof BadRequestError) {
-      return {
-        kind: 'result',
-        entry: {
-          id,
-          result: 'invalid-id',
-          detail: `partner answered 400: ${error.serverMessage ?? 'no message'}`,
-        },
-      };
-    }
-    return { kind: 'result', entry: { id, result: 'error', detail: describe(error) } };
   }
   const parsed = parseOrder(raw);
   if (!parsed.ok) {
@@ -323,7 +315,7 @@ function needsAttention({ result, repair }: ReconciledOrder): boolean {
 }
 
 function describe(error: unknown): string {
-  if (isPartnerApiError(error)) return `${error.code}: ${error.message}`;
+  if (error instanceof PartnerError) return `${error.code}: ${error.message}`;
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
 }

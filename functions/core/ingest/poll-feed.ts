@@ -11,12 +11,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
 import { NO_TRACING, type Tracing } from '../observability/tracing.js';
-import {
-  AuthenticationError,
-  CursorExpiredError,
-  ResponseFormatError,
-  RetryLaterError,
-} from '../partner/errors.js';
+import { PartnerError, partnerErrorKind } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { type ContinuationEvent, nextContinuation } from './continuation.js';
 import { CursorCycles } from './cursor-cycles.js';
@@ -230,7 +225,7 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
       if (!prefetched && deps.now() >= run.deadline) return 'out-of-time';
       const result = await (prefetched ?? fetchPage(ctx, request));
       prefetched = undefined;
-      if (!result.ok && result.error instanceof CursorExpiredError && !recoveredThisRun) {
+      if (!result.ok && partnerErrorKind(result.error) === 'cursor-expired' && !recoveredThisRun) {
         recoveredThisRun = true;
         cycles.forget();
         request = recover(ctx);
@@ -242,7 +237,7 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
         request = smaller;
         continue;
       }
-      if (!result.ok && result.error instanceof AuthenticationError) {
+      if (!result.ok && partnerErrorKind(result.error) === 'auth') {
         const token = await tokenVersion(ctx);
         if (token?.changed && !retriedWithNewToken) {
           retriedWithNewToken = true;
@@ -417,8 +412,7 @@ function stopAfter(
   return cycles.judge(request.pageId, page.nextPageId) === 'cycle' ? 'stuck-cursor' : undefined;
 }
 
-const isBodyOverCap = (error: unknown) =>
-  error instanceof ResponseFormatError && error.problem === 'body-too-large';
+const isBodyOverCap = (error: unknown) => partnerErrorKind(error) === 'body-too-large';
 
 /**
  * A 200 body over the cap: the same cursor at half the page size, at once (undefined: the page held one order
@@ -498,21 +492,22 @@ async function authFailed(ctx: Run, tokenVersion: number | undefined): Promise<v
 /** How any other failed request ends the run; what is not a partner's "later" is thrown. */
 function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOutcomeKind {
   const { feedId } = settings;
-  if (error instanceof CursorExpiredError) {
+  if (partnerErrorKind(error) === 'cursor-expired') {
     // The spec's expired-cursor scenario re-expires on every restart: a loop here would never end.
     deps.log.warn('cursor expired again right after recovery; ending the run, a later run retries', {
       feedId,
     });
     return 'cursor-expired-again';
   }
-  if (error instanceof RetryLaterError && error.deadlinePassed && counters.pages > 0) {
+  const later = error instanceof PartnerError && error.kind === 'retry-later';
+  if (later && error.deadlinePassed && counters.pages > 0) {
     // The run's time ran out with the next page (usually the prefetch) still on its way: nothing of it
     // was published, the cursor is that page's; the next run asks again. A run that ends like this has
     // made progress, so it may hand over at once (self-continuation) like any run out of time.
     deps.log.info('run out of time with a page request in flight; the next run repeats it', { feedId });
     return 'out-of-time';
   }
-  if (error instanceof RetryLaterError) {
+  if (later) {
     // Counted per give-up: one is a partner's passing hiccup, an alarm rings when they repeat.
     if (error.reason === 'unreadable') deps.metrics.count('UnreadablePages');
     // Whose "later" ended the run: our own deadline is not the partner's Retry-After.

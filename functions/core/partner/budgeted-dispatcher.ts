@@ -1,8 +1,6 @@
-// Puts every partner request through a request budget, as an undici interceptor on the client's dispatcher:
-// the client (client.ts) is unchanged, and retries are budgeted like first attempts because each one is a
-// dispatch. Before a request: take() (waits for the feed's turn; the request's own signal, i.e. the call's
-// deadline, cuts the wait short). On a 429: rateLimited(Retry-After), so every feed on the token holds;
-// the client still sees the 429 and waits and retries as it always does.
+// Every partner request through the token's request budget, as an undici interceptor (each retry is a
+// dispatch, so it is budgeted too): take() before a request, cut short by its signal (the call's deadline);
+// on a 429, rateLimited(Retry-After) so every feed on the token holds. The client still sees the 429.
 import type { Dispatcher } from 'undici';
 import { parseRetryAfter } from './client.js';
 

@@ -1,38 +1,19 @@
-// The partner API client on undici's public API. Per call: check the input → build the URL once → per
-// attempt: read the token, send GET through the dispatcher (cut off at its own total timeout and at the
-// call's deadline, AbortSignals) and read the body up to a limit → interpret the answer as a Page, an Order
-// or a typed error → 429 / 5xx / network / 3xx / an unreadable 200: wait and repeat the same URL unless the
-// wait would cross the deadline or the attempts run out (then RetryLaterError).
-//
-// The token lives only in the Authorization header of the outgoing request: errors are built from the
-// method, the path and the server's message (with the token redacted, redact.ts), and undici errors are
-// copied into plain causes so no request object, header or socket is reachable from an error.
+// The partner API client on undici's public API (design: functions/README.md, "Failure handling"). It trusts
+// its options and queries (the settings schema has checked them); it checks only what it alone sees: the
+// base URL it sends the token to, and the token itself. No error carries the token or a request header:
+// partner text is redacted (redact.ts) and undici errors are copied into plain causes.
 
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
 import { backoffWithFullJitter } from '../backoff.js';
-import { type Int64, isInt64, parseJsonExact } from '../model/int64.js';
-import {
-  AuthenticationError,
-  BadRequestError,
-  CursorExpiredError,
-  InvalidArgumentError,
-  OrderNotFoundError,
-  ResponseFormatError,
-  RetryLaterError,
-  UnexpectedStatusError,
-} from './errors.js';
+import { type Int64, parseJsonExact } from '../model/int64.js';
+import { PartnerError, type PartnerErrorDetails, type RetryReason } from './errors.js';
 import { redactToken as redact } from './redact.js';
-import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
+import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
-/**
- * Connect (TCP + TLS; the default Agent only), headers (request sent → last header), body (longest silence),
- * request (the whole attempt, headers and body: a body trickling a byte a second never stays silent long
- * enough for bodyTimeout). undici's defaults (300 s) exceed a Lambda's whole budget. An attempt that runs out
- * of requestTimeoutMs is a network failure, retried; each attempt is also cut off at the call's deadline.
- */
+/** undici's defaults (300 s) exceed a Lambda's whole budget; requestTimeoutMs bounds a trickling body. */
 export const DEFAULT_TIMEOUTS = Object.freeze({
   connectTimeoutMs: 5_000,
   headersTimeoutMs: 10_000,
@@ -45,52 +26,38 @@ export const DEFAULT_RETRY_POLICY = Object.freeze({
   baseBackoffMs: 200, // full jitter: retry n draws below min(maxBackoffMs, baseBackoffMs * 2^(n-1))
   maxBackoffMs: 5_000,
   defaultRetryAfterMs: 1_000, // the 429 wait when Retry-After is missing or unparseable
-  maxRetryAfterMs: 60_000, // longest 429 wait; a server asking for more gets RetryLaterError with its value
+  maxRetryAfterMs: 60_000, // longest 429 wait; a server asking for more gets a retry-later with its value
   rateLimitBackoffFactor: 2, // growth per consecutive 429 (the spec: "backs off on repeats")
-  maxRateLimitRetries: 5, // consecutive 429s waited through before RetryLaterError
+  maxRateLimitRetries: 5, // consecutive 429s waited through before a retry-later
   minAttemptBudgetMs: 250, // a wait starts only if this much time is left after it for the request
 });
 type RetryPolicy = Record<keyof typeof DEFAULT_RETRY_POLICY, number>;
-type Timeouts = Record<keyof typeof DEFAULT_TIMEOUTS, number>;
+type Timeouts = Omit<Record<keyof typeof DEFAULT_TIMEOUTS, number>, 'connectTimeoutMs'>;
 
-/** Orders of 150 KB exist, so 100 of them pass this: the poller asks again with a smaller pageSize (maxPageBodyBytes). */
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
-const DEFAULT_USER_AGENT = 'order-feed-ingester/0.1 (undici)';
+const USER_AGENT = 'order-feed-ingester/0.1 (undici)';
 /** Error bodies (4xx/5xx) are read only to find `message`. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Largest delay a Node timer honours (~24.8 days); a farther deadline is clamped to it. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-/** Server text quoted in an error message is cut to this length. */
-const MAX_QUOTED_CHARS = 200;
-/**
- * Longest nextPageId accepted, in UTF-8 bytes; a longer one is a format error (an unreadable page). The
- * cursor goes to three places: the cursor item in DynamoDB (400 KB per item: far off), the next request's
- * query string (percent-encoding at most triples it, 6 KiB, inside the 8 KiB request line that common
- * servers and proxies accept), and every message's `source.pageId` (2 KiB of the 1 MiB SQS message, per
- * version). Opaque cursors are tens to hundreds of bytes in practice.
- */
+/** Longest nextPageId accepted, in UTF-8 bytes (why: functions/README.md, "Cursor length"). */
 export const MAX_PAGE_ID_BYTES = 2_048;
 
-/** Query arrays on the wire (the spec does not say): `a=1&a=2` (OpenAPI's default) or `a=1,2` (no commas in values). */
-type ArrayEncoding = 'repeat' | 'comma';
-
 export interface PartnerClientOptions {
-  /** `https://host[:port][/prefix]` (the prefix may name a test scenario); `http:` only for loopback hosts. */
+  /** `https://host[:port][/prefix]`; `http:` only for loopback hosts (url-policy.ts). */
   baseUrl: string;
   /** Called before every attempt, so a rotated (re-cached) token is picked up without a rebuild. */
   token: () => Promise<string>;
-  /** Default: one module-level Agent with DEFAULT_TIMEOUTS (one of its own for another connect timeout). */
+  /** Default: one module-level Agent (createPartnerAgent). */
   dispatcher?: Dispatcher;
-  /** Headers, body and request timeouts apply per request, with any dispatcher. */
   timeouts?: Partial<Timeouts>;
-  /** A larger 200 body → ResponseFormatError (body-too-large). */
+  /** A larger 200 body is a `body-too-large` error. */
   maxBodyBytes?: number;
-  arrayEncoding?: ArrayEncoding;
+  /** Query arrays on the wire (the spec does not say): `a=1&a=2` or `a=1,2`. */
+  arrayEncoding?: 'repeat' | 'comma';
   retryPolicy?: Partial<RetryPolicy>;
-  /** Full-jitter draws (default Math.random). */
   random?: () => number;
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
-  /** Compared with `CallOptions.deadline` and used for Retry-After dates. */
   now?: () => number;
 }
 
@@ -104,10 +71,7 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 // GMT or (asctime) a year. Date.parse alone would read "1" or "2030-01-01" as dates.
 const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? .*\d\d:\d\d:\d\d (?:GMT|\d{4})$/;
 
-/**
- * Retry-After → milliseconds from `nowMs`: delta-seconds or an HTTP-date (a past date is 0). Anything else
- * is undefined (the caller waits its default); so is a date whose weekday is not its own (31 Feb).
- */
+/** Retry-After → ms from `nowMs` (a past date is 0); undefined for anything else, a 31 Feb included. */
 export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
   const value = header?.trim() ?? '';
   if (/^\d+$/.test(value)) return Number(value) * 1000;
@@ -118,9 +82,8 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
 }
 
 /**
- * The wait before repeating a request after its `consecutive429s`-th 429 in a row: Retry-After (or the
- * default), grown by the factor on repeats up to the cap, never below the server's value ("retrying too
- * soon returns 429 again"). A Retry-After over the cap → give up with it.
+ * The wait after the `consecutive429s`-th 429 in a row: Retry-After (or the default), grown on repeats up to
+ * the cap, never below the server's value ("retrying too soon returns 429 again"); over the cap: give up.
  */
 export function rateLimitWaitMs(
   retryAfterMs: number | undefined,
@@ -143,27 +106,23 @@ export function isBearerTokenShape(value: unknown): value is string {
 }
 
 /** A new Agent with the client's timeouts; whoever creates one closes it (`agent.close()`). */
-export function createPartnerAgent(connectTimeoutMs: number = DEFAULT_TIMEOUTS.connectTimeoutMs): Agent {
+export function createPartnerAgent(): Agent {
   return new Agent({
-    connect: { timeout: connectTimeoutMs },
+    connect: { timeout: DEFAULT_TIMEOUTS.connectTimeoutMs },
     headersTimeout: DEFAULT_TIMEOUTS.headersTimeoutMs,
     bodyTimeout: DEFAULT_TIMEOUTS.bodyTimeoutMs,
   });
 }
 
+/** One Agent per process, so keep-alive sockets survive across warm invocations. */
 let sharedAgent: Agent | undefined;
-
-/** One Agent per process, so keep-alive sockets survive across warm invocations (another connect timeout: its own). */
-function defaultAgent(connectTimeoutMs: number): Agent {
-  if (connectTimeoutMs !== DEFAULT_TIMEOUTS.connectTimeoutMs) return createPartnerAgent(connectTimeoutMs);
+function defaultAgent(): Agent {
   sharedAgent ??= createPartnerAgent();
   return sharedAgent;
 }
 
-// ---- what may go into an error: the token redacted, server text cut short, foreign errors copied ----
-
-const truncate = (text: string, max = MAX_QUOTED_CHARS) =>
-  text.length > max ? `${text.slice(0, max)}…` : text;
+/** Server text quoted in an error is cut short. */
+const truncate = (text: string, max = 200) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 function errorCode(err: unknown): string | undefined {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
@@ -194,9 +153,7 @@ function isRetryableNetworkError(err: unknown): boolean {
   return candidates.some((c) => RETRYABLE_NETWORK_CODES.has(errorCode(c) ?? ''));
 }
 
-// ---- one attempt over undici ----
-
-export interface HttpAnswer {
+interface HttpAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
@@ -235,12 +192,8 @@ async function readBounded(res: Dispatcher.ResponseData, limit: number) {
   return { body: Buffer.concat(chunks), overflow: false };
 }
 
-// ---- the final answer → a value or a typed error ----
-
 /** What was asked for, as far as the meaning of the answer depends on it. */
-export type Resource =
-  | { kind: 'orderUpdates'; label: string; sentPageId: boolean }
-  | { kind: 'order'; label: string; orderId: Int64 };
+type Resource = { label: string; sentPageId?: boolean; orderId?: Int64 };
 
 /** The `message` of a JSON Error body, cut and with the token redacted. */
 function serverMessage(body: Buffer, token: string): string | undefined {
@@ -255,11 +208,8 @@ function serverMessage(body: Buffer, token: string): string | undefined {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * A redirect's target as origin and path only: its query string, fragment and userinfo may carry secrets.
- * Relative targets are resolved against the request's URL.
- */
-export function describeLocation(location: string | undefined, requestUrl: string, token: string): string {
+/** A redirect's target as origin and path only: its query, fragment and userinfo may carry secrets. */
+function describeLocation(location: string | undefined, requestUrl: string, token: string): string {
   if (location === undefined) return 'no Location';
   if (!URL.canParse(location, requestUrl)) return 'an unparseable Location';
   const url = new URL(location, requestUrl);
@@ -267,38 +217,32 @@ export function describeLocation(location: string | undefined, requestUrl: strin
 }
 
 /**
- * Any status but 429, 5xx and 3xx → a Page, a raw Order or its typed error. A 200 body is customer data:
- * when it is not JSON the error describes it (size, content type, hash) and quotes none of it, with no cause
- * (V8's SyntaxError quotes the text).
+ * Any status but 429, 5xx and 3xx → a Page, a raw Order or its PartnerError. A 200 body is customer data:
+ * one that is not JSON is described by size, content type and hash, with no cause (V8's SyntaxError quotes it).
  */
-export function interpret(resource: Resource, answer: HttpAnswer, token: string): unknown {
+function interpret(resource: Resource, answer: HttpAnswer, token: string): unknown {
   const { status } = answer;
   const { label } = resource;
   if (status === 200) {
-    const fail = (message: string) => new ResponseFormatError(`${label}: ${message}`, { statusCode: status });
+    const fail = (message: string) =>
+      new PartnerError('unreadable', `${label}: ${message}`, { statusCode: 200 });
     if (answer.overflow) {
-      throw new ResponseFormatError(`${label}: response body exceeds the ${answer.limit}-byte limit`, {
-        statusCode: status,
-        problem: 'body-too-large',
-      });
+      const message = `${label}: response body exceeds the ${answer.limit}-byte limit`;
+      throw new PartnerError('body-too-large', message, { statusCode: 200 });
     }
     let value: unknown;
     try {
       value = parseJsonExact(answer.body.toString('utf8')); // int64 beyond 2^53 → bigint
     } catch {
       const contentType = headerValue(answer.headers, 'content-type');
-      const body = {
-        bytes: answer.body.length,
-        contentType: contentType === undefined ? undefined : truncate(redact(contentType, token), 100),
-        sha256: createHash('sha256').update(answer.body).digest('hex').slice(0, 16),
-      };
-      const type = body.contentType === undefined ? 'none' : JSON.stringify(body.contentType);
-      throw new ResponseFormatError(
-        `${label}: ${status} body is not valid JSON (${body.bytes} bytes, content-type ${type}, sha256 ${body.sha256}…)`,
-        { statusCode: status, problem: 'not-json', body },
+      const type =
+        contentType === undefined ? 'none' : JSON.stringify(truncate(redact(contentType, token), 100));
+      const sha256 = createHash('sha256').update(answer.body).digest('hex').slice(0, 16);
+      throw fail(
+        `${status} body is not valid JSON (${answer.body.length} bytes, content-type ${type}, sha256 ${sha256}…)`,
       );
     }
-    const order = resource.kind === 'order';
+    const order = resource.orderId !== undefined;
     if (!isObject(value))
       throw fail(order ? 'response is not an Order object' : 'response is not a Page: not a JSON object');
     if (order) return value;
@@ -315,141 +259,52 @@ export function interpret(resource: Resource, answer: HttpAnswer, token: string)
     return page;
   }
   const message = serverMessage(answer.body, token);
-  if (status === 401) throw new AuthenticationError();
-  if (status === 400) throw new BadRequestError(message);
-  if (status === 404) {
-    if (resource.kind === 'order') throw new OrderNotFoundError(resource.orderId, message);
-    // Pagination rule 4, matched loosely (case, spaces), only when a cursor was sent.
-    if (resource.sentPageId && message?.trim().toLowerCase() === 'pageid not found')
-      throw new CursorExpiredError();
+  const [details, quoted] = [{ statusCode: status, serverMessage: message }, message ? `: ${message}` : ''];
+  if (status === 401) throw new PartnerError('auth');
+  if (status === 400) {
+    const text = `partner API rejected the request (400): ${message ?? 'no message'}`;
+    throw new PartnerError('bad-request', text, details);
   }
-  throw new UnexpectedStatusError(status, message);
+  if (status === 404 && resource.orderId !== undefined)
+    throw new PartnerError('not-found', `order ${resource.orderId} not found${quoted}`, details);
+  // Pagination rule 4, matched loosely (case, spaces), only when a cursor was sent.
+  if (status === 404 && resource.sentPageId && message?.trim().toLowerCase() === 'pageid not found')
+    throw new PartnerError('cursor-expired', undefined, details);
+  throw new PartnerError('http', `partner API answered ${status}${quoted}`, details);
 }
 
-// ---- request inputs, checked before any request (and any token) leaves the process ----
-
-function argument(ok: boolean, message: string): asserts ok {
-  if (!ok) throw new InvalidArgumentError(message);
-}
-
-function integerIn(name: string, value: unknown, min: number, max: number): string {
-  const ok = typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
-  argument(ok, `${name} must be an integer from ${min} to ${max} (got ${String(value)})`);
-  return String(value);
-}
-
-/** int64 ids: a bigint beyond 2^53 - 1 (model/int64.ts); a number that large is already rounded, so refused. */
-function checkOrderId(name: string, value: unknown): Int64 {
-  if (typeof value === 'bigint') {
-    argument(value >= 0n && isInt64(value), `${name} must be a non-negative int64 (got ${String(value)})`);
-    return value;
-  }
-  const ok = typeof value === 'number' && Number.isInteger(value) && value >= 0;
-  argument(ok, `${name} must be a non-negative integer (got ${String(value)})`);
-  argument(
-    Number.isSafeInteger(value),
-    `${name} ${String(value)} exceeds Number.MAX_SAFE_INTEGER (2^53 - 1) as a number, so it is not exact: pass an int64 id beyond that as a bigint`,
-  );
-  return value;
-}
-
-// A date, or a date-time with an explicit zone (a zone-less one would be read in the machine's zone).
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
-
-function checkTimestamp(value: unknown): string {
-  if (value instanceof Date) {
-    argument(!Number.isNaN(value.getTime()), 'fromTimestamp is an invalid Date');
-    return value.toISOString();
-  }
-  const ms = typeof value === 'string' && ISO_DATE_TIME.test(value) ? Date.parse(value) : Number.NaN;
-  argument(
-    !Number.isNaN(ms),
-    'fromTimestamp must be a valid Date or an ISO 8601 string with a time zone (e.g. 2024-05-01T00:00:00Z)',
-  );
-  return new Date(ms).toISOString();
-}
-
-/** Refused when empty rather than dropped: omitting the parameter means "all", a wider query. */
-function checkArray(name: string, value: unknown, check: (item: unknown, index: number) => string) {
-  argument(
-    Array.isArray(value) && value.length > 0,
-    `${name} must be a non-empty array when given (omit it to mean all)`,
-  );
-  return value.map(check);
-}
+const QUERY_NAMES = 'pageId pageSize vendorIds orderIds fromTimestamp minAgeMinutes'.split(' ') as Array<
+  keyof OrderUpdatesQuery
+>;
 
 /** `name=value` escaped as application/x-www-form-urlencoded; pageId arrives at the server byte for byte. */
 const formPair = (name: string, value: string) => new URLSearchParams([[name, value]]).toString();
 
 /** The query string for GET /v1/orderUpdates ('' or '?...'). */
-function buildOrderUpdatesQuery(query: OrderUpdatesQuery, encoding: ArrayEncoding): string {
-  argument(query !== null && typeof query === 'object', 'query must be an object');
+function queryString(query: OrderUpdatesQuery, encoding: 'repeat' | 'comma'): string {
   const pairs: string[] = [];
-  const add = (name: string, values: string[]) => {
-    if (encoding === 'repeat') for (const v of values) pairs.push(formPair(name, v));
+  for (const name of QUERY_NAMES) {
+    const value = query[name];
+    if (value === undefined) continue;
+    const values = (Array.isArray(value) ? value : [value]).map(String);
+    if (encoding === 'repeat' || values.length === 1) for (const v of values) pairs.push(formPair(name, v));
     else pairs.push(`${name}=${values.map((v) => formPair('', v).slice(1)).join(',')}`);
-  };
-  const { pageId, pageSize, vendorIds, orderIds, fromTimestamp, minAgeMinutes } = query;
-  if (pageId !== undefined) {
-    argument(
-      typeof pageId === 'string' && pageId !== '',
-      'pageId must be a non-empty string (the nextPageId of a previous page)',
-    );
-    add('pageId', [pageId]);
   }
-  if (pageSize !== undefined) add('pageSize', [integerIn('pageSize', pageSize, 1, 100)]);
-  if (vendorIds !== undefined) {
-    const ids = checkArray('vendorIds', vendorIds, (id, i) => {
-      argument(typeof id === 'string' && id !== '', `vendorIds[${i}] must be a non-empty string`);
-      argument(
-        encoding === 'repeat' || !id.includes(','),
-        `vendorIds[${i}] contains a comma, which the 'comma' array encoding cannot carry`,
-      );
-      return id;
-    });
-    add('vendorIds', ids);
-  }
-  if (orderIds !== undefined) {
-    add(
-      'orderIds',
-      checkArray('orderIds', orderIds, (id, i) => String(checkOrderId(`orderIds[${i}]`, id))),
-    );
-  }
-  if (fromTimestamp !== undefined) add('fromTimestamp', [checkTimestamp(fromTimestamp)]);
-  if (minAgeMinutes !== undefined) add('minAgeMinutes', [integerIn('minAgeMinutes', minAgeMinutes, 1, 1440)]);
   return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
 }
 
-function positiveInteger(name: string, value: number): number {
-  argument(Number.isInteger(value) && value > 0, `${name} must be a positive integer (got ${String(value)})`);
-  return value;
-}
-
-/**
- * Builds a PartnerApi for one base URL. Configuration is checked here (a bad URL or limit fails at
- * construction, i.e. the cold start); call inputs are checked per call, before any request.
- */
+/** A PartnerApi for one base URL; a base URL the token may not go to fails here, at the cold start. */
 export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const { origin, basePath } = parsePartnerBaseUrl(options.baseUrl);
-  argument(typeof options.token === 'function', 'token must be a function returning the bearer token');
   const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  for (const [name, value] of Object.entries(timeouts)) positiveInteger(`timeouts.${name}`, value);
   const arrayEncoding = options.arrayEncoding ?? 'repeat';
-  argument(
-    arrayEncoding === 'repeat' || arrayEncoding === 'comma',
-    `arrayEncoding must be 'repeat' or 'comma'`,
-  );
-  const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retryPolicy };
-  positiveInteger('retryPolicy.maxAttempts', policy.maxAttempts);
   const { random = Math.random, now = Date.now } = options;
   const wait = options.sleep ?? sleep;
-  const dispatcher = options.dispatcher ?? defaultAgent(timeouts.connectTimeoutMs);
+  const dispatcher = options.dispatcher ?? defaultAgent();
 
-  /**
-   * One GET, cut off at its own total timeout (a network failure, so retried), at the call's deadline and at
-   * the caller's signal; the body read up to its limit.
-   */
+  /** One GET, cut off at its own total timeout (then retried), at the call's deadline and at the caller's signal. */
   async function attempt(path: string, token: string, remainingMs: number, callerSignal?: AbortSignal) {
     const ownTimeout = timeouts.requestTimeoutMs < remainingMs;
     // AbortSignal.timeout takes whole milliseconds only (the poller's deadline may end in .5).
@@ -462,11 +317,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         origin,
         path,
         method: 'GET',
-        headers: {
-          accept: 'application/json',
-          authorization: `Bearer ${token}`,
-          'user-agent': DEFAULT_USER_AGENT,
-        },
+        headers: { accept: 'application/json', authorization: `Bearer ${token}`, 'user-agent': USER_AGENT },
         signal,
         // 0 would disable undici's timers, hence the floor of 1 ms.
         headersTimeout: Math.max(1, Math.min(timeouts.headersTimeoutMs, remainingMs)),
@@ -479,18 +330,15 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         if (res.statusCode === 200 || signal.aborted) throw err;
         return { body: Buffer.alloc(0), overflow: false };
       });
-      return {
-        kind: 'answer',
-        answer: { status: res.statusCode, headers: res.headers, limit, ...read },
-      } as const;
+      const answer = { status: res.statusCode, headers: res.headers, limit, ...read };
+      return { kind: 'answer', answer } as const;
     } catch (err) {
       if (callerSignal?.aborted) throw callerSignal.reason;
       if (timer.aborted && ownTimeout) {
-        const message = `no complete response within the ${timeouts.requestTimeoutMs} ms request timeout`;
-        return {
-          kind: 'network',
-          error: Object.assign(new Error(message), { code: 'ERR_REQUEST_TIMEOUT' }),
-        } as const;
+        const error = new Error(
+          `no complete response within the ${timeouts.requestTimeoutMs} ms request timeout`,
+        );
+        return { kind: 'network', error: Object.assign(error, { code: 'ERR_REQUEST_TIMEOUT' }) } as const;
       }
       if (timer.aborted) return { kind: 'deadline', error: err } as const;
       if (isRetryableNetworkError(err)) return { kind: 'network', error: err } as const;
@@ -498,33 +346,20 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
     }
   }
 
-  /**
-   * The retry loop: the interpreted answer, or the typed error of an answer not worth repeating. Repeated:
-   * 429 (its own waits), and with backoff 5xx, network failures, 3xx and 200s that are not a readable page.
-   */
+  /** The retry loop: the interpreted answer, or the PartnerError of an answer not worth repeating. */
   async function send(path: string, resource: Resource, callOptions: CallOptions): Promise<unknown> {
-    const ok = typeof callOptions?.deadline === 'number' && Number.isFinite(callOptions.deadline);
-    argument(ok, 'options.deadline must be an epoch-milliseconds number');
     const { deadline, signal } = callOptions;
     const { label } = resource;
     let [attempts, failures, consecutive429s] = [0, 0, 0];
-    // The last failed attempt, which a RetryLaterError reports (none yet: a network-kind error).
-    let last: { kind: RetryEvent['kind']; statusCode?: number | undefined; cause?: Error } = {
-      kind: 'network',
-    };
-    const later = (message: string, more: { retryAfterMs?: number; deadlinePassed?: boolean }) =>
-      new RetryLaterError(last.kind, `${label}: ${message}`, {
-        statusCode: last.statusCode,
-        cause: last.cause,
-        ...more,
-      });
+    // The last failed attempt, which a retry-later reports (none yet: a network one).
+    let last: { reason: RetryReason; statusCode?: number | undefined; cause?: Error } = { reason: 'network' };
+    const later = (message: string, more: PartnerErrorDetails) =>
+      new PartnerError('retry-later', `${label}: ${message}`, { ...last, ...more });
     for (;;) {
       signal?.throwIfAborted();
       const token = await options.token();
-      argument(
-        isBearerTokenShape(token),
-        'token() must resolve to a non-empty string of visible ASCII characters',
-      );
+      if (!isBearerTokenShape(token))
+        throw new PartnerError('invalid-argument', 'token() must resolve to visible ASCII characters');
       signal?.throwIfAborted();
       const remainingMs = deadline - now();
       if (remainingMs <= 0)
@@ -532,7 +367,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
       attempts += 1;
       const outcome = await attempt(path, token, remainingMs, signal);
       if (outcome.kind === 'deadline') {
-        last = { kind: 'network', cause: safeCause(outcome.error, token) };
+        last = { reason: 'network', cause: safeCause(outcome.error, token) };
         throw later('no complete response before the call deadline', { deadlinePassed: true });
       }
       const status = outcome.kind === 'answer' ? outcome.answer.status : undefined;
@@ -540,33 +375,30 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
       let failed: { describe: string; location?: string } | undefined;
       if (outcome.kind === 'network') {
         const cause = safeCause(outcome.error, token);
-        last = { kind: 'network', cause };
+        last = { reason: 'network', cause };
         failed = { describe: `network failure (${errorCode(cause) ?? cause.name})` };
       } else if (status !== undefined && status >= 500 && status <= 599) {
-        last = { kind: 'server-error', statusCode: status };
+        last = { reason: 'server-error', statusCode: status };
         failed = { describe: `server error (${status})` };
       } else if (status !== undefined && status >= 300 && status <= 399) {
-        // Never followed (undici's dispatcher.request follows redirects only through its redirect
-        // interceptor, not used here): the token goes nowhere else. A partner's detour is retried like a 5xx.
+        // Never followed (no redirect interceptor is composed): the token goes nowhere else.
         const target = headerValue(outcome.answer.headers, 'location');
         const location = describeLocation(target, `${origin}${path}`, token);
-        last = { kind: 'unreadable', statusCode: status };
+        last = { reason: 'unreadable', statusCode: status };
         failed = { describe: `redirect (${status} to ${location}), not followed`, location };
       } else if (outcome.kind === 'answer' && status !== 429) {
         try {
           return interpret(resource, outcome.answer, token);
         } catch (err) {
-          // A maintenance or WAF page, or a body that is not a Page, passes: ask again. A body over the cap
-          // does not, and the caller can ask for a smaller page: thrown at once.
-          if (!(err instanceof ResponseFormatError) || err.problem === 'body-too-large') throw err;
-          last = { kind: 'unreadable', statusCode: status, cause: err };
-          const problem = err.message.startsWith(`${label}: `) ? err.message.slice(label.length + 2) : '';
-          failed = { describe: `unreadable answer (${problem || err.problem})` };
+          // A maintenance or WAF page passes: ask again. Anything else (body-too-large included) is final.
+          if (!(err instanceof PartnerError) || err.kind !== 'unreadable') throw err;
+          last = { reason: 'unreadable', statusCode: status, cause: err };
+          failed = { describe: `unreadable answer (${err.message.slice(label.length + 2)})` };
         }
       }
       let waitMs: number;
       if (failed === undefined) {
-        last = { kind: 'rate-limited', statusCode: 429 };
+        last = { reason: 'rate-limited', statusCode: 429 };
         consecutive429s += 1;
         const headers = outcome.kind === 'answer' ? outcome.answer.headers : {};
         const retryAfter = parseRetryAfter(headerValue(headers, 'retry-after'), now());
@@ -576,33 +408,25 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
           const message = `rate limited (429); Retry-After ${retryAfterMs} ms exceeds the ${policy.maxRetryAfterMs} ms the client waits`;
           throw later(message, { retryAfterMs });
         }
-        if (consecutive429s > policy.maxRateLimitRetries) {
+        if (consecutive429s > policy.maxRateLimitRetries)
           throw later(`still rate limited after ${consecutive429s} 429s`, { retryAfterMs: decision.waitMs });
-        }
         failed = { describe: 'rate limited (429)' };
         waitMs = decision.waitMs;
       } else {
         consecutive429s = 0;
         failures += 1;
         waitMs = backoffWithFullJitter(failures, policy.baseBackoffMs, policy.maxBackoffMs, random);
-        if (failures >= policy.maxAttempts) {
+        if (failures >= policy.maxAttempts)
           throw later(`${failed.describe}; gave up after ${failures} attempts`, { retryAfterMs: waitMs });
-        }
       }
       // Never start a wait that ends past the deadline (or leaves no time for the request after it).
       if (now() + waitMs + policy.minAttemptBudgetMs > deadline) {
         const message = `${failed.describe}; the ${waitMs} ms wait does not fit before the call deadline`;
         throw later(message, { retryAfterMs: waitMs });
       }
+      const event = { kind: last.reason, attempt: attempts, waitMs, status };
       try {
-        const { location } = failed;
-        callOptions.onRetry?.({
-          kind: last.kind,
-          attempt: attempts,
-          waitMs,
-          status,
-          ...(location && { location }),
-        });
+        callOptions.onRetry?.(failed.location ? { ...event, location: failed.location } : event);
       } catch {
         // A metrics hook must not change the outcome of the call.
       }
@@ -614,15 +438,12 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const ordersPath = `${basePath}/v1/orders`;
   return {
     async getOrderUpdates(query, callOptions) {
-      const search = buildOrderUpdatesQuery(query, arrayEncoding);
       const label = `GET ${updatesPath}`;
-      const resource = { kind: 'orderUpdates', label, sentPageId: query.pageId !== undefined } as const;
-      return (await send(`${updatesPath}${search}`, resource, callOptions)) as RawPage;
+      const resource = { label, sentPageId: query.pageId !== undefined };
+      const path = `${updatesPath}${queryString(query, arrayEncoding)}`;
+      return (await send(path, resource, callOptions)) as RawPage;
     },
-    async getOrder(id, callOptions) {
-      const orderId = checkOrderId('order id', id);
-      const label = `GET ${ordersPath}/${orderId}`;
-      return send(`${ordersPath}/${orderId}`, { kind: 'order', label, orderId }, callOptions);
-    },
+    getOrder: (orderId, callOptions) =>
+      send(`${ordersPath}/${orderId}`, { label: `GET ${ordersPath}/${orderId}`, orderId }, callOptions),
   };
 }

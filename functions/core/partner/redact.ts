@@ -1,8 +1,5 @@
-// Redaction of the bearer token from partner text (server messages, content types, Location values, causes)
-// before it reaches an error or a log line. A partner may echo the token in any form, so besides the token
-// itself this removes any `Bearer <value>`, the token URL-encoded (encodeURIComponent and form encoding) and
-// base64/base64url-encoded (at any byte offset, e.g. inside Basic credentials), and pieces of each form at
-// least PIECE_CHARS long (a message cut short mid-token). Over-redacting partner text is harmless.
+// The bearer token out of partner text before it reaches an error or a log line (which forms, and why:
+// functions/README.md, "The token in partner text"). Over-redacting partner text is harmless.
 
 const REDACTED = '[redacted]';
 

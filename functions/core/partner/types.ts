@@ -1,17 +1,16 @@
 // The partner API's wire shapes that the client deals in, and the client's port.
 import type { Int64 } from '../model/int64.js';
+import type { RetryReason } from './errors.js';
 
+/** GET /v1/orderUpdates parameters, sent as given (the settings schema has checked them). */
 export interface OrderUpdatesQuery {
   /** Opaque cursor from a previous page; sent unmodified (only URL-encoded). Omitted: earliest page. */
   pageId?: string;
-  /** 1..100 (spec default 10). */
   pageSize?: number;
   vendorIds?: string[];
-  /** int64 ids (safe integers). */
   orderIds?: number[];
-  /** Only results after this instant; sent as an ISO 8601 UTC string. */
-  fromTimestamp?: Date | string;
-  /** 1..1440. */
+  /** ISO 8601 with a zone; only results after it. */
+  fromTimestamp?: string;
   minAgeMinutes?: number;
 }
 
@@ -26,16 +25,12 @@ export interface CallOptions {
   /** Epoch ms by which the call must have settled, retries and waits included. */
   deadline: number;
   signal?: AbortSignal;
-  /** Called before every wait of this call (429, 5xx, network, 3xx, unreadable 200), for metrics and logs. Its errors are ignored. */
+  /** Called before every wait of this call, for metrics and logs. Its errors are ignored. */
   onRetry?: (event: RetryEvent) => void;
 }
 
 export interface RetryEvent {
-  /**
-   * `rate-limited` (429), `server-error` (5xx), `network` (reset, timeout, refused), `unreadable` (a 3xx, or
-   * a 200 that is not JSON or not a Page).
-   */
-  kind: 'rate-limited' | 'server-error' | 'network' | 'unreadable';
+  kind: RetryReason;
   attempt: number;
   waitMs: number;
   status?: number | undefined;

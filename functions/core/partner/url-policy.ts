@@ -1,8 +1,6 @@
-// Which base URLs the client may send a bearer token to: HTTPS anywhere, plain HTTP only to this
-// machine (the local simulator). Checked once, when the client is built, so a misconfigured
-// environment fails the cold start instead of leaking the token over the network in clear text.
-
-import { InvalidArgumentError } from './errors.js';
+// Which base URLs the bearer token may go to: HTTPS anywhere, plain HTTP only to this machine. One policy for
+// the settings schema, the client (the CLIs' --api-url reaches it unchecked) and local mode.
+import { PartnerError } from './errors.js';
 
 /** 127.0.0.0/8, ::1 and `localhost`. The WHATWG URL parser has already normalised `127.1` etc. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -11,10 +9,7 @@ export function isLoopbackHost(hostname: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-/**
- * Why `baseUrl` may not receive the token ("must …", read after the setting's name), or undefined. One
- * policy for the client and the configuration. Messages never echo the URL: userinfo could be a secret.
- */
+/** Why `baseUrl` may not receive the token ("must …"), or undefined; never echoes the URL (userinfo). */
 export function partnerBaseUrlProblem(baseUrl: string): string | undefined {
   const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
   if (url === undefined) return 'must be an absolute URL such as https://partner.example.com';
@@ -32,14 +27,10 @@ export function partnerBaseUrlProblem(baseUrl: string): string | undefined {
   return undefined;
 }
 
-/**
- * Splits a valid partner base URL into origin (scheme, host, port) and path prefix. The prefix may carry a
- * test-scenario segment (`https://partner.example/test-versioning`); trailing slashes are dropped so
- * `${basePath}/v1/...` never has `//`.
- */
+/** Origin and path prefix (a test scenario's, say) without trailing slashes, so `${basePath}/v1` has no `//`. */
 export function parsePartnerBaseUrl(baseUrl: string): { origin: string; basePath: string } {
   const problem = partnerBaseUrlProblem(baseUrl);
-  if (problem !== undefined) throw new InvalidArgumentError(`baseUrl ${problem}`);
+  if (problem !== undefined) throw new PartnerError('invalid-argument', `baseUrl ${problem}`);
   const url = new URL(baseUrl);
   return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
 import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
-import { CursorExpiredError, ResponseFormatError } from '../../../functions/core/partner/errors.js';
+import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
 import { PLACED_AT_MS, sampleOrder } from '../../fixtures/orders.js';
@@ -40,9 +40,8 @@ function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Err
 
 /** The client's answer to a 200 body over `maxBodyBytes`. */
 const bodyTooLarge = () =>
-  new ResponseFormatError('GET /v1/orderUpdates: response body exceeds the 10485760-byte limit', {
+  new PartnerError('body-too-large', 'GET /v1/orderUpdates: response body exceeds the 10485760-byte limit', {
     statusCode: 200,
-    problem: 'body-too-large',
   });
 
 /** undefined → c1 → c2 (last), one order each. */
@@ -269,7 +268,7 @@ describe('a cursor cycle (a cursor handed back that was already asked for)', () 
     const { deps, run } = setup((query) => {
       if (query.pageId === 'c2' && !expired) {
         expired = true;
-        return new CursorExpiredError();
+        return new PartnerError('cursor-expired');
       }
       return chained(query);
     });
@@ -340,7 +339,7 @@ describe('a page of more records than one run could validate', () => {
 describe('rule 5 recovery answered by the empty-stream body', () => {
   it('clears the expired cursor instead of saving it again', async () => {
     const { deps, run } = setup((query) =>
-      query.pageId === 'purged' ? new CursorExpiredError() : { data: [], hasMore: false },
+      query.pageId === 'purged' ? new PartnerError('cursor-expired') : { data: [], hasMore: false },
     );
     deps.cursorStore.items.set(FEED, storedCursor('purged'));
 
@@ -352,7 +351,7 @@ describe('rule 5 recovery answered by the empty-stream body', () => {
 
   it('so the next run starts without the expired cursor: no second 404', async () => {
     const { deps, run } = setup((query) =>
-      query.pageId === 'purged' ? new CursorExpiredError() : { data: [], hasMore: false },
+      query.pageId === 'purged' ? new PartnerError('cursor-expired') : { data: [], hasMore: false },
     );
     deps.cursorStore.items.set(FEED, storedCursor('purged'));
 
@@ -376,7 +375,7 @@ describe('a record dated in the future', () => {
 
   it('never makes a bounded recovery ask for a fromTimestamp later than now', async () => {
     const { deps, run } = setup((query) =>
-      query.pageId === 'purged' ? new CursorExpiredError() : { data: [], hasMore: false },
+      query.pageId === 'purged' ? new PartnerError('cursor-expired') : { data: [], hasMore: false },
     );
     // A mark stored before this fix, in the future.
     deps.cursorStore.items.set(FEED, storedCursor('purged', '9999-12-31T00:00:00.000Z'));
@@ -407,7 +406,7 @@ describe('a record dated in the future', () => {
 
   it('makes a bounded recovery without a stored mark ask from the start of the stream', async () => {
     const { deps, run } = setup((query) =>
-      query.pageId === 'purged' ? new CursorExpiredError() : { data: [], hasMore: false },
+      query.pageId === 'purged' ? new PartnerError('cursor-expired') : { data: [], hasMore: false },
     );
     deps.cursorStore.items.set(FEED, storedCursor('purged'));
 

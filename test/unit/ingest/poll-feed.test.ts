@@ -3,11 +3,7 @@ import { storedOrderItem } from '../../../functions/core/adapters/stored-order-i
 import { saleOf } from '../../../functions/core/apply/sale.js';
 import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
-import {
-  AuthenticationError,
-  CursorExpiredError,
-  RetryLaterError,
-} from '../../../functions/core/partner/errors.js';
+import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
 import { type RawOrder, sampleOrder } from '../../fixtures/orders.js';
@@ -193,7 +189,7 @@ describe('pollFeed', () => {
   it('stops on 401 with the cursor untouched and backs off across runs instead of hammering the API', async () => {
     let tokenValid = true;
     const { deps, clock, run } = setup((query) =>
-      tokenValid ? threePages(query) : new AuthenticationError(),
+      tokenValid ? threePages(query) : new PartnerError('auth'),
     );
     await run('run-0', { ...SETTINGS, maxPagesPerRun: 1 });
     tokenValid = false;
@@ -216,7 +212,7 @@ describe('pollFeed', () => {
   });
 
   it('doubles the auth backoff per consecutive 401 up to the cap', async () => {
-    const { deps, clock, run } = setup(() => new AuthenticationError());
+    const { deps, clock, run } = setup(() => new PartnerError('auth'));
     const waits: number[] = [];
     for (let attempt = 0; attempt < 5; attempt++) {
       await run(`run-${attempt}`);
@@ -229,7 +225,7 @@ describe('pollFeed', () => {
 
   it('recovers from an expired cursor by restarting without pageId, losing nothing', async () => {
     const { deps, run } = setup((_query, call) => {
-      if (call === 1) return new CursorExpiredError();
+      if (call === 1) return new PartnerError('cursor-expired');
       return { data: [sampleOrder({ id: 1 })], hasMore: false, nextPageId: 'fresh' };
     }, Date.parse('2024-05-01T12:00:00.000Z'));
     deps.cursorStore.items.set(FEED, {
@@ -252,7 +248,7 @@ describe('pollFeed', () => {
 
   it('replays from the earliest entry after an expired cursor when no lookback is configured', async () => {
     const { deps, run } = setup((_query, call) =>
-      call === 1 ? new CursorExpiredError() : { data: [], hasMore: false, nextPageId: 'fresh' },
+      call === 1 ? new PartnerError('cursor-expired') : { data: [], hasMore: false, nextPageId: 'fresh' },
     );
 
     await run();
@@ -265,7 +261,7 @@ describe('pollFeed', () => {
     const { deps, run } = setup((query) =>
       query.pageId === undefined
         ? { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'expired' }
-        : new CursorExpiredError(),
+        : new PartnerError('cursor-expired'),
     );
 
     const outcome = await run();
@@ -282,7 +278,7 @@ describe('pollFeed', () => {
   it('commits what is done and ends the run when the partner says to come back later', async () => {
     const { deps, run } = setup((query) =>
       query.pageId === 'c1'
-        ? new RetryLaterError('rate-limited', 'wait', { retryAfterMs: 120_000 })
+        ? new PartnerError('retry-later', 'wait', { reason: 'rate-limited', retryAfterMs: 120_000 })
         : threePages(query),
     );
 
@@ -296,7 +292,8 @@ describe('pollFeed', () => {
   });
 
   it('ends retry-later, not failed, when the partner answers no readable page on every attempt, and counts it', async () => {
-    const unreadable = new RetryLaterError('unreadable', 'GET /v1/orderUpdates: unreadable answer', {
+    const unreadable = new PartnerError('retry-later', 'GET /v1/orderUpdates: unreadable answer', {
+      reason: 'unreadable',
       statusCode: 200,
     });
     const { deps, run } = setup((query) => (query.pageId === 'c1' ? unreadable : threePages(query)));
@@ -318,7 +315,8 @@ describe('pollFeed', () => {
 
   it('ends out of time, not retry-later, when its deadline passes with the next page in flight', async () => {
     const outOfTime = () =>
-      new RetryLaterError('network', 'no complete response before the call deadline', {
+      new PartnerError('retry-later', 'no complete response before the call deadline', {
+        reason: 'network',
         deadlinePassed: true,
       });
     const { deps, run } = setup((query) => (query.pageId === 'c1' ? outOfTime() : threePages(query)));
@@ -427,7 +425,7 @@ describe('pollFeed with a rotated token', () => {
     const tokens = new FakeTokenParameter();
     const accepted = new Set(['new-token']);
     const setupResult = setup((query) =>
-      accepted.has(tokens.cached) ? threePages(query) : new AuthenticationError(),
+      accepted.has(tokens.cached) ? threePages(query) : new PartnerError('auth'),
     );
     const deps = { ...setupResult.deps, tokens };
     const run = (owner: string) =>

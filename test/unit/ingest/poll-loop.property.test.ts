@@ -7,11 +7,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
-import {
-  CursorExpiredError,
-  ResponseFormatError,
-  RetryLaterError,
-} from '../../../functions/core/partner/errors.js';
+import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type {
   CallOptions,
   OrderUpdatesQuery,
@@ -99,21 +95,23 @@ class ModelPartner implements PartnerApi {
     await Promise.resolve();
     const start = query.pageId === undefined ? 0 : this.positions.get(query.pageId);
     if (start === undefined || act.kind === 'expired') {
-      if (query.pageId !== undefined) throw new CursorExpiredError();
+      if (query.pageId !== undefined) throw new PartnerError('cursor-expired');
     }
     if (act.kind === 'hang') {
       this.clock.now = Math.max(this.clock.now, options.deadline);
-      throw new RetryLaterError('network', 'no complete response before the call deadline', {
+      throw new PartnerError('retry-later', 'no complete response before the call deadline', {
+        reason: 'network',
         deadlinePassed: true,
       });
     }
-    if (act.kind === 'retry-later') throw new RetryLaterError(act.reason, 'later', { retryAfterMs: 120_000 });
+    if (act.kind === 'retry-later')
+      throw new PartnerError('retry-later', 'later', { reason: act.reason, retryAfterMs: 120_000 });
     if (act.kind === 'rate-limited-then-serve') {
       options.onRetry?.({ kind: 'rate-limited', attempt: 1, waitMs: 1_000, status: 429 });
     }
     const size = (query.pageSize ?? 10) + (act.kind === 'more-than-asked' ? act.extra : 0);
     if (size > this.capRecords && act.kind !== 'empty-hop') {
-      throw new ResponseFormatError('body over the cap', { statusCode: 200, problem: 'body-too-large' });
+      throw new PartnerError('body-too-large', 'body over the cap', { statusCode: 200 });
     }
     const from = start ?? 0;
     const to = act.kind === 'empty-hop' ? from : Math.min(this.length, from + size);

@@ -4,7 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
 import type { PollerMetrics } from '../../../functions/core/ingest/ports.js';
-import { AuthenticationError } from '../../../functions/core/partner/errors.js';
+import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';
 import { createPollerHandler, PollRunFailedError } from '../../../functions/poller/create-handler.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
@@ -85,7 +85,7 @@ describe('createPollerHandler', () => {
 
   it('throws PollRunFailedError carrying the outcome on a 401, after reading the token parameter afresh', async () => {
     const { handler, sink, refreshed, cursorStore } = build(
-      new ScriptedPartner(() => new AuthenticationError()),
+      new ScriptedPartner(() => new PartnerError('auth')),
     );
 
     const error = await handler({}, lambdaContext('poller', 60_000)).catch((thrown: unknown) => thrown);
@@ -151,7 +151,7 @@ describe('createPollerHandler', () => {
     await caughtUp.handler({}, lambdaContext('poller', 60_000));
     expect(caughtUp.continued).toEqual([]);
 
-    const unauthorised = build(new ScriptedPartner(() => new AuthenticationError()));
+    const unauthorised = build(new ScriptedPartner(() => new PartnerError('auth')));
     await unauthorised.handler({}, lambdaContext('poller', 60_000)).catch(() => undefined);
     expect(unauthorised.continued).toEqual([]);
 

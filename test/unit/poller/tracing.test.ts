@@ -4,7 +4,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { NO_METRICS } from '../../../functions/core/observability/powertools.js';
-import { AuthenticationError } from '../../../functions/core/partner/errors.js';
+import { PartnerError } from '../../../functions/core/partner/errors.js';
 import { createPollerHandler } from '../../../functions/poller/create-handler.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder } from '../../fixtures/orders.js';
@@ -91,14 +91,14 @@ describe('poller spans', () => {
   });
 
   it('marks the partner request and the run as failed on a 401, with the errors’ names', async () => {
-    const { handler, tracing } = build(new ScriptedPartner(() => new AuthenticationError()));
+    const { handler, tracing } = build(new ScriptedPartner(() => new PartnerError('auth')));
 
     await expect(handler({}, lambdaContext('poller', 60_000))).rejects.toThrow(
       'poll run failed: auth-failed',
     );
 
     expect(tracing.named('### partner fetch').map((fetch) => fetch.error)).toEqual([
-      expect.stringMatching(/^AuthenticationError: /),
+      expect.stringMatching(/^PartnerError: /),
     ]);
     expect(tracing.named('## poll run').map((run) => run.error)).toEqual([
       'PollRunFailedError: poll run failed: auth-failed',

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
 import type { Int64 } from '../../../functions/core/model/int64.js';
-import {
-  AuthenticationError,
-  BadRequestError,
-  OrderNotFoundError,
-  ResponseFormatError,
-  RetryLaterError,
-} from '../../../functions/core/partner/errors.js';
+import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { CallOptions, PartnerApi, RawPage } from '../../../functions/core/partner/types.js';
 import {
   CHUNK_SIZE,
@@ -45,7 +39,7 @@ class FakePartner implements PartnerApi {
     this.inFlight -= 1;
     const answer = this.answers.has(id)
       ? this.answers.get(id)
-      : new OrderNotFoundError(id, 'order not found');
+      : new PartnerError('not-found', 'order not found');
     if (answer instanceof Error) throw answer;
     return answer;
   }
@@ -89,9 +83,15 @@ function everyKind() {
       [3, sampleOrder({ id: 3, version: 2 })], // ahead
       [4, sampleOrder({ id: 4, version: 1, status: 'placed' })], // missing
       // 5: not-found (unknown to the partner)
-      [6, new BadRequestError('order id out of range')], // invalid-id
+      [6, new PartnerError('bad-request', '400', { serverMessage: 'order id out of range' })], // invalid-id
       [7, sampleOrder({ id: 7, total: undefined })], // invalid-record
-      [8, new RetryLaterError('rate-limited', 'GET /v1/orders/8: rate limited (429)', { statusCode: 429 })],
+      [
+        8,
+        new PartnerError('retry-later', 'GET /v1/orders/8: rate limited (429)', {
+          reason: 'rate-limited',
+          statusCode: 429,
+        }),
+      ],
     ],
     [
       [1, { version: 3, status: 'accepted' }],
@@ -236,7 +236,7 @@ describe('reconcileOrders', () => {
   it('stops calling the partner after a 401 and throws with what was reconciled before', async () => {
     const ids = Array.from({ length: CHUNK_SIZE + 20 }, (_, index) => index + 1);
     const answers: Array<[number, unknown]> = ids.map((id) => [id, sampleOrder({ id, version: 2 })]);
-    answers[CHUNK_SIZE + 4] = [CHUNK_SIZE + 5, new AuthenticationError()];
+    answers[CHUNK_SIZE + 4] = [CHUNK_SIZE + 5, new PartnerError('auth')];
     const { deps, partner, publisher } = setup(
       answers,
       ids.map((id) => [id, { version: 1, status: 'accepted' }]),
@@ -248,7 +248,7 @@ describe('reconcileOrders', () => {
 
     expect(error).toBeInstanceOf(ReconcileAuthError);
     expect((error as ReconcileAuthError).message).toMatch(/401 Unauthorized/);
-    expect((error as ReconcileAuthError).cause).toBeInstanceOf(AuthenticationError);
+    expect((error as ReconcileAuthError).cause).toMatchObject({ kind: 'auth' });
     // The first chunk was finished (and repaired); the second stopped at the 401 and published nothing.
     expect((error as ReconcileAuthError).partial.orders).toHaveLength(CHUNK_SIZE);
     expect(partner.calls.map((call) => call.id)).toEqual(ids.slice(0, CHUNK_SIZE + 5));
@@ -340,7 +340,9 @@ describe('reconcileOrders', () => {
         [10, sampleOrder({ id: 11 })],
         [
           12,
-          new ResponseFormatError('GET /v1/orders/12: response is not an Order object', { statusCode: 200 }),
+          new PartnerError('unreadable', 'GET /v1/orders/12: response is not an Order object', {
+            statusCode: 200,
+          }),
         ],
       ],
       [[10, { version: 1, status: 'placed' }]],
