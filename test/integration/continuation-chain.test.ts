@@ -2,19 +2,12 @@
 // chain of runs that follow one another at once (each started by the one before, as Lambda's asynchronous
 // invoke would), with nothing lost and nothing counted twice; and a run that dies in the middle of the chain
 // (after publishing a page, before committing it) ends the chain, and the next scheduled run resumes from the
-// committed cursor. The real poller handler (createPollerHandler) with the real adapters; only the invoke
-// is played by the test, in order.
-import { Logger } from '@aws-lambda-powertools/logger';
+// committed cursor. The real poller with the real adapters; only the invoke is played by the test, in order.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
-import { S3Quarantine } from '../../functions/core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { type ContinuationEvent, continuationOf } from '../../functions/core/ingest/continuation.js';
-import type { CursorStore, OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
-import { NO_METRICS } from '../../functions/core/observability/powertools.js';
-import { createPartnerClient } from '../../functions/core/partner/client.js';
-import { loadPollerConfig } from '../../functions/poller/config.js';
-import { createPollerHandler, type PollResult } from '../../functions/poller/create-handler.js';
+import type { PollResult } from '../../functions/poller/build-poller.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -25,7 +18,6 @@ import {
   TEST_TOKEN,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
-import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
@@ -72,46 +64,41 @@ async function runChain(
     MAX_PAGES_PER_RUN: '3',
     DOWNSTREAM_QUEUE_URLS: '{}',
   });
-  const config = loadPollerConfig(env);
-  const realStore = new DynamoCursorStore(aws.dynamo, config.cursorTableName);
-  const realPublisher = new SqsFanoutPublisher(aws.sqs, [config.ordersQueueUrl]);
+  const realStore = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
+  const realPublisher = new SqsFanoutPublisher(aws.sqs, [resources.ordersQueueUrl]);
   let publishes = 0;
   let dead = false;
-  const publisher: OrderVersionPublisher = {
-    async publish(messages) {
-      await realPublisher.publish(messages);
-      publishes += 1;
-      if (publishes === options.crashOnPublish) {
-        dead = true;
-        throw new Error('process killed');
-      }
-    },
-  };
-  // A killed process neither commits nor releases.
-  const cursorStore: CursorStore = {
-    acquire: (...args) => realStore.acquire(...args),
-    recordAuthFailure: (...args) => realStore.recordAuthFailure(...args),
-    commit: (...args) => (dead ? Promise.reject(new Error('process killed')) : realStore.commit(...args)),
-    release: (...args) => (dead ? Promise.resolve() : realStore.release(...args)),
-  };
   const pending: unknown[] = [event];
-  const handler = createPollerHandler({
-    config,
-    cursorStore,
-    partner: createPartnerClient({ baseUrl: sim.url, token: async () => TEST_TOKEN }),
-    publisher,
-    quarantine: new S3Quarantine(aws.s3, config.quarantineBucketName),
-    logger: new Logger({ serviceName: 'poller', logLevel: 'SILENT' }),
-    metrics: NO_METRICS,
-    continuation: { request: async (next: ContinuationEvent) => void pending.push(next) },
-    now: () => Date.now() + (options.clockSkewMs ?? 0),
+  const { poll } = handlersFor(aws, env, {
+    pollerTimeoutMs: FUNCTION_TIMEOUT_MS,
+    poller: {
+      publisher: {
+        async publish(messages) {
+          await realPublisher.publish(messages);
+          publishes += 1;
+          if (publishes === options.crashOnPublish) {
+            dead = true;
+            throw new Error('process killed');
+          }
+        },
+      },
+      // A killed process neither commits nor releases.
+      cursorStore: {
+        acquire: (...args) => realStore.acquire(...args),
+        recordAuthFailure: (...args) => realStore.recordAuthFailure(...args),
+        commit: (...args) => (dead ? Promise.reject(new Error('process killed')) : realStore.commit(...args)),
+        release: (...args) => (dead ? Promise.resolve() : realStore.release(...args)),
+      },
+      continuation: { request: async (next: ContinuationEvent) => void pending.push(next) },
+      now: () => Date.now() + (options.clockSkewMs ?? 0),
+    },
   });
   const invocations: Invocation[] = [];
   while (pending.length > 0) {
     const next = pending.shift();
     const invocation: Invocation = { event: next };
     try {
-      invocation.result = await handler(next, lambdaContext('poller', FUNCTION_TIMEOUT_MS));
+      invocation.result = await poll(next);
     } catch (error) {
       // Lambda's asynchronous invoke of the poller has no retries (schedule.ts): the chain ends here.
       invocation.error = error;

@@ -7,13 +7,12 @@ import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { applyOrderVersion, type OrdersTable } from '../../functions/core/apply/apply-order-version.js';
-import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import {
   buildOrderVersionMessage,
   type OrderVersionMessage,
 } from '../../functions/core/contract/order-version-message.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
-import { buildConsumerHandler } from '../../tools/harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -24,6 +23,7 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
+import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { scanHistory } from '../support/pipeline.js';
 
@@ -193,10 +193,7 @@ describe('the consumer keeps each order version once in the history', () => {
   it('keeps the versions a batch supersedes (only its highest is written to the orders table)', async () => {
     // Prepare: v4 stored; then one batch holds v2, v5 and v3 of the same order, and v1 and v3 of another.
     await applyOrderVersion(tables, message(7, 4, 'accepted'));
-    const { consumer } = buildConsumerHandler({
-      env: pipelineEnv(resources, 'http://127.0.0.1:1'),
-      clients: aws,
-    });
+    const { consume } = handlersFor(aws, pipelineEnv(resources, 'http://127.0.0.1:1'));
     const deliveries = [message(7, 2, 'placed'), message(7, 5, 'cancelled'), message(7, 3, 'accepted')];
     deliveries.push(message(8, 1, 'placed'), message(8, 3, 'accepted'));
     const records = deliveries.map(
@@ -215,7 +212,7 @@ describe('the consumer keeps each order version once in the history', () => {
     );
 
     // Act
-    const response = await consumer({ Records: records }, lambdaContext('consumer', 30_000));
+    const response = await consume({ Records: records }, lambdaContext('consumer', 30_000));
 
     // Assess: every version kept once; those the table already had a higher version of are marked.
     expect(response.batchItemFailures).toEqual([]);

@@ -6,13 +6,8 @@
 // redoes the same page forever. Memory and time per page: functions/README.md.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { quarantineKey } from '../adapters/s3-quarantine.js';
-import type {
-  FindingMetricName,
-  OrderVersionPublisher,
-  PollerMetrics,
-  Quarantine,
-  QuarantinedRecord,
-} from './ports.js';
+import type { FindingMetricName, FunctionMetrics } from '../observability/metric-names.js';
+import type { OrderVersionPublisher, Quarantine, QuarantinedRecord } from './ports.js';
 import { type PageContext, type PreparedPage, preparePage } from './prepare-page.js';
 
 /** Records prepared and handed off at once: a page of the API's largest size is one slice. */
@@ -39,7 +34,7 @@ const FINDING_LINES_PER_PAGE = 100;
 export interface HandOffDeps {
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
-  metrics: Pick<PollerMetrics, 'count'>;
+  metrics: Pick<FunctionMetrics, 'count'>;
   log: Pick<Logger, 'info' | 'warn'>;
 }
 

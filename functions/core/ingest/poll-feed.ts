@@ -8,9 +8,9 @@
 // twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
-import { NO_TRACING, type Tracing } from '../observability/tracing.js';
+import type { FunctionMetrics } from '../observability/metric-names.js';
+import { span } from '../observability/tracer.js';
 import {
   AuthenticationError,
   CursorExpiredError,
@@ -27,12 +27,13 @@ import type {
   CursorStore,
   Lease,
   OrderVersionPublisher,
-  PollerMetrics,
+  PollSettings,
   Quarantine,
   TokenParameter,
 } from './ports.js';
 
-interface PollRun {
+/** One invocation's run, as the handler starts it. */
+export interface PollInvocation {
   /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
   owner: string;
   /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
@@ -103,14 +104,13 @@ export interface PollDeps {
   partner: PartnerApi;
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
-  metrics: Pick<PollerMetrics, 'count'>;
+  metrics: Pick<FunctionMetrics, 'count'>;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
   /** The token's SSM parameter: re-read after a 401, and its version keys the backoff. */
   tokens?: TokenParameter;
   /** Waits between page requests when the feed paces itself (default: a timer). */
   sleep?: (ms: number) => Promise<void>;
-  tracing?: Tracing;
   /** The SQS message size limit (default SQS_MAX_MESSAGE_BYTES; tests lower it). */
   maxMessageBytes?: number;
 }
@@ -121,18 +121,22 @@ type Fetched =
   | { ok: false; error: unknown };
 
 /** What the helpers of one run share; `lease` is the one still held (none when never taken or lost). */
-interface Run {
+interface RunState {
   deps: PollDeps;
-  settings: PollerConfig;
-  run: PollRun;
+  settings: PollSettings;
+  invocation: PollInvocation;
   counters: ReturnType<typeof noCounts>;
   lease?: Lease | undefined;
   /** The page size asked for now (page-size.ts). */
   pageSize: number;
 }
 
-export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: PollRun): Promise<PollOutcome> {
-  const ctx: Run = { deps, settings, run, counters: noCounts(), pageSize: settings.pageSize };
+export async function pollFeed(
+  deps: PollDeps,
+  settings: PollSettings,
+  invocation: PollInvocation,
+): Promise<PollOutcome> {
+  const ctx: RunState = { deps, settings, invocation, counters: noCounts(), pageSize: settings.pageSize };
   const startedAt = deps.now();
   const kind = await poll(ctx);
   const { lease, counters } = ctx;
@@ -140,13 +144,13 @@ export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: Poll
   const failed = kind === 'auth-failed' || kind === 'lease-lost';
   let next: ContinuationEvent | undefined;
   if (lease) {
-    const wanted = run.canContinue
+    const wanted = invocation.canContinue
       ? nextContinuation(
           { kind, failed, pages: counters.pages },
           {
             ...settings,
-            current: run.continuation,
-            runId: run.owner,
+            current: invocation.continuation,
+            runId: invocation.owner,
             startedAt: new Date(startedAt).toISOString(),
           },
         )
@@ -167,16 +171,22 @@ export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: Poll
  * fetch (the next page while this one is handed off), prepare, hand off, commit. Returns how the run ended;
  * releases the lease and throws what it cannot handle.
  */
-async function poll(ctx: Run): Promise<PollOutcomeKind> {
-  const { deps, settings, run, counters } = ctx;
+async function poll(ctx: RunState): Promise<PollOutcomeKind> {
+  const { deps, settings, invocation, counters } = ctx;
   const { feedId } = settings;
   if (settings.enabled === false) {
     deps.log.info('feed is disabled; this run does nothing', { feedId });
     return 'disabled';
   }
-  const chain = run.continuation?.continuation;
+  const chain = invocation.continuation?.continuation;
   const link = chain && { chainId: chain.chainId, step: chain.chain };
-  ctx.lease = await deps.cursorStore.acquire(feedId, run.owner, deps.now(), run.leaseExpiresAt, link);
+  ctx.lease = await deps.cursorStore.acquire(
+    feedId,
+    invocation.owner,
+    deps.now(),
+    invocation.leaseExpiresAt,
+    link,
+  );
   if (!ctx.lease && chain) {
     // A duplicated or retried event, or one whose chain a scheduled run has ended: it must do nothing.
     deps.log.info("this continuation is not the feed's current chain step; doing nothing", {
@@ -227,7 +237,7 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
   try {
     for (;;) {
       if (counters.pages >= pageCap) return 'page-limit';
-      if (!prefetched && deps.now() >= run.deadline) return 'out-of-time';
+      if (!prefetched && deps.now() >= invocation.deadline) return 'out-of-time';
       const result = await (prefetched ?? fetchPage(ctx, request));
       prefetched = undefined;
       if (!result.ok && result.error instanceof CursorExpiredError && !recoveredThisRun) {
@@ -303,7 +313,7 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
 }
 
 /** The token parameter read afresh; undefined without the port or when SSM cannot be read (logged). */
-async function tokenVersion({ deps, settings }: Run) {
+async function tokenVersion({ deps, settings }: RunState) {
   try {
     return await deps.tokens?.refresh();
   } catch (error) {
@@ -317,14 +327,14 @@ async function tokenVersion({ deps, settings }: Run) {
 }
 
 /** One page request, counted and traced. */
-function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
-  const { deps, settings, run, counters } = ctx;
+function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
+  const { deps, settings, invocation, counters } = ctx;
   let rateLimited = false;
-  // A span per page request, retries and waits included (details only: the page's own span annotates).
-  const traced = (deps.tracing ?? NO_TRACING).span('### partner fetch', {}, async (span) => {
-    span.detail('page', counters.pages + 1);
+  // A span per page request, retries and waits included (metadata only: the page's own span annotates).
+  const traced = span('### partner fetch', {}, async (subsegment) => {
+    subsegment?.addMetadata('page', counters.pages + 1);
     const page = await deps.partner.getOrderUpdates(query, {
-      deadline: run.requestDeadline ?? run.deadline,
+      deadline: invocation.requestDeadline ?? invocation.deadline,
       onRetry: (event) => {
         rateLimited ||= event.kind === 'rate-limited';
         if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
@@ -333,8 +343,8 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
         deps.log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
       },
     });
-    span.detail('versions', page.data.length);
-    span.detail('rateLimited', rateLimited);
+    subsegment?.addMetadata('versions', page.data.length);
+    subsegment?.addMetadata('rateLimited', rateLimited);
     return page;
   });
   return traced.then(
@@ -347,9 +357,13 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
  * Starts fetching the next page while this one is handed off: what keeps a catch-up at the partner's pace.
  * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429) would pass the deadline.
  */
-function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<Fetched> | undefined {
-  const { deps, run, counters } = ctx;
-  if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= run.deadline) return undefined;
+function prefetchNext(
+  ctx: RunState,
+  query: OrderUpdatesQuery,
+  pageCap: number,
+): Promise<Fetched> | undefined {
+  const { deps, invocation, counters } = ctx;
+  if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= invocation.deadline) return undefined;
   if (counters.paceDelayMs <= 0) return fetchPage(ctx, query);
   return (deps.sleep ?? sleep)(counters.paceDelayMs).then(() => fetchPage(ctx, query));
 }
@@ -361,43 +375,39 @@ function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Prom
  * at the end of the stream: what comes after it is new).
  */
 function commitPage(
-  { deps, settings, run, counters, pageSize }: Run,
+  { deps, settings, invocation, counters, pageSize }: RunState,
   held: Lease,
   request: OrderUpdatesQuery,
   { page, fetchedAt }: { page: RawPage; fetchedAt: number },
   recentCursors: string[],
 ): Promise<Lease> {
   const { feedId } = settings;
-  const correlationId = pollCorrelationId(run.owner, counters.pages);
-  return (deps.tracing ?? NO_TRACING).span(
-    '### page',
-    { feedId, page: counters.pages, correlationId },
-    async (span) => {
-      span.detail('versions', page.data.length);
-      const handed = await handOffPage(deps, page.data, {
-        feedId,
-        pageId: request.pageId ?? null,
-        fetchedAt: new Date(fetchedAt).toISOString(),
-        correlationId,
-        maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
-      });
-      counters.versionsPublished += handed.versionsPublished;
-      counters.quarantined += handed.quarantined;
-      span.detail('versionsPublished', handed.versionsPublished);
-      span.detail('quarantined', handed.quarantined);
-      return deps.cursorStore.commit(held, {
-        // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
-        // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
-        pageId: page.nextPageId ?? request.pageId,
-        highWaterMark: highWaterMark([held.state.highWaterMark, handed.highWaterMark], fetchedAt),
-        ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
-        ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
-        paceDelayMs: counters.paceDelayMs,
-        pageSize: pageSize < settings.pageSize ? pageSize : undefined,
-        recentCursors: page.hasMore ? recentCursors : undefined,
-      });
-    },
-  );
+  const correlationId = pollCorrelationId(invocation.owner, counters.pages);
+  return span('### page', { feedId, page: counters.pages, correlationId }, async (subsegment) => {
+    subsegment?.addMetadata('versions', page.data.length);
+    const handed = await handOffPage(deps, page.data, {
+      feedId,
+      pageId: request.pageId ?? null,
+      fetchedAt: new Date(fetchedAt).toISOString(),
+      correlationId,
+      maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
+    });
+    counters.versionsPublished += handed.versionsPublished;
+    counters.quarantined += handed.quarantined;
+    subsegment?.addMetadata('versionsPublished', handed.versionsPublished);
+    subsegment?.addMetadata('quarantined', handed.quarantined);
+    return deps.cursorStore.commit(held, {
+      // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
+      // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
+      pageId: page.nextPageId ?? request.pageId,
+      highWaterMark: highWaterMark([held.state.highWaterMark, handed.highWaterMark], fetchedAt),
+      ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
+      ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
+      paceDelayMs: counters.paceDelayMs,
+      pageSize: pageSize < settings.pageSize ? pageSize : undefined,
+      recentCursors: page.hasMore ? recentCursors : undefined,
+    });
+  });
 }
 
 /**
@@ -424,7 +434,7 @@ const isBodyOverCap = (error: unknown) =>
  * A 200 body over the cap: the same cursor at half the page size, at once (undefined: the page held one order
  * already; that order alone is over the cap, and the feed stops there: RUNBOOK "Order over the page body cap").
  */
-function shrinkPageSize(ctx: Run, request: OrderUpdatesQuery): OrderUpdatesQuery | undefined {
+function shrinkPageSize(ctx: RunState, request: OrderUpdatesQuery): OrderUpdatesQuery | undefined {
   const { deps, settings } = ctx;
   const asked = request.pageSize ?? ctx.pageSize;
   const smaller = shrunkPageSize(asked);
@@ -454,7 +464,7 @@ function shrinkPageSize(ctx: Run, request: OrderUpdatesQuery): OrderUpdatesQuery
  * progress minus a lookback. The mark is never trusted past now: a future fromTimestamp would be answered
  * empty forever.
  */
-function recover(ctx: Run): OrderUpdatesQuery {
+function recover(ctx: RunState): OrderUpdatesQuery {
   const { deps, settings, counters, lease } = ctx;
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
@@ -475,7 +485,7 @@ function recover(ctx: Run): OrderUpdatesQuery {
  * A 401: recorded on the cursor item with the refused token parameter version and the next attempt's time
  * (doubling per consecutive 401 with that version, capped; a new version starts again from the first wait).
  */
-async function authFailed(ctx: Run, tokenVersion: number | undefined): Promise<void> {
+async function authFailed(ctx: RunState, tokenVersion: number | undefined): Promise<void> {
   const { deps, settings, lease } = ctx;
   if (!lease) return;
   deps.metrics.count('AuthFailures');
@@ -496,7 +506,7 @@ async function authFailed(ctx: Run, tokenVersion: number | undefined): Promise<v
 }
 
 /** How any other failed request ends the run; what is not a partner's "later" is thrown. */
-function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOutcomeKind {
+function fetchFailure({ deps, settings, counters }: RunState, error: unknown): PollOutcomeKind {
   const { feedId } = settings;
   if (error instanceof CursorExpiredError) {
     // The spec's expired-cursor scenario re-expires on every restart: a loop here would never end.
@@ -535,7 +545,7 @@ function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOu
   throw error;
 }
 
-function baseQuery({ settings, pageSize }: Run, pageId: string | undefined): OrderUpdatesQuery {
+function baseQuery({ settings, pageSize }: RunState, pageId: string | undefined): OrderUpdatesQuery {
   return {
     ...(pageId === undefined ? {} : { pageId }),
     pageSize,
@@ -572,7 +582,11 @@ export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number
  * Gives the lease up, recording how the run ended (`outcome`) on the cursor item; with `next`, hands it over
  * to that continuation for the lease grace. False when the release failed.
  */
-async function releaseQuietly({ deps, settings, lease }: Run, outcome: string, next?: ContinuationEvent) {
+async function releaseQuietly(
+  { deps, settings, lease }: RunState,
+  outcome: string,
+  next?: ContinuationEvent,
+) {
   if (!lease) return false;
   const now = deps.now();
   try {

@@ -5,7 +5,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createConsumerHandler } from '../../../functions/consumer/create-handler.js';
+import { buildConsumer } from '../../../functions/consumer/build-consumer.js';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
@@ -40,12 +40,15 @@ function table(failVersion?: number) {
 }
 
 function handlerFor(orders: MemoryOrdersTable, counts: Array<Record<string, number>>) {
-  return createConsumerHandler({
-    orders,
-    logger: new Logger({ serviceName: 'consumer-test', logLevel: 'SILENT' }),
-    metrics: { count: () => undefined, publish: () => undefined },
-    onBatchSettled: (batch) => counts.push({ ...batch }),
-  });
+  return buildConsumer(
+    { dynamo: orders.client },
+    { ordersTableName: orders.tableName },
+    {
+      orders,
+      logger: new Logger({ serviceName: 'consumer-test', logLevel: 'SILENT' }),
+      onBatchSettled: (batch) => counts.push({ ...batch }),
+    },
+  );
 }
 
 describe('several versions of one order in one batch', () => {
