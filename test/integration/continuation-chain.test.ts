@@ -91,6 +91,7 @@ async function runChain(
       },
       continuation: { request: async (next: ContinuationEvent) => void pending.push(next) },
       now: () => Date.now() + (options.clockSkewMs ?? 0),
+      shareBudget: false,
     },
   });
   const invocations: Invocation[] = [];
