@@ -3,7 +3,6 @@
 // write, two feeds serving the same versions), exactly one entry per (orderId, version), holding the content
 // of its first delivery; int64 versions beyond 2^53 stored and sorted exactly.
 import { type DynamoDBClient, type PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { applyOrderVersion, type OrdersTable } from '../../functions/core/apply/apply-order-version.js';
@@ -23,6 +22,7 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
+import { sqsRecord } from '../support/fakes.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { scanHistory } from '../support/pipeline.js';
@@ -91,32 +91,29 @@ describe('the consumer keeps each order version once in the history', () => {
 
     // Assess
     const history = await scanHistory(aws, resources.historyTable);
-    expect(keys(history)).toEqual(['7/1', '7/2', '7/3', '8/1', '8/2']);
-    expect(history.map((entry) => entry.arrivedAfterVersion)).toEqual([
-      2,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-    ]);
-    expect(history.map((entry) => entry.status)).toEqual([
-      'placed',
-      'accepted',
-      'cancelled',
-      'placed',
-      'accepted',
+    expect(
+      history.map((entry) => [`${entry.orderId}/${entry.version}`, entry.status, entry.arrivedAfterVersion]),
+    ).toEqual([
+      ['7/1', 'placed', 2],
+      ['7/2', 'accepted', undefined],
+      ['7/3', 'cancelled', undefined],
+      ['8/1', 'placed', undefined],
+      ['8/2', 'accepted', undefined],
     ]);
     const orders = await scanOrders(aws, resources.ordersTable);
     expect([...orders.values()].map((order) => order.version)).toEqual(expect.arrayContaining([3, 2]));
   });
 
-  it('stores the orders table item plus fetchedAt, storedAt, feedId, correlationId and expiresAt', async () => {
+  it('stores the orders table item plus fetchedAt, storedAt, feedId, correlationId and expiresAt (none when kept forever)', async () => {
     const before = Math.floor(Date.now() / 1000);
+    const forever = { ...tables, history: { tableName: resources.historyTable, retentionDays: 0 } };
 
     await applyOrderVersion(tables, message(7, 2, 'accepted', { correlationId: 'poll:run-9:4' }));
+    await applyOrderVersion(forever, message(8, 1, 'placed'));
 
-    const [entry] = await scanHistory(aws, resources.historyTable);
-    const [stored] = (await scanOrders(aws, resources.ordersTable)).values();
+    const [entry, keptForever] = await scanHistory(aws, resources.historyTable);
+    expect(keptForever).not.toHaveProperty('expiresAt');
+    const stored = (await scanOrders(aws, resources.ordersTable)).get(7);
     const { fetchedAt, storedAt, feedId, expiresAt, ...sameAsOrdersItem } = entry ?? {};
     expect(sameAsOrdersItem).toEqual(stored);
     expect({ fetchedAt, feedId, correlationId: entry?.correlationId }).toEqual({
@@ -127,15 +124,6 @@ describe('the consumer keeps each order version once in the history', () => {
     expect(Date.parse(String(storedAt))).toBeGreaterThanOrEqual(before * 1000 - 1000);
     expect(Number(expiresAt) - before).toBeGreaterThanOrEqual(400 * 86_400 - 5);
     expect(Number(expiresAt) - before).toBeLessThanOrEqual(400 * 86_400 + 5);
-  });
-
-  it('writes no expiresAt when retention is 0 (kept forever)', async () => {
-    const forever = { ...tables, history: { tableName: resources.historyTable, retentionDays: 0 } };
-
-    await applyOrderVersion(forever, message(7, 1, 'placed'));
-
-    const [entry] = await scanHistory(aws, resources.historyTable);
-    expect(entry).not.toHaveProperty('expiresAt');
   });
 
   it('after a crash between the orders write and the history write, the redelivery writes the entry once', async () => {
@@ -196,19 +184,16 @@ describe('the consumer keeps each order version once in the history', () => {
     const { consume } = handlersFor(aws, pipelineEnv(resources, 'http://127.0.0.1:1'));
     const deliveries = [message(7, 2, 'placed'), message(7, 5, 'cancelled'), message(7, 3, 'accepted')];
     deliveries.push(message(8, 1, 'placed'), message(8, 3, 'accepted'));
-    const records = deliveries.map(
-      (m, index) =>
-        ({
-          messageId: `m-${index}`,
-          body: buildOrderVersionMessage(m.order, {
-            ...m.source,
-            pageId: null,
-            correlationId: 'poll:run-1:1',
-            origin: 'poll',
-          }).body,
-          attributes: { ApproximateReceiveCount: '1' },
-          messageAttributes: {},
-        }) as unknown as SQSRecord,
+    const records = deliveries.map((m, index) =>
+      sqsRecord(
+        `m-${index}`,
+        buildOrderVersionMessage(m.order, {
+          ...m.source,
+          pageId: null,
+          correlationId: 'poll:run-1:1',
+          origin: 'poll',
+        }).body,
+      ),
     );
 
     // Act
@@ -217,14 +202,13 @@ describe('the consumer keeps each order version once in the history', () => {
     // Assess: every version kept once; those the table already had a higher version of are marked.
     expect(response.batchItemFailures).toEqual([]);
     const history = await scanHistory(aws, resources.historyTable);
-    expect(keys(history)).toEqual(['7/2', '7/3', '7/4', '7/5', '8/1', '8/3']);
-    expect(history.map((entry) => entry.arrivedAfterVersion)).toEqual([
-      4,
-      4,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
+    expect(history.map((entry) => [`${entry.orderId}/${entry.version}`, entry.arrivedAfterVersion])).toEqual([
+      ['7/2', 4],
+      ['7/3', 4],
+      ['7/4', undefined],
+      ['7/5', undefined],
+      ['8/1', undefined],
+      ['8/3', undefined],
     ]);
   });
 
@@ -243,19 +227,13 @@ describe('the consumer keeps each order version once in the history', () => {
         ScanIndexForward: true,
       }),
     );
-    const entries = Items.map(unmarshallExact);
-    expect(entries.map((entry) => entry.orderId)).toEqual([id, id, id, id]);
-    expect(entries.map((entry) => entry.version)).toEqual([
-      2n ** 53n + 1n,
-      2n ** 53n + 2n,
-      2n ** 53n + 3n,
-      2n ** 62n,
-    ]);
-    expect(entries.map((entry) => entry.arrivedAfterVersion)).toEqual([
-      2n ** 53n + 2n,
-      undefined,
-      2n ** 62n,
-      undefined,
+    expect(
+      Items.map(unmarshallExact).map((entry) => [entry.orderId, entry.version, entry.arrivedAfterVersion]),
+    ).toEqual([
+      [id, 2n ** 53n + 1n, 2n ** 53n + 2n],
+      [id, 2n ** 53n + 2n, undefined],
+      [id, 2n ** 53n + 3n, 2n ** 62n],
+      [id, 2n ** 62n, undefined],
     ]);
   });
 });

@@ -3,12 +3,13 @@
 // X-Ray SDK in Lambda mode, a facade segment per invocation from _X_AMZN_TRACE_ID) and this test is its X-Ray
 // daemon: a UDP socket that receives every subsegment document the SDK sends. The documents are what X-Ray
 // would index: the spans, their annotations and metadata, nesting, errors, and never the token.
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/tracing/lambda-invocations.ts', import.meta.url));
@@ -16,6 +17,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = `tracing-test-token-${randomBytes(6).toString('hex')}`;
 const SENTINEL = 'end-of-test-datagrams';
 
+/** What the tests read of a subsegment document. */
 interface XRayDocument {
   name: string;
   id: string;
@@ -23,7 +25,7 @@ interface XRayDocument {
   parent_id?: string;
   type?: string;
   namespace?: string;
-  annotations?: Record<string, string | number | boolean>;
+  annotations?: Record<string, unknown>;
   metadata?: Record<string, Record<string, unknown>>;
   error?: boolean;
   fault?: boolean;
@@ -43,10 +45,9 @@ let child: {
   dynamoTraceHeaders: unknown[];
 };
 
-/** Runs the fixture with `daemon` as its X-Ray daemon; resolves with its one line of output. */
+/** Runs the fixture with `daemon` as its X-Ray daemon; resolves with its one line of output (the last). */
 async function runFixture(daemon: Socket): Promise<typeof child> {
-  const { port } = daemon.address() as AddressInfo;
-  const process_ = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', FIXTURE], {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -57,23 +58,11 @@ async function runFixture(daemon: Socket): Promise<typeof child> {
       AWS_LAMBDA_FUNCTION_NAME: 'order-feed-poller',
       POWERTOOLS_SERVICE_NAME: 'order-feed-poller',
       AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
-      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${port}`,
+      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as AddressInfo).port}`,
       TEST_PARTNER_TOKEN: TOKEN,
       TEST_TRACE_IDS: traceIds.join(','),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  process_.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  process_.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const [code] = (await once(process_, 'close')) as [number | null];
-  if (code !== 0) throw new Error(`fixture exited ${code}: ${stderr.slice(-2000)}`);
-  // The child logs nothing else to stdout: its one line is the last.
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}');
 }
 

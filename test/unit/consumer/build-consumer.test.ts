@@ -1,17 +1,20 @@
-// The consumer's log lines carry each message's correlation id: per record (DEBUG, and ERROR on a failure,
-// the id then read from the attribute since the body failed validation), and one INFO line per batch with
-// its counts and the distinct runs its messages came from, at most 10 of them.
+// The consumer built by its factory over an in-memory orders table. Of several versions of one order in one
+// batch only the highest is written (no charged conditional write that applies nothing), the lower ones are
+// stale once it is written, and fail with it if its write fails, so SQS redelivers them all. Its log lines
+// carry each message's correlation id: per record (DEBUG; ERROR on a failure, the id then read from the
+// attribute since the body failed validation), and one INFO line per batch naming at most 10 runs.
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { buildConsumer } from '../../../functions/consumer/build-consumer.js';
+import { type BatchCounts, buildConsumer } from '../../../functions/consumer/build-consumer.js';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 import { MemoryOrdersTable, sqsRecord } from '../../support/fakes.js';
 
 /** A message of order `id` at `version` from the run and page `correlationId` (body and attribute). */
-function message(messageId: string, id: number, version: number, correlationId: string): SQSRecord {
+function message(messageId: string, id: number, version: number, correlationId = 'poll:run:1'): SQSRecord {
   const built = buildOrderVersionMessage(toOrder(sampleOrder({ id, version })), {
     feedId: 'f',
     pageId: null,
@@ -23,15 +26,30 @@ function message(messageId: string, id: number, version: number, correlationId: 
   return sqsRecord(messageId, built.body, correlationId);
 }
 
-/** Runs one batch through a consumer logging at DEBUG; its response and the JSON lines it wrote. */
-async function consume(records: SQSRecord[]) {
+/**
+ * Runs one batch through a consumer logging at DEBUG; what it answered, wrote (`orderId@version` per PutItem;
+ * `failVersion`'s write throws) and logged, and its counts.
+ */
+async function consume(records: SQSRecord[], failVersion?: number) {
   const orders = new MemoryOrdersTable();
+  const puts: string[] = [];
+  const send = orders.client.send.bind(orders.client) as (command: PutItemCommand) => Promise<unknown>;
+  Object.assign(orders.client, {
+    send: async (command: PutItemCommand) => {
+      const version = command.input.Item?.version?.N ?? '';
+      puts.push(`${command.input.Item?.orderId?.N}@${version}`);
+      if (version === String(failVersion)) throw new Error('throttled');
+      return send(command);
+    },
+  });
+  const counts: BatchCounts[] = [];
   const handler = buildConsumer(
     { dynamo: orders.client },
     { ordersTableName: orders.tableName },
     {
       orders,
       logger: new Logger({ serviceName: 'consumer-test', logLevel: 'DEBUG' }),
+      onBatchSettled: (batch) => counts.push(batch),
     },
   );
   const written: string[] = [];
@@ -45,14 +63,42 @@ async function consume(records: SQSRecord[]) {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
-  return {
-    response,
-    lines,
-    batchLines: lines.filter((line) => line.message === 'order version batch processed'),
-  };
+  const batchLines = lines.filter((line) => line.message === 'order version batch processed');
+  const stored = orders.items().map((item) => `${item.orderId}@${item.version}`);
+  return { response, puts: puts.sort(), stored: stored.sort(), counts, lines, batchLines };
 }
 
 afterEach(() => vi.restoreAllMocks());
+
+describe('several versions of one order in one batch', () => {
+  it('writes only the highest and acknowledges the others as stale', async () => {
+    const { response, puts, stored, counts } = await consume([
+      message('a', 7, 1),
+      message('b', 7, 3),
+      message('c', 8, 1),
+      message('d', 7, 2),
+      message('e', 7, 3),
+    ]);
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect([puts, stored]).toEqual([
+      ['7@3', '8@1'],
+      ['7@3', '8@1'],
+    ]);
+    expect(counts).toEqual([{ applied: 2, stale: 3, failed: 0 }]);
+  });
+
+  it('fails the lower versions with the highest when its write fails, so all are redelivered', async () => {
+    const { response, puts, stored, counts } = await consume(
+      [message('a', 7, 1), message('b', 7, 3), message('c', 8, 1)],
+      3,
+    );
+
+    expect(response.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(['a', 'b']);
+    expect([puts, stored]).toEqual([['7@3', '8@1'], ['8@1']]);
+    expect(counts).toEqual([{ applied: 1, stale: 0, failed: 2 }]);
+  });
+});
 
 describe('consumer log lines', () => {
   it('name the correlation id per record (DEBUG, ERROR) and the distinct ones once per batch (INFO)', async () => {
