@@ -89,22 +89,7 @@ async function finalState() {
 }
 
 describe('consumer Lambda', () => {
-  it('applies a history in order and keeps the latest version and the sales ledger', async () => {
-    await publish(history());
-
-    const drained = await drainQueue(aws, resources.ordersQueueUrl, handlers);
-
-    const state = await finalState();
-    expect(drained.failed).toBe(0);
-    expect(state.versions).toEqual({ 1: 3, 2: 3, 3: 2, 4: 5 });
-    expect(state.ledger).toEqual(EXPECTED_LEDGER);
-    expect(state.items.get(2)).toMatchObject({
-      status: 'accepted',
-      total: { amount: 2100, currency: 'EUR' },
-    });
-  });
-
-  it('is exact under duplicates, reverse order and two consumers draining the queue at once', async () => {
+  it('keeps the latest version and the sales ledger under duplicates, reverse order and two consumers at once', async () => {
     await publish([...history(), ...history().reverse(), ...history()]);
 
     const drained = await Promise.all([
@@ -116,6 +101,10 @@ describe('consumer Lambda', () => {
     expect(drained[0].succeeded + drained[1].succeeded).toBe(27);
     expect(state.versions).toEqual({ 1: 3, 2: 3, 3: 2, 4: 5 });
     expect(state.ledger).toEqual(EXPECTED_LEDGER);
+    expect(state.items.get(2)).toMatchObject({
+      status: 'accepted',
+      total: { amount: 2100, currency: 'EUR' },
+    });
   });
 
   it('stores the normalised order with the API field names, timestamps in toISOString form', async () => {

@@ -99,14 +99,6 @@ const inTrace = (index: 0 | 1 | 2 | 3) => documents.filter((doc) => doc.trace_id
 const named = (docs: XRayDocument[], name: string) => docs.filter((doc) => doc.name === name);
 
 describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
-  it('sends each span as a subsegment of the invocation’s trace', () => {
-    expect(documents.length).toBeGreaterThan(0);
-    for (const doc of documents) {
-      expect(doc.type).toBe('subsegment');
-      expect(traceIds).toContain(doc.trace_id);
-    }
-  });
-
   it('annotates the poll run with cold start, service, feed and run id, and each page with feed, page and its messages’ correlation id', () => {
     const trace = inTrace(0);
     const [run] = named(trace, '## poll run');
@@ -186,9 +178,11 @@ describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
     for (const record of records) expect(record.parent_id).toBe(batch?.id);
   });
 
-  it('sends no trace header to the partner API and puts the token in no annotation, metadata or error', () => {
+  it('sends each span as a subsegment of its invocation’s trace, no trace header to the partner API, and never the token', () => {
+    expect(documents.length).toBeGreaterThan(0);
+    for (const doc of documents)
+      expect([doc.type, traceIds.includes(doc.trace_id)]).toEqual(['subsegment', true]);
     expect(child.partnerTraceHeaders).toEqual([null, null, null]);
-    expect(raw.length).toBeGreaterThan(0);
     for (const text of raw) expect(text).not.toContain(TOKEN);
   });
 });

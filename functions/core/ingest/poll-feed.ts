@@ -51,13 +51,7 @@ export interface PollInvocation {
   canContinue?: boolean;
 }
 
-/**
- * How a run ended. Every kind is observable (`lastRunOutcome` on the cursor item, `npm run ops -- status`,
- * the `poll run finished` log, local mode's scheduling), so none is merged into another.
- * missing-next-page-id: hasMore without a nextPageId (rule 1 broken); stuck-cursor: an empty page handing
- * back the cursor it was asked with, or a cursor cycle (cursor-cycles.ts); order-over-body-cap: a page of one
- * order is over `maxPageBodyBytes`; disabled: `enabled: false`, nothing was asked.
- */
+/** How a run ended (functions/README.md); every kind is observable (cursor item, ops status, logs). */
 type PollOutcomeKind =
   | 'caught-up'
   | 'page-limit'
@@ -74,11 +68,7 @@ type PollOutcomeKind =
   | 'order-over-body-cap'
   | 'disabled';
 
-/**
- * What a run counts: partnerRetries are waits after a 5xx, a network failure (a request timeout included), a
- * 3xx or an unreadable 200 (all retried alike; the log line names the kind), rateLimitWaits after a 429;
- * paceDelayMs, the feed's own delay between page requests at the end of the run (nextPaceDelayMs).
- */
+/** What a run counts (partnerRetries: every retry but a 429's; paceDelayMs: the pace at the run's end). */
 const noCounts = () => ({
   pages: 0,
   versionsPublished: 0,
@@ -166,11 +156,7 @@ export async function pollFeed(
   return { kind, failed, ...counters, secondsSinceCaughtUp, ...(next ? { next } : {}) };
 }
 
-/**
- * Takes the lease (unless the feed is off, the lease held or a 401 backoff running), then the page loop:
- * fetch (the next page while this one is handed off), prepare, hand off, commit. Returns how the run ended;
- * releases the lease and throws what it cannot handle.
- */
+/** Takes the lease, then the page loop; returns how the run ended, or releases the lease and throws. */
 async function poll(ctx: RunState): Promise<PollOutcomeKind> {
   const { deps, settings, invocation, counters } = ctx;
   const { feedId } = settings;
@@ -369,10 +355,8 @@ function prefetchNext(
 }
 
 /**
- * Hands the page off (hand-off.ts: normalised, published, quarantined), then commits its cursor, in one span:
- * what must be durable before the cursor moves (the next page's fetch, already started, is outside it). The
- * span's correlation id is the messages' own. The commit carries the page size and the cursor memory (dropped
- * at the end of the stream: what comes after it is new).
+ * Hands the page off (hand-off.ts), then commits its cursor, in one span: what must be durable before the
+ * cursor moves. The cursor memory is dropped at the end of the stream: what comes after it is new.
  */
 function commitPage(
   { deps, settings, invocation, counters, pageSize }: RunState,
@@ -410,12 +394,7 @@ function commitPage(
   });
 }
 
-/**
- * Why the run ends after this page, if it does. hasMore without a nextPageId breaks rule 1: where to go is
- * not guessed. An empty page handing back the cursor it was asked with would come back again; a cursor that
- * came round twice is a cycle (a single repeated page is rule 6's: it goes on). Either way the page's data
- * is handed off and committed.
- */
+/** Why the run ends after this page, if it does (its data is handed off and committed either way). */
 function stopAfter(
   page: RawPage,
   request: OrderUpdatesQuery,
@@ -459,11 +438,7 @@ function shrinkPageSize(ctx: RunState, request: OrderUpdatesQuery): OrderUpdates
   return { ...request, pageSize: smaller };
 }
 
-/**
- * Pagination rule 5 after a 404 `pageId not found`: repeat without pageId, optionally bounded by the last
- * progress minus a lookback. The mark is never trusted past now: a future fromTimestamp would be answered
- * empty forever.
- */
+/** Rule 5 after a 404 `pageId not found`; the mark is never trusted past now (a future start is empty forever). */
 function recover(ctx: RunState): OrderUpdatesQuery {
   const { deps, settings, counters, lease } = ctx;
   counters.cursorRecoveries += 1;
@@ -481,10 +456,7 @@ function recover(ctx: RunState): OrderUpdatesQuery {
   return request;
 }
 
-/**
- * A 401: recorded on the cursor item with the refused token parameter version and the next attempt's time
- * (doubling per consecutive 401 with that version, capped; a new version starts again from the first wait).
- */
+/** A 401: the refused token version and the next attempt's time (doubling per 401 with that version, capped). */
 async function authFailed(ctx: RunState, tokenVersion: number | undefined): Promise<void> {
   const { deps, settings, lease } = ctx;
   if (!lease) return;
@@ -567,21 +539,13 @@ function highWaterMark(marks: Array<string | undefined>, fetchedAtMs: number): s
   return highest && [highest, new Date(fetchedAtMs).toISOString()].sort()[0];
 }
 
-/**
- * The feed's own pace under rate limiting, AIMD as TCP does: the delay between page requests doubles on
- * every rate-limited page (from 250 ms, up to 30 s) and falls by 50 ms after every page served without a
- * 429, so a feed that keeps hitting the partner's limit settles just below it instead of spending its run
- * waiting out 429s (each of which the client honours on its own). Kept on the cursor item across runs.
- */
+/** The feed's own pace under rate limiting, AIMD as TCP does: doubles on a 429, 50 ms less after a page. */
 export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number {
   if (rateLimited) return Math.min(30_000, Math.round(currentMs <= 0 ? 250 : currentMs * 2));
   return Math.max(0, currentMs - 50);
 }
 
-/**
- * Gives the lease up, recording how the run ended (`outcome`) on the cursor item; with `next`, hands it over
- * to that continuation for the lease grace. False when the release failed.
- */
+/** Gives the lease up (or hands it over to `next` for the lease grace); false when the release failed. */
 async function releaseQuietly(
   { deps, settings, lease }: RunState,
   outcome: string,
