@@ -59,14 +59,18 @@ function history(): OutgoingMessage[] {
     raw.customerPayments = [
       { type: 'online', collectedBy: 'platform', payment: { amount, currency: 'EUR' } },
     ];
-    return buildOrderVersionMessage(toOrder(raw), {
-      feedId: 'partner-feed',
-      pageId: null,
-      fetchedAt: '2024-05-01T08:00:00.000Z',
-      findings: [],
-      correlationId: 'poll:run-1:1',
-      origin: 'poll',
-    });
+    return message(raw);
+  });
+}
+
+function message(raw: ReturnType<typeof sampleOrder>): OutgoingMessage {
+  return buildOrderVersionMessage(toOrder(raw), {
+    feedId: 'partner-feed',
+    pageId: null,
+    fetchedAt: '2024-05-01T08:00:00.000Z',
+    findings: [],
+    correlationId: 'poll:run-1:1',
+    origin: 'poll',
   });
 }
 
@@ -90,7 +94,12 @@ async function finalState() {
 
 describe('consumer Lambda', () => {
   it('keeps the latest version and the sales ledger under duplicates, reverse order and two consumers at once', async () => {
-    await publish([...history(), ...history().reverse(), ...history()]);
+    await publish([
+      ...history(),
+      ...history().reverse(),
+      ...history(),
+      message(sampleOrder({ id: 55, version: 2 })),
+    ]);
 
     const drained = await Promise.all([
       drainQueue(aws, resources.ordersQueueUrl, handlers, { batchSize: 3 }),
@@ -98,32 +107,18 @@ describe('consumer Lambda', () => {
     ]);
 
     const state = await finalState();
-    expect(drained[0].succeeded + drained[1].succeeded).toBe(27);
-    expect(state.versions).toEqual({ 1: 3, 2: 3, 3: 2, 4: 5 });
-    expect(state.ledger).toEqual(EXPECTED_LEDGER);
+    expect(drained[0].succeeded + drained[1].succeeded).toBe(28);
+    expect(state.versions).toEqual({ 1: 3, 2: 3, 3: 2, 4: 5, 55: 2 });
+    expect(state.ledger).toEqual([
+      ...EXPECTED_LEDGER,
+      { vendorId: 'vendor-1', currency: 'EUR', count: 1, amount: 3098 },
+    ]);
     expect(state.items.get(2)).toMatchObject({
       status: 'accepted',
       total: { amount: 2100, currency: 'EUR' },
     });
-  });
-
-  it('stores the normalised order with the API field names, timestamps in toISOString form', async () => {
-    const raw = sampleOrder({ id: 55, version: 2 });
-    await publish([
-      buildOrderVersionMessage(toOrder(raw), {
-        feedId: 'f',
-        pageId: null,
-        fetchedAt: '2024-05-01T08:00:00.000Z',
-        findings: [],
-        correlationId: 'poll:run-1:1',
-        origin: 'poll',
-      }),
-    ]);
-    await drainQueue(aws, resources.ordersQueueUrl, handlers);
-
-    const item = (await scanOrders(aws, resources.ordersTable)).get(55);
-
-    expect(item).toMatchObject({
+    // Stored as normalised, with the API's field names and timestamps in toISOString form.
+    expect(state.items.get(55)).toMatchObject({
       orderId: 55,
       id: 55,
       version: 2,
@@ -137,8 +132,8 @@ describe('consumer Lambda', () => {
       saleKey: 'vendor-1#EUR',
       saleAmount: 3098,
     });
-    expect(item?.items).toEqual(toOrder(raw).items);
-    expect(item?.cancelledAt).toBeUndefined();
+    expect(state.items.get(55)?.items).toEqual(toOrder(sampleOrder({ id: 55, version: 2 })).items);
+    expect(state.items.get(55)?.cancelledAt).toBeUndefined();
   });
 
   it('fails only the poison message, which reaches the dead-letter queue after maxReceiveCount receives', async () => {
