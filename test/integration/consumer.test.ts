@@ -1,6 +1,6 @@
 // The consumer Lambda against real emulated SQS and DynamoDB: exact under duplicates, reordering,
 // crashes mid-batch, concurrent consumers, and poison messages.
-import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
@@ -17,9 +17,7 @@ import {
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
-import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
-import { sqsRecord } from '../support/fakes.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { readLedger, receiveAll } from '../support/pipeline.js';
@@ -175,34 +173,5 @@ describe('consumer Lambda', () => {
     expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
     expect(state.versions).toEqual({ 1: 3, 2: 3, 3: 2, 4: 5 });
     expect(state.ledger).toEqual(EXPECTED_LEDGER);
-  });
-});
-
-describe('consumer Lambda, invocations overlapping in one process', () => {
-  it('reports each batch its own failures (a failed record is never acknowledged)', async () => {
-    await publish(history().slice(0, 4));
-    await aws.sqs.send(new SendMessageCommand({ QueueUrl: resources.ordersQueueUrl, MessageBody: 'poison' }));
-    const received = await aws.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: resources.ordersQueueUrl,
-        MaxNumberOfMessages: 10,
-        VisibilityTimeout: 60,
-      }),
-    );
-    const records = (received.Messages ?? []).map((message) =>
-      sqsRecord(message.MessageId ?? '', message.Body ?? ''),
-    );
-    const poison = records.find((record) => record.body === 'poison');
-    const healthy = records.filter((record) => record.body !== 'poison');
-    expect(poison).toBeDefined();
-
-    const context = lambdaContext('consumer', 30_000);
-    const [withPoison, withoutPoison] = await Promise.all([
-      handlers.consume({ Records: [...healthy.slice(0, 2), poison as (typeof records)[0]] }, context),
-      handlers.consume({ Records: healthy.slice(2) }, context),
-    ]);
-
-    expect(withPoison.batchItemFailures).toEqual([{ itemIdentifier: poison?.messageId }]);
-    expect(withoutPoison.batchItemFailures).toEqual([]);
   });
 });

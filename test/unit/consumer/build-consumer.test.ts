@@ -100,6 +100,29 @@ describe('several versions of one order in one batch', () => {
   });
 });
 
+describe('invocations overlapping in one process (local mode runs two at once)', () => {
+  it('report each batch its own failures: a failed record is never acknowledged', async () => {
+    const orders = new MemoryOrdersTable();
+    const logger = new Logger({ logLevel: 'SILENT' });
+    const handler = buildConsumer(
+      { dynamo: orders.client },
+      { ordersTableName: 'orders' },
+      { orders, logger },
+    );
+    const context = lambdaContext('consumer', 30_000);
+
+    const responses = await Promise.all([
+      handler({ Records: [message('a', 1, 1), message('b', 2, 1), sqsRecord('poison', 'poison')] }, context),
+      handler({ Records: [message('c', 3, 1), message('d', 4, 1)] }, context),
+    ]);
+
+    expect(responses).toEqual([
+      { batchItemFailures: [{ itemIdentifier: 'poison' }] },
+      { batchItemFailures: [] },
+    ]);
+  });
+});
+
 describe('consumer log lines', () => {
   it('name the correlation id per record (DEBUG, ERROR) and the distinct ones once per batch (INFO)', async () => {
     const { response, lines, batchLines } = await consume([
