@@ -164,17 +164,22 @@ describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
     const runId = child.runIds[0];
 
     expect(batch?.annotations).toEqual({ ColdStart: false, Service: 'order-feed-poller' });
-    expect(batch?.metadata?.default).toMatchObject({ records: 4, applied: 3, stale: 0, failed: 1 });
-    expect(records.map((record) => [record.annotations, record.cause?.exceptions?.[0]?.type])).toEqual(
+    expect(batch?.metadata?.default).toMatchObject({ records: 5, applied: 3, stale: 1, failed: 1 });
+    const summary = (record: XRayDocument) => [
+      record.annotations,
+      record.metadata?.default?.outcome ?? record.cause?.exceptions?.[0]?.type,
+    ];
+    expect(records.map(summary)).toEqual(
       expect.arrayContaining([
-        [{ orderId: '1', version: '3', correlationId: `poll:${runId}:1` }, undefined],
-        [{ orderId: '3', version: '3', correlationId: `poll:${runId}:2` }, undefined],
-        [{ orderId: '9223372036854775807', version: '3', correlationId: 'poll:req-9:1' }, undefined],
+        [{ orderId: '1', version: '3', correlationId: `poll:${runId}:1` }, 'applied'],
+        [{ orderId: '3', version: '3', correlationId: `poll:${runId}:2` }, 'applied'],
+        [{ orderId: '9223372036854775807', version: '3', correlationId: 'poll:req-9:1' }, 'applied'],
+        [{ orderId: '1', version: '2', correlationId: 'poll:req-8:1' }, 'stale'],
         // No valid body: the correlation id comes from the attribute, and the span carries the error.
         [{ correlationId: 'reconcile:req-2' }, 'OrderVersionMessageError'],
       ]),
     );
-    expect(records).toHaveLength(4);
+    expect(records).toHaveLength(5);
     for (const record of records) expect(record.parent_id).toBe(batch?.id);
   });
 

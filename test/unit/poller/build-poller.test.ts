@@ -143,6 +143,13 @@ describe('buildPoller', () => {
     expect(continued.map((call) => call.event.continuation.chain)).toEqual([1, 2]);
   });
 
+  it('does not continue when continuations are off (maxContinuations 0)', async () => {
+    const { handler, continued } = build(backlog(), { maxPagesPerRun: 1, maxContinuations: 0 });
+
+    expect(await handler({}, context())).toMatchObject({ kind: 'page-limit' });
+    expect(continued).toEqual([]);
+  });
+
   it('does nothing on a switched-off feed, not even for a continuation already requested', async () => {
     const partner = backlog();
     const { handler, cursorStore, continued } = build(partner, { enabled: false });
