@@ -1,8 +1,9 @@
 // The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
 // keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change; the token's
-// request budget item beside the cursors (its conditional writes).
+// request budget item beside the cursors (its conditional writes). One moto, the cursor table alone.
 import {
   ConditionalCheckFailedException,
+  CreateTableCommand,
   DynamoDBClient,
   GetItemCommand,
   UpdateItemCommand,
@@ -20,21 +21,18 @@ import {
   budgetViewOf,
   DynamoRequestBudgetStore,
 } from '../../functions/core/adapters/dynamo-request-budget.js';
+import { CURSOR_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type BudgetState, intervalOf } from '../../functions/core/ingest/request-budget.js';
 import { startInterceptingProxy } from '../../lab/aws-proxy.js';
-import {
-  type AwsClients,
-  createPipelineResources,
-  type PipelineResources,
-  useEmulator,
-} from '../../tools/harness/pipeline.js';
+import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;
-let resources: PipelineResources;
 let store: DynamoCursorStore;
+/** Only the cursor table (as the stack keys it): the rest of the pipeline's resources play no part here. */
+const resources = { cursorTable: 'cursors' };
 const NOW = 1_700_000_000_000;
 
 beforeAll(async () => {
@@ -44,7 +42,15 @@ beforeAll(async () => {
 afterAll(async () => moto?.stop());
 beforeEach(async () => {
   await moto.reset();
-  resources = await createPipelineResources(aws);
+  const { name, type } = CURSOR_TABLE_SCHEMA.partitionKey;
+  await aws.dynamo.send(
+    new CreateTableCommand({
+      TableName: resources.cursorTable,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: name, AttributeType: type }],
+      KeySchema: [{ AttributeName: name, KeyType: 'HASH' }],
+    }),
+  );
   store = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
 });
 
@@ -144,12 +150,11 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
 
 describe('DynamoCursorStore', () => {
   it('grants the lease to exactly one of two invocations that ask at once', async () => {
+    // Ten races, each on a feed nobody holds yet.
     for (let attempt = 0; attempt < 10; attempt++) {
-      await moto.reset();
-      await createPipelineResources(aws);
       const [a, b] = await Promise.all([
-        store.acquire('feed', 'invocation-a', NOW, NOW + 60_000),
-        store.acquire('feed', 'invocation-b', NOW, NOW + 60_000),
+        store.acquire(`feed-${attempt}`, 'invocation-a', NOW, NOW + 60_000),
+        store.acquire(`feed-${attempt}`, 'invocation-b', NOW, NOW + 60_000),
       ]);
       expect([a, b].filter(Boolean)).toHaveLength(1);
     }
