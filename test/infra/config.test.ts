@@ -69,14 +69,6 @@ describe('parseConfig', () => {
     expect(config.scheduleInterval.toMinutes()).toBe(1);
   });
 
-  it('accepts a full configuration', () => {
-    const config = parseConfig(FULL_CONFIG);
-
-    expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
-    expect(config.feeds[0]?.vendorIds).toEqual(['vendor-1', 'vendor-2']);
-    expect(config.arrayQueryEncoding).toBe('comma');
-  });
-
   it('names every missing required key', () => {
     expect(issuesOf({})).toEqual([
       expect.stringMatching(/^orderFeed\.partnerBaseUrl: is required/),
@@ -241,95 +233,72 @@ describe('parseConfig', () => {
   it('reports every problem at once', () => {
     expect(issuesOf({ partnerBaseUrl: 'http://partner.example.com', pageSize: 0 })).toHaveLength(3);
   });
-
-  it('puts every key in the error message', () => {
-    expect(() => parseConfig({ ...REQUIRED_CONFIG, pageSize: 0 })).toThrow(/orderFeed\.pageSize/);
-  });
 });
 
 /** What the app does with CDK context: read it, then validate it. */
 const loadConfig = (context: ContextReader) => parseConfig(readContext(context));
 
 describe('readContext then parseConfig', () => {
-  it('reads the orderFeed object from context', () => {
-    const config = loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } }));
-
-    expect(config.pageSize).toBe(25);
+  it("reads the orderFeed object, or the whole object as a JSON string (-c orderFeed='{…}')", () => {
+    expect(loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } })).pageSize).toBe(25);
+    const fromJson = loadConfig(
+      contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }),
+    );
+    expect(fromJson.feeds.map((feed) => feed.id)).toEqual(['f1']);
   });
 
   it('lets -c orderFeed.<key>=<string> override single keys, parsing numbers and lists', () => {
-    // Prepare: what `cdk synth -c orderFeed.pageSize=7 -c orderFeed.downstreamSubscribers=a,b` passes
-    const context = contextOf({
-      orderFeed: REQUIRED_CONFIG,
-      'orderFeed.pageSize': '7',
-      'orderFeed.downstreamSubscribers': 'billing, audit-log',
-      'orderFeed.vendorIds': '["v1","v2"]',
-    });
-
-    // Act
-    const config = loadConfig(context);
-
-    // Assess
-    expect(config.pageSize).toBe(7);
-    expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
-    expect(config.feeds[0]?.vendorIds).toEqual(['v1', 'v2']);
-  });
-
-  it("accepts the whole object as a JSON string (-c orderFeed='{…}')", () => {
-    const config = loadConfig(contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }));
-
-    expect(config.feeds.map((feed) => feed.id)).toEqual(['f1']);
-  });
-
-  it('rejects a mistyped -c orderFeed.<key>, naming it and the nearest key, as in the object form', () => {
-    // Prepare: `cdk synth -c orderFeed.pagesize=50 -c orderFeed.tokenParamterName=/x`
-    const context = contextOf({
-      orderFeed: REQUIRED_CONFIG,
-      'orderFeed.pagesize': '50',
-      'orderFeed.tokenParamterName': '/x',
-    });
-
-    // Act, Assess
-    expect(() => loadConfig(context)).toThrow(
-      /orderFeed\.pagesize: unknown key \(did you mean orderFeed\.pageSize\?\)[\s\S]*orderFeed\.tokenParamterName: unknown key \(did you mean orderFeed\.tokenParameterName\?\)/,
+    // What `cdk synth -c orderFeed.pageSize=7 -c orderFeed.downstreamSubscribers=a,b` passes
+    const config = loadConfig(
+      contextOf({
+        orderFeed: REQUIRED_CONFIG,
+        'orderFeed.pageSize': '7',
+        'orderFeed.downstreamSubscribers': 'billing, audit-log',
+        'orderFeed.vendorIds': '["v1","v2"]',
+      }),
     );
+
+    expect([config.pageSize, config.downstreamSubscribers, config.feeds[0]?.vendorIds]).toEqual([
+      7,
+      ['billing', 'audit-log'],
+      ['v1', 'v2'],
+    ]);
   });
 
-  it("merges -c orderFeed='{…}' over cdk.json's object key by key", () => {
-    // Prepare: the CLI passes the -c string in place of cdk.json's object, which the app reads itself.
+  it("merges -c orderFeed='{…}' over cdk.json's object key by key, and leaves an object from cdk.json itself alone", () => {
+    // The CLI passes the -c string in place of cdk.json's object, which the app reads itself.
     const project = { ...REQUIRED_CONFIG, pageSize: 25, feedId: 'from-cdk-json' };
-    const context = contextOf({ orderFeed: JSON.stringify({ feedId: 'f1', alarmEmail: null }) });
+    const merged = parseConfig(
+      readContext(contextOf({ orderFeed: JSON.stringify({ feedId: 'f1', alarmEmail: null }) }), project),
+    );
 
-    // Act
-    const merged = parseConfig(readContext(context, project));
-
-    // Assess: each key comes from the -c object if it names it (null unsets), else from cdk.json
+    // Each key comes from the -c object if it names it (null unsets), else from cdk.json.
     expect(merged.feeds[0]).toMatchObject({ id: 'f1', partnerBaseUrl: REQUIRED_CONFIG.partnerBaseUrl });
     expect(merged.pageSize).toBe(25);
     expect(merged.alarmEmail).toBeUndefined();
-  });
-
-  it("leaves an orderFeed object from cdk.json itself alone (no merge with cdk.json's own)", () => {
-    const raw = readContext(contextOf({ orderFeed: { feedId: 'f1' } }), { ...REQUIRED_CONFIG });
-
-    expect(raw).toEqual({ feedId: 'f1' });
-  });
-
-  it("reads cdk.json's orderFeed object for the merge", () => {
+    expect(readContext(contextOf({ orderFeed: { feedId: 'f1' } }), { ...REQUIRED_CONFIG })).toEqual({
+      feedId: 'f1',
+    });
     expect(projectContextObject(fileURLToPath(new URL('../..', import.meta.url)))).toMatchObject(
       REQUIRED_CONFIG,
     );
     expect(projectContextObject(fileURLToPath(new URL('.', import.meta.url)))).toBeUndefined();
   });
 
-  it('rejects an orderFeed value that is not an object', () => {
-    expect(() => loadConfig(contextOf({ orderFeed: '[1,2]' }))).toThrow(/orderFeed: must be an object/);
-  });
-
-  it('fails without any configuration, naming the required keys', () => {
-    expect(() => loadConfig(contextOf({}))).toThrow(
+  it.each([
+    [
+      'a mistyped -c orderFeed.<key>, naming it and the nearest key, as in the object form',
+      { orderFeed: REQUIRED_CONFIG, 'orderFeed.pagesize': '50', 'orderFeed.tokenParamterName': '/x' },
+      /orderFeed\.pagesize: unknown key \(did you mean orderFeed\.pageSize\?\)[\s\S]*orderFeed\.tokenParamterName: unknown key \(did you mean orderFeed\.tokenParameterName\?\)/,
+    ],
+    ['an orderFeed value that is not an object', { orderFeed: '[1,2]' }, /orderFeed: must be an object/],
+    [
+      'no configuration at all, naming the required keys',
+      {},
       /orderFeed\.partnerBaseUrl: is required[\s\S]*orderFeed\.tokenParameterName: is required/,
-    );
+    ],
+  ])('rejects %s', (_case, context, expected) => {
+    expect(() => loadConfig(contextOf(context))).toThrow(expected);
   });
 });
 
