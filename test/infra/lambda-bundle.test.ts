@@ -238,11 +238,11 @@ process.stdout.write(typeof m.handler + ' ' + Boolean(process.namespaces?.AWSXRa
   }
 
   it.each([
-    ['poller', POLLER_ENTRY, 'functions/poller/handler.ts'],
-    ['consumer', CONSUMER_ENTRY, 'functions/consumer/handler.ts'],
+    ['poller', 'functions/poller/handler.ts', POLLER_ENTRY],
+    ['consumer', 'functions/consumer/handler.ts', CONSUMER_ENTRY],
   ])(
     '%s: exports handler from %s; the X-Ray SDK starts inside Lambda only, and not when POWERTOOLS_TRACE_ENABLED is false',
-    async (_name, entry, relative) => {
+    async (_name, relative, entry) => {
       expect(entry.endsWith(relative)).toBe(true);
       const { file } = await bundle(entry);
       const lambda = { AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x', LAMBDA_TASK_ROOT: '/var/task' };
