@@ -182,6 +182,8 @@ describe('timestamps', () => {
   });
 });
 
+// More records (an unknown status, null and an array as a record, unknown fields, a lone surrogate) are pinned
+// with what the reader made of them in golden-messages.test.ts.
 describe('invalid records, each rejected with the first problem in reason', () => {
   it.each<[string, () => unknown, string]>([
     [
@@ -226,8 +228,6 @@ describe('invalid records, each rejected with the first problem in reason', () =
         }),
       'missing required field: items[0].price',
     ],
-    ['null as a record', () => null, 'invalid record: expected an object, received null'],
-    ['an array as a record', () => [sampleOrder()], 'invalid record: expected an object, received array'],
     [
       'a string as a record',
       () => JSON.stringify(sampleOrder()),
@@ -267,16 +267,6 @@ describe('invalid records, each rejected with the first problem in reason', () =
 
     expect(result).toMatchObject({ reason: 'missing required field: total', orderId: 1001, version: 3 });
     expect(result.issues).toEqual(['total: missing required field']);
-  });
-
-  it('rejects an unknown status, keeping order id and version for the quarantine', () => {
-    expect(parseOrder(sampleOrder({ status: 'refunded' }))).toEqual({
-      ok: false,
-      reason: 'unknown status "refunded"',
-      issues: ['status: unknown status "refunded"'],
-      orderId: 1001,
-      version: 3,
-    });
   });
 
   it('lists every problem in issues and names the first in reason', () => {
