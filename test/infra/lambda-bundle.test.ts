@@ -17,6 +17,7 @@ import { LAMBDA_ESBUILD_OPTIONS } from '../../infra/bundling/esbuild-options.js'
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
+import { DUMMY_ENV } from '../../lab/bench/bundles.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/bundle/throwers.ts', import.meta.url));
 
@@ -205,20 +206,8 @@ function nextColumn(column: number, segment: string): number {
 }
 
 describe('tracing in the bundles', () => {
-  /** The variables the handlers check at import, with dummy values (the bench's cold start sets the same). */
-  const FUNCTION_ENV = {
-    PATH: process.env.PATH ?? '',
-    AWS_REGION: 'us-east-1',
-    FEED_ID: 'orders',
-    CURSOR_TABLE_NAME: 'cursors',
-    PARTNER_BASE_URL: 'https://partner.example.com',
-    PARTNER_TOKEN_PARAMETER: '/order-feed/partner-token',
-    ORDERS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/orders',
-    DOWNSTREAM_QUEUE_URLS: '{}',
-    QUARANTINE_BUCKET_NAME: 'quarantine',
-    ORDERS_TABLE_NAME: 'orders',
-    POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
-  };
+  /** The variables the handlers check at import, with the bench's dummy values. */
+  const FUNCTION_ENV = { PATH: process.env.PATH ?? '', ...DUMMY_ENV };
 
   /** Whether importing the bundle started the X-Ray SDK (its context namespace exists once it is loaded). */
   async function loadsXRay(file: string, env: Record<string, string>): Promise<boolean> {
