@@ -1,6 +1,6 @@
 // CDK feature flags, adopted deliberately: the values aws-cdk-lib 2.276.0 recommends for new projects
 // (`cx-api` CURRENTLY_RECOMMENDED_FLAGS), pinned here so that upgrading aws-cdk-lib never changes the template
-// silently: test/infra/feature-flags.test.ts fails when the library recommends a flag this list does not pin,
+// silently: test/infra/stack.test.ts fails when the library recommends a flag this list does not pin,
 // and the template change can be reviewed then. Adopting this list changed one thing in our template (the
 // consumer's SQS actions are listed in sorted order); every other flag concerns resources we do not create.
 // buildApp (infra/app.ts) applies them, so tests, `cdk synth` and `cdk deploy` build the same template.

@@ -3,7 +3,7 @@
 // one key of the `orderFeed` CDK context (infra/config.ts, the README table in infra/README.md), named in
 // PROP_KEYS; the construct checks the props by the same rules as the context (an error names the prop), and
 // this repository's app maps the context's plain values to these types (propsFromConfig in infra/config-props.ts).
-// `test/infra/construct.test.ts` keeps PROP_KEYS covering every checked key.
+// `test/infra/stack.test.ts` keeps PROP_KEYS covering every checked key.
 import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';

@@ -1,14 +1,21 @@
+// The deployment configuration as a unit (infra/config.ts): defaults, every rule naming its key, the feeds
+// list, the CDK context forms, and the size of a function's environment. What synth makes of it is in
+// stack.test.ts.
 import { fileURLToPath } from 'node:url';
+import { Lazy } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
   type ContextReader,
+  downstreamQueueUrlsCharacters,
   KEYS,
+  MAX_FEEDS,
   parseConfig,
   projectContextObject,
   readContext,
 } from '../../infra/config.js';
-import { FULL_CONFIG, REQUIRED_CONFIG } from './synth.js';
+import { checkEnvironmentSize, environmentBytesAtMost } from '../../infra/constructs/lambda-environment.js';
+import { FEEDS_CONFIG, FULL_CONFIG, REQUIRED_CONFIG } from '../support/stack-configs.js';
 
 /** The issues a configuration raises, as `key: message` lines (empty when valid). */
 function issuesOf(raw: Record<string, unknown>): string[] {
@@ -62,15 +69,7 @@ describe('parseConfig', () => {
     expect(config.scheduleInterval.toMinutes()).toBe(1);
   });
 
-  it('accepts a full configuration', () => {
-    const config = parseConfig(FULL_CONFIG);
-
-    expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
-    expect(config.feeds[0]?.vendorIds).toEqual(['vendor-1', 'vendor-2']);
-    expect(config.arrayQueryEncoding).toBe('comma');
-  });
-
-  it('names every missing required key', () => {
+  it('names every missing required key (no configuration at all)', () => {
     expect(issuesOf({})).toEqual([
       expect.stringMatching(/^orderFeed\.partnerBaseUrl: is required/),
       expect.stringMatching(/^orderFeed\.tokenParameterName: is required/),
@@ -143,32 +142,26 @@ describe('parseConfig', () => {
     ).toBe('partner-token');
   });
 
-  it.each([
+  // Every bound of every key, one step beyond, is refused in stack.test.ts; these pin the message's form.
+  it.each<[Record<string, unknown>, string | RegExp]>([
     [{ pageSize: 0 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 0)'],
-    [{ pageSize: 101 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 101)'],
     [{ pageSize: 2.5 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 2.5)'],
-    [{ maxPagesPerRun: 0 }, 'orderFeed.maxPagesPerRun: must be an integer from 1 to 100000 (got 0)'],
-    [{ minAgeMinutes: 1441 }, 'orderFeed.minAgeMinutes: must be an integer from 1 to 1440 (got 1441)'],
-    [
-      { cursorRecoveryLookbackMinutes: 1_581_121 },
-      'orderFeed.cursorRecoveryLookbackMinutes: must be an integer from 1 to 1581120 (got 1581121)',
-    ],
     // 1 could never exceed the schedule interval (at least 1 minute), so the range starts at 2.
     [{ alarmLagMinutes: 1 }, 'orderFeed.alarmLagMinutes: must be an integer from 2 to 1440 (got 1)'],
-    [
-      { consumerMaxConcurrency: 1 },
-      'orderFeed.consumerMaxConcurrency: must be an integer from 2 to 1000 (got 1)',
-    ],
     [
       { arrayQueryEncoding: 'csv' },
       'orderFeed.arrayQueryEncoding: must be one of "repeat", "comma" (got "csv")',
     ],
     [
-      { removalPolicy: 'snapshot' },
-      'orderFeed.removalPolicy: must be one of "retain", "destroy" (got "snapshot")',
+      { ...FULL_CONFIG, subscriberRetentionDays: 2, subscriberMaxAgeHours: 48 },
+      /^orderFeed\.subscriberMaxAgeHours: must be below the subscriber queues' retention/,
     ],
+    // Not echoed: whatever was typed there.
+    [{ alarmEmail: 'not an address' }, 'orderFeed.alarmEmail: must be an e-mail address'],
   ])('names the key of an out-of-range value: %j', (override, expected) => {
-    expect(issuesOf({ ...REQUIRED_CONFIG, ...override })).toEqual([expected]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, ...override })).toEqual([
+      typeof expected === 'string' ? expected : expect.stringMatching(expected),
+    ]);
   });
 
   it.each([
@@ -240,94 +233,241 @@ describe('parseConfig', () => {
   it('reports every problem at once', () => {
     expect(issuesOf({ partnerBaseUrl: 'http://partner.example.com', pageSize: 0 })).toHaveLength(3);
   });
-
-  it('puts every key in the error message', () => {
-    expect(() => parseConfig({ ...REQUIRED_CONFIG, pageSize: 0 })).toThrow(/orderFeed\.pageSize/);
-  });
 });
 
 /** What the app does with CDK context: read it, then validate it. */
 const loadConfig = (context: ContextReader) => parseConfig(readContext(context));
 
 describe('readContext then parseConfig', () => {
-  it('reads the orderFeed object from context', () => {
-    const config = loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } }));
-
-    expect(config.pageSize).toBe(25);
+  it("reads the orderFeed object, or the whole object as a JSON string (-c orderFeed='{…}')", () => {
+    expect(loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } })).pageSize).toBe(25);
+    const fromJson = loadConfig(
+      contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }),
+    );
+    expect(fromJson.feeds.map((feed) => feed.id)).toEqual(['f1']);
   });
 
   it('lets -c orderFeed.<key>=<string> override single keys, parsing numbers and lists', () => {
-    // Prepare: what `cdk synth -c orderFeed.pageSize=7 -c orderFeed.downstreamSubscribers=a,b` passes
-    const context = contextOf({
-      orderFeed: REQUIRED_CONFIG,
-      'orderFeed.pageSize': '7',
-      'orderFeed.downstreamSubscribers': 'billing, audit-log',
-      'orderFeed.vendorIds': '["v1","v2"]',
-    });
-
-    // Act
-    const config = loadConfig(context);
-
-    // Assess
-    expect(config.pageSize).toBe(7);
-    expect(config.downstreamSubscribers).toEqual(['billing', 'audit-log']);
-    expect(config.feeds[0]?.vendorIds).toEqual(['v1', 'v2']);
-  });
-
-  it("accepts the whole object as a JSON string (-c orderFeed='{…}')", () => {
-    const config = loadConfig(contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }));
-
-    expect(config.feeds.map((feed) => feed.id)).toEqual(['f1']);
-  });
-
-  it('rejects a mistyped -c orderFeed.<key>, naming it and the nearest key, as in the object form', () => {
-    // Prepare: `cdk synth -c orderFeed.pagesize=50 -c orderFeed.tokenParamterName=/x`
-    const context = contextOf({
-      orderFeed: REQUIRED_CONFIG,
-      'orderFeed.pagesize': '50',
-      'orderFeed.tokenParamterName': '/x',
-    });
-
-    // Act, Assess
-    expect(() => loadConfig(context)).toThrow(
-      /orderFeed\.pagesize: unknown key \(did you mean orderFeed\.pageSize\?\)[\s\S]*orderFeed\.tokenParamterName: unknown key \(did you mean orderFeed\.tokenParameterName\?\)/,
+    // What `cdk synth -c orderFeed.pageSize=7 -c orderFeed.downstreamSubscribers=a,b` passes
+    const config = loadConfig(
+      contextOf({
+        orderFeed: REQUIRED_CONFIG,
+        'orderFeed.pageSize': '7',
+        'orderFeed.downstreamSubscribers': 'billing, audit-log',
+        'orderFeed.vendorIds': '["v1","v2"]',
+      }),
     );
+
+    expect([config.pageSize, config.downstreamSubscribers, config.feeds[0]?.vendorIds]).toEqual([
+      7,
+      ['billing', 'audit-log'],
+      ['v1', 'v2'],
+    ]);
   });
 
-  it("merges -c orderFeed='{…}' over cdk.json's object key by key", () => {
-    // Prepare: the CLI passes the -c string in place of cdk.json's object, which the app reads itself.
+  it("merges -c orderFeed='{…}' over cdk.json's object key by key, and leaves an object from cdk.json itself alone", () => {
+    // The CLI passes the -c string in place of cdk.json's object, which the app reads itself.
     const project = { ...REQUIRED_CONFIG, pageSize: 25, feedId: 'from-cdk-json' };
-    const context = contextOf({ orderFeed: JSON.stringify({ feedId: 'f1', alarmEmail: null }) });
+    const merged = parseConfig(
+      readContext(contextOf({ orderFeed: JSON.stringify({ feedId: 'f1', alarmEmail: null }) }), project),
+    );
 
-    // Act
-    const merged = parseConfig(readContext(context, project));
-
-    // Assess: each key comes from the -c object if it names it (null unsets), else from cdk.json
+    // Each key comes from the -c object if it names it (null unsets), else from cdk.json.
     expect(merged.feeds[0]).toMatchObject({ id: 'f1', partnerBaseUrl: REQUIRED_CONFIG.partnerBaseUrl });
     expect(merged.pageSize).toBe(25);
     expect(merged.alarmEmail).toBeUndefined();
-  });
-
-  it("leaves an orderFeed object from cdk.json itself alone (no merge with cdk.json's own)", () => {
-    const raw = readContext(contextOf({ orderFeed: { feedId: 'f1' } }), { ...REQUIRED_CONFIG });
-
-    expect(raw).toEqual({ feedId: 'f1' });
-  });
-
-  it("reads cdk.json's orderFeed object for the merge", () => {
+    expect(readContext(contextOf({ orderFeed: { feedId: 'f1' } }), { ...REQUIRED_CONFIG })).toEqual({
+      feedId: 'f1',
+    });
     expect(projectContextObject(fileURLToPath(new URL('../..', import.meta.url)))).toMatchObject(
       REQUIRED_CONFIG,
     );
     expect(projectContextObject(fileURLToPath(new URL('.', import.meta.url)))).toBeUndefined();
   });
 
-  it('rejects an orderFeed value that is not an object', () => {
-    expect(() => loadConfig(contextOf({ orderFeed: '[1,2]' }))).toThrow(/orderFeed: must be an object/);
+  it.each([
+    [
+      'a mistyped -c orderFeed.<key>, naming it and the nearest key, as in the object form',
+      { orderFeed: REQUIRED_CONFIG, 'orderFeed.pagesize': '50', 'orderFeed.tokenParamterName': '/x' },
+      /orderFeed\.pagesize: unknown key \(did you mean orderFeed\.pageSize\?\)[\s\S]*orderFeed\.tokenParamterName: unknown key \(did you mean orderFeed\.tokenParameterName\?\)/,
+    ],
+    ['an orderFeed value that is not an object', { orderFeed: '[1,2]' }, /orderFeed: must be an object/],
+  ])('rejects %s', (_case, context, expected) => {
+    expect(() => loadConfig(contextOf(context))).toThrow(expected);
+  });
+});
+
+describe('orderFeed.feeds', () => {
+  const FEED_ONE = { ...REQUIRED_CONFIG, feeds: [{ id: 'one' }] };
+  const feed = (id: string, own: Record<string, unknown>) => ({
+    id,
+    partnerBaseUrl: 'https://partner.example.com',
+    tokenParameterName: '/order-feed-ingester/partner-token',
+    tokenKmsKeyArn: undefined,
+    vendorIds: undefined,
+    minAgeMinutes: 30,
+    enabled: true,
+    ...own,
   });
 
-  it('fails without any configuration, naming the required keys', () => {
-    expect(() => loadConfig(contextOf({}))).toThrow(
-      /orderFeed\.partnerBaseUrl: is required[\s\S]*orderFeed\.tokenParameterName: is required/,
+  it('gives each feed the top-level keys as defaults and its own keys over them', () => {
+    const config = parseConfig(FEEDS_CONFIG);
+
+    expect(config.feedsListed).toBe(true);
+    expect(config.feeds).toEqual([
+      feed('eu', { vendorIds: ['vendor-eu-1', 'vendor-eu-2'] }),
+      feed('uk', { vendorIds: ['vendor-uk-1'], minAgeMinutes: 5 }),
+      feed('us.second-account', {
+        partnerBaseUrl: 'https://us.partner.example.com',
+        tokenParameterName: '/order-feed-ingester/us-token',
+        tokenKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555',
+        enabled: false,
+      }),
+    ]);
+  });
+
+  it('makes one feed of the top-level keys without feeds', () => {
+    const config = parseConfig({ ...REQUIRED_CONFIG, feedId: 'partner', enabled: 'false' });
+
+    expect(config.feedsListed).toBe(false);
+    expect(config.feeds.map((f) => [f.id, f.enabled])).toEqual([['partner', false]]);
+  });
+
+  it('accepts the list as JSON text (-c orderFeed.feeds=…) and needs no top-level URL when every feed has one', () => {
+    const config = parseConfig({
+      feeds: JSON.stringify([
+        { id: 'a', partnerBaseUrl: 'https://a.example.com', tokenParameterName: '/a' },
+        { id: 'b', partnerBaseUrl: 'https://b.example.com', tokenParameterName: '/b' },
+      ]),
+    });
+
+    expect(config.feeds.map((f) => f.partnerBaseUrl)).toEqual([
+      'https://a.example.com',
+      'https://b.example.com',
+    ]);
+  });
+
+  const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc';
+  it.each([
+    ['an empty list', { feeds: [] }, /^orderFeed\.feeds: must be a list of 1 to 20 feed objects/],
+    [
+      'too many feeds',
+      { feeds: Array.from({ length: MAX_FEEDS + 1 }, (_, index) => ({ id: `f${index}` })) },
+      /^orderFeed\.feeds: must be a list of 1 to 20/,
+    ],
+    ['an object instead of a list', { feeds: { id: 'eu' } }, /^orderFeed\.feeds: must be a list/],
+    [
+      'a feed that is not an object',
+      { feeds: ['eu'] },
+      /^orderFeed\.feeds\[0\]: must be an object with an "id"/,
+    ],
+    ['a feed without an id', { feeds: [{ vendorIds: ['v'] }] }, /^orderFeed\.feeds\[0\]\.id: is required/],
+    ['an invalid id', { feeds: [{ id: 'eu west' }] }, /^orderFeed\.feeds\[0\]\.id: must be letters, digits/],
+    [
+      'an unknown feed key',
+      { feeds: [{ id: 'eu', pageSize: 5 }] },
+      /^orderFeed\.feeds\[0\]\.pageSize: unknown feed key/,
+    ],
+    [
+      'an invalid feed value',
+      { feeds: [{ id: 'eu', minAgeMinutes: 0 }] },
+      /^orderFeed\.feeds\[0\]\.minAgeMinutes: must be/,
+    ],
+    [
+      'a repeated id',
+      { feeds: [{ id: 'eu' }, { id: 'eu' }] },
+      /^orderFeed\.feeds: must not repeat a feed id/,
+    ],
+    [
+      'ids that differ only by punctuation (same construct ids)',
+      { feeds: [{ id: 'eu-west' }, { id: 'eu.west' }] },
+      /^orderFeed\.feeds: must not repeat a feed id \("eu-west" and "eu\.west" collide/,
+    ],
+    [
+      'no partnerBaseUrl on the feed nor at the top',
+      { partnerBaseUrl: undefined, feeds: [{ id: 'eu' }] },
+      /^orderFeed\.feeds\[0\]\.partnerBaseUrl: is required \(set it on the feed, or as orderFeed\.partnerBaseUrl for every feed\)$/,
+    ],
+    [
+      'a top-level feedId (each feed names itself)',
+      { ...FEED_ONE, feedId: 'orders' },
+      /^orderFeed\.feedId: is not used with feeds: give each feed its "id"$/,
+    ],
+    // Never echoed: it may be the token itself.
+    [
+      'a per-feed token parameter that looks like a token',
+      { feeds: [{ id: 'eu', tokenParameterName: token }] },
+      /^orderFeed\.feeds\[0\]\.tokenParameterName: looks like(?!.*eyJ)/,
+    ],
+  ])('names the feed and key at fault for %s', (_case, override, expected) => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, ...override })).toEqual([expect.stringMatching(expected)]);
+  });
+
+  it("refuses a vendor list too long for Lambda's 4 KB environment, less room beside the downstream queue URLs", () => {
+    const vendorIds = (length: number) =>
+      Array.from({ length }, (_, index) => `vendor-${String(index).padStart(4, '0')}`);
+    // 200 vendors: 2399 characters, which fit alone (2800) but not beside three subscribers' URLs.
+    const downstreamSubscribers = ['analytics', 'billing', 'search'];
+    const room = 2800 - downstreamQueueUrlsCharacters(downstreamSubscribers);
+
+    expect(
+      issuesOf({ ...REQUIRED_CONFIG, feeds: [{ id: 'eu' }, { id: 'all', vendorIds: vendorIds(300) }] }),
+    ).toEqual([
+      expect.stringMatching(
+        /^orderFeed\.feeds\[1\]\.vendorIds: is 3599 characters as the poller's VENDOR_IDS; at most 2800/,
+      ),
+    ]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds: vendorIds(300) })).toEqual([
+      expect.stringMatching(/^orderFeed\.vendorIds: is 3599 characters/),
+    ]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds: vendorIds(200) })).toEqual([]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds: vendorIds(200), downstreamSubscribers })).toEqual([
+      `orderFeed.vendorIds: is 2399 characters as the poller's VENDOR_IDS; at most ${room} fit in Lambda's 4 KB environment beside the 3 downstream queue URLs (split the vendors over more feeds)`,
+    ]);
+  });
+
+  it("refuses more downstream subscribers than the poller's environment can carry the queue URLs of", () => {
+    const names = (length: number) =>
+      Array.from({ length }, (_, index) => `subscriber-${String(index).padStart(2, '0')}-${'x'.repeat(26)}`);
+
+    expect(downstreamQueueUrlsCharacters(names(15))).toBeLessThanOrEqual(2800);
+    expect(issuesOf({ ...REQUIRED_CONFIG, downstreamSubscribers: names(15) })).toEqual([]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, downstreamSubscribers: names(16) })).toEqual([
+      expect.stringMatching(
+        /^orderFeed\.downstreamSubscribers: has 16 subscribers, whose queue URLs take up to 2976 characters/,
+      ),
+    ]);
+  });
+});
+
+describe("the size of a function's environment (Lambda's 4 KB, checked at synth)", () => {
+  /** A value CloudFormation fills in at deploy time, as a generated resource name is at synth. */
+  const deployTime = () => Lazy.string({ produce: () => 'resolved-at-deploy' });
+
+  it('is the JSON Lambda is sent, a deploy-time value counted at the longest stated for it (which it needs)', () => {
+    const { total, byVariable } = environmentBytesAtMost(
+      { FEED_ID: 'eu', TABLE: deployTime() },
+      { TABLE: 255 },
     );
+
+    expect(total).toBe(JSON.stringify({ FEED_ID: 'eu', TABLE: 'x'.repeat(255) }).length);
+    expect(byVariable).toEqual([
+      ['TABLE', '"TABLE":""'.length + 255],
+      ['FEED_ID', '"FEED_ID":"eu"'.length],
+    ]);
+    expect(() => environmentBytesAtMost({ TABLE: deployTime() }, {})).toThrow(
+      /TABLE is only known at deploy time: state the longest it can get/,
+    );
+  });
+
+  it('over 4 KB fails, naming the largest variables', () => {
+    const environment = { BIG: 'b'.repeat(3000), MIDDLE: 'm'.repeat(900), SMALL: 's', TABLE: deployTime() };
+
+    expect(() => checkEnvironmentSize('Poller', environment, { TABLE: 255 })).toThrow(
+      /^Poller: its environment can reach 4\d{3} bytes, over Lambda's limit of 4096 \(largest: BIG 3008, MIDDLE 911, TABLE 265\)/,
+    );
+    expect(() =>
+      checkEnvironmentSize('Poller', { ...environment, MIDDLE: 'm' }, { TABLE: 255 }),
+    ).not.toThrow();
   });
 });

@@ -1,5 +1,6 @@
 // The Lambda bundles as IngesterFunction builds them (esbuild with LAMBDA_ESBUILD_OPTIONS, then the source
-// map cut down to our own code), built for real and run in a child Node process as Lambda runs them.
+// map cut down to our own code), built for real (once per entry) and run in a child Node process as Lambda
+// runs them.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { LAMBDA_ESBUILD_OPTIONS } from '../../infra/bundling/esbuild-options.js'
 import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code-source-map.js';
 import { CONSUMER_ENTRY } from '../../infra/constructs/consumer.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
+import { DUMMY_ENV } from '../../lab/bench/bundles.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/bundle/throwers.ts', import.meta.url));
 
@@ -29,15 +31,18 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function bundle(entry: string, name: string): Promise<{ file: string; metafile: Metafile }> {
-  const file = path.join(dir, name, 'index.mjs');
-  const result = await build({
-    ...LAMBDA_ESBUILD_OPTIONS,
-    entryPoints: [entry],
-    outfile: file,
-    metafile: true,
-  });
-  return { file, metafile: result.metafile };
+const bundles = new Map<string, Promise<{ file: string; metafile: Metafile }>>();
+
+/** The entry bundled as the stack bundles it, once per file. */
+function bundle(entry: string): Promise<{ file: string; metafile: Metafile }> {
+  const file = path.join(dir, path.basename(path.dirname(entry)), 'index.mjs');
+  const built =
+    bundles.get(entry) ??
+    build({ ...LAMBDA_ESBUILD_OPTIONS, entryPoints: [entry], outfile: file, metafile: true }).then(
+      (result) => ({ file, metafile: result.metafile }),
+    );
+  bundles.set(entry, built);
+  return built;
 }
 
 async function readMap(file: string): Promise<SourceMapV3> {
@@ -78,7 +83,7 @@ describe('source map of our own code only', () => {
   let trimmed: SourceMapV3;
 
   beforeAll(async () => {
-    ({ file } = await bundle(FIXTURE, 'throwers'));
+    ({ file } = await bundle(FIXTURE));
     full = await readMap(file);
     trimmed = keepOwnCodeOnly(full);
     await writeFile(`${file}.map`, JSON.stringify(trimmed));
@@ -121,7 +126,7 @@ describe('source map of our own code only', () => {
   });
 
   it("does the same over the poller's bundle, where our modules and the dependencies' interleave", async () => {
-    const { file: poller } = await bundle(POLLER_ENTRY, 'poller-map');
+    const { file: poller } = await bundle(POLLER_ENTRY);
     const pollerMap = await readMap(poller);
 
     expectSameOwnMappings(pollerMap, keepOwnCodeOnly(pollerMap));
@@ -201,20 +206,8 @@ function nextColumn(column: number, segment: string): number {
 }
 
 describe('tracing in the bundles', () => {
-  /** The variables the handlers check at import, with dummy values (the bench's cold start sets the same). */
-  const FUNCTION_ENV = {
-    PATH: process.env.PATH ?? '',
-    AWS_REGION: 'us-east-1',
-    FEED_ID: 'orders',
-    CURSOR_TABLE_NAME: 'cursors',
-    PARTNER_BASE_URL: 'https://partner.example.com',
-    PARTNER_TOKEN_PARAMETER: '/order-feed/partner-token',
-    ORDERS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/orders',
-    DOWNSTREAM_QUEUE_URLS: '{}',
-    QUARANTINE_BUCKET_NAME: 'quarantine',
-    ORDERS_TABLE_NAME: 'orders',
-    POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
-  };
+  /** The variables the handlers check at import, with the bench's dummy values. */
+  const FUNCTION_ENV = { PATH: process.env.PATH ?? '', ...DUMMY_ENV };
 
   /** Whether importing the bundle started the X-Ray SDK (its context namespace exists once it is loaded). */
   async function loadsXRay(file: string, env: Record<string, string>): Promise<boolean> {
@@ -223,27 +216,33 @@ describe('tracing in the bundles', () => {
       [
         '--input-type=module',
         '-e',
-        `await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(Boolean(process.namespaces?.AWSXRay)));`,
+        `const m = await import(${JSON.stringify(pathToFileURL(file).href)});
+process.stdout.write(typeof m.handler + ' ' + Boolean(process.namespaces?.AWSXRay));`,
       ],
       { env },
     );
-    return stdout === 'true';
+    // Handler: index.handler in the stack.
+    expect(stdout.split(' ')[0]).toBe('function');
+    return stdout.endsWith('true');
   }
 
   it.each([
-    ['poller', POLLER_ENTRY],
-    ['consumer', CONSUMER_ENTRY],
+    ['poller', 'functions/poller/handler.ts', POLLER_ENTRY],
+    ['consumer', 'functions/consumer/handler.ts', CONSUMER_ENTRY],
   ])(
-    '%s: the X-Ray SDK starts inside Lambda only, and not when POWERTOOLS_TRACE_ENABLED is false',
-    async (name, entry) => {
-      const { file } = await bundle(entry, `${name}-tracing`);
+    '%s: exports handler from %s; the X-Ray SDK starts inside Lambda only, and not when POWERTOOLS_TRACE_ENABLED is false',
+    async (_name, relative, entry) => {
+      expect(entry.endsWith(relative)).toBe(true);
+      const { file } = await bundle(entry);
       const lambda = { AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x', LAMBDA_TASK_ROOT: '/var/task' };
 
-      expect(await loadsXRay(file, FUNCTION_ENV)).toBe(false);
-      expect(await loadsXRay(file, { ...FUNCTION_ENV, ...lambda })).toBe(true);
-      expect(await loadsXRay(file, { ...FUNCTION_ENV, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false' })).toBe(
-        false,
-      );
+      const started = await Promise.all([
+        loadsXRay(file, FUNCTION_ENV),
+        loadsXRay(file, { ...FUNCTION_ENV, ...lambda }),
+        loadsXRay(file, { ...FUNCTION_ENV, ...lambda, POWERTOOLS_TRACE_ENABLED: 'false' }),
+      ]);
+
+      expect(started).toEqual([false, true, false]);
     },
   );
 });
@@ -270,7 +269,7 @@ describe('the partner client in a bundle', () => {
   });
 
   it("sends a request through undici's public API and reads the page", async () => {
-    const { file } = await bundle(FIXTURE, 'client');
+    const { file } = await bundle(FIXTURE);
     const script = `const { createPartnerClient } = await import(${JSON.stringify(pathToFileURL(file).href)});
 const client = createPartnerClient({ baseUrl: ${JSON.stringify(origin)}, token: async () => 'tok' });
 const page = await client.getOrderUpdates({ pageSize: 1 }, { deadline: Date.now() + 10_000 });

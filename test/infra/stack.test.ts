@@ -1,7 +1,54 @@
-// Template assertions for OrderFeedIngesterStack: one synth per configuration, shared by all tests.
-import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { FULL_CONFIG, REQUIRED_CONFIG, synthStack } from './synth.js';
+// The synthesized stack: template assertions, cdk-nag (AwsSolutions) and cfn-lint, the construct in another
+// team's app, the configuration contract between synth and the functions' cold start, and least privilege by
+// action. One file and one synth per configuration (test/support/synth.ts): importing aws-cdk-lib and
+// warming its first synth cost more than most tests here.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { CURRENTLY_RECOMMENDED_FLAGS } from 'aws-cdk-lib/cx-api';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { build } from 'esbuild';
+import { FEATURE_FLAGS } from 'order-feed-ingester/infra/feature-flags';
+import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { ENVIRONMENT, type RULES, readMetricsNamespace } from '../../functions/core/config/settings.js';
+import {
+  CONSUMER_COUNTS,
+  type FindingMetricName,
+  type MetricName,
+  POLLER_COUNTS,
+  POLLER_MILLISECONDS,
+  POLLER_SECONDS,
+} from '../../functions/core/observability/metric-names.js';
+import { loadPollerConfig, type PollerConfig } from '../../functions/poller/config.js';
+import { buildApp, STACK_NAME } from '../../infra/app.js';
+import { type ConfigKey, FEED_KEYS, MAX_FEEDS, parseConfig, SETTINGS } from '../../infra/config.js';
+import { PROP_KEYS } from '../../infra/config-props.js';
+import { CONSUMER_ENTRY, ordersQueueVisibilityTimeout } from '../../infra/constructs/consumer.js';
+import { LAMBDA_ENVIRONMENT_LIMIT_BYTES } from '../../infra/constructs/lambda-environment.js';
+import { DEAD_LETTER_RETENTION, QUEUE_RETENTION } from '../../infra/constructs/order-queues.js';
+import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
+import {
+  type FeedProps,
+  OrderFeedIngester,
+  type OrderFeedIngesterProps,
+} from '../../infra/order-feed-ingester.js';
+import { asyncapi } from '../support/asyncapi.js';
+import {
+  FEEDS_CONFIG,
+  FULL_CONFIG,
+  REQUIRED_CONFIG,
+  synthStack,
+  THROWAWAY_CONFIG,
+  templateOf,
+} from '../support/synth.js';
 
 type Resource = {
   Type: string;
@@ -11,19 +58,51 @@ type Resource = {
 };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 
+const DAY = 24 * 3600;
+const vendorList = (length: number) =>
+  Array.from({ length }, (_, index) => `vendor-${String(index).padStart(4, '0')}`);
+/** Beside the defaults: the longest vendor list the configuration allows, no history TTL, short quarantine. */
+const VARIANT_CONFIG = {
+  ...REQUIRED_CONFIG,
+  vendorIds: vendorList(233),
+  historyRetentionDays: 0,
+  quarantineRetentionDays: 7,
+};
+/** The most feeds a deployment may have. */
+const MOST_FEEDS_CONFIG = {
+  ...REQUIRED_CONFIG,
+  feeds: Array.from({ length: MAX_FEEDS }, (_, index) => ({ id: `f${index}` })),
+};
+
+/** Every metric name, as a typed object: a name renamed in metric-names.ts fails to compile here. */
+const M = Object.fromEntries(
+  [...POLLER_COUNTS, ...POLLER_MILLISECONDS, ...POLLER_SECONDS, ...CONSUMER_COUNTS].map((name) => [
+    name,
+    name,
+  ]),
+) as { readonly [K in Exclude<MetricName, FindingMetricName>]: K };
+
 let full: Template;
 let minimal: Template;
+let feeds: Template;
+let throwaway: Template;
 
 beforeAll(() => {
-  full = synthStack(FULL_CONFIG).template;
-  minimal = synthStack(REQUIRED_CONFIG).template;
+  full = templateOf(FULL_CONFIG).template;
+  minimal = templateOf(REQUIRED_CONFIG).template;
+  feeds = templateOf(FEEDS_CONFIG).template;
+  throwaway = templateOf(THROWAWAY_CONFIG).template;
 });
+
+function resources(template: Template, type: string, prefix = ''): Array<[string, Resource]> {
+  return Object.entries(template.findResources(type) as Record<string, Resource>).filter(([id]) =>
+    id.startsWith(prefix),
+  );
+}
 
 /** The one resource of `type` whose logical id starts with `prefix`. */
 function resource(template: Template, type: string, prefix: string): [string, Resource] {
-  const matches = Object.entries(template.findResources(type) as Record<string, Resource>).filter(([id]) =>
-    id.startsWith(prefix),
-  );
+  const matches = resources(template, type, prefix);
   expect(
     matches.map(([id]) => id),
     `${type} ${prefix}*`,
@@ -31,24 +110,26 @@ function resource(template: Template, type: string, prefix: string): [string, Re
   return matches[0] as [string, Resource];
 }
 
-function ref(logicalId: string) {
-  return { Ref: logicalId };
-}
-function arnOf(logicalId: string) {
-  return { 'Fn::GetAtt': [logicalId, 'Arn'] };
-}
+const ref = (logicalId: string) => ({ Ref: logicalId });
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+const queueNameOf = (logicalId: string) => [
+  { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId, 'QueueName'] } },
+];
+const variablesOf = (fn: Resource) =>
+  (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
 function statementsOfRole(template: Template, rolePrefix: string): Statement[] {
   const [roleId] = resource(template, 'AWS::IAM::Role', rolePrefix);
-  return Object.values(template.findResources('AWS::IAM::Policy') as Record<string, Resource>)
-    .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([ref(roleId)]))
-    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  return resources(template, 'AWS::IAM::Policy')
+    .filter(([, policy]) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([ref(roleId)]))
+    .flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
 }
 
 function actionsOn(statements: Statement[], resourceValue: unknown): string[] {
   return statements
     .filter((s) => JSON.stringify(s.Resource).includes(JSON.stringify(resourceValue)))
-    .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+    .flatMap(actionsOf);
 }
 
 /** What CDK grants a function with active tracing. */
@@ -58,12 +139,8 @@ const XRAY_WRITE = {
   Resource: '*',
 };
 
-function allActions(statements: Statement[]): string[] {
-  return statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
-}
-
-describe('orders table', () => {
-  it('is keyed by orderId (N), on demand, with PITR and deletion protection, retained', () => {
+describe('tables and bucket', () => {
+  it('keys the orders table by orderId (N) with the sparse salesByVendor index, on demand, PITR, AWS-owned key, retained', () => {
     const [, table] = resource(full, 'AWS::DynamoDB::Table', 'OrdersTable');
 
     expect(table.Properties).toMatchObject({
@@ -71,6 +148,18 @@ describe('orders table', () => {
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       DeletionProtectionEnabled: true,
+      // SSEEnabled false selects the AWS-owned key; KMS keys would say true.
+      SSESpecification: { SSEEnabled: false },
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'salesByVendor',
+          KeySchema: [
+            { AttributeName: 'saleKey', KeyType: 'HASH' },
+            { AttributeName: 'orderId', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['saleAmount', 'vendorId'] },
+        },
+      ],
     });
     expect(table.Properties.AttributeDefinitions).toEqual(
       expect.arrayContaining([
@@ -78,98 +167,47 @@ describe('orders table', () => {
         { AttributeName: 'saleKey', AttributeType: 'S' },
       ]),
     );
-    expect(table.DeletionPolicy).toBe('Retain');
-    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect([table.DeletionPolicy, table.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
   });
 
-  it('has the sparse salesByVendor index: saleKey (S) / orderId (N), projecting saleAmount and vendorId', () => {
-    const [, table] = resource(full, 'AWS::DynamoDB::Table', 'OrdersTable');
-
-    expect(table.Properties.GlobalSecondaryIndexes).toEqual([
-      {
-        IndexName: 'salesByVendor',
-        KeySchema: [
-          { AttributeName: 'saleKey', KeyType: 'HASH' },
-          { AttributeName: 'orderId', KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['saleAmount', 'vendorId'] },
-      },
-    ]);
-  });
-
-  it('is encrypted at rest with the AWS-owned key (SSEEnabled false selects it; KMS keys would say true)', () => {
-    const [, table] = resource(full, 'AWS::DynamoDB::Table', 'OrdersTable');
-
-    expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: false });
-  });
-});
-
-describe('history table', () => {
-  it('is keyed by orderId (N) and version (N), on demand, with PITR, TTL on expiresAt, retained', () => {
-    const [, table] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
+  it.each([
+    [
+      'HistoryTable',
+      [
+        ['orderId', 'N', 'HASH'],
+        ['version', 'N', 'RANGE'],
+      ],
+    ],
+    ['CursorTable', [['feedId', 'S', 'HASH']]],
+  ])('keys the %s as the adapters expect, on demand, PITR, no index, retained', (prefix, keys) => {
+    const [, table] = resource(full, 'AWS::DynamoDB::Table', prefix);
 
     expect(table.Properties).toMatchObject({
-      KeySchema: [
-        { AttributeName: 'orderId', KeyType: 'HASH' },
-        { AttributeName: 'version', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'orderId', AttributeType: 'N' },
-        { AttributeName: 'version', AttributeType: 'N' },
-      ],
+      KeySchema: keys.map(([name, , kind]) => ({ AttributeName: name, KeyType: kind })),
+      AttributeDefinitions: keys.map(([name, type]) => ({ AttributeName: name, AttributeType: type })),
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       DeletionProtectionEnabled: true,
-      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
     });
     expect(table.Properties.GlobalSecondaryIndexes).toBeUndefined();
     expect(table.DeletionPolicy).toBe('Retain');
   });
 
-  it('has no TTL with historyRetentionDays 0, and is not there with history false', () => {
-    const forever = synthStack({ ...REQUIRED_CONFIG, historyRetentionDays: 0 }).template;
-    const off = synthStack({ ...REQUIRED_CONFIG, history: false }).template;
+  it('expires history on expiresAt, not with historyRetentionDays 0, and has none with history false', () => {
+    const ttl = (template: Template) =>
+      resource(template, 'AWS::DynamoDB::Table', 'HistoryTable')[1].Properties.TimeToLiveSpecification;
+    const off = templateOf(CASES.lowest).template; // history: false
 
-    expect(
-      resource(forever, 'AWS::DynamoDB::Table', 'HistoryTable')[1].Properties.TimeToLiveSpecification,
-    ).toBe(undefined);
-    expect(
-      Object.keys(off.findResources('AWS::DynamoDB::Table')).some((id) => id.startsWith('History')),
-    ).toBe(false);
+    expect(ttl(full)).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    expect(ttl(templateOf(VARIANT_CONFIG).template)).toBeUndefined();
+    expect(resources(off, 'AWS::DynamoDB::Table', 'History')).toEqual([]);
     expect(Object.keys(off.toJSON().Outputs)).not.toContain('HistoryTableName');
-    const [, consumer] = resource(off, 'AWS::Lambda::Function', 'ConsumerFunction');
-    expect(Object.keys((consumer.Properties.Environment as { Variables: object }).Variables)).not.toContain(
+    expect(variablesOf(resource(off, 'AWS::Lambda::Function', 'ConsumerFunction')[1])).not.toHaveProperty(
       'HISTORY_TABLE_NAME',
     );
   });
 
-  it('gives the consumer PutItem on it and nothing else', () => {
-    const [historyId] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
-
-    expect(actionsOn(statementsOfRole(full, 'ConsumerFunction'), arnOf(historyId))).toEqual([
-      'dynamodb:PutItem',
-    ]);
-  });
-});
-
-describe('cursor table', () => {
-  it('is keyed by feedId (S), on demand, with PITR and deletion protection, retained, and no other index', () => {
-    const [, table] = resource(full, 'AWS::DynamoDB::Table', 'CursorTable');
-
-    expect(table.Properties).toMatchObject({
-      KeySchema: [{ AttributeName: 'feedId', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'feedId', AttributeType: 'S' }],
-      BillingMode: 'PAY_PER_REQUEST',
-      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-      DeletionProtectionEnabled: true,
-    });
-    expect(table.Properties.GlobalSecondaryIndexes).toBeUndefined();
-    expect(table.DeletionPolicy).toBe('Retain');
-  });
-});
-
-describe('quarantine bucket', () => {
-  it('blocks public access, encrypts with SSE-S3, is versioned and retained', () => {
+  it('blocks public access to the quarantine bucket, encrypts it with SSE-S3, versions it, keeps it, TLS only', () => {
     const [, bucket] = resource(full, 'AWS::S3::Bucket', 'QuarantineBucket');
 
     expect(bucket.Properties).toMatchObject({
@@ -186,9 +224,6 @@ describe('quarantine bucket', () => {
       OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
     });
     expect(bucket.DeletionPolicy).toBe('Retain');
-  });
-
-  it('denies requests without TLS', () => {
     full.hasResourceProperties('AWS::S3::BucketPolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -197,12 +232,53 @@ describe('quarantine bucket', () => {
       },
     });
   });
+
+  it('expires quarantined records after 90 days or quarantineRetentionDays, overwritten copies after 30', () => {
+    const rules = (template: Template) =>
+      (
+        resource(template, 'AWS::S3::Bucket', 'QuarantineBucket')[1].Properties.LifecycleConfiguration as {
+          Rules: unknown[];
+        }
+      ).Rules;
+
+    expect(rules(minimal)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Id: 'expire-quarantined-records',
+          ExpirationInDays: 90,
+          Status: 'Enabled',
+        }),
+        expect.objectContaining({
+          Id: 'expire-overwritten-copies',
+          NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+        }),
+      ]),
+    );
+    expect(rules(templateOf(VARIANT_CONFIG).template)).toContainEqual(
+      expect.objectContaining({ ExpirationInDays: 7 }),
+    );
+  });
+
+  it('drops retention and deletion protection with removalPolicy destroy, and empties the bucket on deletion', () => {
+    const [, table] = resource(throwaway, 'AWS::DynamoDB::Table', 'OrdersTable');
+    const [bucketId] = resource(throwaway, 'AWS::S3::Bucket', 'QuarantineBucket');
+
+    expect(table.DeletionPolicy).toBe('Delete');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+    throwaway.hasResourceProperties('Custom::S3AutoDeleteObjects', { BucketName: ref(bucketId) });
+    minimal.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
+  });
 });
 
 describe('queues', () => {
-  it('creates the orders queue and one queue per downstream subscriber, each with a DLQ', () => {
+  it('creates the orders queue and one queue per downstream subscriber, each with a DLQ, each TLS only', () => {
     full.resourceCountIs('AWS::SQS::Queue', 6);
     minimal.resourceCountIs('AWS::SQS::Queue', 2);
+    const policies = resources(full, 'AWS::SQS::QueuePolicy');
+    expect(policies).toHaveLength(6);
+    for (const [, policy] of policies) {
+      expect(JSON.stringify(policy.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    }
   });
 
   it.each([
@@ -211,20 +287,16 @@ describe('queues', () => {
     ['QueuesDownstreamAuditLogQueue', 'QueuesDownstreamAuditLogDeadLetterQueue'],
   ])(
     '%s: SQS-managed SSE, redrive to its DLQ after maxReceiveCount, DLQ kept 14 days',
-    (queuePrefix, dlqPrefix) => {
-      const [, queue] = resource(full, 'AWS::SQS::Queue', queuePrefix);
+    (queueId, dlqPrefix) => {
+      const [, queue] = resource(full, 'AWS::SQS::Queue', queueId);
       const [dlqId, dlq] = resource(full, 'AWS::SQS::Queue', dlqPrefix);
 
       expect(queue.Properties).toMatchObject({
         SqsManagedSseEnabled: true,
         RedrivePolicy: { deadLetterTargetArn: arnOf(dlqId), maxReceiveCount: FULL_CONFIG.maxReceiveCount },
       });
-      expect(dlq.Properties).toMatchObject({
-        SqsManagedSseEnabled: true,
-        MessageRetentionPeriod: 14 * 24 * 3600,
-      });
-      expect(queue.DeletionPolicy).toBe('Retain');
-      expect(dlq.DeletionPolicy).toBe('Retain');
+      expect(dlq.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * DAY });
+      expect([queue.DeletionPolicy, dlq.DeletionPolicy]).toEqual(['Retain', 'Retain']);
     },
   );
 
@@ -232,24 +304,46 @@ describe('queues', () => {
     const [, queue] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
     const [, consumer] = resource(full, 'AWS::Lambda::Function', 'ConsumerFunction');
 
-    const timeout = consumer.Properties.Timeout as number;
     expect(queue.Properties.VisibilityTimeout).toBe(
-      6 * timeout + FULL_CONFIG.consumerMaxBatchingWindowSeconds,
+      6 * (consumer.Properties.Timeout as number) + FULL_CONFIG.consumerMaxBatchingWindowSeconds,
     );
   });
 
-  it('denies non-TLS access on every queue', () => {
-    const policies = Object.values(full.findResources('AWS::SQS::QueuePolicy') as Record<string, Resource>);
-    expect(policies).toHaveLength(6);
-    for (const policy of policies) {
-      expect(JSON.stringify(policy.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+  it('keeps subscriber messages 14 days by default or subscriberRetentionDays, the orders queue 4', () => {
+    const retention = (template: Template, prefix: string) =>
+      resource(template, 'AWS::SQS::Queue', prefix)[1].Properties.MessageRetentionPeriod;
+
+    expect(retention(full, 'QueuesDownstreamBillingQueue')).toBe(14 * DAY);
+    expect(retention(full, 'QueuesDownstreamAuditLogQueue')).toBe(14 * DAY);
+    expect(retention(full, 'QueuesOrdersQueue')).toBe(4 * DAY);
+    expect(retention(throwaway, 'QueuesDownstreamBillingQueue')).toBe(3 * DAY);
+  });
+
+  it('alarms on a subscriber queue’s oldest message at half its retention, or subscriberMaxAgeHours', () => {
+    for (const name of ['Billing', 'AuditLog']) {
+      const [queueId] = resource(full, 'AWS::SQS::Queue', `QueuesDownstream${name}Queue`);
+      const [, alarm] = resource(full, 'AWS::CloudWatch::Alarm', `MonitoringDownstream${name}QueueAgeAlarm`);
+      expect(alarm.Properties).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: queueNameOf(queueId),
+        Statistic: 'Maximum',
+        Threshold: 7 * DAY,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
     }
+    const [, alarm] = resource(
+      throwaway,
+      'AWS::CloudWatch::Alarm',
+      'MonitoringDownstreamBillingQueueAgeAlarm',
+    );
+    expect(alarm.Properties.Threshold).toBe(24 * 3600);
   });
 });
 
 describe('functions', () => {
   it.each(['PollerFunction', 'ConsumerFunction'])(
-    '%s: Node.js 22 on ARM64, JSON logs to its own log group',
+    '%s: Node.js 22 on ARM64, source maps, X-Ray active, JSON logs to its own log group kept 30 days',
     (prefix) => {
       const [, fn] = resource(full, 'AWS::Lambda::Function', prefix);
       const [logGroupId, logGroup] = resource(full, 'AWS::Logs::LogGroup', `${prefix}LogGroup`);
@@ -258,59 +352,59 @@ describe('functions', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
+        TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogFormat: 'JSON', LogGroup: ref(logGroupId) },
       });
-      expect(
-        (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.NODE_OPTIONS,
-      ).toBe('--enable-source-maps');
+      expect(variablesOf(fn).NODE_OPTIONS).toBe('--enable-source-maps');
       expect(logGroup.Properties.RetentionInDays).toBe(30);
+      expect(resource(minimal, 'AWS::Lambda::Function', prefix)[1].Properties.TracingConfig).toEqual({
+        Mode: 'Active',
+      });
     },
   );
 
-  it.each(['PollerFunction', 'ConsumerFunction'])('%s: X-Ray active tracing', (prefix) => {
-    for (const template of [full, minimal]) {
-      const [, fn] = resource(template, 'AWS::Lambda::Function', prefix);
-
-      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+  it('reserves no concurrency for any function, with one feed or several (a fresh account keeps 100 unreserved)', () => {
+    for (const template of [full, minimal, feeds]) {
+      for (const [id, fn] of resources(template, 'AWS::Lambda::Function')) {
+        expect(fn.Properties.ReservedConcurrentExecutions, id).toBeUndefined();
+      }
     }
   });
 
-  it('runs the poller for up to 2 minutes with 512 MB, reserving no concurrency (deploys on a fresh account)', () => {
-    const [, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
-
-    expect(poller.Properties).toMatchObject({ Timeout: 120, MemorySize: 512 });
-    // Lambda keeps 100 executions unreserved: any reservation fails on an account with a quota of 10.
-    for (const fn of Object.values(full.findResources('AWS::Lambda::Function') as Record<string, Resource>)) {
-      expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
-    }
-  });
-
-  it('gives the poller memory for its page body cap: a page can take ~36 × the cap', () => {
-    const large = synthStack({ ...REQUIRED_CONFIG, maxPageBodyBytes: 64 * 1024 * 1024 }).template;
-    const [, poller] = resource(large, 'AWS::Lambda::Function', 'PollerFunction');
-
-    expect(poller.Properties).toMatchObject({ MemorySize: 2496 });
-    expect(poller.Properties.Environment).toMatchObject({ Variables: { MAX_PAGE_BODY_BYTES: '67108864' } });
+  it('runs the poller up to 2 minutes with 512 MB, more for a larger page body cap (~36 × the cap)', () => {
+    expect(resource(full, 'AWS::Lambda::Function', 'PollerFunction')[1].Properties).toMatchObject({
+      Timeout: 120,
+      MemorySize: 512,
+    });
+    // The highest edge has maxPageBodyBytes 64 MiB.
+    const [, large] = resource(templateOf(CASES.highest).template, 'AWS::Lambda::Function', 'PollerFunction');
+    expect(large.Properties).toMatchObject({ MemorySize: 2496 });
+    expect(variablesOf(large).MAX_PAGE_BODY_BYTES).toBe('67108864');
   });
 
   it('sets exactly the poller environment the handler reads', () => {
     const [, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
-    const [cursorId] = resource(full, 'AWS::DynamoDB::Table', 'CursorTable');
-    const [ordersQueueId] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
-    const [billingId] = resource(full, 'AWS::SQS::Queue', 'QueuesDownstreamBillingQueue');
-    const [auditId] = resource(full, 'AWS::SQS::Queue', 'QueuesDownstreamAuditLogQueue');
-    const [bucketId] = resource(full, 'AWS::S3::Bucket', 'QuarantineBucket');
+    const id = (type: string, prefix: string) => resource(full, type, prefix)[0];
 
-    expect((poller.Properties.Environment as { Variables: unknown }).Variables).toEqual({
+    expect(variablesOf(poller)).toEqual({
       FEED_ID: 'partner-orders',
-      CURSOR_TABLE_NAME: ref(cursorId),
+      CURSOR_TABLE_NAME: ref(id('AWS::DynamoDB::Table', 'CursorTable')),
       PARTNER_BASE_URL: 'https://partner.example.com',
       PARTNER_TOKEN_PARAMETER: '/order-feed-ingester/partner-token',
-      ORDERS_QUEUE_URL: ref(ordersQueueId),
+      ORDERS_QUEUE_URL: ref(id('AWS::SQS::Queue', 'QueuesOrdersQueue')),
       DOWNSTREAM_QUEUE_URLS: {
-        'Fn::Join': ['', ['{"billing":"', ref(billingId), '","audit-log":"', ref(auditId), '"}']],
+        'Fn::Join': [
+          '',
+          [
+            '{"billing":"',
+            ref(id('AWS::SQS::Queue', 'QueuesDownstreamBillingQueue')),
+            '","audit-log":"',
+            ref(id('AWS::SQS::Queue', 'QueuesDownstreamAuditLogQueue')),
+            '"}',
+          ],
+        ],
       },
-      QUARANTINE_BUCKET_NAME: ref(bucketId),
+      QUARANTINE_BUCKET_NAME: ref(id('AWS::S3::Bucket', 'QuarantineBucket')),
       PAGE_SIZE: '50',
       MAX_PAGES_PER_RUN: '30',
       MAX_PAGE_BODY_BYTES: '8388608',
@@ -329,48 +423,25 @@ describe('functions', () => {
   });
 
   it('omits the optional poller variables when unset and sends {} as DOWNSTREAM_QUEUE_URLS without subscribers', () => {
-    const [, poller] = resource(minimal, 'AWS::Lambda::Function', 'PollerFunction');
-    const variables = (poller.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    // The defaults' values reach the cold start as parsed: the settings contract below.
+    const variables = variablesOf(resource(minimal, 'AWS::Lambda::Function', 'PollerFunction')[1]);
+    const optional = [
+      'MAX_PAGES_PER_RUN',
+      'MIN_AGE_MINUTES',
+      'VENDOR_IDS',
+      'CURSOR_RECOVERY_LOOKBACK_MINUTES',
+    ];
 
-    expect(Object.keys(variables).sort()).toEqual(
-      [
-        'FEED_ID',
-        'CURSOR_TABLE_NAME',
-        'PARTNER_BASE_URL',
-        'PARTNER_TOKEN_PARAMETER',
-        'ORDERS_QUEUE_URL',
-        'DOWNSTREAM_QUEUE_URLS',
-        'QUARANTINE_BUCKET_NAME',
-        'PAGE_SIZE',
-        'MAX_PAGE_BODY_BYTES',
-        'MAX_CONTINUATIONS',
-        'FEED_ENABLED',
-        'ARRAY_QUERY_ENCODING',
-        'POWERTOOLS_SERVICE_NAME',
-        'POWERTOOLS_METRICS_NAMESPACE',
-        'POWERTOOLS_LOG_LEVEL',
-        'INGESTER_INSTANCE',
-        'NODE_OPTIONS',
-      ].sort(),
-    );
-    expect(variables).toMatchObject({
-      DOWNSTREAM_QUEUE_URLS: '{}',
-      PAGE_SIZE: '100',
-      MAX_CONTINUATIONS: '1000',
-      FEED_ENABLED: 'true',
-      ARRAY_QUERY_ENCODING: 'repeat',
-      POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
-    });
+    expect(Object.keys(variables).filter((name) => optional.includes(name))).toEqual([]);
+    expect(variables.DOWNSTREAM_QUEUE_URLS).toBe('{}');
   });
 
   it('sets exactly the consumer environment the handler reads', () => {
     const [, consumer] = resource(full, 'AWS::Lambda::Function', 'ConsumerFunction');
-    const [ordersTableId] = resource(full, 'AWS::DynamoDB::Table', 'OrdersTable');
-    const [historyTableId] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
 
-    expect((consumer.Properties.Environment as { Variables: unknown }).Variables).toEqual({
-      ORDERS_TABLE_NAME: ref(ordersTableId),
-      HISTORY_TABLE_NAME: ref(historyTableId),
+    expect(variablesOf(consumer)).toEqual({
+      ORDERS_TABLE_NAME: ref(resource(full, 'AWS::DynamoDB::Table', 'OrdersTable')[0]),
+      HISTORY_TABLE_NAME: ref(resource(full, 'AWS::DynamoDB::Table', 'HistoryTable')[0]),
       HISTORY_RETENTION_DAYS: '400',
       POWERTOOLS_SERVICE_NAME: 'order-feed-consumer',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedTest',
@@ -380,31 +451,43 @@ describe('functions', () => {
     });
   });
 
-  it("lets the poller's self-continuation chain run past Lambda's 16-hop loop detection, and only the poller", () => {
-    const [, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
-    const [, consumer] = resource(full, 'AWS::Lambda::Function', 'ConsumerFunction');
+  it('refuses at synth an environment over 4 KB that passes key by key, and accepts the longest vendor list', () => {
+    // Each value is within its own rule; together with the longest generated names they pass 4 KB.
+    const config = {
+      ...REQUIRED_CONFIG,
+      tokenParameterName: `/${'p'.repeat(1010)}`,
+      vendorIds: vendorList(220),
+    };
 
-    expect(poller.Properties.RecursiveLoop).toBe('Allow');
-    expect(consumer.Properties.RecursiveLoop).toBeUndefined();
+    expect(() => synthStack(config)).toThrow(
+      new RegExp(
+        `/Poller\\w*/Function: its environment can reach \\d+ bytes, over Lambda's limit of ${LAMBDA_ENVIRONMENT_LIMIT_BYTES} \\(largest: VENDOR_IDS 26\\d\\d, PARTNER_TOKEN_PARAMETER 10\\d\\d`,
+      ),
+    );
+    expect(VARIANT_CONFIG.vendorIds.join(',').length).toBeLessThanOrEqual(2800);
+    expect(
+      variablesOf(resource(templateOf(VARIANT_CONFIG).template, 'AWS::Lambda::Function', 'Poller')[1]),
+    ).toHaveProperty('VENDOR_IDS');
   });
 
-  it('does not retry a failed poller run and drops ticks older than one interval', () => {
-    const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
+  it('lets only the poller run past Lambda’s 16-hop loop detection, never retries it, and drops stale ticks', () => {
+    const [pollerId, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
 
+    expect(poller.Properties.RecursiveLoop).toBe('Allow');
+    expect(
+      resource(full, 'AWS::Lambda::Function', 'ConsumerFunction')[1].Properties.RecursiveLoop,
+    ).toBeUndefined();
     full.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: ref(pollerId),
       MaximumRetryAttempts: 0,
       MaximumEventAgeInSeconds: 300,
     });
   });
-});
 
-describe('schedule', () => {
   it('invokes the poller on the configured rate', () => {
     const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
-    const [, rule] = resource(full, 'AWS::Events::Rule', 'PollScheduleRule');
 
-    expect(rule.Properties).toMatchObject({
+    expect(resource(full, 'AWS::Events::Rule', 'PollScheduleRule')[1].Properties).toMatchObject({
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
       Targets: [
@@ -417,22 +500,30 @@ describe('schedule', () => {
       FunctionName: arnOf(pollerId),
     });
   });
-});
 
-describe('consumer event source', () => {
-  it('reads the orders queue with partial batch responses and the configured batching', () => {
-    const [consumerId] = resource(full, 'AWS::Lambda::Function', 'ConsumerFunction');
-    const [queueId] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
-
+  it('reads the orders queue into the consumer with partial batch responses and the configured batching', () => {
     full.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
     full.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: ref(consumerId),
-      EventSourceArn: arnOf(queueId),
+      FunctionName: ref(resource(full, 'AWS::Lambda::Function', 'ConsumerFunction')[0]),
+      EventSourceArn: arnOf(resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue')[0]),
       BatchSize: 10,
       MaximumBatchingWindowInSeconds: 5,
       ScalingConfig: { MaximumConcurrency: 3 },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
+  });
+
+  it('lets the consumer run 5 per feed by default (1, 3 and the most feeds)', () => {
+    const concurrency = (template: Template) =>
+      (
+        resource(template, 'AWS::Lambda::EventSourceMapping', '')[1].Properties.ScalingConfig as {
+          MaximumConcurrency: number;
+        }
+      ).MaximumConcurrency;
+
+    expect(concurrency(minimal)).toBe(5);
+    expect(concurrency(feeds)).toBe(15);
+    expect(concurrency(templateOf(MOST_FEEDS_CONFIG).template)).toBe(5 * MAX_FEEDS);
   });
 });
 
@@ -448,10 +539,10 @@ describe('IAM', () => {
     ].map((prefix) => resource(full, 'AWS::SQS::Queue', prefix)[0]);
 
     expect(actionsOn(statements, arnOf(cursorId))).toEqual(['dynamodb:UpdateItem']);
+    // The recommended feature flags list a statement's resources in sorted order.
     expect(statements).toContainEqual({
       Effect: 'Allow',
       Action: 'sqs:SendMessage',
-      // The recommended feature flags list a statement's resources in sorted order.
       Resource: [...queueIds].sort().map(arnOf),
     });
     expect(statements).toContainEqual({
@@ -459,24 +550,13 @@ describe('IAM', () => {
       Action: 's3:PutObject',
       Resource: { 'Fn::Join': ['', [arnOf(bucketId), '/quarantine/*']] },
     });
-    expect(statements).toContainEqual({
-      Effect: 'Allow',
-      Action: 'ssm:GetParameter',
-      Resource: {
-        'Fn::Join': [
-          '',
-          [
-            'arn:',
-            ref('AWS::Partition'),
-            ':ssm:',
-            ref('AWS::Region'),
-            ':',
-            ref('AWS::AccountId'),
-            ':parameter/order-feed-ingester/partner-token',
-          ],
-        ],
-      },
-    });
+    // arn:<partition>:ssm:<region>:<account>:parameter/… of the stack's own account and region.
+    const ssm = statements.filter((statement) => statement.Action === 'ssm:GetParameter');
+    expect(ssm.map((statement) => JSON.stringify(statement.Resource))).toEqual([
+      expect.stringMatching(
+        /^\{"Fn::Join":\["",\["arn:",\{"Ref":"AWS::Partition"\},":ssm:",\{"Ref":"AWS::Region"\},":",\{"Ref":"AWS::AccountId"\},":parameter\/order-feed-ingester\/partner-token"\]\]\}$/,
+      ),
+    ]);
     expect(statements).toContainEqual({
       Effect: 'Allow',
       Action: 'kms:Decrypt',
@@ -489,48 +569,35 @@ describe('IAM', () => {
     });
   });
 
-  it('does not let the poller touch the orders table or read queues', () => {
-    const statements = statementsOfRole(full, 'PollerFunctionRole');
+  it('keeps the poller off the orders table and queue reads, the consumer off the token, cursors and sends', () => {
+    const poller = statementsOfRole(full, 'PollerFunctionRole');
+    const consumer = statementsOfRole(full, 'ConsumerFunctionRole');
     const [ordersTableId] = resource(full, 'AWS::DynamoDB::Table', 'OrdersTable');
-
-    expect(actionsOn(statements, ordersTableId)).toEqual([]);
-    expect(allActions(statements).filter((a) => a.startsWith('dynamodb:'))).not.toContain('dynamodb:Query');
-    expect(allActions(statements)).not.toContain('sqs:ReceiveMessage');
-    expect(allActions(statements)).not.toContain('s3:GetObject');
-  });
-
-  it('gives the consumer single-item access to the orders table and consume rights on its queue only', () => {
-    const statements = statementsOfRole(full, 'ConsumerFunctionRole');
-    const [ordersTableId] = resource(full, 'AWS::DynamoDB::Table', 'OrdersTable');
+    const [historyId] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
     const [queueId] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
 
-    expect(actionsOn(statements, arnOf(ordersTableId))).toEqual(['dynamodb:PutItem']);
-    expect(actionsOn(statements, arnOf(queueId))).toEqual(
+    expect(actionsOn(poller, ordersTableId)).toEqual([]);
+    expect(poller.flatMap(actionsOf)).not.toEqual(
+      expect.arrayContaining([expect.stringMatching(/^(dynamodb:Query|sqs:ReceiveMessage|s3:GetObject)$/)]),
+    );
+    expect(actionsOn(consumer, arnOf(ordersTableId))).toEqual(['dynamodb:PutItem']);
+    expect(actionsOn(consumer, arnOf(historyId))).toEqual(['dynamodb:PutItem']);
+    expect(actionsOn(consumer, arnOf(queueId))).toEqual(
       expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']),
     );
-  });
-
-  it('does not let the consumer read the token, the cursor table, or send messages', () => {
-    const statements = statementsOfRole(full, 'ConsumerFunctionRole');
-    const [cursorId] = resource(full, 'AWS::DynamoDB::Table', 'CursorTable');
-    const actions = allActions(statements);
-
-    expect(
-      actions.filter((a) => a.startsWith('ssm:') || a.startsWith('kms:') || a.startsWith('s3:')),
-    ).toEqual([]);
-    expect(actions).not.toContain('sqs:SendMessage');
-    expect(actionsOn(statements, cursorId)).toEqual([]);
+    expect(consumer.flatMap(actionsOf).filter((a) => /^(ssm|kms|s3):|^sqs:SendMessage$/.test(a))).toEqual([]);
+    expect(actionsOn(consumer, resource(full, 'AWS::DynamoDB::Table', 'CursorTable')[0])).toEqual([]);
   });
 
   it('lets the poller invoke only itself (self-continuation), from a policy of its own', () => {
     const [fnId, fn] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
     const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-    const invokes = Object.values(full.findResources('AWS::IAM::Policy') as Record<string, Resource>).flatMap(
-      (policy) =>
-        (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter(
-          (statement) => statement.Action === 'lambda:InvokeFunction',
-        ).map((statement) => ({ statement, roles: policy.Properties.Roles })),
+    const invokes = resources(full, 'AWS::IAM::Policy').flatMap(([, policy]) =>
+      (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter(
+        (statement) => statement.Action === 'lambda:InvokeFunction',
+      ).map((statement) => ({ statement, roles: policy.Properties.Roles })),
     );
+
     expect(invokes).toEqual([
       {
         statement: { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: arnOf(fnId) },
@@ -539,90 +606,146 @@ describe('IAM', () => {
     ]);
   });
 
-  it('uses no managed policies and no "*" resources but X-Ray\'s (the other wildcard is the quarantine/ key prefix)', () => {
-    for (const role of Object.values(full.findResources('AWS::IAM::Role') as Record<string, Resource>)) {
+  it('uses no managed policies and no "*" but X-Ray’s, once per role (the other wildcard is the quarantine/ prefix)', () => {
+    for (const [, role] of resources(full, 'AWS::IAM::Role')) {
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
     }
-    const statements = Object.values(
-      full.findResources('AWS::IAM::Policy') as Record<string, Resource>,
-    ).flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    const statements = resources(full, 'AWS::IAM::Policy').flatMap(
+      ([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
+    );
     const wildcards = statements.filter((s) => JSON.stringify(s.Resource).includes('*'));
     // X-Ray's two write actions take no resource-level permissions: "*" is their only form.
-    const [xray, others] = [
-      wildcards.filter((s) => s.Resource === '*'),
-      wildcards.filter((s) => s.Resource !== '*'),
-    ];
-    expect(xray).toEqual([XRAY_WRITE, XRAY_WRITE]);
-    expect(others.map((s) => JSON.stringify(s.Resource))).toEqual([
+    expect(wildcards.filter((s) => s.Resource !== '*').map((s) => JSON.stringify(s.Resource))).toEqual([
       expect.stringContaining('"/quarantine/*"'),
     ]);
-    expect(allActions(statements).filter((a) => a.includes('*'))).toEqual([]);
+    expect(statements.flatMap(actionsOf).filter((a) => a.includes('*'))).toEqual([]);
+    for (const role of ['PollerFunctionRole', 'ConsumerFunctionRole']) {
+      expect(statementsOfRole(full, role).filter((s) => s.Resource === '*')).toEqual([XRAY_WRITE]);
+    }
   });
+});
 
-  it.each([['PollerFunctionRole'], ['ConsumerFunctionRole']])(
-    'lets %s write trace segments and telemetry (X-Ray), and nothing else on "*"',
-    (rolePrefix) => {
-      const statements = statementsOfRole(full, rolePrefix);
+describe('IAM by action: each role holds exactly the AWS actions its code calls', () => {
+  // moto runs every call whatever the role allows, so this compares the synthesized statements with the SDK
+  // commands found in each handler's module graph (esbuild's metafile: every file of ours the bundle takes in).
+  const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+  /** IAM's name of an action whose SDK command is named otherwise (SQS batch actions take the single one's). */
+  const ACTION_OF_COMMAND: Readonly<Record<string, string>> = {
+    'sqs:SendMessageBatch': 'sqs:SendMessage',
+    'lambda:Invoke': 'lambda:InvokeFunction',
+  };
+  /** GetParameter WithDecryption: SSM decrypts with the parameter's KMS key for the caller, who needs kms:Decrypt. */
+  const LIBRARY_CALLS = [
+    { pattern: /new GetParameterCommand\(\{[^}]*WithDecryption: true/, actions: ['kms:Decrypt'] },
+  ];
+  /** What the platform grants beside the code's calls: logs and traces, and the SQS event source's polling. */
+  const PLATFORM_ACTIONS =
+    /^(logs|xray):|^sqs:(ReceiveMessage|ChangeMessageVisibility|GetQueueUrl|DeleteMessage|GetQueueAttributes)$/;
 
-      expect(statements.filter((s) => s.Resource === '*')).toEqual([XRAY_WRITE]);
-    },
-  );
+  async function actionsCalledFrom(entry: string): Promise<string[]> {
+    const result = await build({
+      entryPoints: [entry],
+      absWorkingDir: ROOT,
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      outdir: 'unused',
+      logLevel: 'silent',
+    });
+    const actions = new Set<string>();
+    for (const path of Object.keys(result.metafile.inputs).filter((p) => p.startsWith('functions/'))) {
+      const source = readFileSync(`${ROOT}${path}`, 'utf8');
+      const clients = new Map<string, string>();
+      for (const [, names, service] of source.matchAll(
+        /import\s*\{([^}]*)\}\s*from\s*'@aws-sdk\/client-([a-z0-9-]+)'/g,
+      )) {
+        for (const name of (names ?? '').split(','))
+          clients.set(name.replace(/^\s*type\s+/, '').trim(), service ?? '');
+      }
+      for (const [, command] of source.matchAll(/new (\w+)Command\(/g)) {
+        const service = clients.get(`${command}Command`);
+        expect(service, `${path}: ${command}Command is imported from an @aws-sdk client`).toBeDefined();
+        const action = `${service}:${command}`;
+        actions.add(ACTION_OF_COMMAND[action] ?? action);
+      }
+      for (const call of LIBRARY_CALLS)
+        if (call.pattern.test(source)) for (const a of call.actions) actions.add(a);
+    }
+    return [...actions].sort();
+  }
+
+  it.each([
+    [
+      'poller',
+      POLLER_ENTRY,
+      'PollerFunctionRole',
+      ['dynamodb:UpdateItem', 'sqs:SendMessage', 's3:PutObject', 'ssm:GetParameter'],
+    ],
+    ['consumer', CONSUMER_ENTRY, 'ConsumerFunctionRole', ['dynamodb:PutItem']],
+  ])('the %s (DynamoDB, SQS, S3, SSM, KMS, Lambda)', async (_name, entry, role, mustCall) => {
+    const called = await actionsCalledFrom(entry);
+    // FULL_CONFIG has a customer-managed token key, so the poller's kms:Decrypt is in the template.
+    const granted = statementsOfRole(full, role)
+      .flatMap(actionsOf)
+      .filter((a) => !PLATFORM_ACTIONS.test(a));
+
+    expect(called).toEqual(expect.arrayContaining(mustCall)); // the mapping is not vacuous
+    expect([...new Set(granted)].sort()).toEqual(called);
+  });
 });
 
 describe('monitoring', () => {
   // Every EMF series is this instance's: the stack's name and the construct's path.
   const INSTANCE = 'OrderFeedIngester/Default';
-  const emfAlarm = (metricName: string, service: string) => ({
+  const emf = (metricName: string) => ({
     Namespace: 'OrderFeedTest',
     MetricName: metricName,
     Dimensions: [
       { Name: 'Ingester', Value: INSTANCE },
-      { Name: 'service', Value: service },
+      { Name: 'service', Value: 'order-feed-poller' },
     ],
   });
 
-  it('creates one alarm per failure signal, plus two per downstream subscriber (dead letters, oldest message)', () => {
+  it('creates one alarm per failure signal, plus two per downstream subscriber, each on a listed metric', () => {
     full.resourceCountIs('AWS::CloudWatch::Alarm', 18);
     minimal.resourceCountIs('AWS::CloudWatch::Alarm', 14);
-    const metricNames = Object.values(
-      full.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>,
-    )
-      .map((alarm) => (alarm.Properties.MetricName as string | undefined) ?? 'metric math')
-      .sort();
-    expect(metricNames).toEqual(
+    const alarms = resources(full, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
+    expect(alarms.map((alarm) => (alarm.MetricName as string | undefined) ?? 'metric math').sort()).toEqual(
       [
-        'AuthFailures',
-        'RecordsQuarantined',
-        'OversizedRecords',
-        'MissingNextPageId',
-        'CursorRecoveries',
-        'StuckCursor',
-        'UnreadablePages',
-        'OrderOverBodyCap',
-        'SecondsSinceCaughtUp',
+        M.AuthFailures,
+        M.RecordsQuarantined,
+        M.OversizedRecords,
+        M.MissingNextPageId,
+        M.CursorRecoveries,
+        M.StuckCursor,
+        M.UnreadablePages,
+        M.OrderOverBodyCap,
+        M.SecondsSinceCaughtUp,
         'Errors',
         'Errors',
-        'ApproximateNumberOfMessagesVisible',
-        'ApproximateNumberOfMessagesVisible',
-        'ApproximateNumberOfMessagesVisible',
-        'ApproximateAgeOfOldestMessage',
-        'ApproximateAgeOfOldestMessage',
-        'ApproximateAgeOfOldestMessage',
+        ...Array(3).fill('ApproximateNumberOfMessagesVisible'),
+        ...Array(3).fill('ApproximateAgeOfOldestMessage'),
         'metric math',
       ].sort(),
     );
+    const listed: readonly string[] = Object.keys(M);
+    for (const alarm of alarms.filter((a) => a.Namespace === 'OrderFeedTest')) {
+      expect(listed, String(alarm.MetricName)).toContain(alarm.MetricName);
+    }
   });
 
   it.each([
-    'AuthFailures',
-    'RecordsQuarantined',
-    'OversizedRecords',
-    'MissingNextPageId',
-    'CursorRecoveries',
-    'OrderOverBodyCap',
+    M.AuthFailures,
+    M.RecordsQuarantined,
+    M.OversizedRecords,
+    M.MissingNextPageId,
+    M.CursorRecoveries,
+    M.OrderOverBodyCap,
   ])('alarms on any %s', (metricName) => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...emfAlarm(metricName, 'order-feed-poller'),
+      ...emf(metricName),
       Statistic: 'Sum',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
@@ -630,28 +753,16 @@ describe('monitoring', () => {
     });
   });
 
-  it('alarms on a stuck cursor (or a cursor cycle) in three runs in a row: periods no shorter than the schedule', () => {
+  it('alarms on a stuck cursor (or a cycle) three runs in a row, unreadable pages two: periods at least the schedule', () => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...emfAlarm('StuckCursor', 'order-feed-poller'),
+      ...emf(M.StuckCursor),
       Threshold: 0,
       Period: 300,
       EvaluationPeriods: 3,
       DatapointsToAlarm: 3,
     });
-    // A stuck run ends its chain, so only the schedule runs again: with a 15-minute schedule, three
-    // 5-minute periods in a row could never all hold a run.
-    synthStack({ ...REQUIRED_CONFIG, schedule: 15 }).template.hasResourceProperties(
-      'AWS::CloudWatch::Alarm',
-      {
-        MetricName: 'StuckCursor',
-        Period: 900,
-      },
-    );
-  });
-
-  it('alarms on unreadable pages only when they repeat: two periods running, each at least a schedule interval', () => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...emfAlarm('UnreadablePages', 'order-feed-poller'),
+      ...emf(M.UnreadablePages),
       Statistic: 'Sum',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
@@ -660,17 +771,19 @@ describe('monitoring', () => {
       Period: 300,
       TreatMissingData: 'notBreaching',
     });
+    // A stuck run ends its chain, so only the schedule runs again: with an hourly schedule (the highest edge),
+    // three 5-minute periods in a row could never all hold a run.
+    templateOf(CASES.highest).template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: M.StuckCursor,
+      Period: 3600,
+    });
   });
 
   it("alarms on the feed's lag above the threshold, treating missing data as breaching", () => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'OrderFeedTest',
-      MetricName: 'SecondsSinceCaughtUp',
-      Dimensions: [
-        { Name: 'FeedId', Value: 'partner-orders' },
-        { Name: 'Ingester', Value: INSTANCE },
-        { Name: 'service', Value: 'order-feed-poller' },
-      ],
+      MetricName: M.SecondsSinceCaughtUp,
+      Dimensions: [{ Name: 'FeedId', Value: 'partner-orders' }, ...emf('').Dimensions],
       Statistic: 'Maximum',
       Threshold: 30 * 60,
       ComparisonOperator: 'GreaterThanThreshold',
@@ -678,34 +791,35 @@ describe('monitoring', () => {
     });
   });
 
-  it.each([
-    'QueuesOrdersDeadLetterQueue',
-    'QueuesDownstreamBillingDeadLetterQueue',
-    'QueuesDownstreamAuditLogDeadLetterQueue',
-  ])('alarms on any message in %s', (prefix) => {
-    const [dlqId] = resource(full, 'AWS::SQS::Queue', prefix);
-    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'AWS/SQS',
-      MetricName: 'ApproximateNumberOfMessagesVisible',
-      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-    });
-  });
-
-  it('alarms when the oldest orders-queue message is older than alarmQueueAgeMinutes', () => {
-    const [queueId] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
+  it('alarms on any dead letter, an old orders-queue message, the orders queue growing, and function errors', () => {
+    for (const prefix of [
+      'QueuesOrdersDeadLetterQueue',
+      'QueuesDownstreamBillingDeadLetterQueue',
+      'QueuesDownstreamAuditLogDeadLetterQueue',
+    ]) {
+      full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: queueNameOf(resource(full, 'AWS::SQS::Queue', prefix)[0]),
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
+    }
+    const queueName = queueNameOf(resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue')[0]);
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateAgeOfOldestMessage',
-      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+      Dimensions: queueName,
       Threshold: 15 * 60,
     });
-  });
-
-  it('alarms when the orders queue grows (sent - deleted > 0) in three consecutive periods', () => {
-    const [queueId] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
-    const queueName = [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }];
+    const sqsSum = (id: string, metricName: string) =>
+      Match.objectLike({
+        Id: id,
+        MetricStat: Match.objectLike({
+          Metric: { Namespace: 'AWS/SQS', MetricName: metricName, Dimensions: queueName },
+          Stat: 'Sum',
+        }),
+      });
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
@@ -713,136 +827,685 @@ describe('monitoring', () => {
       DatapointsToAlarm: 3,
       Metrics: Match.arrayWith([
         Match.objectLike({ Expression: 'sent - deleted' }),
-        Match.objectLike({
-          Id: 'sent',
-          MetricStat: Match.objectLike({
-            Metric: { Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesSent', Dimensions: queueName },
-            Stat: 'Sum',
-          }),
-        }),
-        Match.objectLike({
-          Id: 'deleted',
-          MetricStat: Match.objectLike({
-            Metric: { Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesDeleted', Dimensions: queueName },
-            Stat: 'Sum',
-          }),
-        }),
+        sqsSum('sent', 'NumberOfMessagesSent'),
+        sqsSum('deleted', 'NumberOfMessagesDeleted'),
       ]),
     });
+    for (const prefix of ['PollerFunction', 'ConsumerFunction']) {
+      full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [
+          { Name: 'FunctionName', Value: ref(resource(full, 'AWS::Lambda::Function', prefix)[0]) },
+        ],
+        Threshold: 0,
+      });
+    }
   });
 
-  it.each(['PollerFunction', 'ConsumerFunction'])('alarms on any %s error', (prefix) => {
-    const [fnId] = resource(full, 'AWS::Lambda::Function', prefix);
-    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'AWS/Lambda',
-      MetricName: 'Errors',
-      Dimensions: [{ Name: 'FunctionName', Value: ref(fnId) }],
-      Threshold: 0,
-    });
-  });
+  it('has a dashboard of pages, versions, quarantine, apply outcomes, sales, queues, lag and subscriber queue age', () => {
+    const body = JSON.stringify(
+      resource(full, 'AWS::CloudWatch::Dashboard', 'MonitoringDashboard')[1].Properties.DashboardBody,
+    );
 
-  it('notifies the configured topic on alarm and on recovery, and its own topic when none is configured', () => {
-    for (const alarm of Object.values(
-      full.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>,
-    )) {
+    for (const metricName of [
+      M.PagesFetched,
+      M.VersionsPublished,
+      M.RecordsQuarantined,
+      M.VersionsApplied,
+      M.VersionsStale,
+      M.SalesCounted,
+      M.SalesReversed,
+      M.SalesAmountChanged,
+      'ApproximateNumberOfMessagesVisible',
+      'ApproximateAgeOfOldestMessage',
+      M.SecondsSinceCaughtUp,
+    ]) {
+      expect(body).toContain(`\\"${metricName}\\"`);
+    }
+    // One line per subscriber, with the alarm threshold.
+    expect(body).toContain('Subscriber queues: age of oldest message');
+    expect(body).toContain('\\"label\\":\\"billing\\"');
+    expect(body).toContain('\\"label\\":\\"audit-log\\"');
+    expect(body).toContain(`\\"value\\":${7 * DAY}`);
+  });
+});
+
+describe('alarm topic (alarms reach someone)', () => {
+  it('notifies the configured topic on alarm and on recovery, subscribing alarmEmail to it', () => {
+    for (const [, alarm] of resources(full, 'AWS::CloudWatch::Alarm')) {
       expect(alarm.Properties.AlarmActions).toEqual([FULL_CONFIG.alarmTopicArn]);
       expect(alarm.Properties.OKActions).toEqual([FULL_CONFIG.alarmTopicArn]);
     }
     full.resourceCountIs('AWS::SNS::Topic', 0);
-    const [topicId] = resource(minimal, 'AWS::SNS::Topic', 'MonitoringAlarmTopic');
-    for (const alarm of Object.values(
-      minimal.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>,
-    )) {
-      expect(alarm.Properties.AlarmActions).toEqual([ref(topicId)]);
-      expect(alarm.Properties.OKActions).toEqual([ref(topicId)]);
-    }
+    full.resourceCountIs('AWS::KMS::Key', 0);
+    full.hasOutput('AlarmTopicArn', { Value: FULL_CONFIG.alarmTopicArn });
+    full.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: FULL_CONFIG.alarmTopicArn,
+    });
   });
 
-  it('has a dashboard showing pages, versions, quarantine, apply outcomes, sales, queue depth and age, and lag', () => {
-    const [, dashboard] = resource(full, 'AWS::CloudWatch::Dashboard', 'MonitoringDashboard');
-    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+  it('is the stack’s own without alarmTopicArn: KMS-encrypted with a rotated key, TLS only, output, alarmEmail subscribed', () => {
+    const [keyId, key] = resource(minimal, 'AWS::KMS::Key', 'MonitoringAlarmTopicKey');
+    const [topicId, topic] = resource(minimal, 'AWS::SNS::Topic', 'MonitoringAlarmTopic');
+    resource(minimal, 'AWS::SNS::TopicPolicy', 'MonitoringAlarmTopicPolicy');
 
-    for (const metricName of [
-      'PagesFetched',
-      'VersionsPublished',
-      'RecordsQuarantined',
-      'VersionsApplied',
-      'VersionsStale',
-      'SalesCounted',
-      'SalesReversed',
-      'SalesAmountChanged',
-      'ApproximateNumberOfMessagesVisible',
-      'ApproximateAgeOfOldestMessage',
-      'SecondsSinceCaughtUp',
-    ]) {
-      expect(body).toContain(`\\"${metricName}\\"`);
+    expect(topic.Properties.KmsMasterKeyId).toEqual(arnOf(keyId));
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    for (const [, alarm] of resources(minimal, 'AWS::CloudWatch::Alarm')) {
+      expect([alarm.Properties.AlarmActions, alarm.Properties.OKActions]).toEqual([
+        [ref(topicId)],
+        [ref(topicId)],
+      ]);
     }
+    const fromCloudWatch = {
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Condition: Match.objectLike({ StringEquals: { 'aws:SourceAccount': ref('AWS::AccountId') } }),
+    };
+    minimal.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [ref(topicId)],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sns:Publish',
+            Principal: '*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+          Match.objectLike({ Effect: 'Allow', Action: 'sns:Publish', ...fromCloudWatch }),
+        ]),
+      },
+    });
+    // CloudWatch must be able to use the key: alarms cannot publish to a topic under alias/aws/sns.
+    minimal.hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+            ...fromCloudWatch,
+          }),
+        ]),
+      },
+    });
+    minimal.hasOutput('AlarmTopicArn', { Value: ref(topicId) });
+    minimal.resourceCountIs('AWS::SNS::Subscription', 0);
+    throwaway.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: ref(resource(throwaway, 'AWS::SNS::Topic', 'MonitoringAlarmTopic')[0]),
+    });
   });
 });
 
 describe('stack', () => {
   it('names no physical resources (CloudFormation generates every name)', () => {
-    const nameProperties = [
-      'TableName',
-      'QueueName',
-      'BucketName',
-      'FunctionName',
-      'RoleName',
-      'LogGroupName',
-      'AlarmName',
-      'DashboardName',
-      'Name',
+    const names = ['TableName', 'QueueName', 'BucketName', 'FunctionName', 'RoleName', 'LogGroupName'];
+    const types = [
+      'DynamoDB::Table',
+      'SQS::Queue',
+      'S3::Bucket',
+      'Lambda::Function',
+      'IAM::Role',
+      'Logs::LogGroup',
     ];
-    for (const type of [
-      'AWS::DynamoDB::Table',
-      'AWS::SQS::Queue',
-      'AWS::S3::Bucket',
-      'AWS::Lambda::Function',
-      'AWS::IAM::Role',
-      'AWS::Logs::LogGroup',
-      'AWS::CloudWatch::Alarm',
-      'AWS::CloudWatch::Dashboard',
-      'AWS::Events::Rule',
-    ]) {
-      for (const found of Object.values(full.findResources(type) as Record<string, Resource>)) {
-        for (const property of nameProperties)
-          expect(found.Properties?.[property], `${type}.${property}`).toBeUndefined();
+    for (const type of [...types, 'CloudWatch::Alarm', 'CloudWatch::Dashboard', 'Events::Rule']) {
+      for (const [id, found] of resources(full, `AWS::${type}`)) {
+        for (const name of [...names, 'AlarmName', 'DashboardName', 'Name']) {
+          expect(found.Properties?.[name], `${id}.${name}`).toBeUndefined();
+        }
       }
     }
   });
 
   it('outputs every name and URL operators and tools look up, one pair per downstream subscriber', () => {
-    expect(Object.keys(full.toJSON().Outputs).sort()).toEqual(
-      [
-        'OrdersTableName',
-        'HistoryTableName',
-        'CursorTableName',
-        'QuarantineBucketName',
-        'OrdersQueueUrl',
-        'OrdersDeadLetterQueueUrl',
-        'DownstreamQueueUrlBilling',
-        'DownstreamDeadLetterQueueUrlBilling',
-        'DownstreamQueueUrlAuditLog',
-        'DownstreamDeadLetterQueueUrlAuditLog',
-        'PollerFunctionName',
-        'ConsumerFunctionName',
-        'PollScheduleRuleName',
-        'FeedPollers',
-        'DashboardName',
-        'AlarmTopicArn',
-      ].sort(),
-    );
-    expect(Object.keys(minimal.toJSON().Outputs)).not.toContain('DownstreamQueueUrlBilling');
+    // The outputs of the default stack: single-feed-logical-ids.json, below.
+    const outputs = (template: Template) => Object.keys(template.toJSON().Outputs).sort();
+    const subscribers = ['Billing', 'AuditLog'].flatMap((name) => [
+      `DownstreamQueueUrl${name}`,
+      `DownstreamDeadLetterQueueUrl${name}`,
+    ]);
+
+    expect(outputs(full)).toEqual([...outputs(minimal), ...subscribers].sort());
     full.hasOutput('OrdersQueueUrl', {
       Value: ref(resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue')[0]),
     });
   });
 
-  it('can be made disposable: removalPolicy "destroy" drops retention and deletion protection', () => {
-    const disposable = synthStack({ ...REQUIRED_CONFIG, removalPolicy: 'destroy' }).template;
-    const [, table] = resource(disposable, 'AWS::DynamoDB::Table', 'OrdersTable');
+  it('keeps, without feeds, every logical id an existing single-feed deployment has', () => {
+    const expected = JSON.parse(
+      readFileSync(new URL('../fixtures/single-feed-logical-ids.json', import.meta.url), 'utf8'),
+    ) as { resources: string[]; outputs: string[] };
+    const template = minimal.toJSON();
 
-    expect(table.DeletionPolicy).toBe('Delete');
-    expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+    expect(Object.keys(template.Resources).sort()).toEqual(expected.resources);
+    expect(Object.keys(template.Outputs).sort()).toEqual([...expected.outputs, 'FeedPollers'].sort());
+  });
+
+  it('names its stack from the stackName context, by default the name a deployed stack has', () => {
+    const named = (stackName: string) =>
+      buildApp({ context: { orderFeed: REQUIRED_CONFIG, stackName, 'aws:cdk:bundling-stacks': [] } }).stack;
+
+    expect(templateOf(REQUIRED_CONFIG).stack.stackName).toBe(STACK_NAME);
+    expect(named('OrderFeedIngester-staging').stackName).toBe('OrderFeedIngester-staging');
+    expect(named('OrderFeedIngester-staging').ingester.instanceId).toBe('OrderFeedIngester-staging/Default');
+    expect(() => named('bad name')).toThrow(/stackName: must be a CloudFormation stack name/);
+  });
+
+  it('pins every flag aws-cdk-lib recommends, at the recommended value, and applies them to the app', () => {
+    expect(FEATURE_FLAGS).toEqual(CURRENTLY_RECOMMENDED_FLAGS);
+    const { stack } = templateOf(REQUIRED_CONFIG);
+    for (const [flag, value] of Object.entries(FEATURE_FLAGS)) {
+      expect(stack.node.tryGetContext(flag), flag).toEqual(value);
+    }
+  });
+});
+
+describe('a stack with three feeds', () => {
+  const pollerOf = (suffix: string) => resource(feeds, 'AWS::Lambda::Function', `Poller${suffix}Function`);
+  const SUFFIXES = ['Eu', 'Uk', 'UsSecondAccount'];
+
+  it('has one poller per feed with its own settings, one consumer, and a schedule per feed (off for the disabled one)', () => {
+    const pollers = SUFFIXES.map((suffix) => variablesOf(pollerOf(suffix)[1]));
+
+    expect(
+      pollers.map((v) => [v.FEED_ID, v.VENDOR_IDS, v.MIN_AGE_MINUTES, v.PARTNER_BASE_URL, v.FEED_ENABLED]),
+    ).toEqual([
+      ['eu', 'vendor-eu-1,vendor-eu-2', '30', 'https://partner.example.com', 'true'],
+      ['uk', 'vendor-uk-1', '5', 'https://partner.example.com', 'true'],
+      ['us.second-account', undefined, '30', 'https://us.partner.example.com', 'false'],
+    ]);
+    expect(resources(feeds, 'AWS::Lambda::Function', 'ConsumerFunction')).toHaveLength(1);
+    const rules = SUFFIXES.map((suffix) => {
+      const [, rule] = resource(feeds, 'AWS::Events::Rule', `PollSchedule${suffix}Rule`);
+      expect(rule.Properties.Targets).toEqual([expect.objectContaining({ Arn: arnOf(pollerOf(suffix)[0]) })]);
+      return rule.Properties.State;
+    });
+    expect(rules).toEqual(['ENABLED', 'ENABLED', 'DISABLED']);
+  });
+
+  it("lets each poller read only its own feed's token parameter and invoke only itself", () => {
+    const resourcesFor = (suffix: string, action: string) =>
+      statementsOfRole(feeds, `Poller${suffix}FunctionRole`)
+        .filter((s) => actionsOf(s).includes(action))
+        .map((s) => JSON.stringify(s.Resource));
+
+    expect(resourcesFor('Eu', 'ssm:GetParameter').join()).toContain(
+      'parameter/order-feed-ingester/partner-token',
+    );
+    expect(resourcesFor('Eu', 'ssm:GetParameter').join()).not.toContain('us-token');
+    expect(resourcesFor('UsSecondAccount', 'ssm:GetParameter').join()).toContain(
+      'parameter/order-feed-ingester/us-token',
+    );
+    expect(resourcesFor('Eu', 'kms:Decrypt')).toEqual([]);
+    expect(resourcesFor('UsSecondAccount', 'kms:Decrypt')).toHaveLength(1);
+    expect(resourcesFor('Eu', 'lambda:InvokeFunction')).toEqual([JSON.stringify(arnOf(pollerOf('Eu')[0]))]);
+  });
+
+  it('alarms on the lag of each switched-on feed by FeedId, sums every poller’s errors, gives each feed a dashboard row', () => {
+    const alarms = resources(feeds, 'AWS::CloudWatch::Alarm');
+    const lag = alarms
+      .filter(([, alarm]) => alarm.Properties.MetricName === M.SecondsSinceCaughtUp)
+      .map(([id, alarm]) => [id.replace(/[0-9A-F]{8}$/, ''), alarm.Properties.Dimensions]);
+    const dimensions = (feedId: string) => [
+      { Name: 'FeedId', Value: feedId },
+      { Name: 'Ingester', Value: 'OrderFeedIngester/Default' },
+      { Name: 'service', Value: 'order-feed-poller' },
+    ];
+    expect(lag).toEqual([
+      ['MonitoringFeedLagAlarmEu', dimensions('eu')],
+      ['MonitoringFeedLagAlarmUk', dimensions('uk')],
+    ]);
+    const [, errors] = resource(feeds, 'AWS::CloudWatch::Alarm', 'MonitoringPollerErrorsAlarm');
+    expect(
+      (errors.Properties.Metrics as { Expression?: string }[]).find((m) => m.Expression)?.Expression,
+    ).toBe('FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0)');
+    const body = JSON.stringify(
+      resources(feeds, 'AWS::CloudWatch::Dashboard')[0]?.[1].Properties.DashboardBody,
+    );
+    for (const feedId of ['eu', 'uk', 'us.second-account']) {
+      expect(body).toContain(`Feed ${feedId}: seconds since caught up`);
+    }
+  });
+
+  it('outputs each feed’s poller and rule, and the feed → poller map', () => {
+    const outputs = Object.keys(feeds.toJSON().Outputs);
+
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        'PollerFunctionNameEu',
+        'PollerFunctionNameUk',
+        'PollerFunctionNameUsSecondAccount',
+        'PollScheduleRuleNameEu',
+        'FeedPollers',
+      ]),
+    );
+    expect(outputs).not.toContain('PollerFunctionName');
+  });
+
+  it('keeps every metric-math alarm within CloudWatch’s 10 metrics at the most feeds, each poller in one PollerErrors alarm', () => {
+    const alarms = resources(templateOf(MOST_FEEDS_CONFIG).template, 'AWS::CloudWatch::Alarm');
+    type Stat = { MetricStat?: { Metric: { Dimensions: { Value: unknown }[] } } };
+
+    for (const [, alarm] of alarms) {
+      expect(
+        ((alarm.Properties.Metrics ?? []) as Stat[]).filter((m) => m.MetricStat).length,
+      ).toBeLessThanOrEqual(10);
+    }
+    const pollerErrors = alarms.filter(([id]) => id.startsWith('MonitoringPollerErrors'));
+    const watched = pollerErrors.flatMap(([, alarm]) =>
+      (alarm.Properties.Metrics as Stat[])
+        .filter((m) => m.MetricStat)
+        .map((m) => JSON.stringify(m.MetricStat?.Metric.Dimensions[0]?.Value)),
+    );
+    expect(pollerErrors).toHaveLength(Math.ceil(MAX_FEEDS / 10));
+    expect(new Set(watched).size).toBe(MAX_FEEDS);
+  });
+});
+
+describe('the AsyncAPI document’s SQS bindings', () => {
+  it('show the stack’s queue settings at the configuration’s defaults', () => {
+    const config = parseConfig(REQUIRED_CONFIG);
+    for (const name of ['orders', 'downstream']) {
+      const { queue, deadLetterQueue } = asyncapi.channels[name].bindings.sqs;
+      expect(queue, name).toMatchObject({
+        fifoQueue: false,
+        visibilityTimeout: ordersQueueVisibilityTimeout(config).toSeconds(),
+        messageRetentionPeriod: QUEUE_RETENTION.toSeconds(),
+        redrivePolicy: { maxReceiveCount: config.maxReceiveCount },
+      });
+      expect(queue.redrivePolicy.deadLetterQueue.name).toBe(deadLetterQueue.name);
+      expect(deadLetterQueue.messageRetentionPeriod, name).toBe(DEAD_LETTER_RETENTION.toSeconds());
+    }
+  });
+
+  it('name each queue by the stack output that gives it', () => {
+    const outputs = Object.keys(full.toJSON().Outputs);
+    const names = Object.values<{ bindings: { sqs: Record<string, unknown> } }>(asyncapi.channels).flatMap(
+      ({ bindings }) =>
+        Object.values(bindings.sqs).flatMap((queue) => {
+          const q = queue as { name?: string; redrivePolicy?: { deadLetterQueue: { name: string } } };
+          return typeof queue === 'object' ? [q.name, q.redrivePolicy?.deadLetterQueue.name] : [];
+        }),
+    );
+
+    for (const name of names.filter((candidate) => candidate !== undefined)) {
+      const output = /^\{name in stack output (\w+)(<Subscriber>)?\}$/.exec(name as string);
+      expect(output, name).not.toBeNull();
+      expect(outputs, name).toContain(`${output?.[1]}${output?.[2] ? 'Billing' : ''}`);
+    }
+  });
+});
+
+// The configuration contract end to end: every setting at the lowest and the highest value its rule allows,
+// and at its default, goes through synth into the template; the functions' cold-start loaders must accept
+// exactly what the template carries, and both sides must refuse one step beyond each bound.
+type PollerKey = Exclude<keyof typeof RULES, 'metricsNamespace' | 'historyRetentionDays'>;
+
+/** Where the poller's loader puts each key it reads, and the variable it reads it from (a new key fails to compile). */
+const POLLER_FIELD: Record<PollerKey, [field: keyof PollerConfig, variable: string]> = {
+  feedId: ['feedId', 'FEED_ID'],
+  partnerBaseUrl: ['partnerBaseUrl', 'PARTNER_BASE_URL'],
+  tokenParameterName: ['tokenParameterName', 'PARTNER_TOKEN_PARAMETER'],
+  vendorIds: ['vendorIds', 'VENDOR_IDS'],
+  minAgeMinutes: ['minAgeMinutes', 'MIN_AGE_MINUTES'],
+  enabled: ['enabled', 'FEED_ENABLED'],
+  pageSize: ['pageSize', 'PAGE_SIZE'],
+  maxPagesPerRun: ['maxPagesPerRun', 'MAX_PAGES_PER_RUN'],
+  maxPageBodyBytes: ['maxPageBodyBytes', 'MAX_PAGE_BODY_BYTES'],
+  maxContinuations: ['maxContinuations', 'MAX_CONTINUATIONS'],
+  arrayQueryEncoding: ['arrayQueryEncoding', 'ARRAY_QUERY_ENCODING'],
+  cursorRecoveryLookbackMinutes: ['recoveryLookbackMinutes', 'CURSOR_RECOVERY_LOOKBACK_MINUTES'],
+  partnerRequestsPerSecond: ['partnerRequestsPerSecond', 'PARTNER_REQUESTS_PER_SECOND'],
+};
+const POLLER_KEYS = Object.keys(POLLER_FIELD) as PollerKey[];
+
+/** The lowest and the highest value each bounded key accepts. */
+const EDGES: Partial<Record<ConfigKey, readonly [lowest: unknown, highest: unknown]>> = {
+  partnerBaseUrl: ['http://127.0.0.1:1', 'https://partner.example.com/test-pagination'],
+  tokenParameterName: ['p', `/${'p'.repeat(1010)}`],
+  feedId: ['f', `F${'x'.repeat(63)}`],
+  schedule: [1, 60],
+  pageSize: [1, 100],
+  maxPageBodyBytes: [2 * 1024 * 1024, 64 * 1024 * 1024],
+  maxPagesPerRun: [1, 100_000],
+  maxContinuations: [0, 100_000],
+  minAgeMinutes: [1, 1440],
+  vendorIds: [['v'], ['v-1', `V${'v'.repeat(127)}`]],
+  enabled: [false, true],
+  arrayQueryEncoding: ['repeat', 'comma'],
+  cursorRecoveryLookbackMinutes: [1, 1_581_120],
+  partnerRequestsPerSecond: [1, 10_000],
+  downstreamSubscribers: [[], ['a', `s${'-x'.repeat(19)}x`]],
+  subscriberRetentionDays: [1, 14],
+  subscriberMaxAgeHours: [1, 335],
+  maxReceiveCount: [1, 1000],
+  consumerBatchSize: [1, 10_000],
+  consumerMaxBatchingWindowSeconds: [0, 300],
+  consumerMaxConcurrency: [2, 1000],
+  alarmLagMinutes: [2, 1440],
+  alarmQueueAgeMinutes: [1, 20_160],
+  metricsNamespace: ['N', `N${'n'.repeat(254)}`],
+  logRetentionDays: [1, 3653],
+  removalPolicy: ['retain', 'destroy'],
+  quarantineRetentionDays: [1, 3650],
+  history: [false, true],
+  historyRetentionDays: [0, 3650],
+};
+const EDGE_KEYS = Object.keys(EDGES) as ConfigKey[];
+/** The keys that take one of a few values. */
+const CHOSEN: ConfigKey[] = ['enabled', 'arrayQueryEncoding', 'removalPolicy', 'history'];
+/** Variables a function gets that no setting declares: fixed by the constructs themselves. */
+const FIXED_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
+const DECLARED_VARIABLES = Object.keys(ENVIRONMENT.shape);
+
+const atEdge = (edge: 0 | 1) => Object.fromEntries(EDGE_KEYS.map((key) => [key, EDGES[key]?.[edge]]));
+const CASES = { defaults: { ...REQUIRED_CONFIG }, lowest: atEdge(0), highest: atEdge(1) };
+
+/** A template value as the function would see it: CloudFormation references become placeholder strings. */
+function rendered(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const node = value as Record<string, unknown>;
+  if (typeof node.Ref === 'string') return `placeholder-${node.Ref}`;
+  if (Array.isArray(node['Fn::GetAtt'])) return `placeholder-${node['Fn::GetAtt'].join('.')}`;
+  const join = node['Fn::Join'];
+  if (Array.isArray(join)) {
+    const [separator, parts] = join as [string, unknown[]];
+    return parts.map(rendered).join(separator);
+  }
+  throw new Error(`no placeholder for ${JSON.stringify(value)}`);
+}
+
+/** The rendered environment of the one function whose logical id starts with `prefix`. */
+function environmentOf(template: Template, prefix: string): Record<string, string> {
+  const [, fn] = resource(template, 'AWS::Lambda::Function', prefix);
+  return Object.fromEntries(Object.entries(variablesOf(fn)).map(([name, value]) => [name, rendered(value)]));
+}
+
+describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (_edge, raw) => {
+  const template = () => templateOf(raw).template;
+
+  it('gives the poller an environment its cold start accepts, with the values synth validated', () => {
+    const expected = parseConfig(raw);
+    const loaded = loadPollerConfig(environmentOf(template(), 'PollerFunction'));
+
+    const feed = expected.feeds[0];
+    const synthValue = (key: PollerKey): unknown => {
+      if (key === 'feedId') return feed?.id;
+      return (FEED_KEYS as readonly string[]).includes(key)
+        ? feed?.[key as (typeof FEED_KEYS)[number]]
+        : expected[key as Exclude<PollerKey, 'feedId' | (typeof FEED_KEYS)[number]>];
+    };
+    for (const key of POLLER_KEYS) expect(loaded[POLLER_FIELD[key][0]], key).toEqual(synthValue(key));
+    expect(Object.keys(loaded.downstreamQueueUrls)).toEqual(expected.downstreamSubscribers);
+  });
+
+  it('gives the consumer an environment its cold start accepts, and refuses history retention beyond bounds', () => {
+    const environment = environmentOf(template(), 'ConsumerFunction');
+    const loaded = loadConsumerConfig(environment);
+
+    expect(loaded.ordersTableName).toMatch(/^placeholder-OrdersTable/);
+    const { history, historyRetentionDays } = parseConfig(raw);
+    expect(loaded.history?.tableName ?? 'none').toMatch(history ? /^placeholder-HistoryTable/ : /^none$/);
+    if (history) expect(loaded.history?.retentionDays).toBe(historyRetentionDays);
+    for (const days of ['-1', '3651']) {
+      expect(() => loadConsumerConfig({ ...environment, HISTORY_RETENTION_DAYS: days })).toThrow(
+        'configuration error: HISTORY_RETENTION_DAYS must be an integer from 0 to 3650',
+      );
+    }
+  });
+
+  it('gives both functions the metrics namespace synth validated, and only variables a setting declares', () => {
+    const environments = ['PollerFunction', 'ConsumerFunction'].map((prefix) =>
+      environmentOf(template(), prefix),
+    );
+
+    for (const environment of environments) {
+      expect(readMetricsNamespace(environment)).toBe(parseConfig(raw).metricsNamespace);
+    }
+    const written = environments.flatMap(Object.keys);
+    expect(
+      written.filter((name) => !DECLARED_VARIABLES.includes(name) && !FIXED_VARIABLES.includes(name)),
+    ).toEqual([]);
+  });
+});
+
+describe('settings and variables', () => {
+  it('every variable the functions read is one the stack writes from a documented key', () => {
+    // At the highest edge every optional key is set, so every variable a key feeds is written.
+    const { template } = templateOf(CASES.highest);
+    const written = new Set(
+      ['PollerFunction', 'ConsumerFunction'].flatMap((p) => Object.keys(environmentOf(template, p))),
+    );
+
+    expect(DECLARED_VARIABLES.filter((name) => !written.has(name))).toEqual([]);
+  });
+
+  const ranged = EDGE_KEYS.flatMap((key) => {
+    const [lowest, highest] = EDGES[key] ?? [];
+    return typeof lowest === 'number' && typeof highest === 'number'
+      ? [[key, lowest - 1, highest + 1] as const]
+      : [];
+  });
+
+  it('cover every integer and every choice the poller reads', () => {
+    const covered = [...ranged.map(([key]) => key), ...CHOSEN];
+
+    expect(POLLER_KEYS.filter((key) => !covered.includes(key))).toEqual([
+      'feedId',
+      'partnerBaseUrl',
+      'tokenParameterName',
+      'vendorIds',
+    ]);
+  });
+
+  it.each(ranged)('synth and the poller refuse orderFeed.%s at %i and %i', (key, below, above) => {
+    const base = environmentOf(minimal, 'PollerFunction');
+    for (const value of [below, above]) {
+      expect(() => parseConfig({ ...REQUIRED_CONFIG, [key]: value })).toThrow(`orderFeed.${key}: must be`);
+      if (!(POLLER_KEYS as string[]).includes(key)) continue;
+      const [, variable] = POLLER_FIELD[key as PollerKey];
+      expect(() => loadPollerConfig({ ...base, [variable]: String(value) })).toThrow(
+        `configuration error: ${variable} must be an integer from`,
+      );
+    }
+  });
+
+  it.each(CHOSEN)('synth and the poller refuse orderFeed.%s outside its choices', (key) => {
+    expect(() => parseConfig({ ...REQUIRED_CONFIG, [key]: 'not-a-choice' })).toThrow(
+      `orderFeed.${key}: must be one of`,
+    );
+    if (!(POLLER_KEYS as string[]).includes(key)) return;
+    const [, variable] = POLLER_FIELD[key as PollerKey];
+    expect(() =>
+      loadPollerConfig({ ...environmentOf(minimal, 'PollerFunction'), [variable]: 'not-a-choice' }),
+    ).toThrow(`configuration error: ${variable} must be one of`);
+  });
+});
+
+function nagViolations(scope: App): string[] {
+  return new AwsSolutionsChecks()
+    .validateScope(scope)
+    .violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingResources[0]?.constructPath}`);
+}
+
+describe('cdk-nag AWS Solutions checks and cfn-lint', () => {
+  const CONFIGS = { full: FULL_CONFIG, feeds: FEEDS_CONFIG, throwaway: THROWAWAY_CONFIG };
+
+  it.each(Object.entries(CONFIGS))(
+    'report nothing for the %s stack, in the app and in its cloud assembly',
+    (_name, config) => {
+      const { app } = templateOf(config);
+
+      expect(nagViolations(app)).toEqual([]);
+      const report = JSON.parse(readFileSync(join(app.outdir, 'validation-report.json'), 'utf8')) as {
+        pluginReports: { violations?: unknown[] }[];
+      };
+      expect(report.pluginReports.flatMap((plugin) => plugin.violations ?? [])).toEqual([]);
+    },
+  );
+
+  it('acknowledge only the expected findings, each with a reason', () => {
+    const found = templateOf(FULL_CONFIG)
+      .app.node.findAll()
+      .flatMap((construct) =>
+        construct.node.metadata
+          .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+          .flatMap((entry) =>
+            Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
+              key: `${construct.node.path} ${id.replace(/^annotation::/i, '')}`,
+              reason,
+            })),
+          ),
+      );
+
+    expect(found.map((ack) => ack.key).sort()).toEqual(
+      [
+        'OrderFeedIngester/Default/Consumer/Function AwsSolutions-L1',
+        'OrderFeedIngester/Default/Consumer/FunctionRole AwsSolutions-IAM5[Resource::*]',
+        'OrderFeedIngester/Default/Poller/Function AwsSolutions-L1',
+        'OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::*]',
+        'OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::<QuarantineBucket2B128B57.Arn>/quarantine/*]',
+        'OrderFeedIngester/Default/Quarantine/Bucket AwsSolutions-S1',
+      ].sort(),
+    );
+    for (const ack of found) expect(ack.reason.length, `${ack.key} reason`).toBeGreaterThan(40);
+  });
+
+  it('fail the synth of the app when a finding is not acknowledged', () => {
+    const { app, stack } = buildApp({
+      context: { orderFeed: REQUIRED_CONFIG, 'aws:cdk:bundling-stacks': [] },
+    });
+    new Queue(stack, 'UnguardedQueue'); // no DLQ, no TLS-only policy
+
+    expect(() => app.synth({ force: true })).toThrow(/AwsSolutions-SQS(3|4)/);
+  });
+
+  it('cfn-lint finds nothing in the templates (one feed, three feeds, throwaway)', () => {
+    // CDK idioms are suppressed in infra/cfn-lint.yaml.
+    const templates = Object.values(CONFIGS).flatMap((config) => {
+      const { outdir } = templateOf(config).app;
+      return readdirSync(outdir)
+        .filter((file) => file.endsWith('.template.json'))
+        .map((file) => join(outdir, file));
+    });
+    expect(templates).toHaveLength(3);
+
+    const configFile = fileURLToPath(new URL('../../infra/cfn-lint.yaml', import.meta.url));
+    const result = spawnSync('cfn-lint', ['--config-file', configFile, '--', ...templates], {
+      encoding: 'utf8',
+    });
+
+    expect(result.error).toBeUndefined();
+    expect(`${result.stdout}${result.stderr}`).toBe('');
+    expect(result.status).toBe(0);
+  });
+});
+
+describe('OrderFeedIngester in a platform team’s own app', () => {
+  /** A foreign app: its own stack name, and bundling skipped (as `cdk synth --exclusively` would). */
+  function platformApp() {
+    const app = new App({ context: { ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'PlatformServices', {
+      env: { account: '123456789012', region: 'eu-west-1' },
+    });
+    return { app, stack };
+  }
+  const PROPS = {
+    partnerBaseUrl: 'https://partner.example.com',
+    tokenParameterName: '/platform/partner-token',
+  };
+
+  it('synthesizes beside their resources with cdk-nag clean, granting a subscriber its queue and readers the tables', () => {
+    const { app, stack } = platformApp();
+    const ingester = new OrderFeedIngester(stack, 'PartnerOrders', {
+      ...PROPS,
+      downstreamSubscribers: ['billing'],
+      feeds: [
+        { id: 'eu', vendorIds: ['v-eu'] },
+        { id: 'uk', vendorIds: ['v-uk'] },
+      ],
+    });
+    expect(nagViolations(app)).toEqual([]);
+    // Their own role (their nag findings, not ours):
+    const role = new Role(stack, 'BillingRole', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    ingester.grantConsumeMessages('billing', role);
+    ingester.grantReadOrders(role);
+    ingester.grantReadHistory(role);
+
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::DynamoDB::Table', 3); // orders, cursor, history
+    expect(ingester.feedPollers.map((feed) => feed.feed.id)).toEqual(['eu', 'uk']);
+    expect(
+      Object.keys(template.findResources('AWS::Lambda::Function')).every((id) =>
+        id.startsWith('PartnerOrders'),
+      ),
+    ).toBe(true);
+    const policy = Object.values(template.findResources('AWS::IAM::Policy')).find((p) =>
+      JSON.stringify(p.Properties.Roles).includes('BillingRole'),
+    );
+    const statements = JSON.stringify(policy?.Properties.PolicyDocument.Statement);
+    const idOf = (arn: string) => stack.resolve(arn)['Fn::GetAtt'][0];
+    expect(statements).toContain('sqs:ReceiveMessage');
+    expect(statements).toContain(idOf(ingester.subscriberQueue('billing').queueArn));
+    expect(statements).toContain('dynamodb:Query');
+    expect(statements).toContain(idOf(ingester.ordersTable.table.tableArn));
+    expect(statements).toContain(idOf(ingester.historyTable?.table.tableArn ?? ''));
+    expect(() => ingester.subscriberQueue('audit')).toThrow(
+      /no downstream subscriber "audit" \(subscribers: billing\)/,
+    );
+  });
+
+  it('types and checks its props as the configuration keys: required, bounded with units, no unknown ones', () => {
+    expectTypeOf<(typeof PROP_KEYS)[keyof OrderFeedIngesterProps]>().toEqualTypeOf<ConfigKey>();
+    expectTypeOf<(typeof PROP_KEYS)[Exclude<keyof FeedProps, 'id'>]>().toEqualTypeOf<
+      (typeof FEED_KEYS)[number]
+    >();
+    // At run time too: the keys the construct checks are the keys SETTINGS declares.
+    expect(new Set(Object.values(PROP_KEYS))).toEqual(new Set(Object.keys(SETTINGS)));
+    const { stack } = platformApp();
+
+    // @ts-expect-error partnerBaseUrl and tokenParameterName are required
+    expect(() => new OrderFeedIngester(stack, 'A', {})).toThrow(/partnerBaseUrl: is required/);
+    expect(
+      () => new OrderFeedIngester(stack, 'B', { ...PROPS, pageSize: 500, minAge: Duration.seconds(90) }),
+    ).toThrow(
+      /Invalid OrderFeedIngester props:\n {2}- pageSize: must be an integer from 1 to 100[\s\S]*- minAge \(in minutes\): /,
+    );
+    // A context key is not a prop (from JavaScript).
+    const props = { ...PROPS, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' };
+    expect(() => new OrderFeedIngester(stack, 'C', props)).toThrow(
+      /- alarmTopicArn: unknown prop \(accepted: partnerBaseUrl, .*alarmTopic,/,
+    );
+  });
+
+  it('takes CDK types (an ITopic, Durations) and scopes every metric of two instances to its own instance', () => {
+    const { stack } = platformApp();
+    const topic = new Topic(stack, 'OpsAlerts');
+    const first = new OrderFeedIngester(stack, 'First', {
+      ...PROPS,
+      alarmTopic: topic,
+      alarmLag: Duration.hours(1),
+    });
+    const second = new OrderFeedIngester(stack, 'Second', PROPS);
+
+    const alarms = Object.entries(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm'));
+    const lag = alarms.find(([id]) => id.startsWith('FirstMonitoringFeedLagAlarm'))?.[1];
+    expect(lag?.Properties.Threshold).toBe(3600);
+    expect(lag?.Properties.AlarmActions).toEqual([ref(stack.getLogicalId(topic.node.defaultChild as never))]);
+    expect(first.instanceId).toBe('PlatformServices/First');
+    const dimensionsOf = (prefix: string) =>
+      alarms
+        .filter(([id, alarm]) => id.startsWith(prefix) && alarm.Properties.Namespace === 'OrderFeedIngester')
+        .map(([, alarm]) => JSON.stringify(alarm.Properties.Dimensions));
+    expect(dimensionsOf('First').length).toBeGreaterThan(5);
+    expect(dimensionsOf('First').every((d) => d.includes('"PlatformServices/First"'))).toBe(true);
+    expect(dimensionsOf('Second').every((d) => d.includes('"PlatformServices/Second"'))).toBe(true);
+    const environment = stack.resolve(
+      (second.consumer.function.node.defaultChild as CfnFunction).environment,
+    );
+    expect(environment.variables.INGESTER_INSTANCE).toBe('PlatformServices/Second');
   });
 });

@@ -122,13 +122,14 @@ describe('applyIfNewer', () => {
     expect(nines.map((result) => result.outcome).sort()).toEqual(['applied', 'stale']);
   });
 
-  it('uses the table’s own key attribute and a projection of the caller’s choice', async () => {
+  it('uses the table’s own key attribute and a projection of the caller’s choice, always with key and version', async () => {
     await applyIfNewer({
       client,
       tableName: 'keyed-by-pk',
       keyAttribute: 'pk',
       message: message(21, 2),
-      item: (m) => ({ status: m.order.status, total: m.order.total.amount }),
+      // The projection cannot replace the key or the version the guard compares.
+      item: (m) => ({ status: m.order.status, total: m.order.total.amount, pk: 'x', version: 'x' }),
     });
     const result = await applyIfNewer({
       client,

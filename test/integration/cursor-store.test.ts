@@ -1,8 +1,9 @@
 // The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
 // keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change; the token's
-// request budget item beside the cursors (its conditional writes).
+// request budget item beside the cursors (its conditional writes). One moto, the cursor table alone.
 import {
   ConditionalCheckFailedException,
+  CreateTableCommand,
   DynamoDBClient,
   GetItemCommand,
   UpdateItemCommand,
@@ -16,23 +17,26 @@ import {
   budgetViewOf,
   DynamoRequestBudgetStore,
 } from '../../functions/core/adapters/dynamo-request-budget.js';
+import { CURSOR_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type BudgetState, intervalOf } from '../../functions/core/ingest/request-budget.js';
 import { startInterceptingProxy } from '../../lab/aws-proxy.js';
-import {
-  type AwsClients,
-  createPipelineResources,
-  type PipelineResources,
-  useEmulator,
-} from '../../tools/harness/pipeline.js';
+import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
 import { operatorUpdate } from '../../tools/ops/operator-update.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;
-let resources: PipelineResources;
 let store: DynamoCursorStore;
+/** Only the cursor table (as the stack keys it): the rest of the pipeline's resources play no part here. */
+const resources = { cursorTable: 'cursors' };
 const NOW = 1_700_000_000_000;
+
+/** The lease an acquisition returned, which the test expects it to have got. */
+function granted<T>(lease: T | undefined): T {
+  if (!lease) throw new Error('no lease');
+  return lease;
+}
 
 beforeAll(async () => {
   moto = await startMoto();
@@ -41,7 +45,15 @@ beforeAll(async () => {
 afterAll(async () => moto?.stop());
 beforeEach(async () => {
   await moto.reset();
-  resources = await createPipelineResources(aws);
+  const { name, type } = CURSOR_TABLE_SCHEMA.partitionKey;
+  await aws.dynamo.send(
+    new CreateTableCommand({
+      TableName: resources.cursorTable,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: name, AttributeType: type }],
+      KeySchema: [{ AttributeName: name, KeyType: 'HASH' }],
+    }),
+  );
   store = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
 });
 
@@ -54,30 +66,14 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
     ).Item;
 
   it('keeps the expiry it was taken with: commits do not extend it', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 80_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 80_000));
     const committed = await store.commit(lease, { pageId: 'p-1' });
     await store.commit(committed, { pageId: 'p-2' });
     expect((await item())?.leaseExpiresAt).toEqual({ N: String(NOW + 80_000) });
   });
 
-  it('records the refused token version (not the token) and clears it with the backoff', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
-    const failed = await store.recordAuthFailure(lease, {
-      failures: 2,
-      retryNotBefore: NOW + 1,
-      tokenVersion: 4,
-    });
-    expect(failed.state).toMatchObject({ authFailures: 2, authFailedTokenVersion: 4 });
-    const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true });
-    expect(cleared.state.authFailedTokenVersion).toBeUndefined();
-    expect((await item())?.authFailedTokenVersion).toBeUndefined();
-  });
-
   it("keeps a reduced page size and the chain's cursor memory, and removes them when a commit leaves them out", async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
     const kept = await store.commit(lease, { pageId: 'p-1', pageSize: 25, recentCursors: ['h1', 'h2'] });
 
     expect(kept.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
@@ -94,8 +90,7 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
   });
 
   it('hands the lease over to the next step only: ticks, other steps and duplicates get nothing', async () => {
-    const lease = await store.acquire('feed', 'tick-1', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'tick-1', NOW, NOW + 60_000));
     await store.release(
       lease,
       { outcome: 'page-limit', at: NOW + 10 },
@@ -127,8 +122,7 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
   });
 
   it('lets a tick take a hand-over that lapsed (the continuation was lost), ending that chain', async () => {
-    const lease = await store.acquire('feed', 'tick-1', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'tick-1', NOW, NOW + 60_000));
     await store.release(lease, undefined, { chainId: 'tick-1', step: 1, expiresAt: NOW + 1_000 });
 
     expect(await store.acquire('feed', 'tick-2', NOW + 2_000, NOW + 60_000)).toBeDefined();
@@ -141,12 +135,11 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
 
 describe('DynamoCursorStore', () => {
   it('grants the lease to exactly one of two invocations that ask at once', async () => {
+    // Ten races, each on a feed nobody holds yet.
     for (let attempt = 0; attempt < 10; attempt++) {
-      await moto.reset();
-      await createPipelineResources(aws);
       const [a, b] = await Promise.all([
-        store.acquire('feed', 'invocation-a', NOW, NOW + 60_000),
-        store.acquire('feed', 'invocation-b', NOW, NOW + 60_000),
+        store.acquire(`feed-${attempt}`, 'invocation-a', NOW, NOW + 60_000),
+        store.acquire(`feed-${attempt}`, 'invocation-b', NOW, NOW + 60_000),
       ]);
       expect([a, b].filter(Boolean)).toHaveLength(1);
     }
@@ -162,8 +155,7 @@ describe('DynamoCursorStore', () => {
   });
 
   it('commits under the lease and hands the cursor to the next holder', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
     const committed = await store.commit(lease, {
       pageId: 'p-1',
       highWaterMark: '2024-01-01T00:00:00.000Z',
@@ -184,10 +176,8 @@ describe('DynamoCursorStore', () => {
   });
 
   it('lets another invocation take an expired lease, after which the old holder cannot commit', async () => {
-    const stale = await store.acquire('feed', 'slow', NOW, NOW + 1_000);
-    if (!stale) throw new Error('no lease');
-    const fresh = await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
-    if (!fresh) throw new Error('expired lease was not taken over');
+    const stale = granted(await store.acquire('feed', 'slow', NOW, NOW + 1_000));
+    const fresh = granted(await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000));
     const advanced = await store.commit(fresh, { pageId: 'p-9' });
 
     await expect(store.commit(stale, { pageId: 'p-1' })).rejects.toBeInstanceOf(LeaseLostError);
@@ -198,28 +188,34 @@ describe('DynamoCursorStore', () => {
   });
 
   it('refuses a commit carrying an old revision even from the lease owner', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
     await store.commit(lease, { pageId: 'p-2' });
     await expect(store.commit(lease, { pageId: 'p-1' })).rejects.toBeInstanceOf(LeaseLostError);
   });
 
-  it('records auth failures with their backoff and clears them on the next good page', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+  it('records auth failures, their backoff and the refused token version (not the token), and clears them on the next good page', async () => {
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
     const failed = await store.recordAuthFailure(lease, {
       failures: 1,
       retryNotBefore: NOW + 300_000,
       tokenVersion: 3,
     });
-    expect(failed.state).toMatchObject({ authFailures: 1, authRetryNotBefore: NOW + 300_000 });
+    expect(failed.state).toMatchObject({
+      authFailures: 1,
+      authRetryNotBefore: NOW + 300_000,
+      authFailedTokenVersion: 3,
+    });
     const cleared = await store.commit(failed, { pageId: 'p-1', clearAuthFailures: true });
     expect(cleared.state).toMatchObject({ authFailures: 0, authRetryNotBefore: undefined });
+    expect(cleared.state.authFailedTokenVersion).toBeUndefined();
+    const item = await aws.dynamo.send(
+      new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId: 'feed' }) }),
+    );
+    expect(item.Item?.authFailedTokenVersion).toBeUndefined();
   });
 
   it('does not release a lease it no longer holds', async () => {
-    const stale = await store.acquire('feed', 'slow', NOW, NOW + 1_000);
-    if (!stale) throw new Error('no lease');
+    const stale = granted(await store.acquire('feed', 'slow', NOW, NOW + 1_000));
     await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
     await store.release(stale, { outcome: 'out-of-time', at: NOW + 2_500 });
     expect(await store.acquire('feed', 'third', NOW + 3_000, NOW + 3_000 + 60_000)).toBeUndefined();
@@ -231,8 +227,7 @@ describe('DynamoCursorStore', () => {
   });
 
   it("records the run's outcome and end as it releases the lease", async () => {
-    const lease = await store.acquire('feed', 'run', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'run', NOW, NOW + 60_000));
 
     await store.release(lease, { outcome: 'caught-up', at: NOW + 1_000 });
 
@@ -286,8 +281,7 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   it('recognises its own cursor commit and goes on from it', async () => {
     const { lossy, proxy, client, updates, dropNextAnswer } = await storeLosingOneAnswer();
     try {
-      const lease = await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
-      if (!lease) throw new Error('no lease');
+      const lease = granted(await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000));
       dropNextAnswer();
       const committed = await lossy.commit(lease, { pageId: 'p-1' });
 
@@ -302,8 +296,7 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   });
 
   it('still reports a lease lost to another invocation as lost', async () => {
-    const lease = await store.acquire('feed', 'invocation-a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'invocation-a', NOW, NOW + 60_000));
     const other = await store.acquire('feed', 'invocation-b', NOW + 120_000, NOW + 120_000 + 60_000);
     expect(other).toBeDefined();
 
@@ -322,8 +315,7 @@ describe('operatorUpdate (the ops CLI change)', () => {
   });
 
   it('moves the cursor and bumps the revision, so the running holder cannot commit over it', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
     const held = await store.commit(lease, { pageId: 'p-1', highWaterMark: '2026-01-01T00:00:00.000Z' });
 
     const output = await aws.dynamo.send(
@@ -341,8 +333,7 @@ describe('operatorUpdate (the ops CLI change)', () => {
   });
 
   it('changes nothing when the revision moved after the operator read it, or a live lease is held', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    if (!lease) throw new Error('no lease');
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
     const stale = operatorUpdate(resources.cursorTable, change(lease.state.revision - 1), NOW);
     const leased = operatorUpdate(
       resources.cursorTable,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { saleOfStoredItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { applyOrderVersion } from '../../../functions/core/apply/apply-order-version.js';
-import { saleOf, salesChange } from '../../../functions/core/apply/sale.js';
+import { saleOf } from '../../../functions/core/apply/sale.js';
 import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
 import {
   buildOrderVersionMessage,
@@ -127,16 +127,6 @@ describe('sale rule', () => {
       currency: 'GBP',
       amount: 5,
     });
-  });
-
-  it('classifies every ledger change', () => {
-    const a = { saleKey: 'v#EUR', vendorId: 'v', currency: 'EUR', amount: 5 };
-    expect(salesChange(undefined, undefined)).toBe('none');
-    expect(salesChange(undefined, a)).toBe('counted');
-    expect(salesChange(a, undefined)).toBe('reversed');
-    expect(salesChange(a, { ...a, amount: 6 })).toBe('amount-changed');
-    expect(salesChange(a, { ...a, saleKey: 'w#EUR', vendorId: 'w' })).toBe('moved');
-    expect(salesChange(a, { ...a })).toBe('none');
   });
 
   it('stores the correlation id and the distinct finding codes of the applied version, and nothing without them', async () => {

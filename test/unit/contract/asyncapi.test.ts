@@ -1,18 +1,14 @@
 // The AsyncAPI 3.0 document of every queue's messages (issue 12 point 4) is a valid AsyncAPI 3.0.0
 // document, stands alone (its payload generated from the JSON Schema next to it), and says what the code
-// and the stack really do: the attributes the message builder sets, the correlation ids they carry, the
-// queues the stack creates (named by its outputs) and their settings.
+// really does: the attributes the message builder sets, the correlation ids they carry, the channels. Its SQS
+// bindings against the stack (queue settings, output names) are checked in test/infra/stack.test.ts.
 import { readFileSync } from 'node:fs';
 import specs from '@asyncapi/specs';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
-import { parseConfig } from '../../../infra/config.js';
-import { ordersQueueVisibilityTimeout } from '../../../infra/constructs/consumer.js';
-import { DEAD_LETTER_RETENTION, QUEUE_RETENTION } from '../../../infra/constructs/order-queues.js';
 import { bundledAsyncApi, SCHEMA_PATH } from '../../../tools/contract/bundle-asyncapi.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
-import { FULL_CONFIG, synthStack } from '../../infra/synth.js';
 import { asyncapi, headersOf, validateHeaders, validatePayload } from '../../support/asyncapi.js';
 
 const SOURCE = {
@@ -37,18 +33,13 @@ const validateAsyncapi = new Ajv({
 }).compile(specs.schemas['3.0.0']);
 
 describe('AsyncAPI document', () => {
-  it('is valid against the AsyncAPI 3.0.0 JSON Schema', () => {
-    const validate = validateAsyncapi;
-    const valid = validate(asyncapi);
-    expect(validate.errors ?? []).toEqual([]);
-    expect(valid).toBe(true);
-  });
-
-  it('refuses a broken document (the validation above can fail)', () => {
-    const validate = validateAsyncapi;
+  it('is valid against the AsyncAPI 3.0.0 JSON Schema, which refuses a broken one', () => {
     const broken = structuredClone(asyncapi);
     broken.operations.publishToOrders.action = 'publish'; // AsyncAPI 2's word; 3.0 says send/receive
-    expect(validate(broken)).toBe(false);
+
+    expect(validateAsyncapi(asyncapi)).toBe(true);
+    expect(validateAsyncapi.errors ?? []).toEqual([]);
+    expect(validateAsyncapi(broken)).toBe(false);
   });
 
   it('carries its payload inline, generated from the JSON Schema next to it (npx tsx tools/contract/bundle-asyncapi.ts)', () => {
@@ -124,41 +115,6 @@ describe('AsyncAPI document', () => {
     expect(asyncapi.channels.downstreamDeadLetter.address).toBe('downstream-{subscriber}-dead-letter');
     for (const channel of Object.values<{ messages: unknown }>(asyncapi.channels)) {
       expect(channel.messages).toEqual({ orderVersion: { $ref: '#/components/messages/orderVersion' } });
-    }
-  });
-
-  it('shows the stack’s queue settings (at the configuration’s defaults) in its SQS bindings', () => {
-    const config = parseConfig({ partnerBaseUrl: 'https://partner.example', tokenParameterName: '/token' });
-    for (const name of ['orders', 'downstream']) {
-      const { queue, deadLetterQueue } = asyncapi.channels[name].bindings.sqs;
-      expect(queue, name).toMatchObject({
-        fifoQueue: false,
-        visibilityTimeout: ordersQueueVisibilityTimeout(config).toSeconds(),
-        messageRetentionPeriod: QUEUE_RETENTION.toSeconds(),
-        redrivePolicy: { maxReceiveCount: config.maxReceiveCount },
-      });
-      expect(queue.redrivePolicy.deadLetterQueue.name).toBe(deadLetterQueue.name);
-      expect(deadLetterQueue.messageRetentionPeriod, name).toBe(DEAD_LETTER_RETENTION.toSeconds());
-    }
-  });
-
-  it('names each queue in its SQS bindings by the stack output that gives it', () => {
-    const outputs = Object.keys(synthStack(FULL_CONFIG).template.toJSON().Outputs);
-    const bindingNames = Object.values<{
-      bindings: {
-        sqs: Record<string, { name?: string; redrivePolicy?: { deadLetterQueue: { name: string } } }>;
-      };
-    }>(asyncapi.channels).flatMap(({ bindings }) =>
-      Object.values(bindings.sqs).flatMap((queue) =>
-        typeof queue === 'object' ? [queue.name, queue.redrivePolicy?.deadLetterQueue.name] : [],
-      ),
-    );
-
-    for (const name of bindingNames.filter((candidate) => candidate !== undefined)) {
-      const output = /^\{name in stack output (\w+)(<Subscriber>)?\}$/.exec(name as string);
-      expect(output, name).not.toBeNull();
-      const key = `${output?.[1]}${output?.[2] ? 'Billing' : ''}`;
-      expect(outputs, name).toContain(key);
     }
   });
 });

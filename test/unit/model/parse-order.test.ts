@@ -25,11 +25,15 @@ function rejected(result: ParseResult): Rejected {
   return result;
 }
 
-function firstItem(raw: RawOrder): RawItem {
-  const item = raw.items[0];
-  if (item === undefined) throw new Error('fixture has no items');
-  return item;
+const firstItem = (raw: RawOrder): RawItem => raw.items[0] as RawItem;
+/** The sample order with one change made to it. */
+function changed(change: (raw: RawOrder) => void): RawOrder {
+  const raw = sampleOrder();
+  change(raw);
+  return raw;
 }
+const unknownFields = (result: Accepted) =>
+  result.findings.filter((f) => f.code === 'unknown-field').map((f) => f.detail);
 
 /** Paths of every `undefined`-valued key, at any depth. */
 function undefinedKeys(value: unknown, path = ''): string[] {
@@ -39,544 +43,383 @@ function undefinedKeys(value: unknown, path = ''): string[] {
   );
 }
 
-describe('parseOrder', () => {
-  describe('a valid record', () => {
-    it('accepts the sample delivery order without findings', () => {
-      // Prepare
-      const raw = sampleOrder();
+describe('a valid record', () => {
+  it('accepts the sample delivery order without findings, leaving the input as it was', () => {
+    const raw = sampleOrder({ cancelledAt: null, loyaltyPoints: 12 });
+    const before = structuredClone(raw);
 
-      // Act
-      const result = accepted(parseOrder(raw));
+    const result = accepted(parseOrder(sampleOrder()));
+    parseOrder(raw);
 
-      // Assess
-      expect(result.findings).toEqual([]);
-      expect(result.order).toMatchObject({
-        id: 1001,
-        version: 3,
-        latestVersion: true,
-        vendorId: 'vendor-1',
-        status: 'accepted',
-        type: 'delivery',
-        placedAt: PLACED_AT_ISO,
-        total: { amount: 3098, currency: 'EUR' },
-        deliveryProvider: 'courier_partner',
-      });
-      expect(result.order.items).toHaveLength(2);
+    expect(result.findings).toEqual([]);
+    expect(result.order).toMatchObject({
+      id: 1001,
+      version: 3,
+      latestVersion: true,
+      vendorId: 'vendor-1',
+      status: 'accepted',
+      type: 'delivery',
+      placedAt: PLACED_AT_ISO,
+      total: { amount: 3098, currency: 'EUR' },
+      deliveryProvider: 'courier_partner',
     });
-
-    it('keeps negative money amounts as integer minor units', () => {
-      // Prepare
-      const raw = sampleOrder();
-      raw.items.push({
-        ...firstItem(raw),
-        id: 'offer-1',
-        type: 'offer',
-        price: money(-550),
-        total: money(-550),
-      });
-
-      // Act
-      const result = accepted(parseOrder(raw));
-
-      // Assess
-      expect(result.order.items[2]?.price).toEqual({ amount: -550, currency: 'EUR' });
-    });
-
-    it('does not modify the raw input', () => {
-      // Prepare
-      const raw = sampleOrder({ cancelledAt: null, loyaltyPoints: 12 });
-      const before = structuredClone(raw);
-
-      // Act
-      parseOrder(raw);
-
-      // Assess
-      expect(raw).toEqual(before);
-    });
+    expect(result.order.items).toHaveLength(2);
+    expect(raw).toEqual(before);
   });
 
-  describe('timestamps', () => {
-    it('normalises epoch milliseconds to a UTC ISO string', () => {
-      // Prepare
-      const raw = sampleOrder({ placedAt: PLACED_AT_MS, acceptedAt: 0 });
-
-      // Act
-      const { order } = accepted(parseOrder(raw));
-
-      // Assess
-      expect(order.placedAt).toBe('2024-05-01T08:00:00.000Z');
-      expect(order.acceptedAt).toBe('1970-01-01T00:00:00.000Z');
-    });
-
-    it.each([
-      ['epoch ms of year 10000', 253_402_300_800_000],
-      ['epoch ms of year -1', -62_198_755_200_000],
-      ['the largest epoch ms Date allows', 8.64e15],
-      ['an offset that rolls over into year 10000', '9999-12-31T23:00:00-05:00'],
-      ['an offset that rolls back before year 0', '0000-01-01T01:00:00+02:00'],
-    ])('rejects a timestamp the message contract cannot carry: %s', (_name, placedAt) => {
-      const result = parseOrder(sampleOrder({ placedAt }));
-      expect(result.ok).toBe(false);
-      expect(!result.ok && result.issues.join(' ')).toMatch(
-        /placedAt: timestamp is outside 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z/,
-      );
-    });
-
-    it('normalises a spread of epoch instants exactly as Date.prototype.toISOString prints them', () => {
-      // Prepare
-      const edges = [
-        0,
-        951_782_400_000, // 2000-02-29
-        4_107_542_400_000, // 2100-03-01
-        253_402_300_799_999, // 9999-12-31T23:59:59.999Z
-        -1,
-        -62_167_219_200_000, // 0000-01-01T00:00:00.000Z
-      ];
-      let seed = 42;
-      const random = Array.from({ length: 500 }, () => {
-        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-        return Math.floor((seed / 2 ** 31) * 253_402_300_800_000);
-      });
-
-      // Act
-      const actual = [...edges, ...random].map(
-        (ms) => accepted(parseOrder(sampleOrder({ placedAt: ms }))).order.placedAt,
-      );
-
-      // Assess
-      expect(actual).toEqual([...edges, ...random].map((ms) => new Date(ms).toISOString()));
-    });
-
-    it.each([
-      ['0050-06-15T12:00:00+01:00', '0050-06-15T11:00:00.000Z'],
-      ['2024-05-01T08:30:00Z', '2024-05-01T08:30:00.000Z'],
-      ['2024-05-01T14:00:00+05:30', '2024-05-01T08:30:00.000Z'],
-      ['2024-05-01T00:30:00-08:00', '2024-05-01T08:30:00.000Z'],
-      ['2024-05-01T08:30:00.123Z', '2024-05-01T08:30:00.123Z'],
-      ['2024-05-01T10:30:00.5+02:00', '2024-05-01T08:30:00.500Z'],
-      ['2024-05-01T08:30:00.123456789Z', '2024-05-01T08:30:00.123Z'],
-      ['2024-03-01T01:00:00+02:00', '2024-02-29T23:00:00.000Z'],
-      ['2024-12-31T20:00:00-05:00', '2025-01-01T01:00:00.000Z'],
-    ])('normalises %s exactly as Date.prototype.toISOString prints it', (input, expected) => {
-      // Prepare
-      const raw = sampleOrder({ placedAt: input });
-
-      // Act
-      const { order } = accepted(parseOrder(raw));
-
-      // Assess
-      expect(order.placedAt).toBe(expected);
-      expect(order.placedAt).toBe(new Date(input).toISOString());
-    });
-
-    it.each([
-      ['2024-05-01T03:00:00-0530', '2024-05-01T08:30:00.000Z'],
-      ['2024-05-01T10:30+02', '2024-05-01T08:30:00.000Z'],
-      ['2024-05-01t08:30:00z', '2024-05-01T08:30:00.000Z'],
-    ])('accepts the compact offset form %s', (input, expected) => {
-      // Prepare
-      const raw = sampleOrder({ deliveredAt: input });
-
-      // Act
-      const { order } = accepted(parseOrder(raw));
-
-      // Assess
-      expect(order.deliveredAt).toBe(expected);
-    });
-
-    it('rejects a string without offset as ambiguous local time, naming the field', () => {
-      // Prepare
-      const raw = sampleOrder({ acceptedAt: '2024-05-01T08:30:00' });
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toBe(
-        'invalid field acceptedAt: timestamp string has no UTC offset (ambiguous local time); expected Z or ±hh:mm',
-      );
-      expect(result).toMatchObject({ orderId: 1001, version: 3 });
-    });
-
-    it.each([
-      ['an unparsable string', 'yesterday'],
-      ['a date without time', '2024-05-01'],
-      ['an impossible date', '2023-02-29T10:00:00Z'],
-      ['an out-of-range offset', '2024-05-01T10:00:00+24:00'],
-      ['a numeric string', '1714550400000'],
-      ['a fractional epoch', 1714550400000.5],
-      ['an epoch beyond the Date range', 9e15],
-      ['a boolean', true],
-    ])('rejects %s', (_label, value) => {
-      // Prepare
-      const raw = sampleOrder({ placedAt: value as number });
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toMatch(/^invalid field placedAt: /);
-    });
-  });
-
-  describe('money and integers', () => {
-    it('rejects a non-integer amount, naming the path', () => {
-      // Prepare
-      const raw = sampleOrder();
-      raw.items.push(
-        { ...firstItem(raw), id: 'item-3' },
-        { ...firstItem(raw), id: 'item-4', price: money(12.5) },
-      );
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toBe('invalid field items[3].price.amount: expected integer');
-    });
-
-    it('rejects an amount sent as a string', () => {
-      // Prepare
-      const raw = sampleOrder({ total: { amount: '3098' as unknown as number, currency: 'EUR' } });
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toBe('invalid field total.amount: expected integer, received string');
-    });
-
-    it('rejects a currency that is not a 3-letter uppercase code', () => {
-      // Prepare
-      const raw = sampleOrder({ serviceFee: money(99, 'eur') });
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toBe(
-        'invalid field serviceFee.currency: expected a 3-letter uppercase ISO 4217 currency code',
-      );
-    });
-
-    it('rejects an id that reached it as a rounded number (float notation beyond 2^53), keeping the version', () => {
-      // Prepare: integer literals beyond 2^53 arrive as bigints (parseJsonExact); only 1e16-style numbers do not.
-      const raw = sampleOrder({ id: 2 ** 53 + 2 });
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toMatch(
-        /^invalid field id: expected an integer literal: .*cannot be represented exactly/,
-      );
-      expect(result.orderId).toBeUndefined();
-      expect(result.version).toBe(3);
-    });
-
-    it('accepts int64 ids, versions and amounts beyond 2^53 exactly, as bigints', () => {
-      const raw = parseJsonExact(
-        JSON.stringify(sampleOrder({ id: 1, version: 2 }))
-          .replace('"id":1,', '"id":9223372036854775807,')
-          .replace('"version":2,', '"version":9007199254740993,'),
-      );
-
-      const result = parseOrder(raw);
-
-      expect(result.ok).toBe(true);
-      expect(result.ok && result.order.id).toBe(9_223_372_036_854_775_807n);
-      expect(result.ok && result.order.version).toBe(9_007_199_254_740_993n);
-    });
-
-    it('rejects a value beyond int64', () => {
-      const result = rejected(parseOrder({ ...sampleOrder(), version: 2n ** 63n }));
-      expect(result.reason).toBe('invalid field version: expected an int64 (-2^63 to 2^63-1)');
-      expect(result.orderId).toBe(1001);
-      expect(result.version).toBeUndefined();
-    });
-
-    it('rejects a negative quantity', () => {
-      // Prepare
-      const raw = sampleOrder();
-      firstItem(raw).quantityFulfilled = -1;
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toBe('invalid field items[0].quantityFulfilled: expected at least 0');
-    });
-  });
-
-  describe('optional fields', () => {
-    it('leaves out optional fields that were not sent', () => {
-      // Prepare
-      const raw = collectionOrder();
-
-      // Act
-      const { order } = accepted(parseOrder(raw));
-
-      // Assess
-      for (const key of ['acceptedAt', 'cancelledAt', 'dispatchedAt', 'deliveredAt', 'returnedAt']) {
-        expect(order).not.toHaveProperty(key);
-      }
-      expect(order).not.toHaveProperty('deliveryFee');
-      expect(order).not.toHaveProperty('deliveryProvider');
-      expect(Object.keys(order.items[0] ?? {}).sort()).toEqual(
-        ['id', 'name', 'price', 'quantityFulfilled', 'quantityOrdered', 'total', 'type'].sort(),
-      );
-    });
-
-    it('keeps optional fields that were sent', () => {
-      // Prepare
-      const raw = sampleOrder();
-
-      // Act
-      const { order } = accepted(parseOrder(raw));
-
-      // Assess
-      expect(order.acceptedAt).toBe('2024-05-01T08:02:00.000Z');
-      expect(order.deliveryFee).toEqual({ amount: 299, currency: 'EUR' });
-      expect(order.items[1]).toMatchObject({ barcode: '4006040001234', ageRestricted: false });
-      expect(order.items[0]?.optionCategories?.[1]?.selectedOptions[0]?.optionPrice).toEqual({
-        amount: 150,
-        currency: 'EUR',
-      });
-      expect(order.items[0]?.optionCategories?.[0]?.selectedOptions[0]).toEqual({ name: '30 cm' });
-    });
-
-    it('treats an explicit null on an optional field as absent, at any depth', () => {
-      // Prepare
-      const raw = sampleOrder({
-        cancelledAt: null,
-        returnedAt: null,
-        deliveryFee: null,
-        deliveryProvider: null,
-      });
-      const item = firstItem(raw);
-      item.barcode = null;
-      item.substitutionDetails = { substitutedBy: null, substitutedFor: null };
-      item.optionCategories = [
-        { name: 'Extras', selectedOptions: [{ name: 'No onions', optionPrice: null }] },
-      ];
-
-      // Act
-      const { order, findings } = accepted(parseOrder(raw));
-
-      // Assess
-      for (const key of ['cancelledAt', 'returnedAt', 'deliveryFee', 'deliveryProvider']) {
-        expect(order).not.toHaveProperty(key);
-      }
-      expect(order.items[0]).not.toHaveProperty('barcode');
-      expect(order.items[0]?.substitutionDetails).toEqual({});
-      expect(order.items[0]?.optionCategories).toEqual([
-        { name: 'Extras', selectedOptions: [{ name: 'No onions' }] },
-      ]);
-      expect(findings).toEqual([]);
-    });
-
-    it('rejects null on a required field', () => {
-      // Prepare
-      const raw = sampleOrder({ total: null as unknown as RawOrder['total'] });
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toBe('invalid field total: expected object, received null');
-    });
-
-    it('produces no undefined-valued keys anywhere', () => {
-      // Prepare
-      const raw = sampleOrder({ cancelledAt: null, unknownThing: 'x' });
-      firstItem(raw).barcode = null;
-
-      // Act
-      const { order } = accepted(parseOrder(raw));
-
-      // Assess
-      expect(undefinedKeys(order)).toEqual([]);
-      expect(JSON.parse(JSON.stringify(order)) as Order).toStrictEqual(order);
-    });
-  });
-
-  describe('policy for what the spec leaves open', () => {
-    it('rejects an unknown status, keeping order id and version for the quarantine', () => {
-      // Prepare
-      const raw = sampleOrder({ status: 'refunded' });
-
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result).toEqual({
-        ok: false,
-        reason: 'unknown status "refunded"',
-        issues: ['status: unknown status "refunded"'],
-        orderId: 1001,
-        version: 3,
-      });
-    });
-
-    it('accepts an unknown item type verbatim, with a finding', () => {
-      // Prepare
-      const raw = sampleOrder();
-      firstItem(raw).type = 'bundle';
-
-      // Act
-      const result = accepted(parseOrder(raw));
-
-      // Assess
-      expect(result.order.items[0]?.type).toBe('bundle');
-      expect(result.findings).toEqual([{ code: 'unknown-enum-value', detail: 'items[0].type: "bundle"' }]);
-    });
-
-    it('accepts unknown values of the other enums, each with a finding', () => {
-      // Prepare
-      const raw = sampleOrder({ type: 'dine_in', deliveryProvider: 'drone' });
-      raw.customerPayments = [{ type: 'crypto', collectedBy: 'bank', payment: money(3098) }];
-
-      // Act
-      const result = accepted(parseOrder(raw));
-
-      // Assess
-      expect(result.order).toMatchObject({ type: 'dine_in', deliveryProvider: 'drone' });
-      expect(result.order.customerPayments[0]).toMatchObject({ type: 'crypto', collectedBy: 'bank' });
-      expect(result.findings).toEqual([
-        { code: 'unknown-enum-value', detail: 'type: "dine_in"' },
-        { code: 'unknown-enum-value', detail: 'deliveryProvider: "drone"' },
-        { code: 'unknown-enum-value', detail: 'customerPayments[0].type: "crypto"' },
-        { code: 'unknown-enum-value', detail: 'customerPayments[0].collectedBy: "bank"' },
-      ]);
-    });
-
-    it('drops unknown fields at any depth, with a finding naming each path', () => {
-      // Prepare
-      const raw = sampleOrder({ loyaltyPoints: 12 });
-      const item = firstItem(raw);
-      item.colour = 'red';
-      item.price = { ...item.price, exponent: 2 };
-      item.optionCategories = [{ name: 'Size', selectedOptions: [{ name: '30 cm', sku: 'S30' }], rank: 1 }];
-      item.substitutionDetails = { substitutedBy: [], reason: 'out of stock' };
-      const payment = raw.customerPayments[0];
-      if (payment !== undefined) payment.reference = 'pay-123';
-
-      // Act
-      const result = accepted(parseOrder(raw));
-
-      // Assess
-      expect(result.order).not.toHaveProperty('loyaltyPoints');
-      expect(result.order.items[0]).not.toHaveProperty('colour');
-      expect(result.order.items[0]?.price).toEqual({ amount: 1100, currency: 'EUR' });
-      expect(result.order.items[0]?.optionCategories).toEqual([
-        { name: 'Size', selectedOptions: [{ name: '30 cm' }] },
-      ]);
-      expect(result.order.items[0]?.substitutionDetails).toEqual({ substitutedBy: [] });
-      expect(result.order.customerPayments[0]).not.toHaveProperty('reference');
-      expect(result.findings.filter((f) => f.code === 'unknown-field').map((f) => f.detail)).toEqual([
-        'loyaltyPoints',
-        'items[0].colour',
-        'items[0].optionCategories[0].rank',
-        'items[0].optionCategories[0].selectedOptions[0].sku',
-        'items[0].price.exponent',
-        'items[0].substitutionDetails.reason',
-        'customerPayments[0].reference',
-      ]);
-    });
-
-    it.each(['constructor', 'toString', '__proto__'])(
-      'names an unknown field called %s, at the top and nested, without touching a prototype',
-      (name) => {
-        // Prepare: from JSON text, as the poller gets it (JSON.parse makes `__proto__` an own property).
-        const raw = sampleOrder();
-        const text = JSON.stringify(raw)
-          .replace(/^\{/, `{"${name}":{"polluted":true},`)
-          .replace('"price":{', `"price":{"${name}":1,`);
-
-        // Act
-        const result = accepted(parseOrder(parseJsonExact(text)));
-
-        // Assess
-        expect(result.findings.filter((f) => f.code === 'unknown-field').map((f) => f.detail)).toEqual([
-          name,
-          `items[0].price.${name}`,
-        ]);
-        expect(Object.hasOwn(result.order, name)).toBe(false);
-        expect(Object.getPrototypeOf(result.order)).toBe(Object.prototype);
-        expect(Object.getPrototypeOf(result.order.items[0]?.price)).toBe(Object.prototype);
-        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-        expect(result.order).toEqual(accepted(parseOrder(raw)).order);
-      },
+  it('keeps negative money amounts as integer minor units', () => {
+    const raw = changed((r) =>
+      r.items.push({ ...firstItem(r), id: 'offer-1', type: 'offer', price: money(-550), total: money(-550) }),
     );
 
-    it('rejects a record missing a required field, naming it', () => {
-      // Prepare
-      const raw: Partial<RawOrder> = sampleOrder();
-      delete raw.total;
+    expect(accepted(parseOrder(raw)).order.items[2]?.price).toEqual({ amount: -550, currency: 'EUR' });
+  });
 
-      // Act
-      const result = rejected(parseOrder(raw));
+  it('accepts int64 ids, versions and amounts beyond 2^53 exactly, as bigints', () => {
+    const raw = parseJsonExact(
+      JSON.stringify(sampleOrder({ id: 1, version: 2 }))
+        .replace('"id":1,', '"id":9223372036854775807,')
+        .replace('"version":2,', '"version":9007199254740993,'),
+    );
 
-      // Assess
-      expect(result.reason).toBe('missing required field: total');
-      expect(result.issues).toEqual(['total: missing required field']);
-      expect(result).toMatchObject({ orderId: 1001, version: 3 });
+    const { order } = accepted(parseOrder(raw));
+
+    expect([order.id, order.version]).toEqual([9_223_372_036_854_775_807n, 9_007_199_254_740_993n]);
+  });
+});
+
+describe('timestamps', () => {
+  it('normalises epoch milliseconds to a UTC ISO string', () => {
+    const { order } = accepted(parseOrder(sampleOrder({ placedAt: PLACED_AT_MS, acceptedAt: 0 })));
+
+    expect([order.placedAt, order.acceptedAt]).toEqual([
+      '2024-05-01T08:00:00.000Z',
+      '1970-01-01T00:00:00.000Z',
+    ]);
+  });
+
+  it('normalises a spread of epoch instants exactly as Date.prototype.toISOString prints them', () => {
+    const edges = [
+      0,
+      951_782_400_000, // 2000-02-29
+      4_107_542_400_000, // 2100-03-01
+      253_402_300_799_999, // 9999-12-31T23:59:59.999Z
+      -1,
+      -62_167_219_200_000, // 0000-01-01T00:00:00.000Z
+    ];
+    let seed = 42;
+    const random = Array.from({ length: 500 }, () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return Math.floor((seed / 2 ** 31) * 253_402_300_800_000);
     });
 
-    it('names a missing nested required field by its full path', () => {
-      // Prepare
+    const actual = [...edges, ...random].map(
+      (ms) => accepted(parseOrder(sampleOrder({ placedAt: ms }))).order.placedAt,
+    );
+
+    expect(actual).toEqual([...edges, ...random].map((ms) => new Date(ms).toISOString()));
+  });
+
+  it.each([
+    ['0050-06-15T12:00:00+01:00', '0050-06-15T11:00:00.000Z'],
+    ['2024-05-01T08:30:00Z', '2024-05-01T08:30:00.000Z'],
+    ['2024-05-01T14:00:00+05:30', '2024-05-01T08:30:00.000Z'],
+    ['2024-05-01T00:30:00-08:00', '2024-05-01T08:30:00.000Z'],
+    ['2024-05-01T08:30:00.123Z', '2024-05-01T08:30:00.123Z'],
+    ['2024-05-01T10:30:00.5+02:00', '2024-05-01T08:30:00.500Z'],
+    ['2024-05-01T08:30:00.123456789Z', '2024-05-01T08:30:00.123Z'],
+    ['2024-03-01T01:00:00+02:00', '2024-02-29T23:00:00.000Z'],
+    ['2024-12-31T20:00:00-05:00', '2025-01-01T01:00:00.000Z'],
+  ])('normalises %s exactly as Date.prototype.toISOString prints it', (input, expected) => {
+    const { order } = accepted(parseOrder(sampleOrder({ placedAt: input })));
+
+    expect(order.placedAt).toBe(expected);
+    expect(order.placedAt).toBe(new Date(input).toISOString());
+  });
+
+  it.each([
+    ['2024-05-01T03:00:00-0530', '2024-05-01T08:30:00.000Z'],
+    ['2024-05-01T10:30+02', '2024-05-01T08:30:00.000Z'],
+    ['2024-05-01t08:30:00z', '2024-05-01T08:30:00.000Z'],
+  ])('accepts the compact offset form %s', (input, expected) => {
+    expect(accepted(parseOrder(sampleOrder({ deliveredAt: input }))).order.deliveredAt).toBe(expected);
+  });
+
+  it('rejects a string without offset as ambiguous local time, naming the field', () => {
+    const result = rejected(parseOrder(sampleOrder({ acceptedAt: '2024-05-01T08:30:00' })));
+
+    expect(result.reason).toBe(
+      'invalid field acceptedAt: timestamp string has no UTC offset (ambiguous local time); expected Z or ±hh:mm',
+    );
+    expect(result).toMatchObject({ orderId: 1001, version: 3 });
+  });
+
+  it.each([
+    ['an unparsable string', 'yesterday'],
+    ['a date without time', '2024-05-01'],
+    ['an impossible date', '2023-02-29T10:00:00Z'],
+    ['an out-of-range offset', '2024-05-01T10:00:00+24:00'],
+    ['a numeric string', '1714550400000'],
+    ['a fractional epoch', 1714550400000.5],
+    ['an epoch beyond the Date range', 9e15],
+    ['a boolean', true],
+  ])('rejects %s', (_label, value) => {
+    expect(rejected(parseOrder(sampleOrder({ placedAt: value as number }))).reason).toMatch(
+      /^invalid field placedAt: /,
+    );
+  });
+
+  it.each([
+    ['epoch ms of year 10000', 253_402_300_800_000],
+    ['epoch ms of year -1', -62_198_755_200_000],
+    ['the largest epoch ms Date allows', 8.64e15],
+    ['an offset that rolls over into year 10000', '9999-12-31T23:00:00-05:00'],
+    ['an offset that rolls back before year 0', '0000-01-01T01:00:00+02:00'],
+  ])('rejects a timestamp the message contract cannot carry: %s', (_name, placedAt) => {
+    expect(rejected(parseOrder(sampleOrder({ placedAt }))).issues.join(' ')).toMatch(
+      /placedAt: timestamp is outside 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z/,
+    );
+  });
+});
+
+// More records (an unknown status, null and an array as a record, unknown fields, a lone surrogate) are pinned
+// with what the reader made of them in golden-messages.test.ts.
+describe('invalid records, each rejected with the first problem in reason', () => {
+  it.each<[string, () => unknown, string]>([
+    [
+      'a non-integer amount, naming the path',
+      () =>
+        changed((r) =>
+          r.items.push(
+            { ...firstItem(r), id: 'item-3' },
+            { ...firstItem(r), id: 'item-4', price: money(12.5) },
+          ),
+        ),
+      'invalid field items[3].price.amount: expected integer',
+    ],
+    [
+      'an amount sent as a string',
+      () => sampleOrder({ total: { amount: '3098' as unknown as number, currency: 'EUR' } }),
+      'invalid field total.amount: expected integer, received string',
+    ],
+    [
+      'a currency that is not a 3-letter uppercase code',
+      () => sampleOrder({ serviceFee: money(99, 'eur') }),
+      'invalid field serviceFee.currency: expected a 3-letter uppercase ISO 4217 currency code',
+    ],
+    [
+      'a negative quantity',
+      () =>
+        changed((r) => {
+          firstItem(r).quantityFulfilled = -1;
+        }),
+      'invalid field items[0].quantityFulfilled: expected at least 0',
+    ],
+    [
+      'null on a required field',
+      () => sampleOrder({ total: null as unknown as RawOrder['total'] }),
+      'invalid field total: expected object, received null',
+    ],
+    [
+      'a nested required field missing, by its full path',
+      () =>
+        changed((r) => {
+          delete (firstItem(r) as Partial<RawItem>).price;
+        }),
+      'missing required field: items[0].price',
+    ],
+    [
+      'a string as a record',
+      () => JSON.stringify(sampleOrder()),
+      'invalid record: expected an object, received string',
+    ],
+    ['a number as a record', () => 1001, 'invalid record: expected an object, received number'],
+  ])('rejects %s', (_case, raw, reason) => {
+    const result = rejected(parseOrder(raw()));
+
+    expect(result.reason).toBe(reason);
+    if (reason.startsWith('invalid record'))
+      expect([result.orderId, result.version]).toEqual([undefined, undefined]);
+  });
+
+  it('rejects an id that reached it as a rounded number (float notation beyond 2^53), keeping the version', () => {
+    // Integer literals beyond 2^53 arrive as bigints (parseJsonExact); only 1e16-style numbers do not.
+    const result = rejected(parseOrder(sampleOrder({ id: 2 ** 53 + 2 })));
+
+    expect(result.reason).toMatch(
+      /^invalid field id: expected an integer literal: .*cannot be represented exactly/,
+    );
+    expect([result.orderId, result.version]).toEqual([undefined, 3]);
+  });
+
+  it('rejects a value beyond int64, keeping the order id', () => {
+    const result = rejected(parseOrder({ ...sampleOrder(), version: 2n ** 63n }));
+
+    expect(result.reason).toBe('invalid field version: expected an int64 (-2^63 to 2^63-1)');
+    expect([result.orderId, result.version]).toEqual([1001, undefined]);
+  });
+
+  it('rejects a record missing a required field, naming it, with order id and version for the quarantine', () => {
+    const raw: Partial<RawOrder> = sampleOrder();
+    delete raw.total;
+
+    const result = rejected(parseOrder(raw));
+
+    expect(result).toMatchObject({ reason: 'missing required field: total', orderId: 1001, version: 3 });
+    expect(result.issues).toEqual(['total: missing required field']);
+  });
+
+  it('lists every problem in issues and names the first in reason', () => {
+    const raw: Partial<RawOrder> = sampleOrder({ latestVersion: 'yes' as unknown as boolean });
+    delete raw.placedAt;
+
+    const result = rejected(parseOrder(raw));
+
+    expect(result.reason).toBe('invalid field latestVersion: expected boolean, received string');
+    expect(result.issues).toEqual([
+      'latestVersion: expected boolean, received string',
+      'placedAt: missing required field',
+    ]);
+  });
+});
+
+describe('optional fields', () => {
+  it('leaves out optional fields that were not sent', () => {
+    const { order } = accepted(parseOrder(collectionOrder()));
+
+    for (const key of [
+      'acceptedAt',
+      'cancelledAt',
+      'dispatchedAt',
+      'deliveredAt',
+      'returnedAt',
+      'deliveryFee',
+      'deliveryProvider',
+    ]) {
+      expect(order).not.toHaveProperty(key);
+    }
+    expect(Object.keys(order.items[0] ?? {}).sort()).toEqual(
+      ['id', 'name', 'price', 'quantityFulfilled', 'quantityOrdered', 'total', 'type'].sort(),
+    );
+  });
+
+  it('keeps optional fields that were sent', () => {
+    const { order } = accepted(parseOrder(sampleOrder()));
+
+    expect(order.acceptedAt).toBe('2024-05-01T08:02:00.000Z');
+    expect(order.deliveryFee).toEqual({ amount: 299, currency: 'EUR' });
+    expect(order.items[1]).toMatchObject({ barcode: '4006040001234', ageRestricted: false });
+    expect(order.items[0]?.optionCategories?.[1]?.selectedOptions[0]?.optionPrice).toEqual({
+      amount: 150,
+      currency: 'EUR',
+    });
+    expect(order.items[0]?.optionCategories?.[0]?.selectedOptions[0]).toEqual({ name: '30 cm' });
+  });
+
+  it('treats an explicit null on an optional field as absent, at any depth, leaving no undefined-valued key', () => {
+    const raw = sampleOrder({
+      cancelledAt: null,
+      returnedAt: null,
+      deliveryFee: null,
+      deliveryProvider: null,
+    });
+    const item = firstItem(raw);
+    item.barcode = null;
+    item.substitutionDetails = { substitutedBy: null, substitutedFor: null };
+    item.optionCategories = [{ name: 'Extras', selectedOptions: [{ name: 'No onions', optionPrice: null }] }];
+
+    const { order, findings } = accepted(parseOrder(raw));
+
+    for (const key of ['cancelledAt', 'returnedAt', 'deliveryFee', 'deliveryProvider']) {
+      expect(order).not.toHaveProperty(key);
+    }
+    expect(order.items[0]).not.toHaveProperty('barcode');
+    expect(order.items[0]?.substitutionDetails).toEqual({});
+    expect(order.items[0]?.optionCategories).toEqual([
+      { name: 'Extras', selectedOptions: [{ name: 'No onions' }] },
+    ]);
+    expect(findings).toEqual([]);
+    expect(undefinedKeys(order)).toEqual([]);
+    expect(JSON.parse(JSON.stringify(order)) as Order).toStrictEqual(order);
+  });
+});
+
+describe('policy for what the spec leaves open', () => {
+  it('accepts unknown enum values verbatim, each with a finding', () => {
+    const raw = sampleOrder({ type: 'dine_in', deliveryProvider: 'drone' });
+    firstItem(raw).type = 'bundle';
+    raw.customerPayments = [{ type: 'crypto', collectedBy: 'bank', payment: money(3098) }];
+
+    const result = accepted(parseOrder(raw));
+
+    expect(result.order).toMatchObject({ type: 'dine_in', deliveryProvider: 'drone' });
+    expect(result.order.items[0]?.type).toBe('bundle');
+    expect(result.order.customerPayments[0]).toMatchObject({ type: 'crypto', collectedBy: 'bank' });
+    expect(result.findings).toEqual(
+      [
+        'type: "dine_in"',
+        'deliveryProvider: "drone"',
+        'items[0].type: "bundle"',
+        'customerPayments[0].type: "crypto"',
+        'customerPayments[0].collectedBy: "bank"',
+      ].map((detail) => ({ code: 'unknown-enum-value', detail })),
+    );
+  });
+
+  it('drops unknown fields at any depth, with a finding naming each path', () => {
+    const raw = sampleOrder({ loyaltyPoints: 12 });
+    const item = firstItem(raw);
+    item.colour = 'red';
+    item.price = { ...item.price, exponent: 2 };
+    item.optionCategories = [{ name: 'Size', selectedOptions: [{ name: '30 cm', sku: 'S30' }], rank: 1 }];
+    item.substitutionDetails = { substitutedBy: [], reason: 'out of stock' };
+    (raw.customerPayments[0] as { reference?: string }).reference = 'pay-123';
+
+    const result = accepted(parseOrder(raw));
+
+    expect(result.order).not.toHaveProperty('loyaltyPoints');
+    expect(result.order.items[0]).not.toHaveProperty('colour');
+    expect(result.order.items[0]?.price).toEqual({ amount: 1100, currency: 'EUR' });
+    expect(result.order.items[0]?.optionCategories).toEqual([
+      { name: 'Size', selectedOptions: [{ name: '30 cm' }] },
+    ]);
+    expect(result.order.items[0]?.substitutionDetails).toEqual({ substitutedBy: [] });
+    expect(result.order.customerPayments[0]).not.toHaveProperty('reference');
+    expect(unknownFields(result)).toEqual([
+      'loyaltyPoints',
+      'items[0].colour',
+      'items[0].optionCategories[0].rank',
+      'items[0].optionCategories[0].selectedOptions[0].sku',
+      'items[0].price.exponent',
+      'items[0].substitutionDetails.reason',
+      'customerPayments[0].reference',
+    ]);
+  });
+
+  it.each(['constructor', 'toString', '__proto__'])(
+    'names an unknown field called %s, at the top and nested, without touching a prototype',
+    (name) => {
+      // From JSON text, as the poller gets it (JSON.parse makes `__proto__` an own property).
       const raw = sampleOrder();
-      const item: Partial<RawItem> = firstItem(raw);
-      delete item.price;
+      const text = JSON.stringify(raw)
+        .replace(/^\{/, `{"${name}":{"polluted":true},`)
+        .replace('"price":{', `"price":{"${name}":1,`);
 
-      // Act
-      const result = rejected(parseOrder(raw));
+      const result = accepted(parseOrder(parseJsonExact(text)));
 
-      // Assess
-      expect(result.reason).toBe('missing required field: items[0].price');
-    });
+      expect(unknownFields(result)).toEqual([name, `items[0].price.${name}`]);
+      expect(Object.hasOwn(result.order, name)).toBe(false);
+      expect(Object.getPrototypeOf(result.order)).toBe(Object.prototype);
+      expect(Object.getPrototypeOf(result.order.items[0]?.price)).toBe(Object.prototype);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      expect(result.order).toEqual(accepted(parseOrder(raw)).order);
+    },
+  );
 
-    it('lists every problem in issues and names the first in reason', () => {
-      // Prepare
-      const raw: Partial<RawOrder> = sampleOrder({ latestVersion: 'yes' as unknown as boolean });
-      delete raw.placedAt;
+  it('reports consistency findings on an accepted record instead of rejecting it', () => {
+    const result = accepted(parseOrder(sampleOrder({ total: money(3100) })));
 
-      // Act
-      const result = rejected(parseOrder(raw));
-
-      // Assess
-      expect(result.reason).toBe('invalid field latestVersion: expected boolean, received string');
-      expect(result.issues).toEqual([
-        'latestVersion: expected boolean, received string',
-        'placedAt: missing required field',
-      ]);
-    });
-
-    it.each([
-      ['null', null, 'null'],
-      ['an array', [sampleOrder()], 'array'],
-      ['a string', JSON.stringify(sampleOrder()), 'string'],
-      ['a number', 1001, 'number'],
-    ])('rejects %s as a record', (_label, input, received) => {
-      // Act
-      const result = rejected(parseOrder(input));
-
-      // Assess
-      expect(result.reason).toBe(`invalid record: expected an object, received ${received}`);
-      expect(result.orderId).toBeUndefined();
-      expect(result.version).toBeUndefined();
-    });
-
-    it('reports consistency findings on an accepted record instead of rejecting it', () => {
-      // Prepare
-      const raw = sampleOrder({ total: money(3100) });
-
-      // Act
-      const result = accepted(parseOrder(raw));
-
-      // Assess
-      expect(result.findings.map((f) => f.code)).toEqual(['payments-sum-mismatch']);
-    });
+    expect(result.findings.map((f) => f.code)).toEqual(['payments-sum-mismatch']);
   });
 });
 
@@ -585,10 +428,8 @@ describe('strings that are not valid Unicode (issue 11 point 3)', () => {
     const raw = sampleOrder({ vendorId: 'v\uD800-1' });
     (raw.items[0] as { name: string }).name = 'pizza \uDC00';
 
-    const result = parseOrder(raw);
+    const result = accepted(parseOrder(raw));
 
-    expect(result.ok).toBe(true);
-    if (!result.ok) return;
     expect(result.order.vendorId).toBe('v\uFFFD-1');
     expect(result.order.items[0]?.name).toBe('pizza \uFFFD');
     expect(result.findings.filter((finding) => finding.code === 'invalid-unicode-replaced')).toEqual([
@@ -598,10 +439,9 @@ describe('strings that are not valid Unicode (issue 11 point 3)', () => {
   });
 
   it('leaves well-formed text alone, surrogate pairs included', () => {
-    const result = parseOrder(sampleOrder({ vendorId: 'vendor 🍕' }));
-    expect(result.ok && result.order.vendorId).toBe('vendor 🍕');
-    expect(result.ok && result.findings.some((finding) => finding.code === 'invalid-unicode-replaced')).toBe(
-      false,
-    );
+    const result = accepted(parseOrder(sampleOrder({ vendorId: 'vendor 🍕' })));
+
+    expect(result.order.vendorId).toBe('vendor 🍕');
+    expect(result.findings.some((finding) => finding.code === 'invalid-unicode-replaced')).toBe(false);
   });
 });

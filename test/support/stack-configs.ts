@@ -1,6 +1,5 @@
-// Shared by the infrastructure tests: a valid configuration and one way to build the app from it.
-import { Template } from 'aws-cdk-lib/assertions';
-import { buildApp } from '../../infra/app.js';
+// The infrastructure tests' configurations (the `orderFeed` context), apart from the synth helper so that a
+// test of the configuration alone does not load the stack, its constructs and cdk-nag.
 
 /** The smallest valid configuration (the two keys without defaults). */
 export const REQUIRED_CONFIG = {
@@ -8,7 +7,7 @@ export const REQUIRED_CONFIG = {
   tokenParameterName: '/order-feed-ingester/partner-token',
 } as const;
 
-/** A configuration using most keys, with two downstream subscribers. */
+/** A configuration using most keys, with two downstream subscribers and a given alarm topic. */
 export const FULL_CONFIG = {
   ...REQUIRED_CONFIG,
   tokenKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555',
@@ -27,24 +26,9 @@ export const FULL_CONFIG = {
   consumerMaxConcurrency: 3,
   alarmLagMinutes: 30,
   alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops-alarms',
+  alarmEmail: 'oncall@example.com',
   metricsNamespace: 'OrderFeedTest',
 } as const;
-
-export interface SynthOptions {
-  /** Run esbuild for the functions (slow); by default assets are stubbed, which leaves templates unchanged. */
-  readonly bundle?: boolean;
-  readonly outdir?: string;
-  /** More CDK context beside `orderFeed` (e.g. `stackName`). */
-  readonly context?: Record<string, unknown>;
-}
-
-export function synthStack(config: Record<string, unknown>, options: SynthOptions = {}) {
-  const context: Record<string, unknown> = { ...options.context, orderFeed: config };
-  // An empty bundling-stacks list makes CDK skip asset bundling (as `cdk synth --exclusively` does).
-  if (!options.bundle) context['aws:cdk:bundling-stacks'] = [];
-  const { app, stack } = buildApp({ context, outdir: options.outdir });
-  return { app, stack, template: Template.fromStack(stack) };
-}
 
 /**
  * Three feeds sharing the defaults: two shard one partner account by vendor, the third is another partner
@@ -65,4 +49,17 @@ export const FEEDS_CONFIG = {
       enabled: false,
     },
   ],
+} as const;
+
+/**
+ * A throwaway stack: removalPolicy destroy (the bucket's auto-delete custom resource), the stack's own alarm
+ * topic with an e-mail subscription, and a subscriber queue kept 3 days with a 24-hour age alarm.
+ */
+export const THROWAWAY_CONFIG = {
+  ...REQUIRED_CONFIG,
+  removalPolicy: 'destroy',
+  alarmEmail: 'oncall@example.com',
+  downstreamSubscribers: ['billing'],
+  subscriberRetentionDays: 3,
+  subscriberMaxAgeHours: 24,
 } as const;
