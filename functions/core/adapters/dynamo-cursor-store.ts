@@ -1,11 +1,6 @@
-// Cursor and lease for one feed, in one DynamoDB item (partition key `feedId`). Every write is
-// conditional on the caller still owning the lease AND on the revision it last read (a fencing token),
-// so an invocation that lost its lease, or overlaps another, can never move the cursor backwards.
-// The lease expires at the invocation's deadline plus a grace, set when taken and never extended. A run that
-// continues hands the lease over (leaseOwner `continuation:<chainId>:<step>`, chainId and chainStep record
-// the feed's current chain), so only that step of that chain takes it next: one chain per feed.
-// The one place that knows the item's attribute names: the ops CLI (tools/ops/cursor.ts) reads the item
-// with cursorAttributesOf and changes it with operatorUpdate.
+// A feed's cursor and lease, one item (functions/README.md, Poller: lease, fencing, hand-over). The one place
+// that knows the item's attribute names; the ops CLI reads and changes it through cursorAttributesOf and
+// operatorUpdate.
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -24,14 +19,10 @@ import type {
   Lease,
 } from '../ingest/ports.js';
 
-/** The lease owner of a handed-over lease, until the continuation takes it. */
 const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 const FENCED = 'leaseOwner = :owner AND #revision = :revision';
 
-/**
- * `SET` of `assignments` and of each defined value in `set` (placeholder `:<name>`, added to `values`), then
- * `REMOVE` of `remove`; either clause may be empty.
- */
+/** `SET` of `assignments` and of each defined value in `set` (added to `values`), then `REMOVE` of `remove`. */
 function updateOf(
   set: Record<string, unknown>,
   remove: string[],
@@ -106,7 +97,7 @@ export class DynamoCursorStore implements CursorStore {
       ...(recentCursors === undefined ? ['recentCursors'] : []),
       ...(commit.clearAuthFailures ? ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'] : []),
     ];
-    // The chain's cursor hashes as one string: a list would cost 4 bytes more per entry in the item.
+    // One string: a list would cost 4 bytes more per entry in the item.
     const set = {
       pageId,
       highWaterMark,
@@ -152,12 +143,11 @@ export class DynamoCursorStore implements CursorStore {
     }
   }
 
-  /** A write under the lease and its revision, which it bumps. */
   private async fencedUpdate(
     lease: Lease,
     set: Record<string, unknown>,
     remove: string[],
-    /** Whether an item shows exactly what this write sets (to recognise it after a lost answer). */
+    /** Whether an item shows what this write sets (to recognise it after a lost answer). */
     showsThisWrite: (item: Record<string, unknown>) => boolean,
   ): Promise<Lease> {
     const fence = { ':one': 1, ':owner': lease.owner, ':revision': lease.state.revision };
@@ -167,10 +157,9 @@ export class DynamoCursorStore implements CursorStore {
       return { ...lease, state: toState(output.Attributes) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // An ambiguous write: the update landed, its answer was lost, and the SDK's retry failed the condition
-      // because the revision had already moved. Only the lease holder can write and every write bumps the
-      // revision by one, so our owner at exactly the next revision, with the values this write set, is our
-      // own write: go on with it. Anything else (another holder, a stale revision) is a lost lease.
+      // The update may have landed with its answer lost (the SDK's retry then failed the condition). Every write
+      // bumps the revision by one, so our owner at exactly the next revision with this write's values is our
+      // own write. Anything else is a lost lease.
       const item = error.Item && unmarshall(error.Item);
       if (
         item?.leaseOwner === lease.owner &&
@@ -199,11 +188,10 @@ export class DynamoCursorStore implements CursorStore {
   }
 }
 
-/** The cursor item's attributes as stored (absent or mistyped: undefined); the ops CLI reads them too. */
+/** The cursor item's attributes as stored (absent or mistyped: undefined). */
 export interface CursorItemAttributes extends Partial<CursorState> {
   leaseOwner?: string;
   leaseExpiresAt?: number;
-  /** How the last run that released the lease ended, and when (UTC ISO). */
   lastRunOutcome?: string;
   lastRunAt?: string;
 }
@@ -215,7 +203,6 @@ const NUMBER_ATTRIBUTES =
     ' ',
   );
 
-/** Reads an unmarshalled cursor item (undefined: no item). */
 export function cursorAttributesOf(item: Record<string, unknown> | undefined): CursorItemAttributes {
   const attributes: Record<string, unknown> = {};
   for (const key of TEXT_ATTRIBUTES) if (typeof item?.[key] === 'string') attributes[key] = item[key];
@@ -225,7 +212,6 @@ export function cursorAttributesOf(item: Record<string, unknown> | undefined): C
   return attributes;
 }
 
-/** The cursor state an item holds (defaults for what a new item lacks). */
 function toState(raw: Record<string, AttributeValue> | undefined): CursorState {
   const item = cursorAttributesOf(raw && unmarshall(raw));
   return {
@@ -243,24 +229,23 @@ function toState(raw: Record<string, AttributeValue> | undefined): CursorState {
   };
 }
 
-/** An operator's change to a feed's cursor item (the ops CLI's reset-cursor, replay, clear-auth-backoff). */
+/** An operator's change (ops reset-cursor, replay, clear-auth-backoff). */
 export interface OperatorChange {
   feedId: string;
   set: { pageId?: string };
   remove: Array<
     'pageId' | 'highWaterMark' | 'authFailures' | 'authRetryNotBefore' | 'authFailedTokenVersion'
   >;
-  /** The revision read (undefined: the item has none); the update requires it unchanged. */
+  /** The revision read (undefined: none); the update requires it unchanged. */
   expectRevision: number | undefined;
   itemExists: boolean;
-  /** Whether the update requires no live lease (false: forced). */
+  /** false: forced, even under a live lease. */
   requireNoLease: boolean;
 }
 
 /**
- * The conditional UpdateItem of an operator's change. It bumps the fencing revision, so a run in progress
- * fails its next commit (LeaseLostError) instead of overwriting the change, and it requires the revision
- * read, so a commit landing between the operator's read and write is never overwritten either.
+ * An operator's change as a conditional UpdateItem. It bumps the revision, so a run in progress fails its next
+ * commit instead of overwriting the change, and requires the revision read, so it overwrites no commit either.
  */
 export function operatorUpdate(
   tableName: string,

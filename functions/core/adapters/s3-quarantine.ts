@@ -1,7 +1,3 @@
-// Quarantine for records the poller cannot publish (invalid, or too large for SQS): one S3 object per
-// record, holding the reason, the raw record and the page it came from. S3 takes records of any size,
-// and the key is derived from the record's content, so replaying a page overwrites instead of doubling.
-
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { QuarantineError } from '../ingest/errors.js';
@@ -36,7 +32,7 @@ export class S3Quarantine implements Quarantine {
 
 /**
  * `quarantine/<feedId>/<orderId|unidentified>/<version|unknown>-<content hash>.json`: no partner text, so under
- * 200 bytes (feed id ≤ 64 characters, int64 ids ≤ 20 digits) whatever the record holds; S3 allows 1,024.
+ * S3's 1,024 bytes whatever the record holds; a replayed page overwrites instead of doubling.
  */
 export function quarantineKey(
   record: Pick<QuarantinedRecord, 'feedId' | 'orderId' | 'version' | 'raw'>,
