@@ -79,10 +79,12 @@ function importOnce(file: string): Promise<number> {
   });
 }
 
-/** The wall time of each import of each file, `runs` times, the order rotating so drift affects all alike. */
-async function initTimes(files: readonly string[], runs: number): Promise<number[][]> {
-  // One untimed import each fills the file cache.
-  for (const file of files) await importOnce(file);
+/**
+ * The wall time of each import of each file, `runs` times, the order rotating so drift affects all alike.
+ * `warmUp`: one untimed import each first fills the file cache (skipped by --quick, whose times are not read).
+ */
+async function initTimes(files: readonly string[], runs: number, warmUp: boolean): Promise<number[][]> {
+  if (warmUp) for (const file of files) await importOnce(file);
   const times = files.map((): number[] => []);
   for (let i = 0; i < runs; i++) {
     for (let j = 0; j < files.length; j++) {
@@ -93,7 +95,7 @@ async function initTimes(files: readonly string[], runs: number): Promise<number
   return times;
 }
 
-/** `instructions`: also count each import's instructions (about half a minute, only with valgrind). */
+/** `instructions`: a full run, counting each import's instructions too (about half a minute, with valgrind). */
 export async function coldStartSection(
   outDir: string,
   runs: number,
@@ -147,9 +149,11 @@ export async function coldStartSection(
     const bare = await bundle(outDir, `${fn.name}-bare`, { contents: fn.bare });
     const guard = fn.guard && (await bundle(outDir, `${fn.name}-undici`, { contents: fn.guard.contents }));
     const built = guard ? [handler, bare, guard] : [handler, bare];
+    // A full run (it counts instructions) warms the file cache first; --quick does not.
     const times = await initTimes(
       built.map((b) => b.file),
       runs,
+      instructions,
     );
     const [handlerMs = 0, bareMs = 0, ...undiciMs] = times.map((t) => Math.min(...t));
     const counts = await importInstructionsOf(built);
