@@ -1,9 +1,4 @@
-// The one backoff of every retry loop (the partner client, the SQS publisher, the tools' table reads).
-
-/**
- * "Full jitter" (AWS Architecture Blog, Exponential Backoff And Jitter): a uniform draw in
- * [0, min(maxMs, baseMs * 2^(attempt-1))); `attempt` is 1 for the first retry.
- */
+/** "Full jitter" (AWS Architecture Blog): uniform in [0, min(maxMs, baseMs * 2^(attempt-1))); attempt 1 first. */
 export function backoffWithFullJitter(
   attempt: number,
   baseMs: number,

@@ -13,8 +13,6 @@ import { keepOwnCodeOnly, type SourceMapV3 } from '../../infra/bundling/own-code
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** What Lambda sets, with dummy values: the config modules check these at import. */
-export { LAMBDA_ESBUILD_OPTIONS };
-
 export const DUMMY_ENV: Record<string, string> = {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'testing',

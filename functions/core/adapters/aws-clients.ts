@@ -1,8 +1,5 @@
-// AWS SDK clients, created once per Lambda container (module scope in the handlers) and injected
-// into the adapters. The SDK honours AWS_ENDPOINT_URL on its own; SQS additionally must not follow
-// queue URLs to their host, because queue URLs created through CloudFormation in an emulator point at
-// the real AWS host (LOCAL-AWS.md).
-
+// The SDK honours AWS_ENDPOINT_URL on its own; SQS must also not follow queue URLs to their host, because an
+// emulator's CloudFormation gives queue URLs on the real AWS host.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';

@@ -1,11 +1,6 @@
-// Cursor and lease for one feed, in one DynamoDB item (partition key `feedId`). Every write is
-// conditional on the caller still owning the lease AND on the revision it last read (a fencing token),
-// so an invocation that lost its lease, or overlaps another, can never move the cursor backwards.
-// The lease expires at the invocation's deadline plus a grace, set when taken and never extended. A run that
-// continues hands the lease over (leaseOwner `continuation:<chainId>:<step>`, chainId and chainStep record
-// the feed's current chain), so only that step of that chain takes it next: one chain per feed.
-// The one place that knows the item's attribute names: the ops CLI reads the item with cursorAttributesOf and
-// changes it with updateOf (tools/ops/operator-update.ts).
+// A feed's cursor and lease, one item (functions/README.md, Poller: lease, fencing, hand-over). The one place
+// that knows the item's attribute names; the ops CLI reads and changes it through cursorAttributesOf and
+// updateOf (tools/ops/operator-update.ts).
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -23,7 +18,6 @@ import type {
   Lease,
 } from '../ingest/ports.js';
 
-/** The lease owner of a handed-over lease, until the continuation takes it. */
 const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 const FENCED = 'leaseOwner = :owner AND #revision = :revision';
 
@@ -105,7 +99,7 @@ export class DynamoCursorStore implements CursorStore {
       ...(recentCursors === undefined ? ['recentCursors'] : []),
       ...(commit.clearAuthFailures ? ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'] : []),
     ];
-    // The chain's cursor hashes as one string: a list would cost 4 bytes more per entry in the item.
+    // One string: a list would cost 4 bytes more per entry in the item.
     const set = {
       pageId,
       highWaterMark,
@@ -151,12 +145,11 @@ export class DynamoCursorStore implements CursorStore {
     }
   }
 
-  /** A write under the lease and its revision, which it bumps. */
   private async fencedUpdate(
     lease: Lease,
     set: Record<string, unknown>,
     remove: string[],
-    /** Whether an item shows exactly what this write sets (to recognise it after a lost answer). */
+    /** Whether an item shows what this write sets (to recognise it after a lost answer). */
     showsThisWrite: (item: Record<string, unknown>) => boolean,
   ): Promise<Lease> {
     const fence = { ':one': 1, ':owner': lease.owner, ':revision': lease.state.revision };
@@ -166,10 +159,9 @@ export class DynamoCursorStore implements CursorStore {
       return { ...lease, state: toState(output.Attributes) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // An ambiguous write: the update landed, its answer was lost, and the SDK's retry failed the condition
-      // because the revision had already moved. Only the lease holder can write and every write bumps the
-      // revision by one, so our owner at exactly the next revision, with the values this write set, is our
-      // own write: go on with it. Anything else (another holder, a stale revision) is a lost lease.
+      // The update may have landed with its answer lost (the SDK's retry then failed the condition). Every write
+      // bumps the revision by one, so our owner at exactly the next revision with this write's values is our
+      // own write. Anything else is a lost lease.
       const item = error.Item && unmarshall(error.Item);
       if (
         item?.leaseOwner === lease.owner &&
@@ -198,11 +190,10 @@ export class DynamoCursorStore implements CursorStore {
   }
 }
 
-/** The cursor item's attributes as stored (absent or mistyped: undefined); the ops CLI reads them too. */
+/** The cursor item's attributes as stored (absent or mistyped: undefined). */
 export interface CursorItemAttributes extends Partial<CursorState> {
   leaseOwner?: string;
   leaseExpiresAt?: number;
-  /** How the last run that released the lease ended, and when (UTC ISO). */
   lastRunOutcome?: string;
   lastRunAt?: string;
 }
@@ -214,7 +205,6 @@ const NUMBER_ATTRIBUTES =
     ' ',
   );
 
-/** Reads an unmarshalled cursor item (undefined: no item). */
 export function cursorAttributesOf(item: Record<string, unknown> | undefined): CursorItemAttributes {
   const attributes: Record<string, unknown> = {};
   for (const key of TEXT_ATTRIBUTES) if (typeof item?.[key] === 'string') attributes[key] = item[key];
@@ -224,7 +214,6 @@ export function cursorAttributesOf(item: Record<string, unknown> | undefined): C
   return attributes;
 }
 
-/** The cursor state an item holds (defaults for what a new item lacks). */
 function toState(raw: Record<string, AttributeValue> | undefined): CursorState {
   const item = cursorAttributesOf(raw && unmarshall(raw));
   return {

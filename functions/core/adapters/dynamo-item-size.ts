@@ -1,15 +1,11 @@
-// DynamoDB item size, by the documented rules
-// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html):
-// an item is the sum of its attribute names (UTF-8) and values; strings by UTF-8 length, numbers
-// about (significant digits / 2) + 1, binary by length, booleans and null 1 byte; a list or map adds
-// 3 bytes plus 1 byte per element (and, for a map, its keys' names); sets sum their elements.
-// (Write units, which only the bench counts, are in lab/bench/write-units.ts.)
+// DynamoDB item size by the documented rules
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html).
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 
 export type Item = Record<string, AttributeValue>;
 
 function numberSize(text: string): number {
-  // The mantissa's digits without sign, point, and leading or trailing zeros.
+  // Significant digits of the mantissa.
   const significant = text
     .replace(/[eE].*$/, '')
     .replace(/[-.]/g, '')

@@ -1,9 +1,6 @@
-// The shared request budget of a token (ingest/request-budget.ts) as one small item in the cursor table,
-// keyed `budget#<token parameter name>` (a feed id cannot contain "#", so no feed's cursor item collides).
-// Why the cursor table: every poller already writes it, with UpdateItem only; the budget needs nothing
-// else (each call below is a conditional UpdateItem, which also creates the item and returns it), so no
-// new table, grant or alarm. The 429 counts per minute live in a second item, `budget#<name>#429s`, so
-// the item every request writes stays far below 1 KB (one write unit).
+// A token's request budget as an item of the cursor table, `budget#<token parameter name>` (no feed id holds
+// "#"): every poller already writes that table with UpdateItem, all the budget needs, so no new table or grant.
+// The 429 counts live in a second item, `budget#<name>#429s`, so the item every request writes stays one WCU.
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
@@ -19,22 +16,14 @@ import {
 } from '../ingest/request-budget.js';
 
 export const budgetItemKey = (tokenParameterName: string) => `budget#${tokenParameterName}`;
-const throttlesKey = (key: string) => `${key}#429s`;
+export const budgetThrottlesKey = (key: string) => `${key}#429s`;
 const HOUR_MS = 3_600_000;
 const minuteAttribute = (ms: number) => `m${Math.floor(ms / 60_000)}`;
 
-const STATE_FIELDS = [
-  'nextSlotAt',
-  'rate',
-  'intervalMs',
-  'holdUntil',
-  'adjustedAt',
-  'taken',
-  'takenAtAdjust',
-];
+const STATE_FIELDS = 'nextSlotAt rate intervalMs holdUntil adjustedAt taken takenAtAdjust'.split(' ');
 
 function stateOf(item: Record<string, unknown>): BudgetState {
-  const number = (name: string) => (typeof item[name] === 'number' ? (item[name] as number) : 0);
+  const number = (name: keyof BudgetState) => (typeof item[name] === 'number' ? (item[name] as number) : 0);
   return {
     nextSlotAt: number('nextSlotAt'),
     rate: number('rate'),
@@ -139,7 +128,7 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     const output = await this.client.send(
       new UpdateItemCommand({
         TableName: this.tableName,
-        Key: marshall({ feedId: throttlesKey(key) }),
+        Key: marshall({ feedId: budgetThrottlesKey(key) }),
         UpdateExpression: 'ADD #minute :one',
         ExpressionAttributeNames: { '#minute': minuteAttribute(nowMs) },
         ExpressionAttributeValues: marshall({ ':one': 1 }),
@@ -153,14 +142,14 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     await this.client.send(
       new UpdateItemCommand({
         TableName: this.tableName,
-        Key: marshall({ feedId: throttlesKey(key) }),
+        Key: marshall({ feedId: budgetThrottlesKey(key) }),
         UpdateExpression: `REMOVE ${old.map((_, index) => `#old${index}`).join(', ')}`,
         ExpressionAttributeNames: Object.fromEntries(old.map((name, index) => [`#old${index}`, name])),
       }),
     );
   }
 
-  /** The conditional UpdateItem returning the state after it; undefined when the condition failed. */
+  /** The state after the write; undefined when the condition failed. */
   private async update(
     key: string,
     expression: string,
@@ -208,5 +197,3 @@ export function budgetViewOf(
   }
   return { ...stateOf(item), throttlesLastHour };
 }
-
-export const budgetThrottlesKey = throttlesKey;

@@ -1,7 +1,3 @@
-// Quarantine for records the poller cannot publish (invalid, or too large for SQS): one S3 object per
-// record, holding the reason, the raw record and the page it came from. S3 takes records of any size,
-// and the key is derived from the record's content, so replaying a page overwrites instead of doubling.
-
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { QuarantineError } from '../ingest/errors.js';
 import type { Quarantine, QuarantinedRecord } from '../ingest/ports.js';

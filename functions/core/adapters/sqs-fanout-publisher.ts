@@ -1,7 +1,4 @@
-// Publishes every order version to every subscribed queue (our consumer's and one per downstream
-// service) with SendMessageBatch: at most 10 entries and 1 MiB per call, resending only the entries
-// SQS reports as failed. It resolves only when every queue accepted every message; otherwise it throws
-// and the poller leaves the page uncommitted, so the next run sends it again (duplicates, never loss).
+// Resolves only when every queue accepted every message; otherwise throws, and the page stays uncommitted.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   SendMessageBatchCommand,
@@ -19,7 +16,7 @@ import { PublishError } from '../ingest/errors.js';
 import type { OrderVersionPublisher } from '../ingest/ports.js';
 
 const MAX_ENTRIES_PER_BATCH = 10;
-/** Attempts per batch for entries SQS reports as failed (SDK-level retries come on top); jittered backoff. */
+/** Attempts per batch for entries SQS reports as failed (the SDK's retries come on top). */
 const MAX_ATTEMPTS = 4;
 const BASE_DELAY_MS = 100;
 const MAX_DELAY_MS = 1_000;
@@ -27,7 +24,6 @@ const MAX_DELAY_MS = 1_000;
 export class SqsFanoutPublisher implements OrderVersionPublisher {
   constructor(
     private readonly client: SQSClient,
-    /** Every queue that must receive every version; the consumer's queue first. */
     private readonly queueUrls: readonly string[],
   ) {}
 
@@ -83,7 +79,7 @@ export class SqsFanoutPublisher implements OrderVersionPublisher {
   }
 }
 
-/** Splits messages into batches SQS accepts: at most 10 entries, whose sum may not pass the per-message limit either. */
+/** Batches SQS accepts: at most 10 entries, together within the per-message limit. */
 export function toBatches(messages: readonly OutgoingMessage[]): OutgoingMessage[][] {
   const batches: OutgoingMessage[][] = [];
   let bytes = 0;

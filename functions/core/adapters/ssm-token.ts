@@ -1,8 +1,5 @@
-// The partner token, read from an SSM SecureString with decryption (GetParameter, WithDecryption) and cached
-// across warm invocations for `maxAgeSeconds`. The SDK's GetParameterCommand rather than Powertools
-// Parameters: the backoff after a 401 is keyed to the parameter's Version, which Powertools' `get` does not
-// return. After a 401 the poller calls `refresh` (a fresh read): a token rotated in SSM is retried at once.
-// The value is returned to the HTTP client only; never logged, never in an error.
+// The SDK's GetParameter rather than Powertools Parameters: the 401 backoff is keyed to the parameter's
+// Version, which Powertools' `get` does not return. The value goes to the HTTP client only, never to a log.
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { TokenParameter } from '../ingest/ports.js';
 
@@ -16,7 +13,6 @@ export class SsmTokenProvider implements TokenParameter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The token: the cached value while younger than `maxAgeSeconds`, else read afresh. */
   async token(): Promise<string> {
     const { cached } = this;
     if (cached && this.now() - cached.readAt < this.maxAgeSeconds * 1000) return cached.value;

@@ -1,9 +1,5 @@
-// The orders table item of one order version, and its size by DynamoDB's rules, built in one place so the
-// poller can tell at ingestion whether the consumer will be able to store it. DynamoDB refuses items over
-// 400 KB; an order of several hundred items can be larger than that while still fitting in an SQS message
-// (1 MiB). Such an item keeps every other attribute as is and stores its `items` list gzip-compressed
-// (`itemsGzip`, binary, with `itemsEncoding` "gzip+json"): order lines compress about tenfold. An item still
-// too large even then is quarantined by the poller with the reason, never published.
+// The orders table item of a version and its size, in one place, so the poller can tell at ingestion whether
+// the consumer will be able to store it (functions/README.md, "Sizes").
 import { gzipSync } from 'node:zlib';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -14,10 +10,7 @@ import type { Order } from '../model/types.js';
 import { itemSize } from './dynamo-item-size.js';
 import { ORDERS_TABLE_SCHEMA } from './table-schemas.js';
 
-/**
- * What the history entry adds to the orders item at most (fetchedAt, storedAt, feedId, expiresAt,
- * arrivedAfterVersion: about 210 bytes), so an item that fits the orders table fits the history table too.
- */
+/** What the history entry adds at most (about 210 bytes): an item that fits the orders table fits history. */
 export const HISTORY_ATTRIBUTES_MAX_BYTES = 256;
 /** Compress the items list above this size, leaving room below the limit. */
 const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
@@ -25,8 +18,6 @@ const COMPRESS_ITEMS_ABOVE_BYTES = 350 * 1024;
 export function storedOrderItem(
   order: Order,
   sale: SaleEntry | undefined,
-  // For operators to query: the codes of the version's findings (empty: none), and the `source.correlationId`
-  // of the run that produced it (absent in older messages).
   annotations: { findingCodes: string[]; correlationId?: string } | undefined,
 ): { item: Record<string, AttributeValue>; sizeBytes: number; itemsCompressed: boolean } {
   const findingCodes = annotations?.findingCodes ?? [];
@@ -36,7 +27,6 @@ export function storedOrderItem(
     ...(sale ? { saleKey: sale.saleKey, saleAmount: sale.amount } : {}),
     // A string set, so "orders with finding X" is a filter on contains(findingCodes, :x).
     ...(findingCodes.length > 0 ? { findingCodes: new Set(findingCodes) } : {}),
-    // Which run produced this version: from a row to the poller's (or reconcile's) logs.
     ...(annotations?.correlationId ? { correlationId: annotations.correlationId } : {}),
   };
   const plain = marshall(attributes, { removeUndefinedValues: true });
@@ -52,11 +42,8 @@ export function storedOrderItem(
 }
 
 /**
- * Why an order version's item could not be written for a key value over DynamoDB's limit, or undefined.
- * DynamoDB refuses the whole write when a key of the table or of any index is too long (moto does not). The one
- * string key built from partner data is the sales index's partition key, `<vendorId>#<currency>` (every other
- * key, in both tables, is an int64 number). Checked on every version, sale or not: any version of the order
- * may be the accepted one, and its versions share one fate instead of some stored and some not.
+ * Why a version's item could not be written for a key over DynamoDB's limit (moto enforces none), or undefined.
+ * Checked on every version, sale or not: any version may be the accepted one, and all share one fate.
  */
 export function keyLimitProblem(order: Pick<Order, 'vendorId' | 'total'>): string | undefined {
   const { name, partitionKey } = ORDERS_TABLE_SCHEMA.salesIndex;

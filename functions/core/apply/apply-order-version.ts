@@ -1,16 +1,6 @@
-// Use case: apply one order version (a message the public kit's parser validated) to the orders table and
-// its sales ledger, and keep it in the order history.
-//   1. derive the version's sale entry (a sale iff status is accepted)
-//   2. one conditional put, the kit's, of the orders table item (stored-order-item.ts): order + sale entry
-//      + finding codes + correlation id, only if newer than what is stored
-//   3. when history is on: one conditional put of the same item into the history table under
-//      (orderId, version), only if that version is not there yet (the first stored content is kept), marked
-//      `arrivedAfterVersion` when step 2 found a higher version stored
-//   4. report applied (with the ledger change, from the item it replaced) or stale (an equal or lower
-//      version: a counted no-op for the orders table)
-// The history write comes second so it can say whether the version arrived out of order without a read. A
-// crash between the two writes leaves the version applied but not yet in the history: the redelivery finds
-// it stale (equal) in the orders table and writes the history entry then.
+// Use case: 1. the version's sale entry 2. the kit's conditional put of the orders item, if newer 3. the history
+// entry, if not there yet 4. applied (with the ledger change) or stale. Why the history write comes second:
+// functions/README.md, "The order history".
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -24,14 +14,13 @@ import type { OrderVersionMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import { type SaleEntry, type SalesChange, saleOf, salesChange } from './sale.js';
 
-/** The history table (same client as the orders table). */
 export interface HistoryTable {
   tableName: string;
-  /** Days an entry is kept (TTL attribute `expiresAt`); 0: forever (no `expiresAt`). */
+  /** Days an entry is kept (TTL attribute `expiresAt`); 0: forever. */
   retentionDays: number;
 }
 
-/** The orders table the consumer writes to, and the history table when history is on. */
+/** The history table (when history is on) shares the orders table's client. */
 export interface OrdersTable {
   client: DynamoDBClient;
   tableName: string;
@@ -69,11 +58,7 @@ export async function applyOrderVersion(
   return { outcome: 'applied', orderId, version, salesChange: salesChange(before, sale), replacedVersion };
 }
 
-/**
- * The history entry of a version whose orders write was skipped because a higher version of the same order in
- * its batch was written (`by`, that write's result): it arrived after a higher one when the table already held
- * a version above it before that write.
- */
+/** The history entry of a version skipped for a higher one of its batch (`by`: that version's write). */
 export async function recordSupersededVersion(
   orders: OrdersTable,
   message: OrderVersionMessage,
@@ -84,7 +69,6 @@ export async function recordSupersededVersion(
   await putHistoryItem(orders, message, storedItem(message, saleOf(message.order)).item, storedBefore);
 }
 
-/** The orders table item of a version, marshalled once (the history entry starts from the same). */
 function storedItem({ order, source }: OrderVersionMessage, sale: SaleEntry | undefined) {
   return storedOrderItem(order, sale, {
     findingCodes: [...new Set(source.findings.map((finding) => finding.code))],
@@ -92,11 +76,7 @@ function storedItem({ order, source }: OrderVersionMessage, sale: SaleEntry | un
   });
 }
 
-/**
- * Writes the version's history entry (when history is on) unless one is there: a redelivery, a replay or a
- * second feed serving the same version writes nothing (ConditionalCheckFailed is the expected outcome, not an
- * error). `storedBefore`: the version the orders table held; above this one, the entry arrived out of order.
- */
+/** `storedBefore`: the version the orders table held; above this one, the entry arrived out of order. */
 async function putHistoryItem(
   { client, history }: OrdersTable,
   { order, source }: OrderVersionMessage,

@@ -1,19 +1,15 @@
-// The sales ledger rule (spec section 3): an order is a sale while its latest applied version is
-// `accepted`; cancelling reverses it, and rejected or placed-only orders are never sales. The ledger
-// entry lives on the order item itself and is written by the same version-guarded put, so it can
-// never disagree with the order: duplicates, reordering, replays and crashes cannot double-count it.
+// The sales ledger rule (spec section 3): an order is a sale while its latest applied version is `accepted`.
 import type { Int64 } from '../model/int64.js';
 import type { Order } from '../model/types.js';
 
 export interface SaleEntry {
-  /** `<vendorId>#<currency>`: the ledger's grouping key (a sparse index over accepted orders). */
   saleKey: string;
   vendorId: string;
   currency: string;
   amount: Int64;
 }
 
-/** The ledger's grouping key of a vendor and currency (the `salesByVendor` index's partition key). */
+/** The `salesByVendor` index's partition key. */
 export function saleKeyOf(vendorId: string, currency: string): string {
   return `${vendorId}#${currency}`;
 }
@@ -30,7 +26,6 @@ export function saleOf(order: Pick<Order, 'status' | 'vendorId' | 'total'>): Sal
 
 export type SalesChange = 'counted' | 'reversed' | 'amount-changed' | 'moved' | 'none';
 
-/** How applying a version changed the ledger, for metrics and logs. */
 export function salesChange(before: SaleEntry | undefined, after: SaleEntry | undefined): SalesChange {
   if (!before && !after) return 'none';
   if (!before) return 'counted';

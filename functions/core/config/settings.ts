@@ -1,19 +1,14 @@
-// The functions' settings, declared once: RULES (a zod schema per value; messages read after the setting's
-// name), DEFAULTS, and ENVIRONMENT, the one schema of every Lambda environment variable, which each function
-// parses once at cold start (readEnvironment: a bad variable fails the cold start naming it). infra/config.ts
-// checks `orderFeed.<key>` with the same RULES and DEFAULTS; the constructs write each environment as an
-// object typed by the schema's input, so a renamed or missing variable fails `tsc`. zod/mini, not 'zod':
-// the same validation core with a functional API esbuild can tree-shake (see model/parse-order.ts).
+// The settings, declared once (functions/README.md, core/config): RULES and DEFAULTS, which infra/config.ts
+// checks at synth too, and ENVIRONMENT, parsed at cold start. The constructs write each environment typed by
+// the schema's input, so a renamed or missing variable fails `tsc`. zod/mini: see model/parse-order.ts.
 import * as z from 'zod/mini';
 import { parsePartnerBaseUrl, partnerBaseUrlProblem } from '../partner/url-policy.js';
 
-/** An integer from `min` to `max`. */
 export function integer(min: number, max: number) {
   const error = `must be an integer from ${min} to ${max}`;
   return z.int({ error }).check(z.minimum(min, { error }), z.maximum(max, { error }));
 }
 
-/** One of a few fixed strings. */
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, { error: `must be one of ${values.map((value) => `"${value}"`).join(', ')}` });
 }
@@ -35,22 +30,17 @@ export function checked<I, O>(check: (value: I) => O): z.ZodMiniTransform<O, I> 
   });
 }
 
-/** A trimmed string checked (and possibly normalised) by `check`. */
 function checkedText(check: (text: string) => string) {
   return z.pipe(z.string(STRING).check(z.trim()), checked(check));
 }
 
 const STRING = { error: 'must be a string' };
 
-/** The rule of every setting the functions read, on its value (the deployment spells values its own way). */
+/** The rule of each setting on its value (each side spells values its own way); infra/README.md lists them. */
 export const RULES = {
-  /** Names the feed: the key of its cursor item and `source.feedId` of its messages. */
   feedId: matching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, ".", "_" or "-" (1 to 64)'),
-  /** https; http only for loopback hosts; no credentials, query or fragment. Never echoed (may hold a secret). */
   partnerBaseUrl: checkedText(checkPartnerBaseUrl),
-  /** Name of the SSM SecureString parameter holding the partner token (never the token; never echoed). */
   tokenParameterName: checkedText(checkParameterName),
-  /** Only these vendors (the API `vendorIds` filter); unset: all vendors. */
   vendorIds: z
     .array(
       z.string(STRING).check(
@@ -65,44 +55,25 @@ export const RULES = {
       z.minLength(1, { error: 'must list at least one vendor id when set' }),
       z.refine((ids: string[]) => new Set(ids).size === ids.length, { error: 'must not repeat a vendor id' }),
     ),
-  /** Hide updates younger than this (the API `minAgeMinutes`); unset: none hidden. */
   minAgeMinutes: integer(1, 1440),
-  /** false: the feed is switched off (schedule disabled, every run does nothing); its cursor is kept. */
   enabled: z.pipe(
     z.union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be one of "true", "false"' }),
     z.transform((value: boolean | 'true' | 'false') => value === true || value === 'true'),
   ),
-  /** Order versions per page (the API allows 1 to 100). */
   pageSize: integer(1, 100),
-  /** Pages one run fetches at most; unset: no cap (a run goes on until caught up or out of time). */
   maxPagesPerRun: integer(1, 100_000),
-  /**
-   * The largest page body (bytes) the poller reads; a larger one is asked again with a smaller page size. At
-   * least 2 MiB, so a page of one order the pipeline can carry (a 1 MiB message) fits; at most 64 MiB, the
-   * poller's memory growing with it (infra/constructs/poller.ts, pollerMemoryMb).
-   */
+  // At least 2 MiB, so a page of one order the pipeline can carry (a 1 MiB message) fits; at most 64 MiB, the
+  // poller's memory growing with it (infra/constructs/poller.ts).
   maxPageBodyBytes: integer(2 * 1024 * 1024, 64 * 1024 * 1024),
-  /** Runs that may follow one another at once while a backlog lasts; 0: every run waits for the schedule. */
   maxContinuations: integer(0, 100_000),
-  /** How list filters go in the query string: `repeat` (a=1&a=2) or `comma` (a=1,2). */
   arrayQueryEncoding: oneOf(['repeat', 'comma']),
-  /**
-   * After an expired cursor, restart this long before the last progress instead of from the earliest entry.
-   * At least 1 (`fromTimestamp` is exclusive); at most 3 × 366 days, the partner keeping data 36 months.
-   */
+  // At least 1 (`fromTimestamp` is exclusive); at most 3 × 366 days, the partner keeping data 36 months.
   cursorRecoveryLookbackMinutes: integer(1, 1_581_120),
-  /**
-   * The partner's published limit for one token, requests per second: the token's shared request budget
-   * (ingest/request-budget.ts) never goes above it; unset: the budget finds the limit from 429s.
-   */
   partnerRequestsPerSecond: integer(1, 10_000),
-  /** CloudWatch namespace of the functions' metrics (read by Powertools). */
   metricsNamespace: checkedText(checkNamespace),
-  /** Days an order version stays in the history table (DynamoDB TTL on `expiresAt`); 0: kept forever. */
   historyRetentionDays: integer(0, 3650),
 };
 
-/** The defaults, the same at synth and at cold start. */
 export const DEFAULTS = {
   feedId: 'orders',
   enabled: true,
@@ -116,11 +87,8 @@ export const DEFAULTS = {
   // About 13 months: a year-over-year comparison still finds last year's versions.
   historyRetentionDays: 400,
   // Poller timings: constants, not settings (no variable reads them; tests pass their own in the config).
-  /** Time kept free at the end of an invocation to publish and commit the last page. */
   safetyMarginSeconds: 20,
-  /** How long the lease outlives the invocation's deadline. */
   leaseGraceSeconds: 60,
-  /** First wait after a 401, doubled per consecutive 401, up to the maximum. */
   authBackoffInitialSeconds: 300,
   authBackoffMaxSeconds: 3600,
 } as const;
@@ -137,9 +105,7 @@ const entries = checked((text: string) => {
 });
 const resourceName = matching(/^\S+$/, 'a resource name or URL without spaces');
 
-/** Every variable of the functions' environments. */
 export const ENVIRONMENT = z.object({
-  // A feed's settings.
   FEED_ID: RULES.feedId, // required at cold start: a function never guesses its feed
   PARTNER_BASE_URL: RULES.partnerBaseUrl,
   PARTNER_TOKEN_PARAMETER: RULES.tokenParameterName,
@@ -152,7 +118,6 @@ export const ENVIRONMENT = z.object({
     ),
     'true',
   ),
-  // The poller's settings, the same for every feed of a deployment.
   PAGE_SIZE: withDefault(int(RULES.pageSize), DEFAULTS.pageSize),
   MAX_PAGES_PER_RUN: z.optional(int(RULES.maxPagesPerRun)),
   MAX_PAGE_BODY_BYTES: withDefault(int(RULES.maxPageBodyBytes), DEFAULTS.maxPageBodyBytes),
@@ -160,31 +125,27 @@ export const ENVIRONMENT = z.object({
   ARRAY_QUERY_ENCODING: z.prefault(RULES.arrayQueryEncoding, DEFAULTS.arrayQueryEncoding),
   CURSOR_RECOVERY_LOOKBACK_MINUTES: z.optional(int(RULES.cursorRecoveryLookbackMinutes)),
   PARTNER_REQUESTS_PER_SECOND: z.optional(int(RULES.partnerRequestsPerSecond)),
-  // The stack's resources, written from CloudFormation references.
   CURSOR_TABLE_NAME: resourceName,
   ORDERS_QUEUE_URL: resourceName,
   /** Downstream subscriber name → its queue URL, as JSON. */
   DOWNSTREAM_QUEUE_URLS: z.prefault(checked(parseQueueUrls), '{}'),
   QUARANTINE_BUCKET_NAME: resourceName,
   ORDERS_TABLE_NAME: resourceName,
-  /** The history table (every version once per order id and version); unset: history is off. */
+  /** Unset: history is off. */
   HISTORY_TABLE_NAME: z.optional(resourceName),
   HISTORY_RETENTION_DAYS: withDefault(int(RULES.historyRetentionDays), DEFAULTS.historyRetentionDays),
-  // Read by Powertools in both functions (observability/powertools.ts).
   POWERTOOLS_METRICS_NAMESPACE: z.prefault(RULES.metricsNamespace, DEFAULTS.metricsNamespace),
-  /** The ingester instance: the `Ingester` dimension of every metric (unset in local runs and tests). */
+  /** The `Ingester` dimension of every metric (unset in local runs and tests). */
   INGESTER_INSTANCE: z.optional(
     matching(/^[^\s].{0,1023}$/, 'a CloudWatch dimension value (1 to 1024 characters)'),
   ),
 });
 
-/** The poller's variables: all but the consumer's tables. */
 export const POLLER_ENVIRONMENT = z.omit(ENVIRONMENT, {
   ORDERS_TABLE_NAME: true,
   HISTORY_TABLE_NAME: true,
   HISTORY_RETENTION_DAYS: true,
 });
-/** The consumer's variables. */
 export const CONSUMER_ENVIRONMENT = z.pick(ENVIRONMENT, {
   ORDERS_TABLE_NAME: true,
   HISTORY_TABLE_NAME: true,
@@ -206,10 +167,7 @@ class ConfigError extends Error {
 /** Never echoed in an error: they may hold a secret (credentials in a URL, a pasted token). */
 const REDACTED: readonly string[] = ['PARTNER_BASE_URL', 'PARTNER_TOKEN_PARAMETER'];
 
-/**
- * Reads `schema`'s variables from `env` (blank counts as unset), with defaults; throws a ConfigError naming
- * the first variable at fault.
- */
+/** Blank counts as unset; a ConfigError names the first variable at fault. */
 export function readEnvironment<S extends z.ZodMiniObject>(schema: S, env: Env): z.output<S> {
   const given: Record<string, string> = {};
   for (const name of Object.keys(schema.shape)) {
@@ -281,12 +239,10 @@ function parseQueueUrls(text: string): Record<string, string> {
   return map as Record<string, string>;
 }
 
-/** The metrics namespace Powertools uses in both functions, read and checked like the rest. */
 export function readMetricsNamespace(env: Env): string {
   return readMetricsSettings(env).POWERTOOLS_METRICS_NAMESPACE;
 }
 
-/** The metrics namespace and the instance dimension of both functions. */
 export function readMetricsSettings(env: Env) {
   const schema = z.pick(ENVIRONMENT, { POWERTOOLS_METRICS_NAMESPACE: true, INGESTER_INSTANCE: true });
   return readEnvironment(schema, env);

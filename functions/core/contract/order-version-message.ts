@@ -1,8 +1,6 @@
-// The public message contract: one SQS message per order version, read by our consumer and by every
-// downstream service. MESSAGE_SCHEMA is its one description in code: the reader (consumer-kit.ts) parses with it
-// and the builder below is typed by it. Changing a field here is a breaking change for them: bump
+// The public message contract (README.md here). MESSAGE_SCHEMA is its one description in code: the reader
+// (consumer-kit.ts) parses with it and the builder is typed by it. Changing a field breaks every downstream service: bump
 // SCHEMA_VERSION and update order-version-message.schema.json (a test checks the two agree).
-
 import * as z from 'zod/mini';
 import { SQS_MAX_MESSAGE_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES } from '../aws-limits.js';
 import { type Int64, stringifyJsonExact } from '../model/int64.js';
@@ -11,13 +9,9 @@ import type { Order } from '../model/types.js';
 
 export const SCHEMA_VERSION = 1;
 
-/** A larger order version is quarantined at ingestion with the reason, never sent (aws-limits.ts). */
 export { SQS_MAX_MESSAGE_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES };
 
-/**
- * What produced a message: the scheduled poller, a reconcile repair (`npm run reconcile -- --repair`), or a
- * backfill of a late subscriber (`npm run ops -- backfill`).
- */
+/** What produced a message: the poller, a reconcile repair, or a backfill of a late subscriber. */
 const MESSAGE_ORIGINS = ['poll', 'reconcile', 'backfill'] as const;
 export type MessageOrigin = (typeof MESSAGE_ORIGINS)[number];
 
@@ -86,25 +80,24 @@ export const MESSAGE_SCHEMA = object({
 });
 
 export type OrderVersionMessage = z.output<typeof MESSAGE_SCHEMA>;
-/** Where a message came from, as every producer now fills it (correlationId and origin included). */
+/** Where a message came from, as every producer now fills it. */
 export type MessageSource = Required<OrderVersionMessage['source']>;
 
-/** The correlation id of a poll run's page (pages count from 1 within the run). */
+/** Pages count from 1 within the run. */
 export function pollCorrelationId(runId: string, pageNumber: number): string {
   return `poll:${runId}:${pageNumber}`;
 }
 
-/** The correlation id of a reconcile or backfill run. */
 export function runCorrelationId(origin: Exclude<MessageOrigin, 'poll'>, runId: string): string {
   return `${origin}:${runId}`;
 }
 
-export interface MessageAttribute {
+interface MessageAttribute {
   DataType: 'String' | 'Number';
   StringValue: string;
 }
 
-/** A message ready to send: body, attributes, and its size as SQS counts it. */
+/** A message ready to send, with its size as SQS counts it. */
 export interface OutgoingMessage {
   orderId: Int64;
   version: Int64;
@@ -117,9 +110,7 @@ export function buildOrderVersionMessage(order: Order, source: MessageSource): O
   // A programming error, caught here rather than as a batch SQS refuses (an empty attribute value).
   if (source.correlationId === '') throw new RangeError('a message needs a correlationId');
   const message: OrderVersionMessage = { schemaVersion: SCHEMA_VERSION, order, source };
-  // int64 values beyond 2^53 are bigints: written as exact JSON numbers.
   const body = escapeForSqs(stringifyJsonExact(message));
-  // Attributes let subscribers filter and route without parsing the body.
   const attributes: Record<string, MessageAttribute> = {
     orderId: { DataType: 'Number', StringValue: String(order.id) },
     version: { DataType: 'Number', StringValue: String(order.version) },
@@ -129,8 +120,6 @@ export function buildOrderVersionMessage(order: Order, source: MessageSource): O
       : { vendorId: { DataType: 'String', StringValue: attributeText(order.vendorId) } }),
     status: { DataType: 'String', StringValue: order.status },
     schemaVersion: { DataType: 'Number', StringValue: String(SCHEMA_VERSION) },
-    // Lets an operator find the producing run from a message without parsing its body. Six attributes of
-    // SQS's ten; the size below counts this one too.
     correlationId: { DataType: 'String', StringValue: attributeText(source.correlationId) },
   };
   return {
@@ -143,11 +132,10 @@ export function buildOrderVersionMessage(order: Order, source: MessageSource): O
 }
 
 // SQS refuses characters outside #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
-// JSON.stringify already escapes control characters and lone surrogates; U+FFFE and U+FFFF it leaves
-// raw, and a single one from the partner would make every send of its page fail forever.
+// JSON.stringify escapes control characters and lone surrogates but leaves U+FFFE and U+FFFF raw: a single one
+// from the partner would make every send of its page fail forever.
 const SQS_FORBIDDEN = /[\uFFFE\uFFFF]/g;
-// The same class without the g flag, for a test first: almost no body has one, and a test is about
-// twenty times cheaper than a global replace that finds nothing (measured on the generated feed).
+// A test first (no g flag): about twenty times cheaper than a global replace that finds nothing.
 const HAS_SQS_FORBIDDEN = new RegExp(SQS_FORBIDDEN.source);
 
 /** Escapes the characters SQS refuses as JSON \u sequences: the parsed value is unchanged. */
@@ -156,26 +144,24 @@ function escapeForSqs(json: string): string {
   return json.replace(SQS_FORBIDDEN, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
 }
 
-// What an SQS message attribute value may hold (the service's documented rule; moto is laxer): #x9 | #xA |
-// #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF, and it must not be empty. A control character or a
-// lone surrogate makes SQS reject the whole SendMessageBatch, so the page would never be committed.
+// The same rule for attribute values, which are not JSON (moto is laxer): a control character or a lone
+// surrogate makes SQS refuse the whole SendMessageBatch, and the page would never be committed.
 const ATTRIBUTE_FORBIDDEN =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching the control characters SQS refuses is the point
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-// Without the g flag, for a test first (a g regex's test() keeps state between calls).
+// No g flag: a g regex's test() keeps state between calls.
 const HAS_ATTRIBUTE_FORBIDDEN = new RegExp(ATTRIBUTE_FORBIDDEN.source);
 
-/** An attribute value (not JSON, so not escapable): each character SQS refuses becomes U+FFFD. */
+/** Each character SQS refuses becomes U+FFFD. */
 function attributeText(text: string): string {
   return HAS_ATTRIBUTE_FORBIDDEN.test(text) ? text.replace(ATTRIBUTE_FORBIDDEN, '\uFFFD') : text;
 }
 
-/** True when SQS accepts `text` as a String attribute value. */
 export function isValidAttributeValue(text: string): boolean {
   return text !== '' && !HAS_ATTRIBUTE_FORBIDDEN.test(text);
 }
 
-/** SQS counts the body plus each attribute's name, data type and value toward the size limit. */
+/** The body plus each attribute's name, data type and value. */
 function sqsSize(body: string, attributes: Record<string, MessageAttribute>): number {
   let size = Buffer.byteLength(body, 'utf8');
   for (const name in attributes) {

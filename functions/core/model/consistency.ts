@@ -1,27 +1,5 @@
-/**
- * Consistency rules of spec section 2, checked on an accepted (normalised) order.
- * Flow: index items by id -> money (rules 1, 2) -> substitutions (rule 3) -> price adjustments (rule 4).
- * Every violation is a Finding, never a rejection: the data is the partner's record of what happened,
- * and the ledger still needs it; findings make the inconsistency visible.
- *
- * Codes:
- * - `mixed-currency`: a money field's currency differs from `total.currency` (payments, fees, items).
- * - `payments-sum-mismatch`: sum of `customerPayments[].payment.amount` differs from `total.amount`
- *   (rule 1). Not checked when a payment's currency differs from the total's: that sum means nothing.
- * - `duplicate-item-id`: two items share an id, so references to it are ambiguous.
- * - `dangling-item-reference`: a substitution or adjustment detail names an item id not in the order.
- * - `substitution-quantity`: an original with `substitutedBy` has `quantityFulfilled` > 0, or a
- *   substitute (`substitutedFor`) has `quantityOrdered` != 0 or `quantityFulfilled` 0 (rule 3).
- * - `substitution-link-missing`: one side of a substitution does not reference the other back (rule 3).
- * - `adjustment-shape`: an `adjustment` item without quantityOrdered 0, quantityFulfilled 1, a negative
- *   price and a non-empty `itemsAdjusted` (rule 4).
- * - `adjustment-link-missing`: an adjustment and an adjusted item do not reference each other (rule 4).
- *
- * Rule 2 (vouchers) needs no check of its own: a voucher item's negative line total is already part of
- * `total`, and a platform-collected voucher payment is money received toward `total`, so it is one of
- * the payments rule 1 sums. Both are covered by rule 1; the spec gives no rule tying item lines to
- * `total`, so line totals are not summed.
- */
+// The consistency rules of spec section 2, each violation a finding (functions/README.md, "Validation policy":
+// the codes, and why rule 2 has no check). No rule ties item lines to `total`, so line totals are not summed.
 import { sumInt64 } from './int64.js';
 import type { Finding, MonetaryAmount, Order, OrderItem } from './types.js';
 
@@ -29,7 +7,7 @@ function label(item: OrderItem, index: number): string {
   return `items[${index}] (id ${JSON.stringify(item.id)})`;
 }
 
-/** Rules 1 and 2: payments sum to the total, in the total's currency. */
+/** Rule 1: payments sum to the total (unless a payment is in another currency: that sum means nothing). */
 function checkMoney(order: Order, findings: Finding[]): void {
   const currency = order.total.currency;
   const payments = order.customerPayments;
@@ -77,7 +55,6 @@ const SUBSTITUTION_SIDES = [
   },
 ] as const;
 
-/** Rule 3: originals and substitutes reference each other; quantities show the swap. */
 function checkSubstitutions(order: Order, byId: ReadonlyMap<string, OrderItem>, findings: Finding[]): void {
   order.items.forEach((item, i) => {
     for (const { side, back, quantityProblem } of SUBSTITUTION_SIDES) {
@@ -103,7 +80,7 @@ function checkSubstitutions(order: Order, byId: ReadonlyMap<string, OrderItem>, 
   });
 }
 
-/** Rule 4: an adjustment line's shape, and the links between it and the items it adjusts. */
+/** Rule 4: an adjustment line's shape, and the links both ways between it and the items it adjusts. */
 function checkAdjustments(order: Order, byId: ReadonlyMap<string, OrderItem>, findings: Finding[]): void {
   order.items.forEach((item, i) => {
     const itemsAdjusted = item.priceAdjustmentDetails?.itemsAdjusted;
@@ -155,7 +132,6 @@ function checkAdjustments(order: Order, byId: ReadonlyMap<string, OrderItem>, fi
   });
 }
 
-/** Checks the spec's consistency rules on a normalised order; an empty array when all hold. */
 export function checkConsistency(order: Order): Finding[] {
   const findings: Finding[] = [];
   checkMoney(order, findings);

@@ -1,14 +1,11 @@
-// int64 values (order ids, versions, money amounts: the spec says int64) carried exactly. A JSON number
-// above 2^53 cannot be a JS number without rounding, so such a value is a bigint; every value in the safe
-// range stays a number. That canonical form (number when safe, bigint otherwise) means one value always
-// has one representation, so ids still work as map keys and `<`/`>` compare numbers and bigints exactly.
+// int64 values carried exactly, in one canonical form: a number while safe, a bigint beyond 2^53 (so one
+// value has one representation, and ids still work as map keys).
 
 export type Int64 = number | bigint;
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** The canonical form of an integer: a number when it is a safe integer, else a bigint. */
 function canonicalInt64(value: bigint): Int64 {
   return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
     ? Number(value)
@@ -37,24 +34,15 @@ export function int64FromText(text: string): Int64 {
   return canonicalInt64(BigInt(text));
 }
 
-// ---- JSON ---------------------------------------------------------------------------------------------
-
-/**
- * Stands for an exact integer while JSON.parse/stringify runs. Drawn per call, so a partner string that happens
- * to look like a marker is never mistaken for one.
- */
+// Marks an exact integer while JSON.parse/stringify runs; drawn per call, so no partner string can pose as one.
 const newTag = (): string => Math.random().toString(36).slice(2);
 const markOf = (tag: string): string => `\u0000int64-${tag}:`;
 const LONG_INTEGER = /\d{16}/;
 
-// One JSON token the scan needs to tell apart: a string (skipped whole, so digits inside it are left alone)
-// or a number literal.
+// A string (skipped whole: digits inside it are left alone) or a number literal.
 const JSON_STRING_OR_NUMBER = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 
-/**
- * JSON.parse that keeps integers JSON.parse would round: an integer literal outside the safe range becomes
- * a bigint. Bodies without a run of 16 digits (almost all) take JSON.parse's own path unchanged.
- */
+/** JSON.parse with integer literals beyond 2^53 as bigints; bodies without 16 digits in a row skip the scan. */
 export function parseJsonExact(text: string): unknown {
   if (!LONG_INTEGER.test(text)) return JSON.parse(text);
   const MARK = markOf(newTag());

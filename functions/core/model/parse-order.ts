@@ -1,20 +1,6 @@
-/**
- * Validating parser and normaliser for one partner order record (spec section 2), by the policy in
- * functions/README.md, "Validation policy" (what the spec leaves open).
- * Flow: raw JSON value -> one zod safeParse (validates, strips unknown keys, normalises timestamps; zod
- * words every rejection) -> one walk over raw + parsed side by side (unknown fields, null optionals,
- * unknown enum values) -> consistency findings (./consistency.ts) -> lone surrogates replaced
- * (./well-formed.ts) -> ParseResult.
- *
- * Every record gets an answer, never a silent drop: `{ ok: true, order, findings }`, or `{ ok: false, reason,
- * issues, orderId?, version? }` with the id and version whenever the raw record has valid ones, so a
- * quarantined record can be found by order id. A non-object is rejected (`invalid record: expected an object,
- * received array`). Required fields are those the schema below does not make `nullish`; an explicit null on an
- * optional field counts as absent and its key is left out, so the order marshals into DynamoDB as is.
- */
-// zod/mini: the same validation core as 'zod' with a functional API that esbuild can tree-shake; the
-// classic `z` namespace pulls the whole library (about 450 KB) into the bundle and its load into every
-// cold start.
+// One partner order record → the normalised order with findings, or a rejection (functions/README.md,
+// "Validation policy"): one zod parse, one walk over raw and parsed side by side, then the findings.
+// zod/mini, not 'zod': the classic namespace pulls the whole library (about 450 KB) into every cold start.
 import * as z from 'zod/mini';
 import { checkConsistency } from './consistency.js';
 import { type Int64, isInt64 } from './int64.js';
@@ -23,8 +9,7 @@ import type { Finding, Order, ParseResult } from './types.js';
 import { ORDER_STATUSES } from './types.js';
 import { replaceLoneSurrogates } from './well-formed.js';
 
-// Known values of the enums an unknown value of which is accepted with a finding (validation policy), by field
-// path with list indices left out.
+// Open enums (an unknown value is kept with a finding), by field path without list indices.
 const OPEN_ENUMS: Readonly<Record<string, ReadonlySet<string>>> = {
   type: new Set(['collection', 'delivery']),
   deliveryProvider: new Set(['vendor', 'courier_partner']),
@@ -87,10 +72,7 @@ function normaliseTimestamp(value: number | string, ctx: z.core.ParsePayload): s
 
 const CURRENCY_CODE = /^[A-Z]{3}$/;
 
-/**
- * An int64 (the spec's ids, versions and amounts): a safe-integer number, or a bigint within int64 (the body
- * parser turns integers beyond 2^53 into bigints, int64.ts). Messages never quote the value.
- */
+/** A safe-integer number, or a bigint within int64 (int64.ts). Messages never quote the value. */
 function int64Schema(minimum?: number) {
   return z.custom<Int64>((value) => isInt64(value) && (minimum === undefined || value >= minimum), {
     error: (issue) => {
@@ -109,7 +91,6 @@ function int64Schema(minimum?: number) {
   });
 }
 
-/** The schema of the whole record. */
 function buildOrderSchema() {
   const timestamp = z.pipe(z.union([z.number(), z.string()]), z.transform(normaliseTimestamp));
   const optionalTimestamp = z.nullish(timestamp);
@@ -188,10 +169,8 @@ export type ParsedRecord = z.output<ReturnType<typeof buildOrderSchema>>;
 type JsonObject = Record<string, unknown>;
 
 /**
- * Walks the raw record and zod's output side by side (same structure): records the keys of `raw` zod
- * stripped from `out` (unknown fields), removes `null` optionals from `out` (zod's fresh copy, so edited
- * in place; a required field cannot be null once parsed) and records unknown values of open enums; then
- * goes down into the objects and lists `out` holds. `shape` is `path` without list indices.
+ * Walks the raw record and zod's output (a fresh copy, edited in place) side by side: unknown fields, `null`
+ * optionals removed, unknown values of open enums. `shape` is `path` without list indices.
  */
 function tidy(raw: JsonObject, out: JsonObject, path: string, shape: string, findings: Finding[]): void {
   const [prefix, shapePrefix] = path === '' ? ['', ''] : [`${path}.`, `${shape}.`];
@@ -260,7 +239,7 @@ function rejection(raw: unknown, zodIssues: readonly z.core.$ZodIssue[]): ParseR
   return result;
 }
 
-/** Validates and normalises one raw order record (a value from `JSON.parse`). Never throws for bad input. */
+/** Never throws for bad input. */
 export function parseOrder(raw: unknown): ParseResult {
   schema ??= buildOrderSchema();
   const parsed = schema.safeParse(raw, { error: errorMap });

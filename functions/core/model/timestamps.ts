@@ -1,20 +1,11 @@
-// Partner timestamps (epoch milliseconds or ISO 8601 with an offset) read as epoch milliseconds; the
-// parser (parse-order.ts) prints them in their normal form, the UTC string `Date.prototype.toISOString()`
-// prints.
-
 export const TIMESTAMP_EXPECTED =
   'expected integer epoch milliseconds or an ISO 8601 date-time string with an offset (Z or ±hh:mm)';
 const TIMESTAMP_NO_OFFSET = 'timestamp string has no UTC offset (ambiguous local time); expected Z or ±hh:mm';
 const TIMESTAMP_BAD_EPOCH = 'expected epoch milliseconds as a safe integer within the range of Date';
 const TIMESTAMP_BAD_DATE = 'timestamp is not a valid calendar date-time';
 
-/** Longest span `Date` can represent, in ms either side of the epoch. */
 const MAX_DATE_MS = 8.64e15;
-/**
- * What the message contract carries: a four-digit year, 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
- * (RFC 3339 date-time, as its JSON Schema checks). `Date` goes further (±275760 years, printed as
- * `+275760-…`), which would be published and then rejected by every consumer as poison.
- */
+// The contract's four-digit years (RFC 3339). `Date` goes to ±275760 years, which every consumer would reject.
 const CONTRACT_MIN_MS = -62_167_219_200_000;
 const CONTRACT_MAX_MS = 253_402_300_799_999;
 const TIMESTAMP_OUT_OF_RANGE =
@@ -25,7 +16,6 @@ const TIMESTAMP_OUT_OF_RANGE =
 const ISO_DATE_TIME =
   /^(\d{4}-\d{2}-(\d{2}))[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-]\d{2})(?::?(\d{2}))?)?$/;
 
-/** Epoch ms of an ISO 8601 date-time string with offset, or a message saying why it is not one. */
 function isoToEpochMs(text: string): number | string {
   const m = ISO_DATE_TIME.exec(text);
   if (m === null) return TIMESTAMP_EXPECTED;
@@ -43,10 +33,7 @@ function isoToEpochMs(text: string): number | string {
   return ms;
 }
 
-/**
- * Epoch milliseconds of a partner timestamp (a JSON number or string), or the message saying why it
- * is not one (functions/README.md, "Validation policy").
- */
+/** Epoch milliseconds of a partner timestamp, or the message saying why it is not one. */
 export function timestampToEpochMs(value: number | string): number | string {
   const ms =
     typeof value === 'string'

@@ -1,8 +1,3 @@
-// The normalised order model: what the parser produces, what goes on the queue and into the orders table.
-// Field names follow the partner API (spec section 2). Timestamps are UTC ISO 8601 strings exactly as
-// Date.prototype.toISOString() prints them; money is integer minor units. Optional fields are present
-// only when the partner sent them.
-
 import type { Int64 } from './int64.js';
 import type { ParsedRecord } from './parse-order.js';
 
@@ -16,20 +11,15 @@ type WithoutNull<T> = T extends readonly (infer E)[]
     ? { [K in keyof T]: WithoutNull<Exclude<T[K], null>> }
     : T;
 
-/**
- * One order version as the parser's schema (parse-order.ts) reads it, the one description of its shape:
- * `id`, `version` and every `amount` are int64 (a number, or a bigint beyond 2^53: int64.ts); open enums
- * (order, item and payment `type`, `collectedBy`, `deliveryProvider`) are strings, kept verbatim.
- */
+/** One normalised order version: the parser's schema (parse-order.ts) is the one description of its shape. */
 export type Order = WithoutNull<ParsedRecord>;
 export type OrderItem = Order['items'][number];
 export type MonetaryAmount = Order['total'];
 
 /** A consistency-rule violation or schema drift noticed on an accepted record. Never a rejection. */
 export interface Finding {
-  /** Stable machine code, e.g. `payments-sum-mismatch`, `substitution-link-missing`, `unknown-field`. */
+  /** Stable machine code, e.g. `payments-sum-mismatch`. */
   code: string;
-  /** Human-readable detail naming the item ids / paths involved. */
   detail: string;
 }
 

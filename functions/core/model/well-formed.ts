@@ -1,8 +1,5 @@
-// Strings that are not valid Unicode. JSON can carry a lone surrogate (`"\ud800"`), but AWS cannot store or
-// send it: DynamoDB rejects it (or, encoded to UTF-8 on the way, silently gets U+FFFD), and a consumer
-// would retry such a message until it is dead-lettered. Policy: the order is kept, each lone surrogate is
-// replaced with U+FFFD (the replacement character) and a finding names every field that was altered, so
-// the change is visible on the message and on the stored order.
+// Lone surrogates (`"\ud800"`): JSON carries them, DynamoDB cannot store them, so a consumer would retry such a
+// message until dead-lettered. Each becomes U+FFFD, with a finding per field (functions/README.md).
 import type { Finding, Order } from './types.js';
 
 // Any surrogate at all (paired ones included): a cheap first test, false for almost every string.
