@@ -2,6 +2,7 @@
 // declared once in core/config/settings.ts (ENVIRONMENT), from which the stack also writes it.
 import { DEFAULTS, type Env, POLLER_ENVIRONMENT, readEnvironment } from '../core/config/settings.js';
 
+/** pollFeed's PollSettings (core/ingest/ports.ts, where its fields are described) and the adapters' names. */
 export type PollerConfig = ReturnType<typeof loadPollerConfig>;
 
 export function loadPollerConfig(env: Env) {
@@ -16,13 +17,9 @@ export function loadPollerConfig(env: Env) {
     downstreamQueueUrls: read.DOWNSTREAM_QUEUE_URLS,
     quarantineBucketName: read.QUARANTINE_BUCKET_NAME,
     pageSize: read.PAGE_SIZE,
-    /** Undefined: no page cap; the run ends when caught up or out of time. */
     maxPagesPerRun: read.MAX_PAGES_PER_RUN,
-    /** The partner client's cap on a 200 body; a larger page is asked again smaller (ingest/page-size.ts). */
     maxPageBodyBytes: read.MAX_PAGE_BODY_BYTES,
-    /** False: the feed is switched off and every run does nothing. */
     enabled: read.FEED_ENABLED,
-    /** Runs that may follow one another at once while a backlog lasts (0: every run waits for the schedule). */
     maxContinuations: read.MAX_CONTINUATIONS,
     minAgeMinutes: read.MIN_AGE_MINUTES,
     vendorIds: read.VENDOR_IDS,
@@ -32,7 +29,6 @@ export function loadPollerConfig(env: Env) {
     partnerRequestsPerSecond: read.PARTNER_REQUESTS_PER_SECOND,
     /** Time kept free at the end of an invocation to publish and commit the last page. */
     safetyMarginMs: DEFAULTS.safetyMarginSeconds * 1000,
-    /** How long the lease outlives the invocation's deadline: what a crashed run blocks the feed beyond it. */
     leaseGraceMs: DEFAULTS.leaseGraceSeconds * 1000,
     authBackoff: {
       initialMs: DEFAULTS.authBackoffInitialSeconds * 1000,

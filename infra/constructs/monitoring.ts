@@ -24,7 +24,12 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { FEED_ID_DIMENSION, INGESTER_DIMENSION } from '../../functions/core/observability/dimensions.js';
+import {
+  type ConsumerCountName,
+  FEED_ID_DIMENSION,
+  INGESTER_DIMENSION,
+  type PollerMetricName,
+} from '../../functions/core/observability/metric-names.js';
 import { feedIdSuffix, type OrderFeedConfig, pascalCase } from '../config.js';
 import { CONSUMER_SERVICE_NAME } from './consumer.js';
 import type { OrderQueues } from './order-queues.js';
@@ -66,11 +71,12 @@ export class Monitoring extends Construct {
     const { config, queues } = props;
     this.namespace = config.metricsNamespace;
     this.instanceId = props.instanceId;
-    const poller = (name: string, statistic: string = Stats.SUM, period: Duration = PERIOD) =>
+    // Typed by the functions' list of names (metric-names.ts): a renamed metric fails the build, never an alarm.
+    const poller = (name: PollerMetricName, statistic: string = Stats.SUM, period: Duration = PERIOD) =>
       this.metric(POLLER_SERVICE_NAME, name, statistic, period);
     // A period that holds at least one scheduled run, for alarms that need several runs in a row.
     const runPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
-    const consumer = (name: string) => this.metric(CONSUMER_SERVICE_NAME, name, Stats.SUM);
+    const consumer = (name: ConsumerCountName) => this.metric(CONSUMER_SERVICE_NAME, name, Stats.SUM);
 
     // Something a person must look at: any occurrence alarms.
     this.anyAlarm(
@@ -336,7 +342,7 @@ export class Monitoring extends Construct {
     );
     // One row per feed: is it moving, is it caught up, is the partner slowing it down.
     for (const { feedId } of props.pollers) {
-      const feedMetric = (name: string, statistic: string = Stats.SUM) =>
+      const feedMetric = (name: PollerMetricName, statistic: string = Stats.SUM) =>
         this.feedMetric(feedId, name, statistic);
       this.dashboard.addWidgets(
         graph(`Feed ${feedId}: pages fetched / versions published`, [
@@ -409,7 +415,7 @@ export class Monitoring extends Construct {
   /** A poller metric of one feed (dimensions `service`, `Ingester` and `FeedId`). */
   private feedMetric(
     feedId: string,
-    metricName: string,
+    metricName: PollerMetricName,
     statistic: string,
     period: Duration = PERIOD,
   ): Metric {

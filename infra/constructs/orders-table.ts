@@ -36,7 +36,7 @@ export class OrdersTable extends Construct {
 
   /**
    * What the consumer needs to apply order versions under a version guard: one conditional PutItem per
-   * version, returning the old item (functions/core/contract/consumer.ts). No reads, no Query/Scan, no index
+   * version, returning the old item (functions/core/contract/consumer-kit.ts). No reads, no Query/Scan, no index
    * access (DynamoDB maintains the index), no deletes: orders are never removed.
    */
   grantApplyVersions(grantee: IGrantable): Grant {

@@ -13,10 +13,13 @@
 // moto's SendMessage slows as a queue grows (every send scans it), which would measure moto instead. The
 // consumer's own ceiling is the end-to-end section's measurement.
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
+import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { DEFAULTS } from '../../functions/core/config/settings.js';
 import type { ContinuationEvent } from '../../functions/core/ingest/continuation.js';
-import type { PollResult } from '../../functions/poller/create-handler.js';
-import { buildPollerHandler } from '../../tools/harness/handlers.js';
+import { createObservability } from '../../functions/core/observability/powertools.js';
+import { buildPoller, type PollResult } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createPipelineResources, pipelineEnv, useEmulator } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
@@ -171,28 +174,31 @@ async function runChain(options: {
   // Publish and commit of the page being handed off (the poller does them in that order, per page).
   let publishStarted = 0;
   const awsMsPerPage: number[] = [];
-  const handler = buildPollerHandler({
-    env,
-    clients: options.aws,
+  const config = loadPollerConfig(env);
+  const publisher = new SqsFanoutPublisher(options.aws.sqs, [
+    config.ordersQueueUrl,
+    ...Object.values(config.downstreamQueueUrls),
+  ]);
+  const cursorStore = new DynamoCursorStore(options.aws.dynamo, config.cursorTableName);
+  const handler = buildPoller(options.aws, config, {
+    ...createObservability('order-feed-poller', env, config.feedId),
     shareBudget: options.shareBudget,
     continuation: { request: async (event: ContinuationEvent) => void pending.push(event) },
-    wrap: {
-      publisher: (real) => ({
-        publish: async (messages) => {
-          publishStarted = performance.now();
-          await real.publish(messages);
-        },
-      }),
-      cursorStore: (real) => ({
-        acquire: (...args) => real.acquire(...args),
-        recordAuthFailure: (...args) => real.recordAuthFailure(...args),
-        release: (...args) => real.release(...args),
-        commit: async (...args) => {
-          const lease = await real.commit(...args);
-          awsMsPerPage.push(performance.now() - publishStarted);
-          return lease;
-        },
-      }),
+    publisher: {
+      publish: async (messages) => {
+        publishStarted = performance.now();
+        await publisher.publish(messages);
+      },
+    },
+    cursorStore: {
+      acquire: (...args) => cursorStore.acquire(...args),
+      recordAuthFailure: (...args) => cursorStore.recordAuthFailure(...args),
+      release: (...args) => cursorStore.release(...args),
+      commit: async (...args) => {
+        const lease = await cursorStore.commit(...args);
+        awsMsPerPage.push(performance.now() - publishStarted);
+        return lease;
+      },
     },
   });
   const outcomes: Record<string, number> = {};

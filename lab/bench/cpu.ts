@@ -5,7 +5,7 @@
 import type { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { applyOrderVersion } from '../../functions/core/apply/apply-order-version.js';
-import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import {
   type OutgoingMessage,
   SQS_MAX_MESSAGE_BYTES,

@@ -12,7 +12,11 @@
 // logs and one X-Ray trace per run; the custom metrics' monthly charge does not depend on the schedule and
 // is left out.
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { buildConsumerHandler, buildPollerHandler } from '../../tools/harness/handlers.js';
+import { buildConsumer } from '../../functions/consumer/build-consumer.js';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { createObservability } from '../../functions/core/observability/powertools.js';
+import { buildPoller } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import {
   createPipelineResources,
   drainQueue,
@@ -61,8 +65,13 @@ export async function measureFreshness(options: {
   try {
     const resources = await createPipelineResources(aws, { token: TOKEN });
     const env = pipelineEnv(resources, sim.url, { PAGE_SIZE: String(pageSize), MAX_PAGES_PER_RUN: '1' });
-    const poller = buildPollerHandler({ env, clients: aws });
-    const { consumer } = buildConsumerHandler({ env, clients: aws });
+    // Quiet (pipelineEnv: WARN, no metrics), as the harness runs them.
+    const poller = buildPoller(aws, loadPollerConfig(env), createObservability('order-feed-poller', env));
+    const consumer = buildConsumer(
+      aws,
+      loadConsumerConfig(env),
+      createObservability('order-feed-consumer', env),
+    );
     const toRowMs: number[] = [];
     const toDownstreamMs: number[] = [];
     for (let i = 0; i < options.samples; i += 1) {

@@ -18,13 +18,17 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { buildConsumer } from '../../functions/consumer/build-consumer.js';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { type Item, itemSize } from '../../functions/core/adapters/dynamo-item-size.js';
 import { toBatches } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
+import { createObservability } from '../../functions/core/observability/powertools.js';
+import { buildPoller } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createAwsClients } from '../../tools/aws.js';
-import { buildConsumerHandler, buildPollerHandler } from '../../tools/harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -306,10 +310,18 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
     const env = handlerEnv(resources, sim.url, settings);
     if (inputs.history === false) delete env.HISTORY_TABLE_NAME;
     const clients = harnessClients(endpoint);
-    // As deployed: INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
-    const options = { clients, env, logLevel: 'INFO', emitMetrics: true } as const;
-    const poller = buildPollerHandler(options);
-    const { consumer } = buildConsumerHandler(options);
+    // As deployed (handlerEnv): INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
+    const pollerConfig = loadPollerConfig(env);
+    const poller = buildPoller(
+      clients,
+      pollerConfig,
+      createObservability('order-feed-poller', env, pollerConfig.feedId),
+    );
+    const consumer = buildConsumer(
+      clients,
+      loadConsumerConfig(env),
+      createObservability('order-feed-consumer', env),
+    );
     const eventSourceSqs = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false });
 
     const simBefore = sim.requests.length;

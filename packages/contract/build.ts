@@ -1,5 +1,5 @@
 // Builds the consumer kit into dist/: the contract's reader and apply-if-newer (functions/core/contract/
-// consumer.ts and what it imports) compiled to ESM JavaScript with .d.ts, the JSON Schema and the AsyncAPI
+// consumer-kit.ts and what it imports) compiled to ESM JavaScript with .d.ts, the JSON Schema and the AsyncAPI
 // document beside them, and the contract's README as the package's. Run by `npm pack` (prepack).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, rmSync } from 'node:fs';

@@ -22,7 +22,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quarantineKey } from '../../functions/core/adapters/s3-quarantine.js';
-import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { STACK_NAME } from '../../infra/app.js';
 import { deployLocal } from '../../tools/deploy-local.js';

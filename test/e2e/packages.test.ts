@@ -198,8 +198,8 @@ describe('the consumer kit, installed from its tarball into a plain node service
   it('ships built JavaScript, .d.ts, the schemas and the contract README, and pulls in no aws-cdk-lib', () => {
     expect(files).toEqual(
       expect.arrayContaining([
-        'dist/contract/consumer.js',
-        'dist/contract/consumer.d.ts',
+        'dist/contract/consumer-kit.js',
+        'dist/contract/consumer-kit.d.ts',
         'dist/contract/order-version-message.schema.json',
         'dist/contract/asyncapi.json',
         'README.md',

@@ -5,7 +5,7 @@
 // orders table item carries the correlation id of the version it holds.
 import { ChangeMessageVisibilityCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import {
   type AwsClients,
   createPipelineResources,

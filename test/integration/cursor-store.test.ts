@@ -9,11 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  cursorAttributesOf,
-  DynamoCursorStore,
-  operatorUpdate,
-} from '../../functions/core/adapters/dynamo-cursor-store.js';
+import { cursorAttributesOf, DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import {
   budgetItemKey,
   budgetThrottlesKey,
@@ -29,6 +25,7 @@ import {
   type PipelineResources,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
+import { operatorUpdate } from '../../tools/ops/operator-update.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;

@@ -3,17 +3,15 @@
 // write, two feeds serving the same versions), exactly one entry per (orderId, version), holding the content
 // of its first delivery; int64 versions beyond 2^53 stored and sorted exactly.
 import { type DynamoDBClient, type PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { applyOrderVersion, type OrdersTable } from '../../functions/core/apply/apply-order-version.js';
-import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import {
   buildOrderVersionMessage,
   type OrderVersionMessage,
 } from '../../functions/core/contract/order-version-message.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
-import { buildConsumerHandler } from '../../tools/harness/handlers.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -24,6 +22,8 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
+import { sqsRecord } from '../support/fakes.js';
+import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { scanHistory } from '../support/pipeline.js';
 
@@ -69,54 +69,57 @@ function message(
   return parseOrderVersionMessage(built.body);
 }
 
-const keys = (entries: Array<Record<string, unknown>>) => entries.map((e) => `${e.orderId}/${e.version}`);
-
 describe('the consumer keeps each order version once in the history', () => {
-  it('keeps every version once under duplicates and reordering, marking those that arrived after a higher one', async () => {
-    // Prepare: order 7's versions out of order and each twice; order 8 in order.
+  it('keeps every version once, the first copy of it, under duplicates, reordering and two overlapping feeds', async () => {
+    // Order 7's versions out of order, each also served by a second feed; order 8 in order.
+    const uk = { feedId: 'uk', fetchedAt: '2024-05-01T09:00:00.000Z', correlationId: 'poll:run-2:1' };
     const deliveries = [
       message(7, 2, 'accepted'),
-      message(7, 2, 'accepted'),
-      message(7, 1, 'placed'),
+      message(7, 2, 'accepted', uk),
+      message(7, 1, 'placed', uk),
       message(7, 3, 'cancelled'),
       message(7, 1, 'placed'),
-      message(7, 3, 'cancelled'),
+      message(7, 3, 'cancelled', uk),
       message(8, 1, 'placed'),
       message(8, 2, 'accepted'),
-      message(8, 1, 'placed'),
+      message(8, 1, 'placed', uk),
     ];
 
-    // Act
     for (const delivery of deliveries) await applyOrderVersion(tables, delivery);
+    // Both feeds deliver everything again, at the same time.
+    await Promise.all(deliveries.map((delivery) => applyOrderVersion(tables, delivery)));
 
-    // Assess
     const history = await scanHistory(aws, resources.historyTable);
-    expect(keys(history)).toEqual(['7/1', '7/2', '7/3', '8/1', '8/2']);
-    expect(history.map((entry) => entry.arrivedAfterVersion)).toEqual([
-      2,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-    ]);
-    expect(history.map((entry) => entry.status)).toEqual([
-      'placed',
-      'accepted',
-      'cancelled',
-      'placed',
-      'accepted',
+    expect(
+      history.map((entry) => [
+        `${entry.orderId}/${entry.version}`,
+        entry.status,
+        entry.arrivedAfterVersion,
+        entry.feedId,
+        entry.fetchedAt,
+        entry.correlationId,
+      ]),
+    ).toEqual([
+      ['7/1', 'placed', 2, 'uk', uk.fetchedAt, uk.correlationId],
+      ['7/2', 'accepted', undefined, 'eu', FETCHED_AT, 'poll:run-1:1'],
+      ['7/3', 'cancelled', undefined, 'eu', FETCHED_AT, 'poll:run-1:1'],
+      ['8/1', 'placed', undefined, 'eu', FETCHED_AT, 'poll:run-1:1'],
+      ['8/2', 'accepted', undefined, 'eu', FETCHED_AT, 'poll:run-1:1'],
     ]);
     const orders = await scanOrders(aws, resources.ordersTable);
     expect([...orders.values()].map((order) => order.version)).toEqual(expect.arrayContaining([3, 2]));
   });
 
-  it('stores the orders table item plus fetchedAt, storedAt, feedId, correlationId and expiresAt', async () => {
+  it('stores the orders table item plus fetchedAt, storedAt, feedId, correlationId and expiresAt (none when kept forever)', async () => {
     const before = Math.floor(Date.now() / 1000);
+    const forever = { ...tables, history: { tableName: resources.historyTable, retentionDays: 0 } };
 
     await applyOrderVersion(tables, message(7, 2, 'accepted', { correlationId: 'poll:run-9:4' }));
+    await applyOrderVersion(forever, message(8, 1, 'placed'));
 
-    const [entry] = await scanHistory(aws, resources.historyTable);
-    const [stored] = (await scanOrders(aws, resources.ordersTable)).values();
+    const [entry, keptForever] = await scanHistory(aws, resources.historyTable);
+    expect(keptForever).not.toHaveProperty('expiresAt');
+    const stored = (await scanOrders(aws, resources.ordersTable)).get(7);
     const { fetchedAt, storedAt, feedId, expiresAt, ...sameAsOrdersItem } = entry ?? {};
     expect(sameAsOrdersItem).toEqual(stored);
     expect({ fetchedAt, feedId, correlationId: entry?.correlationId }).toEqual({
@@ -127,15 +130,6 @@ describe('the consumer keeps each order version once in the history', () => {
     expect(Date.parse(String(storedAt))).toBeGreaterThanOrEqual(before * 1000 - 1000);
     expect(Number(expiresAt) - before).toBeGreaterThanOrEqual(400 * 86_400 - 5);
     expect(Number(expiresAt) - before).toBeLessThanOrEqual(400 * 86_400 + 5);
-  });
-
-  it('writes no expiresAt when retention is 0 (kept forever)', async () => {
-    const forever = { ...tables, history: { tableName: resources.historyTable, retentionDays: 0 } };
-
-    await applyOrderVersion(forever, message(7, 1, 'placed'));
-
-    const [entry] = await scanHistory(aws, resources.historyTable);
-    expect(entry).not.toHaveProperty('expiresAt');
   });
 
   it('after a crash between the orders write and the history write, the redelivery writes the entry once', async () => {
@@ -162,72 +156,42 @@ describe('the consumer keeps each order version once in the history', () => {
     expect(afterCrash).toEqual([]);
     expect(redelivered.outcome).toBe('stale');
     const history = await scanHistory(aws, resources.historyTable);
-    expect(keys(history)).toEqual(['7/2']);
+    expect(history.map((entry) => `${entry.orderId}/${entry.version}`)).toEqual(['7/2']);
     // It arrived in order: the stored version it met on redelivery was its own, not a higher one.
     expect(history[0]).not.toHaveProperty('arrivedAfterVersion');
-  });
-
-  it('keeps the first feed’s copy when two overlapping feeds serve the same versions', async () => {
-    const uk = { feedId: 'uk', fetchedAt: '2024-05-01T09:00:00.000Z', correlationId: 'poll:run-2:1' };
-    const interleaved = [
-      message(7, 1, 'placed'),
-      message(7, 2, 'accepted', uk),
-      message(7, 1, 'placed', uk),
-      message(7, 2, 'accepted'),
-      message(7, 3, 'cancelled', uk),
-    ];
-
-    for (const m of interleaved) await applyOrderVersion(tables, m);
-    // Both feeds deliver everything again, at the same time.
-    await Promise.all(interleaved.map((m) => applyOrderVersion(tables, m)));
-
-    const history = await scanHistory(aws, resources.historyTable);
-    expect(keys(history)).toEqual(['7/1', '7/2', '7/3']);
-    expect(history.map((entry) => [entry.feedId, entry.fetchedAt, entry.correlationId])).toEqual([
-      ['eu', FETCHED_AT, 'poll:run-1:1'],
-      ['uk', uk.fetchedAt, uk.correlationId],
-      ['uk', uk.fetchedAt, uk.correlationId],
-    ]);
   });
 
   it('keeps the versions a batch supersedes (only its highest is written to the orders table)', async () => {
     // Prepare: v4 stored; then one batch holds v2, v5 and v3 of the same order, and v1 and v3 of another.
     await applyOrderVersion(tables, message(7, 4, 'accepted'));
-    const { consumer } = buildConsumerHandler({
-      env: pipelineEnv(resources, 'http://127.0.0.1:1'),
-      clients: aws,
-    });
+    const { consume } = handlersFor(aws, pipelineEnv(resources, 'http://127.0.0.1:1'));
     const deliveries = [message(7, 2, 'placed'), message(7, 5, 'cancelled'), message(7, 3, 'accepted')];
     deliveries.push(message(8, 1, 'placed'), message(8, 3, 'accepted'));
-    const records = deliveries.map(
-      (m, index) =>
-        ({
-          messageId: `m-${index}`,
-          body: buildOrderVersionMessage(m.order, {
-            ...m.source,
-            pageId: null,
-            correlationId: 'poll:run-1:1',
-            origin: 'poll',
-          }).body,
-          attributes: { ApproximateReceiveCount: '1' },
-          messageAttributes: {},
-        }) as unknown as SQSRecord,
+    const records = deliveries.map((m, index) =>
+      sqsRecord(
+        `m-${index}`,
+        buildOrderVersionMessage(m.order, {
+          ...m.source,
+          pageId: null,
+          correlationId: 'poll:run-1:1',
+          origin: 'poll',
+        }).body,
+      ),
     );
 
     // Act
-    const response = await consumer({ Records: records }, lambdaContext('consumer', 30_000));
+    const response = await consume({ Records: records }, lambdaContext('consumer', 30_000));
 
     // Assess: every version kept once; those the table already had a higher version of are marked.
     expect(response.batchItemFailures).toEqual([]);
     const history = await scanHistory(aws, resources.historyTable);
-    expect(keys(history)).toEqual(['7/2', '7/3', '7/4', '7/5', '8/1', '8/3']);
-    expect(history.map((entry) => entry.arrivedAfterVersion)).toEqual([
-      4,
-      4,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
+    expect(history.map((entry) => [`${entry.orderId}/${entry.version}`, entry.arrivedAfterVersion])).toEqual([
+      ['7/2', 4],
+      ['7/3', 4],
+      ['7/4', undefined],
+      ['7/5', undefined],
+      ['8/1', undefined],
+      ['8/3', undefined],
     ]);
   });
 
@@ -246,19 +210,13 @@ describe('the consumer keeps each order version once in the history', () => {
         ScanIndexForward: true,
       }),
     );
-    const entries = Items.map(unmarshallExact);
-    expect(entries.map((entry) => entry.orderId)).toEqual([id, id, id, id]);
-    expect(entries.map((entry) => entry.version)).toEqual([
-      2n ** 53n + 1n,
-      2n ** 53n + 2n,
-      2n ** 53n + 3n,
-      2n ** 62n,
-    ]);
-    expect(entries.map((entry) => entry.arrivedAfterVersion)).toEqual([
-      2n ** 53n + 2n,
-      undefined,
-      2n ** 62n,
-      undefined,
+    expect(
+      Items.map(unmarshallExact).map((entry) => [entry.orderId, entry.version, entry.arrivedAfterVersion]),
+    ).toEqual([
+      [id, 2n ** 53n + 1n, 2n ** 53n + 2n],
+      [id, 2n ** 53n + 2n, undefined],
+      [id, 2n ** 53n + 3n, 2n ** 62n],
+      [id, 2n ** 62n, undefined],
     ]);
   });
 });

@@ -1,7 +1,7 @@
 // Every spec scenario (section 4) through the real poller and consumer handlers, against the partner
 // simulator over HTTP and emulated AWS (moto): the final orders table and sales ledger per scenario.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
 import {
   type AwsClients,

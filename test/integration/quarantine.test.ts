@@ -1,8 +1,9 @@
 // A hostile partner, scripted by hand rather than by our simulator: records the parser must reject,
 // one too large for SQS, and characters SQS refuses, mixed with good ones. Through the real handlers
 // against real (emulated) S3, SQS and DynamoDB: bad records land in the quarantine with their reason,
-// the raw record and their pageId; the stream goes on; the good versions are applied.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+// the raw record and their pageId; the stream goes on; the good versions are applied. The replay runs the
+// Lambda entry modules themselves (handler.ts), wired from process.env at import.
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type AwsClients,
   createPipelineResources,
@@ -13,6 +14,7 @@ import {
   scanOrders,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
@@ -89,15 +91,24 @@ describe('quarantine', () => {
     expect(await receiveAll(aws, resources.ordersDlqUrl)).toEqual([]);
   });
 
-  it('writes the same quarantine object again, not a second one, when a page is replayed', async () => {
+  it('writes the same quarantine object again, not a second one, when a page is replayed (Lambda entry modules)', async () => {
     const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
-    const page = { status: 200, body: { data: [unknownStatus], hasMore: false, nextPageId: 'page-2' } };
+    const page = {
+      status: 200,
+      body: { data: [sampleOrder({ id: 1 }), unknownStatus], hasMore: false, nextPageId: 'page-2' },
+    };
     partner.script(page, page);
-    const handlers = handlersFor(aws, pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+    // As a cold start does: the entry modules read process.env and wire the real clients at import.
+    Object.assign(process.env, pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+    vi.resetModules();
+    const poller = await import('../../functions/poller/handler.js');
+    const consumer = await import('../../functions/consumer/handler.js');
 
-    await handlers.poll();
-    await handlers.poll(); // the partner answers the cursor with the same page again
+    await poller.handler({}, lambdaContext('poller', 60_000));
+    await poller.handler({}, lambdaContext('poller', 60_000)); // the partner answers the cursor with the same page
+    await drainQueue(aws, resources.ordersQueueUrl, { consume: consumer.handler });
 
     expect(await quarantinedKeys(aws, resources.quarantineBucket)).toHaveLength(1);
+    expect([...(await scanOrders(aws, resources.ordersTable)).keys()]).toEqual([1]);
   });
 });

@@ -9,7 +9,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSqsClient } from '../../functions/core/adapters/aws-clients.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
-import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import { createPartnerClient } from '../../functions/core/partner/client.js';
 import {

@@ -38,30 +38,22 @@ const overwrite = (value: string) =>
   );
 
 describe('SsmTokenProvider', () => {
-  it('caches the token, and a fresh read sees a rotated value and its new version', async () => {
+  it('caches the token for its max age, and a fresh read sees a rotated value and its new version at once', async () => {
     const clock = { now: 0 };
     const tokens = new SsmTokenProvider(aws.ssm, resources.tokenParameter, 300, () => clock.now);
-    expect(await tokens.token()).toBe(TEST_TOKEN);
+    const cached = new SsmTokenProvider(aws.ssm, resources.tokenParameter, 300, () => clock.now);
+    expect([await tokens.token(), await cached.token()]).toEqual([TEST_TOKEN, TEST_TOKEN]);
     const before = await tokens.refresh();
     expect(before.changed).toBe(false);
 
     await overwrite('rotated-token');
-
-    expect(await tokens.token()).toBe(TEST_TOKEN); // still cached
-    const after = await tokens.refresh();
-    expect(after).toEqual({ version: before.version + 1, changed: true });
-    expect(await tokens.token()).toBe('rotated-token');
-  });
-
-  it('re-reads once the cache is older than its max age', async () => {
-    const clock = { now: 0 };
-    const tokens = new SsmTokenProvider(aws.ssm, resources.tokenParameter, 300, () => clock.now);
-    expect(await tokens.token()).toBe(TEST_TOKEN);
-    await overwrite('rotated-token');
     clock.now += 299_999;
-    expect(await tokens.token()).toBe(TEST_TOKEN);
-    clock.now += 1;
+
+    expect([await tokens.token(), await cached.token()]).toEqual([TEST_TOKEN, TEST_TOKEN]);
+    expect(await tokens.refresh()).toEqual({ version: before.version + 1, changed: true });
     expect(await tokens.token()).toBe('rotated-token');
+    clock.now += 1;
+    expect(await cached.token()).toBe('rotated-token');
   });
 
   it('never puts the value in an error', async () => {

@@ -1,22 +1,23 @@
-// The Powertools Tracer adapter as it runs on Lambda. Outside Lambda Powertools Tracer disables itself, so
-// a test in this process would prove nothing: the fixture runs in a child process with Lambda's tracing
-// environment (the X-Ray SDK in Lambda mode, a facade segment per invocation from _X_AMZN_TRACE_ID) and
-// this test is its X-Ray daemon: a UDP socket that receives every subsegment document the SDK sends. The
-// documents are what X-Ray would index: the annotations, their budget, nesting, errors, and never the token.
-import { spawn } from 'node:child_process';
+// The module-level Powertools Tracer as it runs on Lambda. Outside Lambda the tracer is off, so a test in
+// this process would prove nothing: the fixture runs in a child process with Lambda's tracing environment (the
+// X-Ray SDK in Lambda mode, a facade segment per invocation from _X_AMZN_TRACE_ID) and this test is its X-Ray
+// daemon: a UDP socket that receives every subsegment document the SDK sends. The documents are what X-Ray
+// would index: the spans, their annotations and metadata, nesting, errors, and never the token.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { X_RAY_ANNOTATIONS_PER_TRACE } from '../../functions/core/observability/powertools-tracing.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/tracing/lambda-invocations.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = `tracing-test-token-${randomBytes(6).toString('hex')}`;
 const SENTINEL = 'end-of-test-datagrams';
 
+/** What the tests read of a subsegment document. */
 interface XRayDocument {
   name: string;
   id: string;
@@ -24,7 +25,7 @@ interface XRayDocument {
   parent_id?: string;
   type?: string;
   namespace?: string;
-  annotations?: Record<string, string | number | boolean>;
+  annotations?: Record<string, unknown>;
   metadata?: Record<string, Record<string, unknown>>;
   error?: boolean;
   fault?: boolean;
@@ -37,12 +38,16 @@ const traceIds = [traceId(), traceId(), traceId(), traceId()] as const;
 
 let raw: string[] = [];
 let documents: XRayDocument[] = [];
-let child: { runIds: [string, string]; partnerTraceHeaders: unknown[]; dynamoTraceHeaders: unknown[] };
+let child: {
+  runIds: [string, string];
+  publishedCorrelationIds: string[];
+  partnerTraceHeaders: unknown[];
+  dynamoTraceHeaders: unknown[];
+};
 
-/** Runs the fixture with `daemon` as its X-Ray daemon; resolves with its one line of output. */
+/** Runs the fixture with `daemon` as its X-Ray daemon; resolves with its one line of output (the last). */
 async function runFixture(daemon: Socket): Promise<typeof child> {
-  const { port } = daemon.address() as AddressInfo;
-  const process_ = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', FIXTURE], {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -51,24 +56,13 @@ async function runFixture(daemon: Socket): Promise<typeof child> {
       LAMBDA_TASK_ROOT: '/var/task',
       AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
       AWS_LAMBDA_FUNCTION_NAME: 'order-feed-poller',
+      POWERTOOLS_SERVICE_NAME: 'order-feed-poller',
       AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
-      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${port}`,
+      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as AddressInfo).port}`,
       TEST_PARTNER_TOKEN: TOKEN,
       TEST_TRACE_IDS: traceIds.join(','),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  process_.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  process_.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const [code] = (await once(process_, 'close')) as [number | null];
-  if (code !== 0) throw new Error(`fixture exited ${code}: ${stderr.slice(-2000)}`);
-  // The child logs nothing else to stdout: its one line is the last.
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}');
 }
 
@@ -104,16 +98,8 @@ beforeAll(async () => {
 const inTrace = (index: 0 | 1 | 2 | 3) => documents.filter((doc) => doc.trace_id === traceIds[index]);
 const named = (docs: XRayDocument[], name: string) => docs.filter((doc) => doc.name === name);
 
-describe('Powertools tracing adapter on Lambda (X-Ray daemon documents)', () => {
-  it('sends each span as a subsegment of the invocation’s trace', () => {
-    expect(documents.length).toBeGreaterThan(0);
-    for (const doc of documents) {
-      expect(doc.type).toBe('subsegment');
-      expect(traceIds).toContain(doc.trace_id);
-    }
-  });
-
-  it('annotates the poll run with cold start, service, feed and run id, and each page with feed, page and correlation id', () => {
+describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
+  it('annotates the poll run with cold start, service, feed and run id, and each page with feed, page and its messages’ correlation id', () => {
     const trace = inTrace(0);
     const [run] = named(trace, '## poll run');
     const runId = child.runIds[0];
@@ -124,14 +110,25 @@ describe('Powertools tracing adapter on Lambda (X-Ray daemon documents)', () => 
       feedId: 'feed-a',
       runId,
     });
-    expect(run?.metadata?.detail).toMatchObject({ outcome: 'caught-up', pages: 2, versionsPublished: 3 });
+    expect(run?.metadata?.default).toMatchObject({ outcome: 'caught-up', pages: 2, versionsPublished: 3 });
     const pages = named(trace, '### page');
-    expect(pages.map((page) => page.annotations)).toEqual([
-      { feedId: 'feed-a', page: 1, correlationId: `poll:${runId}:1` },
-      { feedId: 'feed-a', page: 2, correlationId: `poll:${runId}:2` },
+    expect(pages.map((page) => [page.annotations, page.metadata?.default])).toEqual([
+      [
+        { feedId: 'feed-a', page: 1, correlationId: `poll:${runId}:1` },
+        { versions: 2, versionsPublished: 2, quarantined: 0 },
+      ],
+      [
+        { feedId: 'feed-a', page: 2, correlationId: `poll:${runId}:2` },
+        { versions: 2, versionsPublished: 1, quarantined: 1 },
+      ],
     ]);
+    expect(child.publishedCorrelationIds).toEqual([`poll:${runId}:1`, `poll:${runId}:1`, `poll:${runId}:2`]);
+    // One span per partner request, metadata only (annotations are the pages').
     const fetches = named(trace, '### partner fetch');
-    expect(fetches).toHaveLength(2);
+    expect(fetches.map((fetch) => [fetch.annotations, fetch.metadata?.default])).toEqual([
+      [undefined, { page: 1, versions: 2, rateLimited: false }],
+      [undefined, { page: 2, versions: 2, rateLimited: false }],
+    ]);
     for (const span of [...pages, ...fetches]) expect(span.parent_id).toBe(run?.id);
   });
 
@@ -145,51 +142,52 @@ describe('Powertools tracing adapter on Lambda (X-Ray daemon documents)', () => 
     expect(run?.cause?.exceptions?.[0]?.message).toBe('poll run failed: auth-failed');
     expect(fetch?.parent_id).toBe(run?.id);
     expect(fetch?.cause?.exceptions?.[0]?.type).toBe('PartnerError');
-  });
-
-  it(`indexes at most ${X_RAY_ANNOTATIONS_PER_TRACE} annotations per trace and keeps the rest as metadata`, () => {
-    const [budget] = named(inTrace(2), '### budget');
-    const annotations = Object.keys(budget?.annotations ?? {});
-    const overflow = Object.keys(budget?.metadata?.annotationsOverBudget ?? {});
-
-    expect(annotations).toHaveLength(X_RAY_ANNOTATIONS_PER_TRACE);
-    expect(annotations).toEqual(expect.arrayContaining(['ColdStart', 'Service', 'key0', 'key47']));
-    expect(overflow).toEqual(Array.from({ length: 12 }, (_, index) => `key${48 + index}`));
+    expect(named(trace, '### page')).toEqual([]);
   });
 
   it('records a captured AWS SDK call inside the span it is made from, and sends the trace header on', () => {
     const trace = inTrace(2);
-    const [budget] = named(trace, '### budget');
+    const [lookup] = named(trace, '### lookup');
     const [call] = named(trace, 'DynamoDB');
 
-    expect(call).toMatchObject({ namespace: 'aws', parent_id: budget?.id });
+    expect(call).toMatchObject({ namespace: 'aws', parent_id: lookup?.id });
     expect(call?.aws).toMatchObject({ operation: 'GetItem', table_name: 'orders' });
     expect(child.dynamoTraceHeaders).toEqual([
       expect.stringMatching(new RegExp(`^Root=${traceIds[2]};Parent=${call?.id};Sampled=1`)),
     ]);
   });
 
-  it('annotates each consumer record with order id, version (strings) and correlation id, inside the batch span', () => {
+  it('annotates each consumer record with order id and version (exact strings) and correlation id, inside the batch span', () => {
     const trace = inTrace(3);
     const [batch] = named(trace, '## order batch');
     const records = named(trace, '### order version');
     const runId = child.runIds[0];
 
-    expect(batch?.annotations).toEqual({ ColdStart: true, Service: 'order-feed-consumer' });
-    expect(batch?.metadata?.detail).toMatchObject({ records: 2, applied: 2, stale: 0, failed: 0 });
-    expect(records.map((record) => record.annotations)).toEqual(
+    expect(batch?.annotations).toEqual({ ColdStart: false, Service: 'order-feed-poller' });
+    expect(batch?.metadata?.default).toMatchObject({ records: 5, applied: 3, stale: 1, failed: 1 });
+    const summary = (record: XRayDocument) => [
+      record.annotations,
+      record.metadata?.default?.outcome ?? record.cause?.exceptions?.[0]?.type,
+    ];
+    expect(records.map(summary)).toEqual(
       expect.arrayContaining([
-        { orderId: '1', version: '3', correlationId: `poll:${runId}:1` },
-        { orderId: '3', version: '3', correlationId: `poll:${runId}:2` },
+        [{ orderId: '1', version: '3', correlationId: `poll:${runId}:1` }, 'applied'],
+        [{ orderId: '3', version: '3', correlationId: `poll:${runId}:2` }, 'applied'],
+        [{ orderId: '9223372036854775807', version: '3', correlationId: 'poll:req-9:1' }, 'applied'],
+        [{ orderId: '1', version: '2', correlationId: 'poll:req-8:1' }, 'stale'],
+        // No valid body: the correlation id comes from the attribute, and the span carries the error.
+        [{ correlationId: 'reconcile:req-2' }, 'OrderVersionMessageError'],
       ]),
     );
-    expect(records).toHaveLength(2);
+    expect(records).toHaveLength(5);
     for (const record of records) expect(record.parent_id).toBe(batch?.id);
   });
 
-  it('sends no trace header to the partner API and puts the token in no annotation, metadata or error', () => {
+  it('sends each span as a subsegment of its invocation’s trace, no trace header to the partner API, and never the token', () => {
+    expect(documents.length).toBeGreaterThan(0);
+    for (const doc of documents)
+      expect([doc.type, traceIds.includes(doc.trace_id)]).toEqual(['subsegment', true]);
     expect(child.partnerTraceHeaders).toEqual([null, null, null]);
-    expect(raw.length).toBeGreaterThan(0);
     for (const text of raw) expect(text).not.toContain(TOKEN);
   });
 });

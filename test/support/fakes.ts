@@ -1,7 +1,6 @@
 // In-memory fakes of the use cases' ports, for unit tests. The cursor store keeps the same fencing
 // rules as the DynamoDB adapter (owner + revision), so lease behaviour is tested here too.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
 import {
@@ -23,7 +22,6 @@ import type {
   CursorStore,
   Lease,
   OrderVersionPublisher,
-  PollerMetrics,
   Quarantine,
   QuarantinedRecord,
 } from '../../functions/core/ingest/ports.js';
@@ -32,12 +30,7 @@ import {
   type BudgetStore,
   intervalOf,
 } from '../../functions/core/ingest/request-budget.js';
-import type {
-  Annotations,
-  AnnotationValue,
-  Span,
-  Tracing,
-} from '../../functions/core/observability/tracing.js';
+import type { FunctionMetrics } from '../../functions/core/observability/metric-names.js';
 import type {
   CallOptions,
   OrderUpdatesQuery,
@@ -236,7 +229,7 @@ export class MemoryQuarantine implements Quarantine {
   }
 }
 
-export class CountingMetrics implements Pick<PollerMetrics, 'count'> {
+export class CountingMetrics implements Pick<FunctionMetrics, 'count'> {
   readonly counts: Record<string, number> = {};
   count(name: string, value = 1): void {
     this.counts[name] = (this.counts[name] ?? 0) + value;
@@ -287,54 +280,6 @@ export class MemoryOrdersTable implements OrdersTable {
   /** The stored items, unmarshalled (int64 exact). */
   items(): Array<Record<string, unknown>> {
     return [...this.#items.values()].map(unmarshallExact);
-  }
-}
-
-export interface RecordedSpan {
-  name: string;
-  annotations: Record<string, AnnotationValue>;
-  details: Record<string, AnnotationValue>;
-  /** The span it was started from (as the X-Ray adapter nests them: by async context). */
-  parent: RecordedSpan | undefined;
-  /** `Name: message` of the error its work threw. */
-  error?: string;
-  ended: boolean;
-}
-
-/** Records every span, its annotations, details, nesting and failure, as the tracing port receives them. */
-export class RecordingTracing implements Tracing {
-  readonly spans: RecordedSpan[] = [];
-  readonly #current = new AsyncLocalStorage<RecordedSpan>();
-
-  async span<T>(name: string, annotations: Annotations, work: (span: Span) => Promise<T>): Promise<T> {
-    const recorded: RecordedSpan = {
-      name,
-      annotations: { ...annotations },
-      details: {},
-      parent: this.#current.getStore(),
-      ended: false,
-    };
-    this.spans.push(recorded);
-    const span: Span = {
-      annotate: (key, value) => {
-        recorded.annotations[key] = value;
-      },
-      detail: (key, value) => {
-        recorded.details[key] = value;
-      },
-    };
-    try {
-      return await this.#current.run(recorded, () => work(span));
-    } catch (error) {
-      recorded.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      throw error;
-    } finally {
-      recorded.ended = true;
-    }
-  }
-
-  named(name: string): RecordedSpan[] {
-    return this.spans.filter((span) => span.name === name);
   }
 }
 

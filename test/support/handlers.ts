@@ -1,13 +1,16 @@
-// The real handlers for the integration tests, built by their factories (tools/harness/handlers.ts) from
-// the environment the stack would give the functions and the emulator's clients.
+// The real handlers for the integration tests, built by their factories from the environment the stack would
+// give the functions and the emulator's clients.
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { PollResult } from '../../functions/poller/create-handler.js';
-import { buildConsumerHandler, buildPollerHandler } from '../../tools/harness/handlers.js';
+import { buildConsumer } from '../../functions/consumer/build-consumer.js';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { createObservability } from '../../functions/core/observability/powertools.js';
+import { buildPoller, type PollerOverrides, type PollResult } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import type { AwsClients } from '../../tools/harness/pipeline.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 
 export interface Handlers {
-  poll(): Promise<PollResult>;
+  poll(event?: unknown): Promise<PollResult>;
   consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
 }
 
@@ -15,12 +18,20 @@ export interface Handlers {
 export function handlersFor(
   aws: AwsClients,
   env: Record<string, string>,
-  pollerTimeoutMs = 60_000,
+  options: { pollerTimeoutMs?: number; poller?: PollerOverrides } = {},
 ): Handlers {
-  const poller = buildPollerHandler({ env, clients: aws });
-  const { consumer } = buildConsumerHandler({ env, clients: aws });
+  const config = loadPollerConfig(env);
+  const poller = buildPoller(aws, config, {
+    ...createObservability('order-feed-poller', env, config.feedId),
+    ...options.poller,
+  });
+  const consumer = buildConsumer(
+    aws,
+    loadConsumerConfig(env),
+    createObservability('order-feed-consumer', env),
+  );
   return {
-    poll: () => poller({}, lambdaContext('poller', pollerTimeoutMs)),
+    poll: (event = {}) => poller(event, lambdaContext('poller', options.pollerTimeoutMs ?? 60_000)),
     consume: (event, context) => consumer(event, context),
   };
 }

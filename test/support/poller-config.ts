@@ -1,6 +1,9 @@
-// A complete poller configuration for handler tests that build the poller with fake ports (no environment to
-// read): small pages, short margins, continuation off unless a test turns it on.
+// A complete poller configuration for tests that build the poller with fake ports (no environment to read):
+// small pages, short margins, continuation off unless a test turns it on; and no AWS clients (every port a fake).
+import type { PollerClients } from '../../functions/poller/build-poller.js';
 import type { PollerConfig } from '../../functions/poller/config.js';
+
+export const NO_CLIENTS = {} as PollerClients;
 
 export function pollerConfig(overrides: Partial<PollerConfig> = {}): PollerConfig {
   return {

@@ -14,8 +14,11 @@
 // killed local process is released at once rather than after its expiry.
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import type { ScheduledEvent } from 'aws-lambda';
-import { type PollResult, PollRunFailedError } from '../../functions/poller/create-handler.js';
-import { buildConsumerHandler, buildPollerHandler } from '../harness/handlers.js';
+import { buildConsumer } from '../../functions/consumer/build-consumer.js';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { createObservability } from '../../functions/core/observability/powertools.js';
+import { buildPoller, type PollResult, PollRunFailedError } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
@@ -212,34 +215,37 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   // The real handlers, built by their factories from each function's environment (as deployed, with the
   // local overrides) and this process's emulator clients: no process.env, no module state, so several
   // local pipelines can run in one process.
-  const levels = {
-    logLevel: options.verbose ? ('INFO' as const) : ('WARN' as const),
-    emitMetrics: options.verbose === true,
-  };
-  const handlers = buildConsumerHandler({ ...levels, env: environments.consumer, clients: aws });
+  const consumerTotals = { applied: 0, stale: 0 };
+  const consumer = buildConsumer(aws, loadConsumerConfig(environments.consumer), {
+    ...createObservability('order-feed-consumer', environments.consumer),
+    onBatchSettled: (counts) => {
+      consumerTotals.applied += counts.applied;
+      consumerTotals.stale += counts.stale;
+    },
+  });
   // One poller per feed, each scheduled on its own like its EventBridge rule; they share the consumer.
   const feeds = environments.pollers.map(({ feedId, env }, index) => {
     const deployed = deployment.pollers[index]?.function;
     if (deployed === undefined) throw new LocalPipelineError(`no deployed poller for feed ${feedId}`);
+    const config = loadPollerConfig(env);
     return {
-      feedId: env.FEED_ID ?? feedId,
+      feedId: config.feedId,
       deployed,
-      handler: buildPollerHandler({ ...levels, env, clients: aws }),
+      handler: buildPoller(aws, config, createObservability('order-feed-poller', env, config.feedId)),
     };
   });
   type Feed = (typeof feeds)[number];
   const lagByFeed = new Map<string, number>();
   const startedAt = Date.now();
   const counters = emptyCounters();
-  const totalsAtStart = { ...handlers.consumerTotals };
+  const totalsAtStart = { ...consumerTotals };
   let depth = Number.POSITIVE_INFINITY;
   let lastPoll: string | undefined;
   let stopping = false;
 
   const snapshot = (): ProgressSnapshot => {
-    const totals = handlers.consumerTotals;
-    counters.applied = totals.applied - totalsAtStart.applied;
-    counters.stale = totals.stale - totalsAtStart.stale;
+    counters.applied = consumerTotals.applied - totalsAtStart.applied;
+    counters.stale = consumerTotals.stale - totalsAtStart.stale;
     return {
       elapsedMs: Date.now() - startedAt,
       counters: { ...counters },
@@ -285,7 +291,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   /** Waits until the consumer has drained what a poll published; true if none of it changed the table. */
   async function changedNothing(appliedBefore: number): Promise<boolean> {
     while (!stopping && (await refreshDepth()) > 0) await sleep(100);
-    return handlers.consumerTotals.applied === appliedBefore;
+    return consumerTotals.applied === appliedBefore;
   }
 
   type PollerEnd =
@@ -304,7 +310,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     for (;;) {
       while (!stopping && !mayStartRun(Date.now(), notBefore, depth, tuning)) await sleep(50);
       if (stopping) return { kind: 'stopped' };
-      const appliedBefore = handlers.consumerTotals.applied;
+      const appliedBefore = consumerTotals.applied;
       const run = await invokePoller(feed);
       counters.polls += 1;
       const finished = 'error' in run ? run : run.result;
@@ -403,10 +409,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const { eventSource } = deployment;
   await takeOverEventSource(aws, deployment, note);
   const consume: SqsHandler = eventSource.reportBatchItemFailures
-    ? handlers.consumer
+    ? consumer
     : async (event, context) => {
         // Without ReportBatchItemFailures Lambda ignores the response: a returned batch is deleted whole.
-        await handlers.consumer(event, context);
+        await consumer(event, context);
         return undefined;
       };
   const concurrency = Math.min(tuning.consumerConcurrency, eventSource.maximumConcurrency ?? 1000);

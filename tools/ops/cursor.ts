@@ -1,5 +1,5 @@
 // reset-cursor, replay and clear-auth-backoff: an operator's change to a feed's cursor item
-// (functions/core/adapters/dynamo-cursor-store.ts). Flow: read the item (consistent) → plan (pure: what
+// (functions/core/adapters/dynamo-cursor-store.ts, operator-update.ts). Flow: read the item (consistent) → plan (pure: what
 // changes, or why not) → with --yes, one conditional UpdateItem that bumps the fencing `revision`.
 //
 // Why the revision: the poller commits only if the revision it read is unchanged, so a run in progress
@@ -13,12 +13,11 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   type CursorItemAttributes,
   cursorAttributesOf,
-  type OperatorChange,
-  operatorUpdate,
 } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import type { AwsAt } from '../aws.js';
 import { CommandError } from '../cli-args.js';
 import { shortenCursor } from './format.js';
+import { type OperatorChange, operatorUpdate } from './operator-update.js';
 
 /** The cursor item as the ops commands see it (its attributes are the cursor adapter's). */
 export interface CursorItem extends CursorItemAttributes {

@@ -4,14 +4,13 @@
 // The lease expires at the invocation's deadline plus a grace, set when taken and never extended. A run that
 // continues hands the lease over (leaseOwner `continuation:<chainId>:<step>`, chainId and chainStep record
 // the feed's current chain), so only that step of that chain takes it next: one chain per feed.
-// The one place that knows the item's attribute names: the ops CLI (tools/ops/cursor.ts) reads the item
-// with cursorAttributesOf and changes it with operatorUpdate.
+// The one place that knows the item's attribute names: the ops CLI reads the item with cursorAttributesOf and
+// changes it with updateOf (tools/ops/operator-update.ts).
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
   UpdateItemCommand,
-  type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../ingest/errors.js';
@@ -32,7 +31,7 @@ const FENCED = 'leaseOwner = :owner AND #revision = :revision';
  * `SET` of `assignments` and of each defined value in `set` (placeholder `:<name>`, added to `values`), then
  * `REMOVE` of `remove`; either clause may be empty.
  */
-function updateOf(
+export function updateOf(
   set: Record<string, unknown>,
   remove: string[],
   values: Record<string, unknown>,
@@ -240,59 +239,5 @@ function toState(raw: Record<string, AttributeValue> | undefined): CursorState {
     paceDelayMs: item.paceDelayMs,
     pageSize: item.pageSize,
     recentCursors: item.recentCursors,
-  };
-}
-
-/** An operator's change to a feed's cursor item (the ops CLI's reset-cursor, replay, clear-auth-backoff). */
-export interface OperatorChange {
-  feedId: string;
-  set: { pageId?: string };
-  remove: Array<
-    'pageId' | 'highWaterMark' | 'authFailures' | 'authRetryNotBefore' | 'authFailedTokenVersion'
-  >;
-  /** The revision read (undefined: the item has none); the update requires it unchanged. */
-  expectRevision: number | undefined;
-  itemExists: boolean;
-  /** Whether the update requires no live lease (false: forced). */
-  requireNoLease: boolean;
-}
-
-/**
- * The conditional UpdateItem of an operator's change. It bumps the fencing revision, so a run in progress
- * fails its next commit (LeaseLostError) instead of overwriting the change, and it requires the revision
- * read, so a commit landing between the operator's read and write is never overwritten either.
- */
-export function operatorUpdate(
-  tableName: string,
-  change: OperatorChange,
-  nowMs: number,
-): UpdateItemCommandInput {
-  const values: Record<string, unknown> = { ':one': 1, ':zero': 0 };
-  const assignments = ['#revision = if_not_exists(#revision, :zero) + :one'];
-  if (!change.itemExists) {
-    // The poller's acquire keeps these when it creates the lease on an item that already exists.
-    values[':nowIso'] = new Date(nowMs).toISOString();
-    assignments.push('createdAt = if_not_exists(createdAt, :nowIso)');
-  }
-  const { expression } = updateOf(change.set, change.remove, values, assignments);
-  const conditions: string[] = [];
-  if (!change.itemExists) conditions.push('attribute_not_exists(feedId)');
-  else if (change.expectRevision === undefined) conditions.push('attribute_not_exists(#revision)');
-  else {
-    conditions.push('#revision = :expected');
-    values[':expected'] = change.expectRevision;
-  }
-  if (change.requireNoLease) {
-    conditions.push('(attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now)');
-    values[':now'] = nowMs;
-  }
-  return {
-    TableName: tableName,
-    Key: marshall({ feedId: change.feedId }),
-    UpdateExpression: expression,
-    ConditionExpression: conditions.join(' AND '),
-    ExpressionAttributeNames: { '#revision': 'revision' },
-    ExpressionAttributeValues: marshall(values),
-    ReturnValues: 'ALL_NEW',
   };
 }

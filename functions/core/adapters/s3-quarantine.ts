@@ -2,13 +2,14 @@
 // record, holding the reason, the raw record and the page it came from. S3 takes records of any size,
 // and the key is derived from the record's content, so replaying a page overwrites instead of doubling.
 
-import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { QuarantineError } from '../ingest/errors.js';
 import type { Quarantine, QuarantinedRecord } from '../ingest/ports.js';
+import { quarantineKey } from '../ingest/quarantine-key.js';
 import { stringifyJsonExact } from '../model/int64.js';
 
-export const QUARANTINE_PREFIX = 'quarantine/';
+// The key is the use case's (it remembers keys to write identical records once).
+export { QUARANTINE_PREFIX, quarantineKey } from '../ingest/quarantine-key.js';
 
 export class S3Quarantine implements Quarantine {
   constructor(
@@ -32,20 +33,4 @@ export class S3Quarantine implements Quarantine {
       throw new QuarantineError(`could not store quarantined record at ${key}`, { cause: error });
     }
   }
-}
-
-/**
- * `quarantine/<feedId>/<orderId|unidentified>/<version|unknown>-<content hash>.json`: no partner text, so under
- * 200 bytes (feed id ≤ 64 characters, int64 ids ≤ 20 digits) whatever the record holds; S3 allows 1,024.
- */
-export function quarantineKey(
-  record: Pick<QuarantinedRecord, 'feedId' | 'orderId' | 'version' | 'raw'>,
-): string {
-  const hash = createHash('sha256')
-    .update(stringifyJsonExact(record.raw) ?? 'undefined')
-    .digest('hex')
-    .slice(0, 16);
-  const order = record.orderId === undefined ? 'unidentified' : String(record.orderId);
-  const version = record.version === undefined ? 'unknown' : String(record.version);
-  return `${QUARANTINE_PREFIX}${encodeURIComponent(record.feedId)}/${order}/${version}-${hash}.json`;
 }

@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { saleOfStoredItem, storedOrderItem } from '../adapters/stored-order-item.js';
-import { applyItemIfNewer } from '../contract/consumer.js';
+import { applyItemIfNewer } from '../contract/consumer-kit.js';
 import type { OrderVersionMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import { type SaleEntry, type SalesChange, saleOf, salesChange } from './sale.js';

@@ -1,5 +1,5 @@
 // The public message contract: one SQS message per order version, read by our consumer and by every
-// downstream service. MESSAGE_SCHEMA is its one description in code: the reader (consumer.ts) parses with it
+// downstream service. MESSAGE_SCHEMA is its one description in code: the reader (consumer-kit.ts) parses with it
 // and the builder below is typed by it. Changing a field here is a breaking change for them: bump
 // SCHEMA_VERSION and update order-version-message.schema.json (a test checks the two agree).
 

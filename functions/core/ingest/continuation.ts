@@ -7,7 +7,7 @@
 // (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html): only the step the lease was handed
 // over to may take it (CursorStore.release), so a duplicate does nothing.
 import * as z from 'zod/mini';
-import type { PollerConfig } from '../../poller/config.js';
+import type { PollSettings } from './ports.js';
 
 /** The poller's event when it invokes itself. */
 const ContinuationEventSchema = z.object({
@@ -29,7 +29,7 @@ export type ContinuationEvent = z.infer<typeof ContinuationEventSchema>;
  */
 export function nextContinuation(
   run: { kind: string; failed: boolean; pages: number },
-  context: Pick<PollerConfig, 'feedId' | 'maxContinuations' | 'enabled'> & {
+  context: Pick<PollSettings, 'feedId' | 'maxContinuations' | 'enabled'> & {
     current: ContinuationEvent | undefined;
     runId: string;
     startedAt: string;

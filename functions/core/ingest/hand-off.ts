@@ -5,15 +5,10 @@
 // RECORDS_VALIDATED_PER_PAGE records are validated, so every page is done well within one run and no run
 // redoes the same page forever. Memory and time per page: functions/README.md.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { quarantineKey } from '../adapters/s3-quarantine.js';
-import type {
-  FindingMetricName,
-  OrderVersionPublisher,
-  PollerMetrics,
-  Quarantine,
-  QuarantinedRecord,
-} from './ports.js';
+import type { FindingMetricName, FunctionMetrics } from '../observability/metric-names.js';
+import type { OrderVersionPublisher, Quarantine, QuarantinedRecord } from './ports.js';
 import { type PageContext, type PreparedPage, preparePage } from './prepare-page.js';
+import { quarantineKey } from './quarantine-key.js';
 
 /** Records prepared and handed off at once: a page of the API's largest size is one slice. */
 const SLICE_RECORDS = 100;
@@ -39,7 +34,7 @@ const FINDING_LINES_PER_PAGE = 100;
 export interface HandOffDeps {
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
-  metrics: Pick<PollerMetrics, 'count'>;
+  metrics: Pick<FunctionMetrics, 'count'>;
   log: Pick<Logger, 'info' | 'warn'>;
 }
 

@@ -8,9 +8,9 @@
 // twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { PollerConfig } from '../../poller/config.js';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
-import { NO_TRACING, type Tracing } from '../observability/tracing.js';
+import type { FunctionMetrics } from '../observability/metric-names.js';
+import { span } from '../observability/tracer.js';
 import { PartnerError, partnerErrorKind } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
 import { type ContinuationEvent, nextContinuation } from './continuation.js';
@@ -22,12 +22,13 @@ import type {
   CursorStore,
   Lease,
   OrderVersionPublisher,
-  PollerMetrics,
+  PollSettings,
   Quarantine,
   TokenParameter,
 } from './ports.js';
 
-interface PollRun {
+/** One invocation's run, as the handler starts it. */
+export interface PollInvocation {
   /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
   owner: string;
   /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
@@ -45,13 +46,7 @@ interface PollRun {
   canContinue?: boolean;
 }
 
-/**
- * How a run ended. Every kind is observable (`lastRunOutcome` on the cursor item, `npm run ops -- status`,
- * the `poll run finished` log, local mode's scheduling), so none is merged into another.
- * missing-next-page-id: hasMore without a nextPageId (rule 1 broken); stuck-cursor: an empty page handing
- * back the cursor it was asked with, or a cursor cycle (cursor-cycles.ts); order-over-body-cap: a page of one
- * order is over `maxPageBodyBytes`; disabled: `enabled: false`, nothing was asked.
- */
+/** How a run ended (functions/README.md); every kind is observable (cursor item, ops status, logs). */
 type PollOutcomeKind =
   | 'caught-up'
   | 'page-limit'
@@ -68,11 +63,7 @@ type PollOutcomeKind =
   | 'order-over-body-cap'
   | 'disabled';
 
-/**
- * What a run counts: partnerRetries are waits after a 5xx, a network failure (a request timeout included), a
- * 3xx or an unreadable 200 (all retried alike; the log line names the kind), rateLimitWaits after a 429;
- * paceDelayMs, the feed's own delay between page requests at the end of the run (nextPaceDelayMs).
- */
+/** What a run counts (partnerRetries: every retry but a 429's; paceDelayMs: the pace at the run's end). */
 const noCounts = () => ({
   pages: 0,
   versionsPublished: 0,
@@ -98,14 +89,13 @@ export interface PollDeps {
   partner: PartnerApi;
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
-  metrics: Pick<PollerMetrics, 'count'>;
+  metrics: Pick<FunctionMetrics, 'count'>;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
   /** The token's SSM parameter: re-read after a 401, and its version keys the backoff. */
   tokens?: TokenParameter;
   /** Waits between page requests when the feed paces itself (default: a timer). */
   sleep?: (ms: number) => Promise<void>;
-  tracing?: Tracing;
   /** The SQS message size limit (default SQS_MAX_MESSAGE_BYTES; tests lower it). */
   maxMessageBytes?: number;
 }
@@ -116,18 +106,22 @@ type Fetched =
   | { ok: false; error: unknown };
 
 /** What the helpers of one run share; `lease` is the one still held (none when never taken or lost). */
-interface Run {
+interface RunState {
   deps: PollDeps;
-  settings: PollerConfig;
-  run: PollRun;
+  settings: PollSettings;
+  invocation: PollInvocation;
   counters: ReturnType<typeof noCounts>;
   lease?: Lease | undefined;
   /** The page size asked for now (page-size.ts). */
   pageSize: number;
 }
 
-export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: PollRun): Promise<PollOutcome> {
-  const ctx: Run = { deps, settings, run, counters: noCounts(), pageSize: settings.pageSize };
+export async function pollFeed(
+  deps: PollDeps,
+  settings: PollSettings,
+  invocation: PollInvocation,
+): Promise<PollOutcome> {
+  const ctx: RunState = { deps, settings, invocation, counters: noCounts(), pageSize: settings.pageSize };
   const startedAt = deps.now();
   const kind = await poll(ctx);
   const { lease, counters } = ctx;
@@ -135,13 +129,13 @@ export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: Poll
   const failed = kind === 'auth-failed' || kind === 'lease-lost';
   let next: ContinuationEvent | undefined;
   if (lease) {
-    const wanted = run.canContinue
+    const wanted = invocation.canContinue
       ? nextContinuation(
           { kind, failed, pages: counters.pages },
           {
             ...settings,
-            current: run.continuation,
-            runId: run.owner,
+            current: invocation.continuation,
+            runId: invocation.owner,
             startedAt: new Date(startedAt).toISOString(),
           },
         )
@@ -157,21 +151,23 @@ export async function pollFeed(deps: PollDeps, settings: PollerConfig, run: Poll
   return { kind, failed, ...counters, secondsSinceCaughtUp, ...(next ? { next } : {}) };
 }
 
-/**
- * Takes the lease (unless the feed is off, the lease held or a 401 backoff running), then the page loop:
- * fetch (the next page while this one is handed off), prepare, hand off, commit. Returns how the run ended;
- * releases the lease and throws what it cannot handle.
- */
-async function poll(ctx: Run): Promise<PollOutcomeKind> {
-  const { deps, settings, run, counters } = ctx;
+/** Takes the lease, then the page loop; returns how the run ended, or releases the lease and throws. */
+async function poll(ctx: RunState): Promise<PollOutcomeKind> {
+  const { deps, settings, invocation, counters } = ctx;
   const { feedId } = settings;
   if (settings.enabled === false) {
     deps.log.info('feed is disabled; this run does nothing', { feedId });
     return 'disabled';
   }
-  const chain = run.continuation?.continuation;
+  const chain = invocation.continuation?.continuation;
   const link = chain && { chainId: chain.chainId, step: chain.chain };
-  ctx.lease = await deps.cursorStore.acquire(feedId, run.owner, deps.now(), run.leaseExpiresAt, link);
+  ctx.lease = await deps.cursorStore.acquire(
+    feedId,
+    invocation.owner,
+    deps.now(),
+    invocation.leaseExpiresAt,
+    link,
+  );
   if (!ctx.lease && chain) {
     // A duplicated or retried event, or one whose chain a scheduled run has ended: it must do nothing.
     deps.log.info("this continuation is not the feed's current chain step; doing nothing", {
@@ -222,7 +218,7 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
   try {
     for (;;) {
       if (counters.pages >= pageCap) return 'page-limit';
-      if (!prefetched && deps.now() >= run.deadline) return 'out-of-time';
+      if (!prefetched && deps.now() >= invocation.deadline) return 'out-of-time';
       const result = await (prefetched ?? fetchPage(ctx, request));
       prefetched = undefined;
       if (!result.ok && partnerErrorKind(result.error) === 'cursor-expired' && !recoveredThisRun) {
@@ -298,7 +294,7 @@ async function poll(ctx: Run): Promise<PollOutcomeKind> {
 }
 
 /** The token parameter read afresh; undefined without the port or when SSM cannot be read (logged). */
-async function tokenVersion({ deps, settings }: Run) {
+async function tokenVersion({ deps, settings }: RunState) {
   try {
     return await deps.tokens?.refresh();
   } catch (error) {
@@ -312,14 +308,14 @@ async function tokenVersion({ deps, settings }: Run) {
 }
 
 /** One page request, counted and traced. */
-function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
-  const { deps, settings, run, counters } = ctx;
+function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
+  const { deps, settings, invocation, counters } = ctx;
   let rateLimited = false;
-  // A span per page request, retries and waits included (details only: the page's own span annotates).
-  const traced = (deps.tracing ?? NO_TRACING).span('### partner fetch', {}, async (span) => {
-    span.detail('page', counters.pages + 1);
+  // A span per page request, retries and waits included (metadata only: the page's own span annotates).
+  const traced = span('### partner fetch', {}, async (subsegment) => {
+    subsegment?.addMetadata('page', counters.pages + 1);
     const page = await deps.partner.getOrderUpdates(query, {
-      deadline: run.requestDeadline ?? run.deadline,
+      deadline: invocation.requestDeadline ?? invocation.deadline,
       onRetry: (event) => {
         rateLimited ||= event.kind === 'rate-limited';
         if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
@@ -328,8 +324,8 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
         deps.log.warn('partner API call will be retried', { feedId: settings.feedId, ...event });
       },
     });
-    span.detail('versions', page.data.length);
-    span.detail('rateLimited', rateLimited);
+    subsegment?.addMetadata('versions', page.data.length);
+    subsegment?.addMetadata('rateLimited', rateLimited);
     return page;
   });
   return traced.then(
@@ -342,65 +338,58 @@ function fetchPage(ctx: Run, query: OrderUpdatesQuery): Promise<Fetched> {
  * Starts fetching the next page while this one is handed off: what keeps a catch-up at the partner's pace.
  * Not at the page cap, nor when waiting out the feed's own pace (it rises after a 429) would pass the deadline.
  */
-function prefetchNext(ctx: Run, query: OrderUpdatesQuery, pageCap: number): Promise<Fetched> | undefined {
-  const { deps, run, counters } = ctx;
-  if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= run.deadline) return undefined;
+function prefetchNext(
+  ctx: RunState,
+  query: OrderUpdatesQuery,
+  pageCap: number,
+): Promise<Fetched> | undefined {
+  const { deps, invocation, counters } = ctx;
+  if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= invocation.deadline) return undefined;
   if (counters.paceDelayMs <= 0) return fetchPage(ctx, query);
   return (deps.sleep ?? sleep)(counters.paceDelayMs).then(() => fetchPage(ctx, query));
 }
 
 /**
- * Hands the page off (hand-off.ts: normalised, published, quarantined), then commits its cursor, in one span:
- * what must be durable before the cursor moves (the next page's fetch, already started, is outside it). The
- * span's correlation id is the messages' own. The commit carries the page size and the cursor memory (dropped
- * at the end of the stream: what comes after it is new).
+ * Hands the page off (hand-off.ts), then commits its cursor, in one span: what must be durable before the
+ * cursor moves. The cursor memory is dropped at the end of the stream: what comes after it is new.
  */
 function commitPage(
-  { deps, settings, run, counters, pageSize }: Run,
+  { deps, settings, invocation, counters, pageSize }: RunState,
   held: Lease,
   request: OrderUpdatesQuery,
   { page, fetchedAt }: { page: RawPage; fetchedAt: number },
   recentCursors: string[],
 ): Promise<Lease> {
   const { feedId } = settings;
-  const correlationId = pollCorrelationId(run.owner, counters.pages);
-  return (deps.tracing ?? NO_TRACING).span(
-    '### page',
-    { feedId, page: counters.pages, correlationId },
-    async (span) => {
-      span.detail('versions', page.data.length);
-      const handed = await handOffPage(deps, page.data, {
-        feedId,
-        pageId: request.pageId ?? null,
-        fetchedAt: new Date(fetchedAt).toISOString(),
-        correlationId,
-        maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
-      });
-      counters.versionsPublished += handed.versionsPublished;
-      counters.quarantined += handed.quarantined;
-      span.detail('versionsPublished', handed.versionsPublished);
-      span.detail('quarantined', handed.quarantined);
-      return deps.cursorStore.commit(held, {
-        // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
-        // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
-        pageId: page.nextPageId ?? request.pageId,
-        highWaterMark: highWaterMark([held.state.highWaterMark, handed.highWaterMark], fetchedAt),
-        ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
-        ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
-        paceDelayMs: counters.paceDelayMs,
-        pageSize: pageSize < settings.pageSize ? pageSize : undefined,
-        recentCursors: page.hasMore ? recentCursors : undefined,
-      });
-    },
-  );
+  const correlationId = pollCorrelationId(invocation.owner, counters.pages);
+  return span('### page', { feedId, page: counters.pages, correlationId }, async (subsegment) => {
+    subsegment?.addMetadata('versions', page.data.length);
+    const handed = await handOffPage(deps, page.data, {
+      feedId,
+      pageId: request.pageId ?? null,
+      fetchedAt: new Date(fetchedAt).toISOString(),
+      correlationId,
+      maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
+    });
+    counters.versionsPublished += handed.versionsPublished;
+    counters.quarantined += handed.quarantined;
+    subsegment?.addMetadata('versionsPublished', handed.versionsPublished);
+    subsegment?.addMetadata('quarantined', handed.quarantined);
+    return deps.cursorStore.commit(held, {
+      // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
+      // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
+      pageId: page.nextPageId ?? request.pageId,
+      highWaterMark: highWaterMark([held.state.highWaterMark, handed.highWaterMark], fetchedAt),
+      ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
+      ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
+      paceDelayMs: counters.paceDelayMs,
+      pageSize: pageSize < settings.pageSize ? pageSize : undefined,
+      recentCursors: page.hasMore ? recentCursors : undefined,
+    });
+  });
 }
 
-/**
- * Why the run ends after this page, if it does. hasMore without a nextPageId breaks rule 1: where to go is
- * not guessed. An empty page handing back the cursor it was asked with would come back again; a cursor that
- * came round twice is a cycle (a single repeated page is rule 6's: it goes on). Either way the page's data
- * is handed off and committed.
- */
+/** Why the run ends after this page, if it does (its data is handed off and committed either way). */
 function stopAfter(
   page: RawPage,
   request: OrderUpdatesQuery,
@@ -418,7 +407,7 @@ const isBodyOverCap = (error: unknown) => partnerErrorKind(error) === 'body-too-
  * A 200 body over the cap: the same cursor at half the page size, at once (undefined: the page held one order
  * already; that order alone is over the cap, and the feed stops there: RUNBOOK "Order over the page body cap").
  */
-function shrinkPageSize(ctx: Run, request: OrderUpdatesQuery): OrderUpdatesQuery | undefined {
+function shrinkPageSize(ctx: RunState, request: OrderUpdatesQuery): OrderUpdatesQuery | undefined {
   const { deps, settings } = ctx;
   const asked = request.pageSize ?? ctx.pageSize;
   const smaller = shrunkPageSize(asked);
@@ -443,12 +432,8 @@ function shrinkPageSize(ctx: Run, request: OrderUpdatesQuery): OrderUpdatesQuery
   return { ...request, pageSize: smaller };
 }
 
-/**
- * Pagination rule 5 after a 404 `pageId not found`: repeat without pageId, optionally bounded by the last
- * progress minus a lookback. The mark is never trusted past now: a future fromTimestamp would be answered
- * empty forever.
- */
-function recover(ctx: Run): OrderUpdatesQuery {
+/** Rule 5 after a 404 `pageId not found`; the mark is never trusted past now (a future start is empty forever). */
+function recover(ctx: RunState): OrderUpdatesQuery {
   const { deps, settings, counters, lease } = ctx;
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
@@ -465,11 +450,8 @@ function recover(ctx: Run): OrderUpdatesQuery {
   return request;
 }
 
-/**
- * A 401: recorded on the cursor item with the refused token parameter version and the next attempt's time
- * (doubling per consecutive 401 with that version, capped; a new version starts again from the first wait).
- */
-async function authFailed(ctx: Run, tokenVersion: number | undefined): Promise<void> {
+/** A 401: the refused token version and the next attempt's time (doubling per 401 with that version, capped). */
+async function authFailed(ctx: RunState, tokenVersion: number | undefined): Promise<void> {
   const { deps, settings, lease } = ctx;
   if (!lease) return;
   deps.metrics.count('AuthFailures');
@@ -490,7 +472,7 @@ async function authFailed(ctx: Run, tokenVersion: number | undefined): Promise<v
 }
 
 /** How any other failed request ends the run; what is not a partner's "later" is thrown. */
-function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOutcomeKind {
+function fetchFailure({ deps, settings, counters }: RunState, error: unknown): PollOutcomeKind {
   const { feedId } = settings;
   if (partnerErrorKind(error) === 'cursor-expired') {
     // The spec's expired-cursor scenario re-expires on every restart: a loop here would never end.
@@ -530,7 +512,7 @@ function fetchFailure({ deps, settings, counters }: Run, error: unknown): PollOu
   throw error;
 }
 
-function baseQuery({ settings, pageSize }: Run, pageId: string | undefined): OrderUpdatesQuery {
+function baseQuery({ settings, pageSize }: RunState, pageId: string | undefined): OrderUpdatesQuery {
   return {
     ...(pageId === undefined ? {} : { pageId }),
     pageSize,
@@ -552,22 +534,18 @@ function highWaterMark(marks: Array<string | undefined>, fetchedAtMs: number): s
   return highest && [highest, new Date(fetchedAtMs).toISOString()].sort()[0];
 }
 
-/**
- * The feed's own pace under rate limiting, AIMD as TCP does: the delay between page requests doubles on
- * every rate-limited page (from 250 ms, up to 30 s) and falls by 50 ms after every page served without a
- * 429, so a feed that keeps hitting the partner's limit settles just below it instead of spending its run
- * waiting out 429s (each of which the client honours on its own). Kept on the cursor item across runs.
- */
+/** The feed's own pace under rate limiting, AIMD as TCP does: doubles on a 429, 50 ms less after a page. */
 export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number {
   if (rateLimited) return Math.min(30_000, Math.round(currentMs <= 0 ? 250 : currentMs * 2));
   return Math.max(0, currentMs - 50);
 }
 
-/**
- * Gives the lease up, recording how the run ended (`outcome`) on the cursor item; with `next`, hands it over
- * to that continuation for the lease grace. False when the release failed.
- */
-async function releaseQuietly({ deps, settings, lease }: Run, outcome: string, next?: ContinuationEvent) {
+/** Gives the lease up (or hands it over to `next` for the lease grace); false when the release failed. */
+async function releaseQuietly(
+  { deps, settings, lease }: RunState,
+  outcome: string,
+  next?: ContinuationEvent,
+) {
   if (!lease) return false;
   const now = deps.now();
   try {

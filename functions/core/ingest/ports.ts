@@ -1,10 +1,29 @@
-// Ports of the poll use case. Flow: schedule → poller handler → pollFeed → (CursorStore, PartnerApi,
-// OrderVersionPublisher, Quarantine, Tracing). AWS adapters live in ../adapters (Tracing's in
-// ../observability); tests use in-memory fakes.
+// Ports of the poll use case, and the settings it runs with. The poller's factory (poller/build-poller.ts) wires
+// the AWS adapters (../adapters) into them; tests use in-memory fakes.
 
 import type { OutgoingMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import type { ContinuationEvent } from './continuation.js';
+
+/** What pollFeed needs of the poller's configuration (poller/config.ts reads it from the environment). */
+export interface PollSettings {
+  feedId: string;
+  /** False: the feed is switched off and every run does nothing. */
+  enabled: boolean;
+  pageSize: number;
+  /** Undefined: no page cap; the run ends when caught up or out of time. */
+  maxPagesPerRun: number | undefined;
+  /** The partner client's cap on a 200 body; a larger page is asked again smaller (page-size.ts). */
+  maxPageBodyBytes: number;
+  /** Runs that may follow one another at once while a backlog lasts (0: every run waits for the schedule). */
+  maxContinuations: number;
+  minAgeMinutes: number | undefined;
+  vendorIds: string[] | undefined;
+  recoveryLookbackMinutes: number | undefined;
+  /** How long the lease outlives the invocation's deadline: what a crashed run blocks the feed beyond it. */
+  leaseGraceMs: number;
+  authBackoff: { initialMs: number; maxMs: number };
+}
 
 /** The cursor item's state, as read when the lease was taken. */
 export interface CursorState {
@@ -118,35 +137,6 @@ export interface QuarantinedRecord {
 export interface Quarantine {
   put(record: QuarantinedRecord): Promise<string>;
 }
-
-/** The poller's metrics (Powertools Metrics in handler.ts); pollFeed only counts. */
-export interface PollerMetrics {
-  count(name: PollMetricName | FindingMetricName, value?: number): void;
-  milliseconds(name: 'RunDurationMs' | 'PaceDelayMs', value: number): void;
-  seconds(name: 'SecondsSinceCaughtUp', value: number): void;
-  /** Flushes what the invocation recorded (Powertools: one EMF document). */
-  publish(): void;
-}
-
-/** One count per finding kind, e.g. `FindingUnknownField` (the kinds are a fixed set: bounded metrics). */
-export type FindingMetricName = `Finding${string}`;
-
-export type PollMetricName =
-  | 'PagesFetched'
-  | 'VersionsPublished'
-  | 'RecordsQuarantined'
-  | 'OversizedRecords'
-  | 'PartnerRetries'
-  | 'RateLimitWaits'
-  | 'CursorRecoveries'
-  | 'AuthFailures'
-  | 'LeaseContended'
-  | 'MissingNextPageId'
-  | 'StuckCursor'
-  | 'UnreadablePages'
-  | 'PageSizeReduced'
-  | 'OrderOverBodyCap'
-  | 'RecordsBeyondPageSize';
 
 /** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
 export interface Continuation {

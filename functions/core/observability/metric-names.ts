@@ -1,6 +1,11 @@
-// The one list of business metric names: the functions count them, the monitoring construct alarms and graphs
-// them, the tests import them. A name not in this list cannot be counted, so renaming one breaks the build
-// rather than silently emptying an alarm.
+// The one list of business metric names and dimensions: the functions count them, the monitoring construct
+// alarms and graphs them, the tests import them. A name not in this list cannot be counted, so renaming one
+// breaks the build rather than silently emptying an alarm.
+
+/** Each poller metric is published twice: under `service` (the deployment) and `service` + FeedId (its feed). */
+export const FEED_ID_DIMENSION = 'FeedId';
+/** Every metric also carries its ingester instance, so two instances in one account never watch each other. */
+export const INGESTER_DIMENSION = 'Ingester';
 
 /** The poller's counts (dimension `service`, and `service` + `FeedId`). */
 export const POLLER_COUNTS = [
@@ -42,3 +47,14 @@ export type CountName = (typeof POLLER_COUNTS)[number] | (typeof CONSUMER_COUNTS
 export type MillisecondsName = (typeof POLLER_MILLISECONDS)[number];
 export type SecondsName = (typeof POLLER_SECONDS)[number];
 export type MetricName = CountName | MillisecondsName | SecondsName;
+export type PollerMetricName = (typeof POLLER_COUNTS)[number] | MillisecondsName | SecondsName;
+export type ConsumerCountName = (typeof CONSUMER_COUNTS)[number];
+
+/** What the functions need of a metrics sink: Powertools Metrics on Lambda, NO_METRICS or a recorder elsewhere. */
+export interface FunctionMetrics {
+  count(name: CountName, value?: number): void;
+  milliseconds(name: MillisecondsName, value: number): void;
+  seconds(name: SecondsName, value: number): void;
+  /** Flushes what the invocation recorded (one EMF document). */
+  publish(): void;
+}

@@ -1,36 +1,14 @@
-// Logger and Metrics for a function, configured once per container. Service name and namespace come
-// from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE when set (the stack sets them); the
-// namespace is checked at cold start by its declaration (core/config/settings.ts).
+// Logger and metrics of a function, from its environment: process.env at cold start in handler.ts, the
+// environment the stack gives the function in local mode, the tests and the lab. Service name and namespace
+// come from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE (checked by core/config/settings.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { readMetricsSettings } from '../config/settings.js';
-import { FEED_ID_DIMENSION, INGESTER_DIMENSION } from './dimensions.js';
+import { type Env, readMetricsSettings } from '../config/settings.js';
+import { FEED_ID_DIMENSION, type FunctionMetrics, INGESTER_DIMENSION } from './metric-names.js';
 
-export function createObservability(defaultServiceName: string) {
-  const serviceName = process.env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
-  const logger = new Logger({ serviceName });
-  const { POWERTOOLS_METRICS_NAMESPACE: namespace, INGESTER_INSTANCE: instance } = readMetricsSettings(
-    process.env,
-  );
-  // A default dimension is part of every dimension set, the per-feed one included.
-  const metrics = new Metrics({
-    serviceName,
-    namespace,
-    ...(instance === undefined ? {} : { defaultDimensions: { [INGESTER_DIMENSION]: instance } }),
-  });
-  return { serviceName, logger, metrics };
-}
+const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
 
-/** What the handlers need of a metrics sink: Powertools Metrics here, a no-op or a recorder in tests. */
-export interface FunctionMetrics {
-  count(name: string, value?: number): void;
-  milliseconds(name: string, value: number): void;
-  seconds(name: string, value: number): void;
-  /** Flushes what the invocation recorded (one EMF document). */
-  publish(): void;
-}
-
-/** Records nothing: local mode without `--metrics`, benchmarks and tests. */
+/** Records nothing: local mode without `--verbose`, the tests. */
 export const NO_METRICS: FunctionMetrics = {
   count: () => undefined,
   milliseconds: () => undefined,
@@ -39,24 +17,35 @@ export const NO_METRICS: FunctionMetrics = {
 };
 
 /**
- * The functions' small metrics port over Powertools Metrics: counts, two durations, and the flush. With a
- * `feedId` (the pollers) every metric is published under two dimension sets in the same EMF document: `service`
- * alone, which the deployment-wide alarms watch whatever the number of feeds, and `service` + `FeedId`, which
- * each feed's lag alarm and dashboard row read. (Powertools clears added dimensions at every flush, so they are
- * added again before each one.)
+ * With a `feedId` (a poller) every metric is published under two dimension sets in one EMF document: `service`
+ * alone, which the deployment-wide alarms watch, and `service` + `FeedId`, which each feed's lag alarm and
+ * dashboard row read. Powertools clears added dimensions at every flush, so they are added before each one.
+ * POWERTOOLS_METRICS_DISABLED=true (local mode, tests): NO_METRICS.
  */
-export function powertoolsMetrics(metrics: Metrics, perFeed?: { feedId: string }): FunctionMetrics {
-  return {
-    count: (name, value = 1) => metrics.addMetric(name, MetricUnit.Count, value),
-    milliseconds: (name, value) => metrics.addMetric(name, MetricUnit.Milliseconds, value),
-    seconds: (name, value) => metrics.addMetric(name, MetricUnit.Seconds, value),
+export function createObservability(defaultServiceName: string, env: Env, feedId?: string) {
+  const serviceName = env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
+  const logLevel = LOG_LEVELS.find((level) => level === env.POWERTOOLS_LOG_LEVEL?.toUpperCase());
+  const logger = new Logger({ serviceName, ...(logLevel ? { logLevel } : {}) });
+  if (env.POWERTOOLS_METRICS_DISABLED === 'true') return { logger, metrics: NO_METRICS };
+  const { POWERTOOLS_METRICS_NAMESPACE: namespace, INGESTER_INSTANCE: instance } = readMetricsSettings(env);
+  // A default dimension is part of every dimension set, the per-feed one included.
+  const powertools = new Metrics({
+    serviceName,
+    namespace,
+    ...(instance === undefined ? {} : { defaultDimensions: { [INGESTER_DIMENSION]: instance } }),
+  });
+  const metrics: FunctionMetrics = {
+    count: (name, value = 1) => powertools.addMetric(name, MetricUnit.Count, value),
+    milliseconds: (name, value) => powertools.addMetric(name, MetricUnit.Milliseconds, value),
+    seconds: (name, value) => powertools.addMetric(name, MetricUnit.Seconds, value),
     publish: () => {
-      if (perFeed) {
-        metrics.addDimension(FEED_ID_DIMENSION, perFeed.feedId);
+      if (feedId !== undefined) {
+        powertools.addDimension(FEED_ID_DIMENSION, feedId);
         // An extra dimension set with nothing added: the default dimensions alone (`service`).
-        metrics.addDimensions({});
+        powertools.addDimensions({});
       }
-      metrics.publishStoredMetrics();
+      powertools.publishStoredMetrics();
     },
   };
+  return { logger, metrics };
 }

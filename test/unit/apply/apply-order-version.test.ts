@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { saleOfStoredItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { applyOrderVersion } from '../../../functions/core/apply/apply-order-version.js';
 import { saleOf, salesChange } from '../../../functions/core/apply/sale.js';
-import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
 import {
   buildOrderVersionMessage,
   type OrderVersionMessage,

@@ -2,7 +2,7 @@
 // in the body (source.correlationId, source.origin) and as the correlationId attribute; the poller's log
 // line for the page carries the same id, so a message leads to the run's logs and back.
 import { describe, expect, it } from 'vitest';
-import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
 import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import type { PollerConfig } from '../../../functions/poller/config.js';

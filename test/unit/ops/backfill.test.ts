@@ -4,7 +4,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { saleOf } from '../../../functions/core/apply/sale.js';
-import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
 import type { OutgoingMessage } from '../../../functions/core/contract/order-version-message.js';
 import type { Order } from '../../../functions/core/model/types.js';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { CallOptions, PartnerApi, RawPage } from '../../../functions/core/partner/types.js';

@@ -1,15 +1,10 @@
-// Builds the consumer's Lambda handler from its dependencies. handler.ts wires the AWS ones once per
-// container; local mode, tests and benchmarks pass their own orders table client, logger, metrics and an
-// observer that receives each invocation's counts (instead of reading module state back).
-// Flow: SQS batch → Powertools processPartialResponse → per record: the public kit's parser
-// (parseOrderVersionMessage) → applyOrderVersion (the kit's conditional put of the orders table item);
-// a failed record throws, so only it is retried (and reaches the DLQ after the queue's maxReceiveCount).
-// Of several versions of one order in one batch only the highest is written, and the lower ones wait for it
-// (functions/README.md, Consumer: the cost per version stays at its floor, nothing is lost). Traced as one
-// span per invocation (`## order batch`) with one per record inside (`### order version`); one INFO line per
-// batch names its counts and the correlation ids of the runs whose messages it held.
+// The consumer, built from a DynamoDB client and its settings: handler.ts calls it once per container with the
+// real client; local mode, the tests and the lab with theirs. Flow: SQS batch → processPartialResponse → per
+// record: the kit's parser → applyOrderVersion; a failed record throws, so only it is retried (then
+// dead-lettered). Of several versions of one order in a batch only the highest is written (functions/README.md).
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Logger } from '@aws-lambda-powertools/logger';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   type ApplyResult,
@@ -18,10 +13,12 @@ import {
   recordSupersededVersion,
 } from '../core/apply/apply-order-version.js';
 import type { SalesChange } from '../core/apply/sale.js';
-import { parseOrderVersionMessage } from '../core/contract/consumer.js';
+import { parseOrderVersionMessage } from '../core/contract/consumer-kit.js';
 import type { OrderVersionMessage } from '../core/contract/order-version-message.js';
-import type { FunctionMetrics } from '../core/observability/powertools.js';
-import { NO_TRACING, type Tracing } from '../core/observability/tracing.js';
+import type { ConsumerCountName, FunctionMetrics } from '../core/observability/metric-names.js';
+import { NO_METRICS } from '../core/observability/powertools.js';
+import { span, tracer } from '../core/observability/tracer.js';
+import type { ConsumerConfig } from './config.js';
 
 /** One invocation's records, by what became of them. */
 export interface BatchCounts {
@@ -30,15 +27,13 @@ export interface BatchCounts {
   failed: number;
 }
 
-export interface ConsumerDependencies {
-  /** Where applied versions go (handler.ts: the stack's orders table). */
-  orders: OrdersTable;
-  logger: Logger;
-  metrics: Pick<FunctionMetrics, 'count' | 'publish'>;
+/** What a caller replaces: the orders table (tests: in memory), the log and metrics sinks. */
+export interface ConsumerOverrides {
+  orders?: OrdersTable;
+  logger?: Logger;
+  metrics?: FunctionMetrics;
   /** Told each invocation's counts when its batch is settled (local mode sums them for its progress). */
   onBatchSettled?: (counts: BatchCounts) => void;
-  /** Spans of each batch and record (handler.ts: X-Ray through Powertools Tracer); default: none. */
-  tracing?: Tracing;
 }
 
 /** The batch line names at most this many distinct correlation ids (a batch rarely spans more than two pages). */
@@ -46,7 +41,7 @@ const BATCH_LOG_CORRELATION_IDS = 10;
 
 export type ConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
-const SALES_METRICS: Record<SalesChange, string[]> = {
+const SALES_METRICS: Record<SalesChange, ConsumerCountName[]> = {
   counted: ['SalesCounted'],
   reversed: ['SalesReversed'],
   'amount-changed': ['SalesAmountChanged'],
@@ -59,9 +54,18 @@ type Parsed = { message: OrderVersionMessage } | { error: unknown };
 /** An order's highest version in the batch, and its write once started (one however many records wait). */
 type Top = { message: OrderVersionMessage; written?: Promise<ApplyResult> };
 
-export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandler {
-  const { logger, metrics, orders } = deps;
-  const tracing = deps.tracing ?? NO_TRACING;
+export function buildConsumer(
+  clients: { dynamo: DynamoDBClient },
+  config: ConsumerConfig,
+  overrides: ConsumerOverrides = {},
+): ConsumerHandler {
+  const logger = overrides.logger ?? new Logger({ serviceName: 'order-feed-consumer' });
+  const metrics = overrides.metrics ?? NO_METRICS;
+  const orders: OrdersTable = overrides.orders ?? {
+    client: clients.dynamo,
+    tableName: config.ordersTableName,
+    ...(config.history ? { history: config.history } : {}),
+  };
 
   /**
    * A version below its order's highest in the batch (`top`; of equal versions, duplicate deliveries, the
@@ -84,8 +88,10 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
 
   return async (event, context) => {
     logger.addContext(context);
-    return tracing.span('## order batch', {}, async (batchSpan) => {
-      batchSpan.detail('records', event.Records.length);
+    return span('## order batch', {}, async (batchSegment) => {
+      tracer?.annotateColdStart();
+      tracer?.addServiceNameAnnotation();
+      batchSegment?.addMetadata('records', event.Records.length);
       const counts: BatchCounts = { applied: 0, stale: 0, failed: 0 };
       const parsed = new Map<string, Parsed>();
       const highest = new Map<OrderVersionMessage['order']['id'], Top>();
@@ -114,11 +120,11 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
           ...(message ? { orderId: String(message.order.id), version: String(message.order.version) } : {}),
           ...(correlationId ? { correlationId } : {}),
         };
-        return tracing.span('### order version', annotations, async (span) => {
+        return span('### order version', annotations, async (subsegment) => {
           try {
             if (!('message' in entry)) throw entry.error;
             const result = await apply(entry.message, highest.get(entry.message.order.id) ?? entry);
-            span.detail('outcome', result.outcome);
+            subsegment?.addMetadata('outcome', result.outcome);
             // Per record, so DEBUG (LOG_LEVEL=DEBUG to see it): which run's version was applied or found stale.
             logger.debug('order version message processed', {
               messageId: record.messageId,
@@ -160,8 +166,8 @@ export function createConsumerHandler(deps: ConsumerDependencies): ConsumerHandl
       } finally {
         metrics.publish();
         logger.info('order version batch processed', { ...counts, ...correlationIdsOf(event.Records) });
-        for (const [name, count] of Object.entries(counts)) batchSpan.detail(name, count);
-        deps.onBatchSettled?.(counts);
+        for (const [name, count] of Object.entries(counts)) batchSegment?.addMetadata(name, count);
+        overrides.onBatchSettled?.(counts);
       }
     });
   };
