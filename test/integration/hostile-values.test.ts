@@ -109,8 +109,7 @@ beforeAll(async () => {
   downstream = await receiveAll(aws, resources.downstreamQueueUrl);
 });
 afterAll(async () => {
-  await partner?.close();
-  await moto?.stop();
+  await Promise.all([partner?.close(), moto?.stop()]);
 });
 
 describe('hostile values from the partner', () => {
