@@ -2,7 +2,7 @@
 // message waiting on a queue, and a quarantined record.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import type { AwsClients } from '../../tools/harness/pipeline.js';
@@ -42,7 +42,12 @@ export function readLedger(aws: AwsClients, table: string): Promise<SalesTotal[]
   return readSalesLedger(aws.dynamo, table);
 }
 
-export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<string[]> {
+/** Every message waiting on the queue (`remove`: deleted as read, so the next call sees only newer ones). */
+export async function receiveAll(
+  aws: AwsClients,
+  queueUrl: string,
+  { remove = false } = {},
+): Promise<string[]> {
   const bodies: string[] = [];
   for (;;) {
     const output = await aws.sqs.send(
@@ -50,5 +55,12 @@ export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<str
     );
     if (!output.Messages?.length) return bodies;
     bodies.push(...output.Messages.map((message) => message.Body ?? ''));
+    if (remove) {
+      const entries = output.Messages.map((message, index) => ({
+        Id: String(index),
+        ReceiptHandle: message.ReceiptHandle,
+      }));
+      await aws.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    }
   }
 }
