@@ -809,8 +809,8 @@ describe('pollFeed with a rotated token', () => {
     );
   });
 
-  it('stays in backoff while the parameter keeps the refused version, without calling the partner', async () => {
-    const { deps, tokens, clock, run } = rotation();
+  it('stays in backoff while the parameter keeps the refused version, and calls at once when it has a new one', async () => {
+    const { deps, tokens, clock, run, stored } = rotation();
     await run('run-1');
     clock.now += 30_000;
 
@@ -818,15 +818,8 @@ describe('pollFeed with a rotated token', () => {
     expect(deps.partner.calls).toHaveLength(1);
     expect(tokens.reads).toBe(2); // the 401's fresh read, then the backoff's version check
     expect(deps.metrics.counts.AuthFailures).toBe(1);
-  });
-
-  it('calls the partner at once during the backoff when the parameter has a new version, and clears it', async () => {
-    const { deps, tokens, clock, run, stored } = rotation();
-    await run('run-1');
-    clock.now += 1_000;
     tokens.rotate('new-token');
-
-    expect(await run('run-2')).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(await run('run-3')).toMatchObject({ kind: 'caught-up', pages: 3 });
     expect(pageIds(deps.partner)).toEqual([undefined, undefined, 'c1', 'c2']);
     expect(stored()).toMatchObject({
       authFailures: 0,
