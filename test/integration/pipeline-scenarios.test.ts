@@ -3,6 +3,7 @@
 // its own (no two scenarios share an order id): each ends with exactly its expectation (SCENARIO_EXPECTATIONS)
 // and passes the spec's check (SPEC_CHECKS, as npm run verify applies it). The partner client's own handling of
 // each scenario (waits, retries, headers) is asserted in partner-client-scenarios; here, what the pipeline adds.
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import type { PollResult } from '../../functions/poller/create-handler.js';
@@ -100,7 +101,11 @@ async function runScenario(id: ScenarioId) {
   const runs = RUNS[id] ?? SCENARIO_EXPECTATIONS[id].polls + 1;
   const logLevel: Record<string, string> =
     id === 'test-authentication' ? { POWERTOOLS_LOG_LEVEL: 'DEBUG' } : {};
-  const handlers = handlersFor(aws, pipelineEnv(resources, `${sim.url}/${id}`, { FEED_ID: id, ...logLevel }));
+  // A token of its own too: the feeds of one token share its request budget, which a 429 slows for all.
+  const token = { Name: `/scenarios/${id}`, Type: 'SecureString' as const, Value: TEST_TOKEN };
+  await aws.ssm.send(new PutParameterCommand(token));
+  const env = { FEED_ID: id, PARTNER_TOKEN_PARAMETER: token.Name, ...logLevel };
+  const handlers = handlersFor(aws, pipelineEnv(resources, `${sim.url}/${id}`, env));
   const before = {
     ids: new Set(SCENARIOS[id].polls.flat().map((entry) => String(entry.order.id))),
     sales: await readLedger(aws, resources.ordersTable),
