@@ -1,5 +1,6 @@
-// In-memory fakes of the use cases' ports, for unit tests. The cursor store keeps the same fencing
-// rules as the DynamoDB adapter (owner + revision), so lease behaviour is tested here too.
+// In-memory fakes of the use cases' ports, for unit tests, and pollFeed over them (pollFeedFixture). The
+// cursor store keeps the same fencing rules as the DynamoDB adapter (owner + revision), so lease behaviour is
+// tested here too.
 
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
@@ -14,6 +15,7 @@ import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import type { OrdersTable } from '../../functions/core/apply/apply-order-version.js';
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import { LeaseLostError, PublishError } from '../../functions/core/ingest/errors.js';
+import { pollFeed } from '../../functions/core/ingest/poll-feed.js';
 import type {
   AuthFailure,
   ChainLink,
@@ -37,6 +39,9 @@ import type {
   PartnerApi,
   RawPage,
 } from '../../functions/core/partner/types.js';
+import type { PollerConfig } from '../../functions/poller/config.js';
+import { sampleOrder } from '../fixtures/orders.js';
+import { pollerConfig } from './poller-config.js';
 
 interface StoredCursor extends CursorState {
   leaseOwner?: string;
@@ -355,4 +360,65 @@ export class FakeBudgetStore implements BudgetStore {
     if (!item || item.adjustedAt !== seenAdjustedAt || item.holdUntil > nowMs) return;
     Object.assign(item, { rate, intervalMs: intervalOf(rate), adjustedAt: nowMs, takenAtAdjust: item.taken });
   }
+}
+
+type PollDepsOf = Parameters<typeof pollFeed>[0];
+type PollRunOf = Parameters<typeof pollFeed>[2];
+
+type FixtureOptions = { clock?: { now: number }; settings?: PollerConfig };
+
+/**
+ * pollFeed over the in-memory ports, a ScriptedPartner answering `answer`, and a clock that only sleeps and the
+ * test move (`sleeps` lists them). `run` gives each run a minute before its deadline; `journal` interleaves
+ * the store's and the publisher's operations.
+ */
+export function pollFeedFixture(
+  answer: ConstructorParameters<typeof ScriptedPartner>[0],
+  options?: FixtureOptions,
+) {
+  return pollFeedFixtureFor(new ScriptedPartner(answer), options);
+}
+
+/** The same with a partner of the test's own. */
+export function pollFeedFixtureFor<P extends PartnerApi>(
+  partner: P,
+  { clock = { now: 1_000_000 }, settings = pollerConfig() }: FixtureOptions = {},
+) {
+  const journal: string[] = [];
+  const sleeps: number[] = [];
+  const deps: PollDepsOf & {
+    cursorStore: MemoryCursorStore;
+    partner: P;
+    publisher: RecordingPublisher;
+    quarantine: MemoryQuarantine;
+    metrics: CountingMetrics;
+    log: MemoryLog;
+  } = {
+    cursorStore: new MemoryCursorStore(journal),
+    partner,
+    publisher: new RecordingPublisher(journal),
+    quarantine: new MemoryQuarantine(),
+    metrics: new CountingMetrics(),
+    log: new MemoryLog(),
+    now: () => clock.now,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      clock.now += ms;
+    },
+  };
+  const run = (owner = 'run-1', runSettings: PollerConfig = settings, extra: Partial<PollRunOf> = {}) =>
+    pollFeed(deps, runSettings, {
+      owner,
+      deadline: clock.now + 60_000,
+      leaseExpiresAt: clock.now + 120_000,
+      ...extra,
+    });
+  return { deps, journal, sleeps, clock, run, stored: () => deps.cursorStore.items.get(settings.feedId) };
+}
+
+/** Pages c0 → c1 → c2 (the last), two orders each (ids 1, 2 / 11, 12 / 21, 22), chained by c1, c2, c3. */
+export function threePages(query: OrderUpdatesQuery): RawPage {
+  const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+  const data = [sampleOrder({ id: index * 10 + 1 }), sampleOrder({ id: index * 10 + 2 })];
+  return { data, hasMore: index < 2, nextPageId: `c${index + 1}` };
 }

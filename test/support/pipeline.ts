@@ -1,8 +1,8 @@
-// Test-only readers of the harness's resources: the order history in key order, the sales ledger, every
-// message waiting on a queue, and a quarantined record.
-import { paginateScan } from '@aws-sdk/client-dynamodb';
+// Test-only readers of the harness's resources: the order history in key order, some orders' items, the sales
+// ledger, every message waiting on a queue, and a quarantined record.
+import { paginateQuery, paginateScan } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import type { AwsClients } from '../../tools/harness/pipeline.js';
@@ -28,6 +28,27 @@ export async function scanHistory(
   });
 }
 
+/** The items of these orders in the orders table or the history (both keyed by orderId), read by key. */
+export async function itemsOfOrders(
+  aws: Pick<AwsClients, 'dynamo'>,
+  table: string,
+  orderIds: Iterable<string>,
+): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  for (const id of orderIds) {
+    const query = {
+      TableName: table,
+      KeyConditionExpression: 'orderId = :id',
+      ExpressionAttributeValues: { ':id': { N: id } },
+      ConsistentRead: true,
+    };
+    for await (const page of paginateQuery({ client: aws.dynamo }, query)) {
+      items.push(...(page.Items ?? []).map(unmarshallExact));
+    }
+  }
+  return items;
+}
+
 /** The quarantined record stored at `key` (reason, raw record, pageId, …). */
 export async function readQuarantined(
   aws: Pick<AwsClients, 's3'>,
@@ -42,7 +63,12 @@ export function readLedger(aws: AwsClients, table: string): Promise<SalesTotal[]
   return readSalesLedger(aws.dynamo, table);
 }
 
-export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<string[]> {
+/** Every message waiting on the queue (`remove`: deleted as read, so the next call sees only newer ones). */
+export async function receiveAll(
+  aws: AwsClients,
+  queueUrl: string,
+  { remove = false } = {},
+): Promise<string[]> {
   const bodies: string[] = [];
   for (;;) {
     const output = await aws.sqs.send(
@@ -50,5 +76,12 @@ export async function receiveAll(aws: AwsClients, queueUrl: string): Promise<str
     );
     if (!output.Messages?.length) return bodies;
     bodies.push(...output.Messages.map((message) => message.Body ?? ''));
+    if (remove) {
+      const entries = output.Messages.map((message, index) => ({
+        Id: String(index),
+        ReceiptHandle: message.ReceiptHandle,
+      }));
+      await aws.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    }
   }
 }

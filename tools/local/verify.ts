@@ -1,7 +1,7 @@
 // `npm run verify`: conformance against the partner's scenarios (spec section 4). Runs every scenario
 // through the whole local pipeline (the real handlers, the deployed stack in an emulator) one after
 // another on one deployment, and checks what each left behind against the spec's expectation
-// (scenario-checks.ts). Default: the built-in simulator. With --test-base-url and a test token, the
+// (SPEC_CHECKS, simulator/scenarios/expectations.ts). Default: the built-in simulator. With --test-base-url and a test token, the
 // partner's real test environment, so an integration can be certified before going live.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,10 +13,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Order } from '../../functions/core/model/types.js';
 import { flagInteger, parseCommandLine, parseFlags, UsageError } from '../cli-args.js';
 import { startSimulator } from '../simulator/index.js';
-import { SCENARIO_IDS } from '../simulator/types.js';
+import { type ScenarioRun, SPEC_CHECKS } from '../simulator/scenarios/expectations.js';
+import { SCENARIO_IDS, type ScenarioId } from '../simulator/types.js';
 import { scanOrders } from '../store/stored-order.js';
 import { EMULATOR_ENV, startMoto } from './moto.js';
-import { SCENARIO_CHECKS, type ScenarioRun } from './scenario-checks.js';
 
 const USAGE = `Usage: npm run verify -- [options]
 
@@ -59,7 +59,7 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values.help) return 'help';
   const scenarios = values.scenario ?? [...SCENARIO_IDS];
   for (const scenario of scenarios) {
-    if (!(scenario in SCENARIO_CHECKS)) throw new UsageError(`unknown scenario: ${scenario}`);
+    if (!(scenario in SPEC_CHECKS)) throw new UsageError(`unknown scenario: ${scenario}`);
   }
   let token = process.env.PARTNER_API_TOKEN?.trim() || undefined;
   if (values['token-file']) {
@@ -186,11 +186,12 @@ async function main(): Promise<number> {
     for (const scenario of options.scenarios) {
       const started = Date.now();
       const run = await runScenario(`${baseUrl}/${scenario}`, token, endpoint, workDir, options.feeds);
-      const problems = SCENARIO_CHECKS[scenario]?.check(run) ?? ['no check for this scenario'];
+      const spec = SPEC_CHECKS[scenario as ScenarioId];
+      const problems = spec.check(run);
       const result = {
         scenario,
         pass: problems.length === 0,
-        reason: problems.length === 0 ? (SCENARIO_CHECKS[scenario]?.expectation ?? '') : problems.join('; '),
+        reason: problems.length === 0 ? spec.expectation : problems.join('; '),
         seconds: (Date.now() - started) / 1000,
       };
       results.push(result);

@@ -1,11 +1,6 @@
-// Self-continuation: a run that stopped for lack of time (or at the page cap) with more to fetch hands its
-// lease over to the next run of its chain and its handler starts that run at once, so a backlog drains at
-// the partner API's pace instead of one batch per schedule tick. Guards against runaway recursion: only
-// after progress (a page committed), never after a failure, a 401, a rate-limit give-up, a held lease, a
-// stuck cursor or cursor cycle (which would republish the same pages run after run) or with the feed disabled, and at most `maxContinuations` runs per chain (then the schedule starts a fresh
-// one). Lambda may deliver an async event more than once, and the SDK retries Invoke
-// (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html): only the step the lease was handed
-// over to may take it (CursorStore.release), so a duplicate does nothing.
+// Self-continuation (functions/README.md): a run that stopped for time or at the page cap after progress hands
+// its lease to the next run of its chain. Lambda may deliver an async event twice and the SDK retries Invoke:
+// only the step the lease was handed to may take it (CursorStore.release), so a duplicate does nothing.
 import * as z from 'zod/mini';
 import type { PollSettings } from './ports.js';
 

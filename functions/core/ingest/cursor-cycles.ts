@@ -1,18 +1,9 @@
-// Cursor cycles: a partner whose nextPageId leads back to a cursor already asked for (itself with data, or
-// A → B → A) would have the feed republish the same pages until the chain's cap, or run after run. Spec
-// pagination rule 6 lets a partner serve one page twice, so one repeat passes; a repeat right after a repeat
-// is a cycle, and ends the run (`stuck-cursor`; a stuck run does not continue its chain).
-//
-// What it catches: within a run, a cycle of any length (every cursor of the run is counted); across runs,
-// chained or scheduled, a cycle of up to MEMORY - 1 pages (the hashes of the feed's last MEMORY committed
-// cursors ride on the cursor item), so run boundaries (one page per run, a chain that ended) hide no cycle.
-// The memory is dropped when the stream starts again (a rule-5 recovery: its cursors come round again
-// legitimately), when a run reaches the end of the stream (hasMore false), and when the stored cursor is not
-// the memory's last (an operator moved it).
+// Cursor cycles (functions/README.md): one repeated page passes (rule 6), a repeat right after a repeat ends
+// the run. Hashes of the last committed cursors ride on the cursor item, so run boundaries hide no cycle.
 import { createHash } from 'node:crypto';
 
 /** Committed cursors the cursor item remembers: ~16 × 9 bytes, so the item stays under 1 KB. */
-export const MEMORY = 16;
+const MEMORY = 16;
 
 /** 48 bits of SHA-256, base64url: a collision among a feed's 16 remembered cursors is about 2^-41 likely. */
 const hashOf = (cursor: string) => createHash('sha256').update(cursor).digest('base64url').slice(0, 8);

@@ -1,9 +1,6 @@
-// Hands one page off, which must be durable before its cursor may move: every valid version published to
-// every queue, everything else quarantined. The page goes in slices of SLICE_RECORDS records, so what is
-// prepared at once, and the sends and S3 writes in flight, stay bounded however many records the partner put
-// on the page (a page of 5 million tiny records included), and so does the time: at most
-// RECORDS_VALIDATED_PER_PAGE records are validated, so every page is done well within one run and no run
-// redoes the same page forever. Memory and time per page: functions/README.md.
+// Hands one page off before its cursor may move: every valid version published, the rest quarantined, in
+// slices so that memory, S3 writes in flight and time stay bounded whatever the page holds (functions/README.md:
+// memory and time per page).
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { FindingMetricName, FunctionMetrics } from '../observability/metric-names.js';
 import type { OrderVersionPublisher, Quarantine, QuarantinedRecord } from './ports.js';
@@ -12,17 +9,9 @@ import { quarantineKey } from './quarantine-key.js';
 
 /** Records prepared and handed off at once: a page of the API's largest size is one slice. */
 const SLICE_RECORDS = 100;
-/**
- * Records validated per page, at most: 100 pages' worth of the API's largest size, seconds of work. A partner
- * that sends more on one page than that (it was asked for at most 100) gets the rest quarantined unread, in
- * the one object below, with the reason: found, never lost, and the feed goes on.
- */
+/** Records validated per page, at most (seconds of work); the rest are quarantined unread, in one object. */
 export const RECORDS_VALIDATED_PER_PAGE = 10_000;
-/**
- * Quarantine objects a page writes one by one, at most: a page of the API's largest size fits. The invalid
- * records beyond it (only a partner sending more than it was asked for gets there) go together into one
- * object, so a flood of distinct invalid records costs one S3 write, not millions that no run could finish.
- */
+/** Quarantine objects a page writes one by one (a page of the API's largest size fits); the rest share one. */
 const QUARANTINE_OBJECTS_PER_PAGE = 100;
 /** S3 writes in flight at once (S3 takes 3,500 PUTs a second per prefix; a burst of thousands is throttled). */
 const QUARANTINE_CONCURRENCY = 8;
@@ -31,14 +20,14 @@ const KEYS_REMEMBERED = 10_000;
 /** Log lines about findings per page; the metrics count them all. */
 const FINDING_LINES_PER_PAGE = 100;
 
-export interface HandOffDeps {
+interface HandOffDeps {
   publisher: OrderVersionPublisher;
   quarantine: Quarantine;
   metrics: Pick<FunctionMetrics, 'count'>;
   log: Pick<Logger, 'info' | 'warn'>;
 }
 
-export interface HandedOff {
+interface HandedOff {
   versionsPublished: number;
   /** Records quarantined, duplicates and the ones stored together included. */
   quarantined: number;
@@ -181,7 +170,7 @@ export function findingMetricName(code: string): FindingMetricName {
 }
 
 /** Runs `work` over `items` with at most `limit` at once; fails with the first failure (after all settle). */
-export async function forEachLimited<T>(
+async function forEachLimited<T>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<unknown>,

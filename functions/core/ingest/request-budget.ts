@@ -1,9 +1,5 @@
-// The request budget of one partner token, shared by every feed (poller) that reads the token's parameter:
-// the partner rate-limits per token, so the feeds of one account take their requests from one budget.
-// Flow per partner request: take() → reserve the next slot in the shared store (GCRA: one write moves the
-// next free slot on by 1/rate) → wait for the slot and any hold → send. A 429 anywhere: rateLimited() →
-// hold every feed until its Retry-After and cut the shared rate once per hold (AIMD's decrease); the rate
-// climbs back by a step per second without a 429 (the increase), up to partnerRequestsPerSecond if set.
+// The request budget of one partner token, shared by every feed on it (functions/README.md): take() reserves
+// the next slot in the shared store and waits for it; rateLimited() holds every feed and cuts the rate (AIMD).
 // Nothing is held by a caller: a crashed run only leaves its one reserved slot unused.
 
 /** The budget's shared state, as the store returns it after a write. */
@@ -75,7 +71,7 @@ export const BUDGET_POLICY = Object.freeze({
 export const intervalOf = (rate: number): number => (rate > 0 ? Math.max(1, Math.round(1000 / rate)) : 0);
 
 /** The rate after a 429, from the state last seen: AIMD's multiplicative decrease. */
-export function decreasedRate(seen: BudgetState | undefined, nowMs: number, cap: number | undefined): number {
+function decreasedRate(seen: BudgetState | undefined, nowMs: number, cap: number | undefined): number {
   const { decreaseFactor, minRate } = BUDGET_POLICY;
   let from = seen?.rate ?? 0;
   if (from <= 0 && seen) {
@@ -88,11 +84,7 @@ export function decreasedRate(seen: BudgetState | undefined, nowMs: number, cap:
 }
 
 /** The rate one increase step later, or undefined when no step is due (held, at the cap, too soon). */
-export function increasedRate(
-  state: BudgetState,
-  nowMs: number,
-  cap: number | undefined,
-): number | undefined {
+function increasedRate(state: BudgetState, nowMs: number, cap: number | undefined): number | undefined {
   const { increaseEveryMs, increaseShare, minRate } = BUDGET_POLICY;
   if (state.rate <= 0 || nowMs < state.holdUntil || nowMs - state.adjustedAt < increaseEveryMs)
     return undefined;
@@ -103,7 +95,7 @@ export function increasedRate(
 
 const round = (rate: number) => Math.round(rate * 1000) / 1000;
 
-export interface RequestBudgetOptions {
+interface RequestBudgetOptions {
   store: BudgetStore;
   /** The budget's key: the token's SSM parameter name (feeds reading it share the budget). */
   key: string;

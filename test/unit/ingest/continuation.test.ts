@@ -45,45 +45,16 @@ describe('nextContinuation', () => {
     });
   });
 
-  it('carries the chain on, keeping when it started', () => {
-    const current: ContinuationEvent = {
-      continuation: {
-        feedId: 'eu',
-        chainId: 'req-first',
-        chain: 2,
-        chainStartedAt: '2026-11-23T05:00:00.000Z',
-      },
-    };
-    expect(nextContinuation(outOfTime, { ...context, current })).toEqual({
-      continuation: {
-        feedId: 'eu',
-        chainId: 'req-first',
-        chain: 3,
-        chainStartedAt: '2026-11-23T05:00:00.000Z',
-      },
+  it('carries the chain on, keeping when it started, up to the chain cap (the schedule starts the next)', () => {
+    const chained = (chain: number): ContinuationEvent => ({
+      continuation: { feedId: 'eu', chainId: 'req-first', chain, chainStartedAt: '2026-11-23T05:00:00.000Z' },
     });
+    expect(nextContinuation(outOfTime, { ...context, current: chained(2) })).toEqual(chained(3));
+    expect(nextContinuation(outOfTime, { ...context, current: chained(3) })).toBeUndefined();
   });
 
-  it('stops at the chain cap; the schedule starts the next chain', () => {
-    const current: ContinuationEvent = {
-      continuation: {
-        feedId: 'eu',
-        chainId: 'req-first',
-        chain: 3,
-        chainStartedAt: '2026-11-23T05:00:00.000Z',
-      },
-    };
-    expect(nextContinuation(outOfTime, { ...context, current })).toBeUndefined();
-  });
-
-  it('stops when caught up, on a 401, and when the feed is disabled', () => {
-    expect(nextContinuation({ kind: 'caught-up', failed: false, pages: 4 }, context)).toBeUndefined();
-    expect(nextContinuation({ kind: 'auth-failed', failed: true, pages: 0 }, context)).toBeUndefined();
+  it('starts nothing when the feed is disabled', () => {
     expect(nextContinuation(outOfTime, { ...context, enabled: false })).toBeUndefined();
-  });
-
-  it('does not continue a run that made no progress', () => {
-    expect(nextContinuation({ kind: 'out-of-time', failed: false, pages: 0 }, context)).toBeUndefined();
   });
 });
 

@@ -1,117 +1,143 @@
+// pollFeed over in-memory ports (pollFeedFixture): what it does with each answer the partner client can give.
+// The client's own behaviour (a 401, a body over the cap, a non-JSON 200, deadlines, Retry-After) is asserted
+// in test/integration/partner-client*.test.ts; here, what the run makes of the client's result.
 import { describe, expect, it } from 'vitest';
 import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { saleOf } from '../../../functions/core/apply/sale.js';
-import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
+import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
+import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
+import { findingMetricName } from '../../../functions/core/ingest/hand-off.js';
+import { nextPaceDelayMs } from '../../../functions/core/ingest/poll-feed.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
-import type { OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
-import type { PollerConfig } from '../../../functions/poller/config.js';
-import { type RawOrder, sampleOrder } from '../../fixtures/orders.js';
-import {
-  CountingMetrics,
-  MemoryCursorStore,
-  MemoryLog,
-  MemoryQuarantine,
-  RecordingPublisher,
-  ScriptedPartner,
-} from '../../support/fakes.js';
+import type { CallOptions, OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
+import { PLACED_AT_MS, type RawOrder, sampleOrder } from '../../fixtures/orders.js';
+import { pollFeedFixture, ScriptedPartner, threePages } from '../../support/fakes.js';
 import { pollerConfig } from '../../support/poller-config.js';
 
-const FEED = 'feed-a';
-const SETTINGS: PollerConfig = pollerConfig({ maxPagesPerRun: 10 });
+const SETTINGS = pollerConfig();
+const NOW = Date.parse('2026-11-23T06:00:00.000Z');
 
-/** Pages p0 → p1 → p2 (last) with two orders each, chained by cursor `c1`, `c2`, `c3`. */
-function threePages(query: OrderUpdatesQuery): RawPage {
-  const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
-  const data = [sampleOrder({ id: index * 10 + 1 }), sampleOrder({ id: index * 10 + 2 })];
-  return { data, hasMore: index < 2, nextPageId: `c${index + 1}` };
-}
-
-function setup(answer: (query: OrderUpdatesQuery, call: number) => RawPage | Error, clockStart = 1_000_000) {
-  const journal: string[] = [];
-  const clock = { now: clockStart };
-  const deps = {
-    cursorStore: new MemoryCursorStore(journal),
-    partner: new ScriptedPartner(answer),
-    publisher: new RecordingPublisher(journal),
-    quarantine: new MemoryQuarantine(),
-    metrics: new CountingMetrics(),
-    log: new MemoryLog(),
-    now: () => clock.now,
-    maxMessageBytes: undefined as number | undefined,
+/** A stored cursor item, as a previous run left it. */
+function storedCursor(pageId: string | undefined, highWaterMark?: string) {
+  return {
+    pageId,
+    revision: 3,
+    highWaterMark,
+    lastCaughtUpAt: undefined,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    authFailures: 0,
+    authRetryNotBefore: undefined,
   };
-  const run = (owner = 'run-1', settings: PollerConfig = SETTINGS) =>
-    pollFeed(deps, settings, { owner, deadline: clock.now + 60_000, leaseExpiresAt: clock.now + 120_000 });
-  return { deps, journal, clock, run };
 }
+
+/** undefined → c1 → c2 (last), one order each. */
+function chained(query: OrderUpdatesQuery): RawPage {
+  const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+  return { data: [sampleOrder({ id: index + 1 })], hasMore: index < 2, nextPageId: `c${index + 1}` };
+}
+
+const pageOf = (...data: unknown[]): RawPage => ({ data, hasMore: false, nextPageId: 'c1' });
+const expired = (pageId: string, then: RawPage) => (query: OrderUpdatesQuery) =>
+  query.pageId === pageId ? new PartnerError('cursor-expired') : then;
+const pageIds = (partner: ScriptedPartner) => partner.calls.map((query) => query.pageId);
 
 describe('pollFeed', () => {
   it('publishes every page before committing its cursor, and stops caught up when hasMore is false', async () => {
-    const { deps, journal, run } = setup(threePages);
+    const { journal, run, stored } = pollFeedFixture(threePages);
 
-    const outcome = await run();
-
-    expect(outcome).toMatchObject({ kind: 'caught-up', failed: false, pages: 3, versionsPublished: 6 });
+    expect(await run()).toMatchObject({ kind: 'caught-up', failed: false, pages: 3, versionsPublished: 6 });
     expect(journal).toEqual([
       'acquire run-1',
-      'publish 2',
-      'commit c1',
-      'publish 2',
-      'commit c2',
-      'publish 2',
-      'commit c3',
+      ...['publish 2', 'commit c1', 'publish 2', 'commit c2', 'publish 2', 'commit c3'],
       'release',
     ]);
-    const stored = deps.cursorStore.items.get(FEED);
-    expect(stored?.pageId).toBe('c3');
-    expect(stored?.lastCaughtUpAt).toBeDefined();
+    expect(stored()).toMatchObject({ pageId: 'c3', lastCaughtUpAt: expect.any(String) });
   });
 
-  it('resumes from the stored cursor on the next run', async () => {
-    const { deps, run } = setup(threePages);
-    await run('run-1', { ...SETTINGS, maxPagesPerRun: 1 });
+  it('resumes from the stored cursor on the next run, and records how each run ended as it gives the lease up', async () => {
+    const { deps, clock, run, stored } = pollFeedFixture(threePages);
+    const onePage = { ...SETTINGS, maxPagesPerRun: 1 };
+    await run('run-1', onePage);
+    expect(deps.cursorStore.lastRuns.get('feed-a')).toEqual({ outcome: 'page-limit', at: clock.now });
 
-    const outcome = await run('run-2', { ...SETTINGS, maxPagesPerRun: 1 });
-
-    expect(outcome.kind).toBe('page-limit');
-    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([undefined, 'c1']);
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c2');
+    expect((await run('run-2', onePage)).kind).toBe('page-limit');
+    expect(pageIds(deps.partner)).toEqual([undefined, 'c1']);
+    expect(stored()?.pageId).toBe('c2');
+    await run('run-3');
+    expect(deps.cursorStore.lastRuns.get('feed-a')).toEqual({ outcome: 'caught-up', at: clock.now });
   });
 
   it('leaves the cursor where it was when publishing fails, so the page is sent again', async () => {
-    const { deps, run } = setup(threePages);
+    const { deps, run, stored } = pollFeedFixture(threePages);
     deps.publisher.failNext = 1;
 
     await expect(run()).rejects.toThrow('queue unavailable');
 
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBeUndefined();
-    expect(deps.cursorStore.items.get(FEED)?.leaseOwner).toBeUndefined();
-    const retry = await run('run-2');
-    expect(retry.kind).toBe('caught-up');
-    expect(deps.partner.calls.filter((query) => query.pageId === undefined)).toHaveLength(2);
+    expect(stored()).toMatchObject({ pageId: undefined, leaseOwner: undefined });
+    expect((await run('run-2')).kind).toBe('caught-up');
+    expect(pageIds(deps.partner).filter((pageId) => pageId === undefined)).toHaveLength(2);
   });
 
-  it('quarantines an invalid record with its reason and page, and publishes the rest of the page', async () => {
+  it('passes the configured filters on every request', async () => {
+    const { deps, run } = pollFeedFixture(threePages);
+    await run('run-1', { ...SETTINGS, vendorIds: ['v1', 'v2'], minAgeMinutes: 90 });
+    expect(deps.partner.calls[1]).toEqual({
+      pageId: 'c1',
+      pageSize: 10,
+      vendorIds: ['v1', 'v2'],
+      minAgeMinutes: 90,
+    });
+  });
+
+  it('keeps the stream start as cursor when the stream is empty (no nextPageId)', async () => {
+    const { run, stored } = pollFeedFixture(() => ({ data: [], hasMore: false }));
+    expect((await run()).kind).toBe('caught-up');
+    expect(stored()).toMatchObject({ pageId: undefined, lastCaughtUpAt: expect.any(String) });
+  });
+
+  it('does not move the high-water mark past the fetch time, and keeps the newer of the stored and the new one', async () => {
+    const future = sampleOrder({ id: 1, placedAt: '9999-12-31T00:00:00Z' });
+    const { deps, run, stored } = pollFeedFixture(() => pageOf(future), { clock: { now: NOW } });
+    await run();
+    expect(stored()?.highWaterMark).toBe(new Date(NOW).toISOString());
+
+    deps.partner = new ScriptedPartner((query) =>
+      query.pageId === 'c0' ? pageOf() : pageOf(sampleOrder({ id: 1 })),
+    );
+    deps.cursorStore.items.set('feed-a', storedCursor('c0', '9999-01-01T00:00:00.000Z'));
+    await run();
+    expect(stored()?.highWaterMark).toBe(new Date(NOW).toISOString()); // a stored mark is capped too
+    deps.cursorStore.items.set('feed-a', storedCursor('c1', '2024-01-01T00:00:00.000Z'));
+    await run();
+    // The sample order's latest event: delivered 41 minutes after it was placed.
+    expect(stored()?.highWaterMark).toBe(new Date(PLACED_AT_MS + 41 * 60_000).toISOString());
+  });
+});
+
+describe('records pollFeed cannot publish', () => {
+  it('quarantines an invalid record with its reason and page, logged with its correlation id, and publishes the rest', async () => {
     const bad = { ...sampleOrder({ id: 7 }), status: 'refunded' };
-    const { deps, run } = setup(() => ({
-      data: [sampleOrder({ id: 6 }), bad],
-      hasMore: false,
-      nextPageId: 'c1',
-    }));
+    const { deps, run } = pollFeedFixture(() => pageOf(sampleOrder({ id: 6 }), bad));
 
-    const outcome = await run();
-
-    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 1 });
-    expect(deps.quarantine.records).toHaveLength(1);
-    expect(deps.quarantine.records[0]).toMatchObject({ orderId: 7, pageId: null, raw: bad });
-    expect(deps.quarantine.records[0]?.reason).toContain('refunded');
+    expect(await run('req-q')).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 1 });
+    expect(deps.quarantine.records).toEqual([
+      expect.objectContaining({
+        orderId: 7,
+        pageId: null,
+        raw: bad,
+        reason: expect.stringContaining('refunded'),
+      }),
+    ]);
     expect(deps.metrics.counts.RecordsQuarantined).toBe(1);
+    const line = deps.log.lines.find((entry) => entry.message === 'record quarantined');
+    expect(line?.attributes).toMatchObject({ orderId: 7, correlationId: 'poll:req-q:1' });
   });
 
   it('quarantines a version too large for SQS instead of dropping it', async () => {
-    const { deps, run } = setup(() => ({ data: [sampleOrder({ id: 9 })], hasMore: false, nextPageId: 'c1' }));
-
+    const { deps, run } = pollFeedFixture(() => pageOf(sampleOrder({ id: 9 })));
     deps.maxMessageBytes = 200;
+
     await run();
 
     expect(deps.publisher.published).toHaveLength(0);
@@ -120,38 +146,33 @@ describe('pollFeed', () => {
   });
 
   it('quarantines every version whose vendorId makes a sales index key over 2,048 bytes, sale or not', async () => {
-    // Prepare: the key is `<vendorId>#<currency>`, counted in UTF-8 bytes (moto would store it; AWS refuses).
+    // The key is `<vendorId>#<currency>`, counted in UTF-8 bytes (moto would store it; AWS refuses).
     const atLimit = 'v'.repeat(2044);
-    const { deps, run } = setup(() => ({
-      data: [
+    const { deps, run, stored } = pollFeedFixture(() =>
+      pageOf(
         sampleOrder({ id: 1, vendorId: atLimit }),
         sampleOrder({ id: 2, vendorId: `${atLimit}v` }),
         sampleOrder({ id: 3, vendorId: `${atLimit}v`, status: 'placed' }),
         sampleOrder({ id: 4, vendorId: '€'.repeat(682) }), // 682 characters, 2,046 bytes
-      ],
-      hasMore: false,
-      nextPageId: 'c1',
-    }));
+      ),
+    );
 
-    // Act
-    const outcome = await run();
-
-    // Assess
-    expect(outcome).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 3 });
+    expect(await run()).toMatchObject({ kind: 'caught-up', versionsPublished: 1, quarantined: 3 });
     expect(deps.publisher.published.map((message) => message.orderId)).toEqual([1]);
-    const limit = "over DynamoDB's partition key limit of 2048 bytes";
+    const reason = (bytes: number) =>
+      `vendorId too long: the salesByVendor index key saleKey would be ${bytes} bytes, over DynamoDB's partition key limit of 2048 bytes`;
     expect(deps.quarantine.records.map((record) => [record.orderId, record.reason])).toEqual([
-      [2, `vendorId too long: the salesByVendor index key saleKey would be 2049 bytes, ${limit}`],
-      [3, `vendorId too long: the salesByVendor index key saleKey would be 2049 bytes, ${limit}`],
-      [4, `vendorId too long: the salesByVendor index key saleKey would be 2050 bytes, ${limit}`],
+      [2, reason(2049)],
+      [3, reason(2049)],
+      [4, reason(2050)],
     ]);
     expect(deps.metrics.counts.OversizedRecords).toBe(3);
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+    expect(stored()?.pageId).toBe('c1');
   });
 
   it('quarantines a version whose item fits the orders table but not its history entry', async () => {
-    // Prepare: orders items `room` bytes under DynamoDB's 400 KB as the consumer sizes them (an unknown
-    // `type`, which is never compressed, pads them); the history entry adds up to 256 bytes.
+    // Orders items `room` bytes under DynamoDB's 400 KB as the consumer sizes them (an unknown `type`, which is
+    // never compressed, pads them); the history entry adds up to 256 bytes.
     const itemBytes = (raw: RawOrder) => {
       const parsed = parseOrder(raw);
       if (!parsed.ok) throw new Error(parsed.reason);
@@ -167,16 +188,10 @@ describe('pollFeed', () => {
       expect(itemBytes(order)).toBe(400 * 1024 - room);
       return order;
     };
-    const { deps, run } = setup(() => ({
-      data: [withRoom(1, 256), withRoom(2, 255)],
-      hasMore: false,
-      nextPageId: 'c1',
-    }));
+    const { deps, run } = pollFeedFixture(() => pageOf(withRoom(1, 256), withRoom(2, 255)));
 
-    // Act
     await run();
 
-    // Assess
     expect(deps.publisher.published.map((message) => message.orderId)).toEqual([1]);
     expect(deps.quarantine.records.map((record) => [record.orderId, record.reason])).toEqual([
       [
@@ -186,9 +201,146 @@ describe('pollFeed', () => {
     ]);
   });
 
+  it('counts and logs findings per record by order id, version and codes only, one metric per kind', async () => {
+    const drifted = { ...sampleOrder({ id: 7, version: 3, vendorId: 'Secret Vendor' }), loyaltyTier: 'gold' };
+    const { deps, run } = pollFeedFixture(() => pageOf(drifted, sampleOrder({ id: 8 })));
+
+    await run();
+
+    expect(deps.metrics.counts.FindingUnknownField).toBe(1);
+    expect(deps.log.lines.filter((line) => line.message === 'order version has findings')).toEqual([
+      {
+        level: 'warn',
+        message: 'order version has findings',
+        attributes: {
+          feedId: 'feed-a',
+          orderId: 7,
+          version: 3,
+          findingCodes: ['unknown-field'],
+          correlationId: 'poll:run-1:1',
+        },
+      },
+    ]);
+    // No payload text (names, vendor ids, the unknown field's value) reaches the log.
+    expect(JSON.stringify(deps.log.lines)).not.toMatch(/gold|Secret Vendor/);
+    expect(findingMetricName('payments-sum-mismatch')).toBe('FindingPaymentsSumMismatch');
+    expect(findingMetricName('invalid-unicode-replaced')).toBe('FindingInvalidUnicodeReplaced');
+  });
+
+  it('hands a page of far more records than asked off in slices: identical ones quarantined once, 100 one by one and the rest in one object, 8 writes at most in flight', async () => {
+    const valid = Array.from({ length: 250 }, (_, index) => sampleOrder({ id: index + 1 }));
+    const identical = Array.from({ length: 2_000 }, () => ({}));
+    const distinct = Array.from({ length: 300 }, (_, index) => ({
+      ...sampleOrder({ id: 1000 + index }),
+      status: 'refunded',
+    }));
+    const data = [...valid, ...identical, ...distinct];
+    const { deps, journal, run } = pollFeedFixture(() => pageOf(...data));
+
+    expect(await run()).toMatchObject({ kind: 'caught-up', versionsPublished: 250, quarantined: 2_300 });
+    expect(deps.metrics.counts.RecordsBeyondPageSize).toBe(data.length - SETTINGS.pageSize);
+    const publishes = journal.filter((entry) => entry.startsWith('publish '));
+    expect(Math.max(...publishes.map((entry) => Number(entry.slice(8))))).toBeLessThanOrEqual(100);
+    expect(journal.at(-2)).toBe('commit c1');
+    // {} once, then the first 99 distinct ones; the other 201 distinct records together.
+    expect(deps.quarantine.records).toHaveLength(101);
+    expect(deps.quarantine.records.at(-1)).toMatchObject({
+      reason: expect.stringMatching(/^201 more records of this page/),
+      raw: distinct.slice(99),
+    });
+    expect(deps.quarantine.maxInFlight).toBeLessThanOrEqual(8);
+    expect(deps.log.lines.filter((line) => line.message === 'record quarantined')).toHaveLength(100);
+  });
+
+  it('validates the first 10,000 records of a page and quarantines the rest unread in one object, so the feed goes on', async () => {
+    const beyond = [sampleOrder({ id: 1 }), sampleOrder({ id: 2 })];
+    const { deps, journal, run } = pollFeedFixture(() =>
+      pageOf(...Array.from({ length: 10_000 }, () => 0), ...beyond),
+    );
+
+    expect(await run()).toMatchObject({ kind: 'caught-up', versionsPublished: 0, quarantined: 10_002 });
+    expect(deps.quarantine.records).toHaveLength(2);
+    expect(deps.quarantine.records[1]).toMatchObject({
+      raw: beyond,
+      issues: expect.arrayContaining(['2 × not validated: beyond the first 10000 records of the page']),
+    });
+    expect(journal.at(-2)).toBe('commit c1');
+  });
+});
+
+describe('correlation ids of published messages', () => {
+  it('name the run and the page within it, in the body and the attribute, and in the page log line; a second run counts from 1 again', async () => {
+    const { deps, run } = pollFeedFixture(threePages);
+    const twoPages = { ...SETTINGS, maxPagesPerRun: 2 };
+
+    await run('req-a', twoPages);
+    await run('req-b', twoPages);
+
+    const sent = deps.publisher.published.map((message) => ({
+      id: message.orderId,
+      source: parseOrderVersionMessage(message.body).source,
+      attribute: message.attributes.correlationId?.StringValue,
+    }));
+    expect(sent.map(({ id, source }) => [id, source.correlationId, source.origin])).toEqual([
+      [1, 'poll:req-a:1', 'poll'],
+      [2, 'poll:req-a:1', 'poll'],
+      [11, 'poll:req-a:2', 'poll'],
+      [12, 'poll:req-a:2', 'poll'],
+      [21, 'poll:req-b:1', 'poll'],
+      [22, 'poll:req-b:1', 'poll'],
+    ]);
+    for (const message of sent) expect(message.attribute).toBe(message.source.correlationId);
+    const lines = deps.log.lines.filter((line) => line.message === 'page handed off');
+    expect(lines.map((line) => line.attributes)).toEqual(
+      ['poll:req-a:1', 'poll:req-a:2', 'poll:req-b:1'].map((correlationId) => ({
+        feedId: 'feed-a',
+        correlationId,
+        versionsPublished: 2,
+        quarantined: 0,
+      })),
+    );
+  });
+});
+
+describe('the lease', () => {
+  it('skips the run without calling the API while another invocation holds the lease', async () => {
+    const { deps, run } = pollFeedFixture(threePages);
+    await deps.cursorStore.acquire('feed-a', 'other', 1_000_000, 1_120_000);
+
+    expect((await run()).kind).toBe('lease-held');
+    expect(deps.partner.calls).toHaveLength(0);
+    expect(deps.metrics.counts.LeaseContended).toBe(1);
+  });
+
+  it('stops committing once another invocation has taken the lease, so the cursor never regresses', async () => {
+    const { deps, run, stored } = pollFeedFixture((query, call) => {
+      if (call === 2) deps.cursorStore.steal('feed-a', 'intruder');
+      return threePages(query);
+    });
+
+    expect(await run()).toMatchObject({ kind: 'lease-lost', failed: true });
+    expect(stored()?.leaseOwner).toBe('intruder');
+  });
+
+  it('expires at the time the run was given (deadline + grace), however many pages it commits', async () => {
+    const expiries: Array<number | undefined> = [];
+    const { clock, run, stored } = pollFeedFixture((query) => {
+      expiries.push(stored()?.leaseExpiresAt);
+      clock.now += 10_000; // each page takes 10 s
+      return threePages(query);
+    });
+
+    const outcome = await run('run-1', SETTINGS, { deadline: 1_050_000, leaseExpiresAt: 1_110_000 });
+
+    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(expiries).toEqual([1_110_000, 1_110_000, 1_110_000]);
+  });
+});
+
+describe('when the partner answers no page', () => {
   it('stops on 401 with the cursor untouched and backs off across runs instead of hammering the API', async () => {
     let tokenValid = true;
-    const { deps, clock, run } = setup((query) =>
+    const { deps, clock, run, stored } = pollFeedFixture((query) =>
       tokenValid ? threePages(query) : new PartnerError('auth'),
     );
     await run('run-0', { ...SETTINGS, maxPagesPerRun: 1 });
@@ -203,89 +355,33 @@ describe('pollFeed', () => {
 
     expect(first).toMatchObject({ kind: 'auth-failed', failed: true });
     expect(during).toMatchObject({ kind: 'auth-backoff', failed: false });
-    // run-0's page and run-1's single 401; the run during the backoff sent nothing
-    expect(callsBeforeBackoffEnded).toBe(2);
+    expect(callsBeforeBackoffEnded).toBe(2); // run-0's page and run-1's single 401
     expect(deps.metrics.counts.AuthFailures).toBe(1);
     expect(after.kind).toBe('caught-up');
     expect(deps.partner.calls[2]?.pageId).toBe('c1'); // the cursor stayed where the 401 found it
-    expect(deps.cursorStore.items.get(FEED)?.authFailures).toBe(0);
+    expect(stored()?.authFailures).toBe(0);
   });
 
   it('doubles the auth backoff per consecutive 401 up to the cap', async () => {
-    const { deps, clock, run } = setup(() => new PartnerError('auth'));
+    const { clock, run, stored } = pollFeedFixture(() => new PartnerError('auth'));
     const waits: number[] = [];
     for (let attempt = 0; attempt < 5; attempt++) {
       await run(`run-${attempt}`);
-      const notBefore = deps.cursorStore.items.get(FEED)?.authRetryNotBefore ?? 0;
+      const notBefore = stored()?.authRetryNotBefore ?? 0;
       waits.push(notBefore - clock.now);
       clock.now = notBefore + 1;
     }
     expect(waits).toEqual([60_000, 120_000, 240_000, 480_000, 600_000]);
   });
 
-  it('recovers from an expired cursor by restarting without pageId, losing nothing', async () => {
-    const { deps, run } = setup((_query, call) => {
-      if (call === 1) return new PartnerError('cursor-expired');
-      return { data: [sampleOrder({ id: 1 })], hasMore: false, nextPageId: 'fresh' };
-    }, Date.parse('2024-05-01T12:00:00.000Z'));
-    deps.cursorStore.items.set(FEED, {
-      pageId: 'purged',
-      revision: 3,
-      highWaterMark: '2024-05-01T10:00:00.000Z',
-      lastCaughtUpAt: undefined,
-      createdAt: '2024-05-01T00:00:00.000Z',
-      authFailures: 0,
-      authRetryNotBefore: undefined,
-    });
-
-    const outcome = await run('run-1', { ...SETTINGS, recoveryLookbackMinutes: 60 });
-
-    expect(outcome).toMatchObject({ kind: 'caught-up', cursorRecoveries: 1, versionsPublished: 1 });
-    expect(deps.partner.calls[1]).toMatchObject({ fromTimestamp: '2024-05-01T09:00:00.000Z' });
-    expect(deps.partner.calls[1]?.pageId).toBeUndefined();
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('fresh');
-  });
-
-  it('replays from the earliest entry after an expired cursor when no lookback is configured', async () => {
-    const { deps, run } = setup((_query, call) =>
-      call === 1 ? new PartnerError('cursor-expired') : { data: [], hasMore: false, nextPageId: 'fresh' },
-    );
-
-    await run();
-
-    expect(deps.partner.calls[1]).toEqual({ pageSize: 10 });
-  });
-
-  it('ends the run instead of looping when the cursor expires again right after recovery', async () => {
-    // The spec's test-expired-page-id: every restart serves a page whose cursor is already expired.
-    const { deps, run } = setup((query) =>
-      query.pageId === undefined
-        ? { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'expired' }
-        : new PartnerError('cursor-expired'),
-    );
-
-    const outcome = await run();
-
-    expect(outcome).toMatchObject({ kind: 'cursor-expired-again', failed: false, cursorRecoveries: 1 });
-    expect(deps.partner.calls.map((query) => query.pageId)).toEqual([
-      undefined,
-      'expired',
-      undefined,
-      'expired',
-    ]);
-  });
-
   it('commits what is done and ends the run when the partner says to come back later', async () => {
-    const { deps, run } = setup((query) =>
-      query.pageId === 'c1'
-        ? new PartnerError('retry-later', 'wait', { reason: 'rate-limited', retryAfterMs: 120_000 })
-        : threePages(query),
+    const later = new PartnerError('retry-later', 'wait', { reason: 'rate-limited', retryAfterMs: 120_000 });
+    const { deps, run, stored } = pollFeedFixture((query) =>
+      query.pageId === 'c1' ? later : threePages(query),
     );
 
-    const outcome = await run();
-
-    expect(outcome).toMatchObject({ kind: 'retry-later', failed: false, pages: 1 });
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+    expect(await run()).toMatchObject({ kind: 'retry-later', failed: false, pages: 1 });
+    expect(stored()?.pageId).toBe('c1');
     expect(deps.log.lines.map((line) => line.message)).toContain(
       'partner API asked us to come back later (429); the next run repeats the request',
     );
@@ -296,13 +392,15 @@ describe('pollFeed', () => {
       reason: 'unreadable',
       statusCode: 200,
     });
-    const { deps, run } = setup((query) => (query.pageId === 'c1' ? unreadable : threePages(query)));
+    const { deps, run, stored } = pollFeedFixture((query) =>
+      query.pageId === 'c1' ? unreadable : threePages(query),
+    );
 
     const outcome = await run();
 
     expect(outcome).toMatchObject({ kind: 'retry-later', failed: false, pages: 1 });
     expect(outcome.next).toBeUndefined();
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+    expect(stored()?.pageId).toBe('c1');
     expect(deps.metrics.counts.UnreadablePages).toBe(1);
     expect(deps.log.lines).toContainEqual(
       expect.objectContaining({
@@ -319,17 +417,17 @@ describe('pollFeed', () => {
         reason: 'network',
         deadlinePassed: true,
       });
-    const { deps, run } = setup((query) => (query.pageId === 'c1' ? outOfTime() : threePages(query)));
-
-    const outcome = await run();
+    const { run, stored } = pollFeedFixture((query) =>
+      query.pageId === 'c1' ? outOfTime() : threePages(query),
+    );
 
     // Out of time with progress: the run may hand over at once; the next run asks for c1 again.
-    expect(outcome).toMatchObject({ kind: 'out-of-time', failed: false, pages: 1 });
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBe('c1');
+    expect(await run()).toMatchObject({ kind: 'out-of-time', failed: false, pages: 1 });
+    expect(stored()?.pageId).toBe('c1');
 
-    // The same on the run's first request is no progress: retry-later, so no continuation. The log says
-    // whose deadline it was: ours, not the partner's Retry-After.
-    const first = setup(() => outOfTime());
+    // The same on the run's first request is no progress: retry-later, so no continuation. The log says whose
+    // deadline it was: ours, not the partner's Retry-After.
+    const first = pollFeedFixture(() => outOfTime());
     expect(await first.run()).toMatchObject({ kind: 'retry-later', pages: 0 });
     const messages = first.deps.log.lines.map((line) => line.message);
     expect(messages).toContain(
@@ -338,67 +436,304 @@ describe('pollFeed', () => {
     expect(messages.join('\n')).not.toMatch(/come back later/);
   });
 
-  it('records how the run ended on the cursor item as it gives the lease up', async () => {
-    const { deps, clock, run } = setup(threePages);
-
-    await run('run-1', { ...SETTINGS, maxPagesPerRun: 1 });
-    expect(deps.cursorStore.lastRuns.get(FEED)).toEqual({ outcome: 'page-limit', at: clock.now });
-    await run('run-2');
-    expect(deps.cursorStore.lastRuns.get(FEED)).toEqual({ outcome: 'caught-up', at: clock.now });
-  });
-
-  it('skips the run without calling the API while another invocation holds the lease', async () => {
-    const { deps, run } = setup(threePages);
-    await deps.cursorStore.acquire(FEED, 'other', 1_000_000, 1_120_000);
-
-    const outcome = await run();
-
-    expect(outcome.kind).toBe('lease-held');
-    expect(deps.partner.calls).toHaveLength(0);
-    expect(deps.metrics.counts.LeaseContended).toBe(1);
-  });
-
-  it('stops committing once another invocation has taken the lease, so the cursor never regresses', async () => {
-    const { deps, run } = setup((query, call) => {
-      if (call === 2) deps.cursorStore.steal(FEED, 'intruder');
-      return threePages(query);
-    });
-
-    const outcome = await run();
-
-    expect(outcome).toMatchObject({ kind: 'lease-lost', failed: true });
-    expect(deps.cursorStore.items.get(FEED)?.leaseOwner).toBe('intruder');
-  });
-
   it('starts no fetch once the time budget is spent', async () => {
-    const { deps, clock, run } = setup(threePages);
-    const outcome = await pollFeed(deps, SETTINGS, {
-      owner: 'late',
-      deadline: clock.now - 1,
-      leaseExpiresAt: clock.now + 1000,
-    });
-    expect(outcome.kind).toBe('out-of-time');
+    const { deps, clock, run } = pollFeedFixture(threePages);
+    const late = await run('late', SETTINGS, { deadline: clock.now - 1, leaseExpiresAt: clock.now + 1000 });
+    expect(late.kind).toBe('out-of-time');
     expect(deps.partner.calls).toHaveLength(0);
     expect((await run('next')).kind).toBe('caught-up');
   });
+});
 
-  it('passes the configured filters on every request', async () => {
-    const { deps, run } = setup(threePages);
-    await run('run-1', { ...SETTINGS, vendorIds: ['v1', 'v2'], minAgeMinutes: 90 });
-    expect(deps.partner.calls[1]).toEqual({
-      pageId: 'c1',
-      pageSize: 10,
-      vendorIds: ['v1', 'v2'],
-      minAgeMinutes: 90,
+describe('an expired cursor (rule 5)', () => {
+  it('restarts from the high-water mark minus the lookback, never later than now, and loses nothing', async () => {
+    const { deps, run, stored } = pollFeedFixture(expired('purged', pageOf(sampleOrder({ id: 1 }))), {
+      clock: { now: NOW },
     });
+    const lookback = { ...SETTINGS, recoveryLookbackMinutes: 60 };
+    deps.cursorStore.items.set('feed-a', storedCursor('purged', '2026-11-23T05:00:00.000Z'));
+
+    expect(await run('run-1', lookback)).toMatchObject({
+      kind: 'caught-up',
+      cursorRecoveries: 1,
+      versionsPublished: 1,
+    });
+    expect(deps.partner.calls[1]).toEqual({ pageSize: 10, fromTimestamp: '2026-11-23T04:00:00.000Z' });
+    expect(stored()?.pageId).toBe('c1');
+
+    // A mark stored in the future (before the cap on it).
+    deps.cursorStore.items.set('feed-a', storedCursor('purged', '9999-12-31T00:00:00.000Z'));
+    await run('run-2', lookback);
+    expect(deps.partner.calls[3]?.fromTimestamp).toBe(new Date(NOW - 60 * 60_000).toISOString());
+    expect(deps.metrics.counts.CursorRecoveries).toBe(2);
   });
 
-  it('keeps the stream start as cursor when the stream is empty (no nextPageId)', async () => {
-    const { deps, run } = setup(() => ({ data: [], hasMore: false }));
-    const outcome = await run();
-    expect(outcome.kind).toBe('caught-up');
-    expect(deps.cursorStore.items.get(FEED)?.pageId).toBeUndefined();
-    expect(deps.cursorStore.items.get(FEED)?.lastCaughtUpAt).toBeDefined();
+  it('replays from the earliest entry without a lookback or without a stored mark', async () => {
+    const { deps, run } = pollFeedFixture(expired('purged', pageOf()));
+    deps.cursorStore.items.set('feed-a', storedCursor('purged', '2026-11-23T05:00:00.000Z'));
+    await run();
+    deps.cursorStore.items.set('feed-a', storedCursor('purged'));
+    await run('run-2', { ...SETTINGS, recoveryLookbackMinutes: 1 });
+
+    expect(deps.partner.calls).toEqual([
+      { pageId: 'purged', pageSize: 10 },
+      { pageSize: 10 },
+      { pageId: 'purged', pageSize: 10 },
+      { pageSize: 10 },
+    ]);
+  });
+
+  it('ends the run instead of looping when the cursor expires again right after recovery', async () => {
+    // The spec's test-expired-page-id: every restart serves a page whose cursor is already expired.
+    const { deps, run } = pollFeedFixture((query) =>
+      query.pageId === undefined
+        ? { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'expired' }
+        : new PartnerError('cursor-expired'),
+    );
+
+    expect(await run()).toMatchObject({ kind: 'cursor-expired-again', failed: false, cursorRecoveries: 1 });
+    expect(pageIds(deps.partner)).toEqual([undefined, 'expired', undefined, 'expired']);
+  });
+
+  it('clears the cursor when the recovery is answered by the empty-stream body, so the next run sends no second 404', async () => {
+    const { deps, run, stored } = pollFeedFixture(expired('purged', { data: [], hasMore: false }));
+    deps.cursorStore.items.set('feed-a', storedCursor('purged'));
+
+    expect(await run()).toMatchObject({ kind: 'caught-up', cursorRecoveries: 1 });
+    expect(stored()?.pageId).toBeUndefined();
+    expect((await run()).cursorRecoveries).toBe(0);
+    expect(pageIds(deps.partner)).toEqual(['purged', undefined, undefined]);
+  });
+});
+
+describe('pages that break the pagination rules', () => {
+  it('hasMore true without nextPageId (rule 1): publishes the data, keeps the cursor it asked with, counts it and ends the run', async () => {
+    const { deps, journal, run, stored } = pollFeedFixture((query) =>
+      query.pageId === 'c1'
+        ? { data: [sampleOrder({ id: 7 }), sampleOrder({ id: 8 })], hasMore: true }
+        : { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'c1' },
+    );
+
+    expect(await run()).toMatchObject({ kind: 'missing-next-page-id', failed: false, versionsPublished: 3 });
+    expect(journal).toEqual(['acquire run-1', 'publish 1', 'commit c1', 'publish 2', 'commit c1', 'release']);
+    expect(deps.partner.calls).toHaveLength(2);
+    expect(deps.metrics.counts.MissingNextPageId).toBe(1);
+    expect(stored()?.lastCaughtUpAt).toBeUndefined();
+  });
+
+  it('a stuck cursor (an empty page handing back the pageId sent) ends the run after one request, on every later run too', async () => {
+    const { deps, run, stored } = pollFeedFixture((query) =>
+      query.pageId === 'stuck'
+        ? { data: [], hasMore: true, nextPageId: 'stuck' }
+        : { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'stuck' },
+    );
+
+    expect(await run()).toMatchObject({
+      kind: 'stuck-cursor',
+      failed: false,
+      pages: 2,
+      versionsPublished: 1,
+    });
+    expect(pageIds(deps.partner)).toEqual([undefined, 'stuck']);
+    expect(stored()?.pageId).toBe('stuck');
+    await run('run-2');
+    expect(pageIds(deps.partner)).toEqual([undefined, 'stuck', 'stuck']);
+    expect(deps.metrics.counts.StuckCursor).toBe(2);
+  });
+
+  it('goes on after a repeated page that brings data with the same cursor (rule 6), absorbing the repeat', async () => {
+    const { deps, run } = pollFeedFixture((query, call) =>
+      query.pageId === undefined || call === 2
+        ? { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'c1' }
+        : { data: [sampleOrder({ id: 2 })], hasMore: false, nextPageId: 'c2' },
+    );
+
+    expect(await run()).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(deps.metrics.counts.StuckCursor).toBeUndefined();
+  });
+});
+
+describe('a cursor cycle (a cursor handed back that was already asked for)', () => {
+  const cycle = (next: Record<string, string>) => (query: OrderUpdatesQuery) => ({
+    data: [sampleOrder({ id: 1 })],
+    hasMore: true,
+    nextPageId: next[query.pageId ?? 'start'],
+  });
+
+  it('ends the run after one repeated page: a page with data handing back its own cursor, or A → B → A', async () => {
+    const self = pollFeedFixture(cycle({ start: 'c1', c1: 'c1' }));
+    expect(await self.run()).toMatchObject({ kind: 'stuck-cursor', failed: false, pages: 3 });
+    expect(pageIds(self.deps.partner)).toEqual([undefined, 'c1', 'c1']);
+    expect(self.deps.metrics.counts.StuckCursor).toBe(1);
+
+    const { deps, run, stored } = pollFeedFixture(cycle({ start: 'A', A: 'B', B: 'A' }));
+    expect(await run()).toMatchObject({ kind: 'stuck-cursor', pages: 4 });
+    expect(pageIds(deps.partner)).toEqual([undefined, 'A', 'B', 'A']);
+    expect(stored()?.pageId).toBe('B');
+  });
+
+  it.each([
+    ['a continuation chain', true],
+    ['scheduled runs (one page each, as local mode)', false],
+  ])(
+    'catches a cycle across the runs of %s (the memory rides on the cursor item), and ends the chain',
+    async (_, asChain) => {
+      const { deps, run, stored } = pollFeedFixture(cycle({ start: 'A', A: 'B', B: 'A' }));
+      const settings = { ...SETTINGS, maxPagesPerRun: 1, maxContinuations: 10 };
+      const kinds: string[] = [];
+      let continuation: ContinuationEvent | undefined;
+      for (let step = 0; step < 6; step += 1) {
+        const outcome = await run(`run-${step}`, settings, {
+          canContinue: asChain,
+          ...(continuation ? { continuation } : {}),
+        });
+        kinds.push(outcome.kind);
+        continuation = outcome.next;
+        if (outcome.kind !== 'page-limit') break;
+      }
+
+      expect(kinds).toEqual(['page-limit', 'page-limit', 'page-limit', 'stuck-cursor']);
+      expect(pageIds(deps.partner)).toEqual([undefined, 'A', 'B', 'A']);
+      expect(continuation).toBeUndefined();
+      expect(stored()?.recentCursors?.length).toBe(4);
+      // The next scheduled run remembers the cycle: one page, and it stops again.
+      expect(await run('run-next')).toMatchObject({ kind: 'stuck-cursor', pages: 1 });
+    },
+  );
+
+  it('drops the memory at the end of the stream (what comes after it is new)', async () => {
+    const { run, stored } = pollFeedFixture(chained);
+    await run();
+    expect(stored()).toMatchObject({ pageId: 'c3', recentCursors: undefined });
+  });
+
+  it('starts a fresh memory when an operator moved the cursor: the cycle gets its one repeat again', async () => {
+    const { deps, run, stored } = pollFeedFixture(cycle({ start: 'c1', c1: 'c1', d0: 'c1' }));
+    await run();
+    deps.cursorStore.items.set('feed-a', { ...(stored() ?? storedCursor(undefined)), pageId: 'd0' });
+    deps.partner.calls.length = 0;
+
+    expect(await run()).toMatchObject({ kind: 'stuck-cursor', pages: 3 });
+    expect(pageIds(deps.partner)).toEqual(['d0', 'c1', 'c1']);
+  });
+
+  it('forgets the cursors of the stream before a rule-5 recovery (the stream starts again)', async () => {
+    let expiredOnce = false;
+    const { deps, run } = pollFeedFixture((query) => {
+      if (query.pageId !== 'c2' || expiredOnce) return chained(query);
+      expiredOnce = true;
+      return new PartnerError('cursor-expired');
+    });
+
+    expect(await run()).toMatchObject({ kind: 'caught-up', cursorRecoveries: 1 });
+    expect(pageIds(deps.partner)).toEqual([undefined, 'c1', 'c2', undefined, 'c1', 'c2']);
+  });
+});
+
+describe('a page body over the cap (the client answers body-too-large)', () => {
+  const bodyTooLarge = () =>
+    new PartnerError('body-too-large', 'GET /v1/orderUpdates: response body exceeds the limit', {
+      statusCode: 200,
+    });
+
+  it('asks the same cursor again at once with half the page size, keeps the size and grows it by one per clean page', async () => {
+    const { deps, run, stored } = pollFeedFixture((query) =>
+      (query.pageSize ?? 0) > 30 ? bodyTooLarge() : chained(query),
+    );
+    const hundred = { ...SETTINGS, pageSize: 100, maxPagesPerRun: 1000 };
+
+    expect(await run('run-1', hundred)).toMatchObject({
+      kind: 'caught-up',
+      failed: false,
+      pages: 3,
+      versionsPublished: 3,
+    });
+    expect(deps.partner.calls.map((query) => [query.pageId, query.pageSize])).toEqual([
+      [undefined, 100],
+      [undefined, 50],
+      [undefined, 25],
+      ['c1', 26],
+      ['c2', 27],
+    ]);
+    expect(deps.metrics.counts.PageSizeReduced).toBe(2);
+    expect(stored()?.pageSize).toBe(28);
+    await run('run-2', hundred);
+    expect(deps.partner.calls.at(-1)).toMatchObject({ pageId: 'c3', pageSize: 28 });
+  });
+
+  it('drops the kept size once back at the configured one', async () => {
+    const { deps, run, stored } = pollFeedFixture(chained);
+    deps.cursorStore.items.set('feed-a', { ...storedCursor('c1'), pageSize: 9 });
+
+    await run();
+
+    expect(deps.partner.calls.map((query) => query.pageSize)).toEqual([9, 10]);
+    expect(stored()?.pageSize).toBeUndefined();
+  });
+
+  it('stops as order-over-body-cap when a page of one order is over the cap, the cursor where it was', async () => {
+    const { deps, run, stored } = pollFeedFixture(() => bodyTooLarge());
+    deps.cursorStore.items.set('feed-a', storedCursor('c7'));
+
+    expect(await run()).toMatchObject({ kind: 'order-over-body-cap', failed: false, pages: 0 });
+    expect(deps.partner.calls.map((query) => query.pageSize)).toEqual([10, 5, 2, 1]);
+    expect(pageIds(deps.partner).every((pageId) => pageId === 'c7')).toBe(true);
+    expect(deps.metrics.counts).toMatchObject({ PageSizeReduced: 3, OrderOverBodyCap: 1 });
+    expect(stored()?.pageId).toBe('c7');
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({ level: 'error', message: expect.stringContaining('page body cap') }),
+    );
+  });
+});
+
+describe('pacing under 429s and the retry counts', () => {
+  /** Pages c0 → … → c{last}; the pages in `limited` report one 429 wait first, page 1 one 5xx retry. */
+  const feed =
+    (last: number, limited: ReadonlySet<number>) =>
+    (query: OrderUpdatesQuery, _call: number, options: CallOptions): RawPage => {
+      const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+      if (limited.has(index))
+        options.onRetry?.({ kind: 'rate-limited', attempt: 1, waitMs: 1000, status: 429 });
+      if (index === 1) options.onRetry?.({ kind: 'server-error', attempt: 1, waitMs: 200, status: 503 });
+      return { data: [sampleOrder({ id: index + 1 })], hasMore: index < last, nextPageId: `c${index + 1}` };
+    };
+
+  it("counts the run's partner retries and rate-limit waits in its outcome and metrics", async () => {
+    const { deps, run } = pollFeedFixture(feed(3, new Set([2, 3])));
+
+    expect(await run()).toMatchObject({ kind: 'caught-up', partnerRetries: 1, rateLimitWaits: 2 });
+    expect(deps.metrics.counts).toMatchObject({ PartnerRetries: 1, RateLimitWaits: 2 });
+  });
+
+  it('waits longer between requests while pages meet 429s, less once they stop, and keeps the pace for the next run', async () => {
+    const { sleeps, run, stored } = pollFeedFixture(feed(8, new Set([1, 2, 3])));
+    expect(await run('run-1', { ...SETTINGS, maxPagesPerRun: 4 })).toMatchObject({
+      kind: 'page-limit',
+      paceDelayMs: 1000,
+    });
+    expect(stored()).toMatchObject({ pageId: 'c4', paceDelayMs: 1000 });
+
+    await run('run-2');
+
+    // After pages 1, 2, 3 (each met a 429) the delay doubles from 250 ms; run 2 starts at page 4 from the 1 s
+    // the first run left, and the delay falls by 50 ms a page without a 429.
+    expect(sleeps).toEqual([250, 500, 950, 900, 850, 800]);
+  });
+
+  it('nextPaceDelayMs: no delay without 429s, doubling up to 30 s on each, down 50 ms per clean page, bounded under a 429 every fifth page', () => {
+    const series = (start: number, limited: (page: number) => boolean, pages: number) => {
+      const delays = [start];
+      for (let page = 1; page <= pages; page += 1)
+        delays.push(nextPaceDelayMs(delays.at(-1) ?? 0, limited(page)));
+      return delays;
+    };
+    expect(series(0, () => false, 1)).toEqual([0, 0]);
+    expect(series(0, () => true, 6)).toEqual([0, 250, 500, 1_000, 2_000, 4_000, 8_000]);
+    expect(series(16_000, () => true, 2)).toEqual([16_000, 30_000, 30_000]);
+    expect(series(160, () => false, 4)).toEqual([160, 110, 60, 10, 0]);
+    const lastCycle = series(0, (page) => page % 5 === 0, 200).slice(-5);
+    expect(Math.min(...lastCycle)).toBeGreaterThan(0);
+    expect(Math.max(...lastCycle)).toBeLessThan(30_000);
   });
 });
 
@@ -423,50 +758,44 @@ class FakeTokenParameter {
 describe('pollFeed with a rotated token', () => {
   function rotation() {
     const tokens = new FakeTokenParameter();
-    const accepted = new Set(['new-token']);
-    const setupResult = setup((query) =>
-      accepted.has(tokens.cached) ? threePages(query) : new PartnerError('auth'),
+    const fixture = pollFeedFixture((query) =>
+      tokens.cached === 'new-token' ? threePages(query) : new PartnerError('auth'),
     );
-    const deps = { ...setupResult.deps, tokens };
-    const run = (owner: string) =>
-      pollFeed(deps, SETTINGS, {
-        owner,
-        deadline: setupResult.clock.now + 60_000,
-        leaseExpiresAt: setupResult.clock.now + 120_000,
-      });
-    return { ...setupResult, deps, tokens, run };
+    fixture.deps.tokens = tokens;
+    return { ...fixture, tokens };
   }
 
   it('on a 401 reads SSM afresh and, the value having changed, retries the request once and succeeds', async () => {
-    const { deps, tokens, run } = rotation();
+    const { deps, tokens, run, stored } = rotation();
     tokens.rotate('new-token'); // rotated in SSM; the cache still holds the old value
 
-    const outcome = await run('run-1');
-
-    expect(outcome).toMatchObject({ kind: 'caught-up', failed: false, pages: 3 });
-    expect(deps.partner.calls.map((call) => call.pageId)).toEqual([undefined, undefined, 'c1', 'c2']);
+    expect(await run()).toMatchObject({ kind: 'caught-up', failed: false, pages: 3 });
+    expect(pageIds(deps.partner)).toEqual([undefined, undefined, 'c1', 'c2']);
     expect(tokens.reads).toBe(1);
     expect(deps.metrics.counts.AuthFailures).toBeUndefined();
-    expect(deps.cursorStore.items.get(FEED)).toMatchObject({ pageId: 'c3', authFailures: 0 });
+    expect(stored()).toMatchObject({ pageId: 'c3', authFailures: 0 });
   });
 
   it('retries only once: a new value that is refused too ends the run, keyed to its version', async () => {
-    const { deps, tokens, run } = rotation();
+    const { deps, tokens, run, stored } = rotation();
     tokens.rotate('also-refused');
 
-    expect(await run('run-1')).toMatchObject({ kind: 'auth-failed', failed: true });
+    expect(await run()).toMatchObject({ kind: 'auth-failed', failed: true });
     expect(deps.partner.calls).toHaveLength(2);
-    expect(deps.cursorStore.items.get(FEED)).toMatchObject({ authFailures: 1, authFailedTokenVersion: 2 });
+    expect(stored()).toMatchObject({ authFailures: 1, authFailedTokenVersion: 2 });
   });
 
   it('stores the refused version, never the token, and logs no token', async () => {
-    const { deps, run } = rotation();
+    const { deps, run, stored } = rotation();
 
-    expect(await run('run-1')).toMatchObject({ kind: 'auth-failed' });
+    expect(await run()).toMatchObject({ kind: 'auth-failed' });
 
-    const item = deps.cursorStore.items.get(FEED);
-    expect(item).toMatchObject({ authFailures: 1, authFailedTokenVersion: 1, authRetryNotBefore: 1_060_000 });
-    expect(JSON.stringify(item)).not.toContain('old-token');
+    expect(stored()).toMatchObject({
+      authFailures: 1,
+      authFailedTokenVersion: 1,
+      authRetryNotBefore: 1_060_000,
+    });
+    expect(JSON.stringify(stored())).not.toContain('old-token');
     expect(JSON.stringify(deps.log.lines)).not.toContain('old-token');
     expect(deps.log.lines).toContainEqual(
       expect.objectContaining({
@@ -476,8 +805,8 @@ describe('pollFeed with a rotated token', () => {
     );
   });
 
-  it('stays in backoff while the parameter keeps the refused version, without calling the partner', async () => {
-    const { deps, tokens, clock, run } = rotation();
+  it('stays in backoff while the parameter keeps the refused version, and calls at once when it has a new one', async () => {
+    const { deps, tokens, clock, run, stored } = rotation();
     await run('run-1');
     clock.now += 30_000;
 
@@ -485,19 +814,10 @@ describe('pollFeed with a rotated token', () => {
     expect(deps.partner.calls).toHaveLength(1);
     expect(tokens.reads).toBe(2); // the 401's fresh read, then the backoff's version check
     expect(deps.metrics.counts.AuthFailures).toBe(1);
-  });
-
-  it('calls the partner at once during the backoff when the parameter has a new version, and clears it', async () => {
-    const { deps, tokens, clock, run } = rotation();
-    await run('run-1');
-    clock.now += 1_000;
     tokens.rotate('new-token');
-
-    const outcome = await run('run-2');
-
-    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 3 });
-    expect(deps.partner.calls.map((call) => call.pageId)).toEqual([undefined, undefined, 'c1', 'c2']);
-    expect(deps.cursorStore.items.get(FEED)).toMatchObject({
+    expect(await run('run-3')).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(pageIds(deps.partner)).toEqual([undefined, undefined, 'c1', 'c2']);
+    expect(stored()).toMatchObject({
       authFailures: 0,
       authRetryNotBefore: undefined,
       authFailedTokenVersion: undefined,
@@ -505,41 +825,18 @@ describe('pollFeed with a rotated token', () => {
   });
 
   it('starts the doubling again from the first wait when a new version is refused', async () => {
-    const { deps, tokens, clock, run } = rotation();
+    const { tokens, clock, run, stored } = rotation();
     await run('run-1');
-    clock.now = (deps.cursorStore.items.get(FEED)?.authRetryNotBefore ?? 0) + 1;
+    clock.now = (stored()?.authRetryNotBefore ?? 0) + 1;
     await run('run-2'); // the same version refused again: 120 s
-    expect(deps.cursorStore.items.get(FEED)).toMatchObject({
-      authFailures: 2,
-      authRetryNotBefore: clock.now + 120_000,
-    });
+    expect(stored()).toMatchObject({ authFailures: 2, authRetryNotBefore: clock.now + 120_000 });
     tokens.rotate('also-refused');
 
     expect(await run('run-3')).toMatchObject({ kind: 'auth-failed' });
-    expect(deps.cursorStore.items.get(FEED)).toMatchObject({
+    expect(stored()).toMatchObject({
       authFailures: 1,
       authFailedTokenVersion: 2,
       authRetryNotBefore: clock.now + 60_000,
     });
-  });
-});
-
-describe('the lease', () => {
-  it('expires at the time the run was given (deadline + grace), however many pages it commits', async () => {
-    const expiries: Array<number | undefined> = [];
-    const { deps, clock } = setup((query) => {
-      expiries.push(deps.cursorStore.items.get(FEED)?.leaseExpiresAt);
-      clock.now += 10_000; // each page takes 10 s
-      return threePages(query);
-    });
-
-    const outcome = await pollFeed(deps, SETTINGS, {
-      owner: 'run-1',
-      deadline: 1_050_000,
-      leaseExpiresAt: 1_110_000,
-    });
-
-    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 3 });
-    expect(expiries).toEqual([1_110_000, 1_110_000, 1_110_000]);
   });
 });

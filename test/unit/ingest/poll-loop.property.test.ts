@@ -6,7 +6,6 @@
 // unhandled and the run ends with a known outcome. A fixed number of runs on a fake clock: no real waits.
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { pollFeed } from '../../../functions/core/ingest/poll-feed.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type {
   CallOptions,
@@ -15,13 +14,7 @@ import type {
   RawPage,
 } from '../../../functions/core/partner/types.js';
 import { sampleOrder } from '../../fixtures/orders.js';
-import {
-  CountingMetrics,
-  MemoryCursorStore,
-  MemoryLog,
-  MemoryQuarantine,
-  RecordingPublisher,
-} from '../../support/fakes.js';
+import { pollFeedFixtureFor } from '../../support/fakes.js';
 import { pollerConfig } from '../../support/poller-config.js';
 
 const KNOWN_OUTCOMES = new Set([
@@ -171,12 +164,12 @@ describe('the poll loop against a hostile partner (property)', () => {
         fc.integer({ min: 0, max: 20_000 }),
         async (script, length, pageSize, capRecords, msPerCall) => {
           const clock = { now: 1_000_000 };
+          const settings = pollerConfig({ pageSize, maxPagesPerRun: 12 });
           const partner = new ModelPartner(script, length, capRecords, clock, msPerCall);
-          const publisher = new RecordingPublisher();
-          const published = () => new Set(publisher.published.map((m) => `${m.orderId}@${m.version}`));
-          const cursorStore = new MemoryCursorStore();
-          const commit = cursorStore.commit.bind(cursorStore);
-          cursorStore.commit = async (lease, change) => {
+          const { deps, run: poll } = pollFeedFixtureFor(partner, { clock, settings });
+          const published = () => new Set(deps.publisher.published.map((m) => `${m.orderId}@${m.version}`));
+          const commit = deps.cursorStore.commit.bind(deps.cursorStore);
+          deps.cursorStore.commit = async (lease, change) => {
             // Some page that named this cursor was handed off whole before it is committed.
             const done = published();
             const naming = partner.served.filter(
@@ -186,24 +179,10 @@ describe('the poll loop against a hostile partner (property)', () => {
             expect(naming.some((page) => page.versions.every((version) => done.has(version)))).toBe(true);
             return commit(lease, change);
           };
-          const deps = {
-            cursorStore,
-            partner,
-            publisher,
-            quarantine: new MemoryQuarantine(),
-            metrics: new CountingMetrics(),
-            log: new MemoryLog(),
-            now: () => clock.now,
-            sleep: async (ms: number) => {
-              clock.now += ms;
-            },
-          };
-          const settings = pollerConfig({ pageSize, maxPagesPerRun: 12 });
           for (let run = 0; run < 2; run += 1) {
             const callsBefore = partner.calls;
             const servedBefore = partner.served.length;
-            const outcome = await pollFeed(deps, settings, {
-              owner: `run-${run}`,
+            const outcome = await poll(`run-${run}`, settings, {
               deadline: clock.now + 100_000,
               requestDeadline: clock.now + 110_000,
               leaseExpiresAt: clock.now + 200_000,

@@ -1,3 +1,5 @@
+// The simulator serves each scenario as the spec describes it: the exact expectation (SCENARIO_EXPECTATIONS)
+// over its polls, and the spec's own words (SPEC_CHECKS, which npm run verify applies) on what it served.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type HostileScenarioId,
@@ -7,8 +9,12 @@ import {
   type ScenarioId,
   startSimulator,
 } from '../../../tools/simulator/index.js';
+import { toWire } from '../../../tools/simulator/model.js';
+import { SPEC_CHECKS } from '../../../tools/simulator/scenarios/expectations.js';
+import { SCENARIOS } from '../../../tools/simulator/scenarios/index.js';
 import {
   drainPoll,
+  faithfulRun,
   finalState,
   get,
   orderProblems,
@@ -30,18 +36,17 @@ afterAll(async () => {
 });
 
 /** Drains every poll of a scenario, following the cursor chain; returns the orders of each poll. */
-async function drainScenario(
-  id: ScenarioId,
-  pageSize = 10,
-): Promise<{ polls: WireOrder[][]; lastPageId?: string }> {
+async function drainScenario(id: ScenarioId, pageSize = 10) {
   const polls: WireOrder[][] = [];
+  let pages = 0;
   let pageId: string | undefined;
   for (let n = 0; n < SCENARIO_EXPECTATIONS[id].polls; n++) {
     const poll = await drainPoll(sim.url, `/${id}`, { pageId, pageSize });
     polls.push(poll.orders);
+    pages += poll.pages.length;
     pageId = poll.nextPageId;
   }
-  return { polls, ...(pageId === undefined ? {} : { lastPageId: pageId }) };
+  return { polls, pages, lastPageId: pageId };
 }
 
 const DRAINABLE = SCENARIO_IDS.filter(
@@ -50,51 +55,94 @@ const DRAINABLE = SCENARIO_IDS.filter(
 );
 
 describe('every scenario', () => {
-  it.each(DRAINABLE)('%s serves its expectation over its polls, then answers rule 3', async (id) => {
-    const { polls, lastPageId } = await drainScenario(id);
-    const served = polls.flat();
-    const expectation = SCENARIO_EXPECTATIONS[id];
+  it.each(DRAINABLE)(
+    '%s serves its expectation and the spec over its polls, then answers rule 3',
+    async (id) => {
+      const { polls, pages, lastPageId } = await drainScenario(id);
+      const served = polls.flat();
+      const expectation = SCENARIO_EXPECTATIONS[id];
 
-    expect(served).toHaveLength(expectation.versions);
-    expect(finalState(served)).toEqual({ orders: expectation.orders, sales: expectation.sales });
-    for (const order of served) {
-      expect(orderProblems(order), `order ${order.id} v${order.version}`).toEqual([]);
-      expect(typeof order.placedAt).toBe('number');
-      expect(Math.abs(Date.now() - Number(order.placedAt))).toBeLessThan(3 * 24 * 3_600_000);
-    }
-    if (expectation.versions === 0) {
-      expect(lastPageId).toBeUndefined();
-      return;
-    }
-    const after = await get<WirePage>(sim.url, updatesPath(`/${id}`, { pageId: lastPageId }));
-    expect(after.status).toBe(200);
-    expect(after.body).toEqual({ data: [], hasMore: false, nextPageId: lastPageId });
-  });
+      expect(served).toHaveLength(expectation.versions);
+      expect(finalState(served)).toEqual({ orders: expectation.orders, sales: expectation.sales });
+      expect(SPEC_CHECKS[id].check(faithfulRun(served, { polls: expectation.polls, pages }))).toEqual([]);
+      for (const order of served) {
+        expect(orderProblems(order), `order ${order.id} v${order.version}`).toEqual([]);
+        expect(Math.abs(Date.now() - Number(order.placedAt))).toBeLessThan(3 * 24 * 3_600_000);
+      }
+      if (expectation.versions === 0) {
+        expect(lastPageId).toBeUndefined();
+        return;
+      }
+      const after = await get<WirePage>(sim.url, updatesPath(`/${id}`, { pageId: lastPageId }));
+      expect(after).toMatchObject({
+        status: 200,
+        body: { data: [], hasMore: false, nextPageId: lastPageId },
+      });
+    },
+  );
 
   it.each(SCENARIO_IDS.filter((id) => id !== 'test-invalid-token'))(
     '%s: GET /orders/{id} returns the latest known version of each order',
     async (id) => {
       for (const expected of SCENARIO_EXPECTATIONS[id].orders) {
         const res = await get<WireOrder>(sim.url, `/${id}/v1/orders/${expected.id}`);
-        expect(res.status).toBe(200);
-        expect(res.body).toMatchObject({ ...expected, latestVersion: true });
+        expect(res).toMatchObject({ status: 200, body: { ...expected, latestVersion: true } });
       }
       const missing = await get(sim.url, `/${id}/v1/orders/42`);
       expect(missing).toMatchObject({ status: 404, body: { message: 'order not found' } });
     },
   );
 
-  it('ignores minAgeMinutes and fromTimestamp (each scenario serves its full stream)', async () => {
+  it('ignores minAgeMinutes and fromTimestamp, and rejects the same invalid parameters as production', async () => {
     const res = await get<WirePage>(
       sim.url,
       updatesPath('/test-multi-location', { minAgeMinutes: 1440, fromTimestamp: new Date().toISOString() }),
     );
     expect(res.body.data).toHaveLength(2);
+    expect((await get(sim.url, updatesPath('/test-pagination', { pageSize: 0 }))).status).toBe(400);
+  });
+});
+
+describe('the spec checks (SPEC_CHECKS) name what is wrong in a broken run', () => {
+  /** A faithful run of the scenario's data, without HTTP. */
+  const runOf = (id: ScenarioId) => {
+    const served = SCENARIOS[id].polls
+      .flat()
+      .map((entry) => toWire(entry.order, entry.latestVersion, { kind: 'epoch' }));
+    return faithfulRun(served, { polls: SCENARIOS[id].polls.length });
+  };
+
+  it('test-order-lifecycle: the cancelled sale was not reversed', () => {
+    const run = runOf('test-order-lifecycle');
+    const cancelled = run.orders.find((order) => order.status === 'cancelled');
+    const { vendorId, total } = cancelled ??
+      run.orders[0] ?? { vendorId: '', total: { currency: '', amount: 0 } };
+    run.sales.push({ vendorId, currency: total.currency, count: 1, amount: total.amount });
+    expect(SPEC_CHECKS['test-order-lifecycle'].check(run).join('; ')).toMatch(/ledger/);
   });
 
-  it('rejects the same invalid query parameters as production', async () => {
-    const res = await get(sim.url, updatesPath('/test-pagination', { pageSize: 0 }));
-    expect(res.status).toBe(400);
+  it('test-versioning: an older version was kept', () => {
+    const run = runOf('test-versioning');
+    run.orders = run.orders.map((order) => ({ ...order, version: 3 }));
+    expect(SPEC_CHECKS['test-versioning'].check(run)).toContain('kept version 3, expected 4');
+  });
+
+  it('a version was lost, a 429 never seen, a record quarantined or dead-lettered, a 401 not stopped on', () => {
+    const lost = runOf('test-pagination');
+    if (lost.counters) lost.counters.applied -= 1;
+    expect(SPEC_CHECKS['test-pagination'].check(lost).join('; ')).toMatch(/!= applied/);
+    expect(SPEC_CHECKS['test-rate-limit'].check(runOf('test-rate-limit'))).toEqual([
+      'no rate-limit wait was observed (expected a 429)',
+    ]);
+    const spoilt = { ...runOf('test-delivery'), quarantined: ['quarantine/x'], deadLettered: 1 };
+    expect(SPEC_CHECKS['test-delivery'].check(spoilt)).toEqual(
+      expect.arrayContaining(['1 record(s) quarantined', '1 message(s) dead-lettered']),
+    );
+    const invalidToken = { ...runOf('test-invalid-token'), exitCode: 0, outcome: 'drained' };
+    expect(SPEC_CHECKS['test-invalid-token'].check(invalidToken).join('; ')).toMatch(/expected auth failure/);
+    expect(
+      SPEC_CHECKS['test-invalid-token'].check({ ...invalidToken, exitCode: 3, outcome: 'auth-failed' }),
+    ).toEqual([]);
   });
 });
 
@@ -102,9 +150,7 @@ describe('test-authentication / test-invalid-token / test-empty-stream', () => {
   it('test-authentication needs the token in the Authorization header', async () => {
     expect((await get(sim.url, updatesPath('/test-authentication'), null)).status).toBe(401);
     const ok = await get<WirePage>(sim.url, updatesPath('/test-authentication'));
-    expect(ok.status).toBe(200);
-    expect(ok.body.hasMore).toBe(true);
-    expect(typeof ok.body.nextPageId).toBe('string');
+    expect(ok).toMatchObject({ status: 200, body: { hasMore: true, nextPageId: expect.any(String) } });
   });
 
   it('test-invalid-token answers 401 Unauthorized to every request, even with the right token', async () => {
@@ -121,36 +167,37 @@ describe('test-authentication / test-invalid-token / test-empty-stream', () => {
 });
 
 describe('test-pagination', () => {
-  it('serves a 230-version backlog in pages that honour pageSize, with opaque cursors', async () => {
+  it('serves a 230-version backlog in pages that honour pageSize (default 10)', async () => {
     const poll = await drainPoll(sim.url, '/test-pagination', { pageSize: 7 });
     expect(poll.pages).toHaveLength(Math.ceil(230 / 7));
     expect(poll.pages.slice(0, -1).every((page) => page.data.length === 7 && page.hasMore)).toBe(true);
     expect(poll.orders).toHaveLength(230);
-    expect(poll.nextPageId).not.toMatch(/^\d+$/);
     const defaults = await drainPoll(sim.url, '/test-pagination');
     expect(defaults.pages).toHaveLength(23);
     expect(defaults.orders).toEqual(poll.orders);
   });
 });
 
-describe('multi-poll scenarios', () => {
+describe('multi-poll and content scenarios', () => {
+  const shape = (orders: WireOrder[] | undefined) =>
+    orders?.map((o) => [o.id, o.version, o.status, o.latestVersion]);
+
   it('test-order-lifecycle: placed, accepted, cancelled over three polls; poll 3 adds rejected/accepted/placed', async () => {
     const { polls } = await drainScenario('test-order-lifecycle');
-    const [first, second, third] = polls;
-    const main = (orders: WireOrder[] | undefined) => orders?.find((o) => o.id === 3_008_000_001);
-    expect(main(first)).toMatchObject({ version: 1, status: 'placed', latestVersion: true });
-    expect(main(second)).toMatchObject({ version: 2, status: 'accepted', latestVersion: true });
-    expect(main(third)).toMatchObject({ version: 3, status: 'cancelled', latestVersion: true });
-    expect(first).toHaveLength(1);
-    expect(second).toHaveLength(1);
-    const finals = finalState(third ?? []).orders.map((o) => o.status);
-    expect(finals).toEqual(['cancelled', 'rejected', 'accepted', 'placed']);
+    const id = 3_008_000_001;
+    expect(polls.slice(0, 2).map(shape)).toEqual([[[id, 1, 'placed', true]], [[id, 2, 'accepted', true]]]);
+    expect(shape(polls[2])?.[0]).toEqual([id, 3, 'cancelled', true]);
+    expect(finalState(polls[2] ?? []).orders.map((o) => o.status)).toEqual([
+      'cancelled',
+      'rejected',
+      'accepted',
+      'placed',
+    ]);
   });
 
   it('test-versioning: v1 | v2 (latestVersion false) + v3 | v4 delivered, with money changing', async () => {
     const { polls } = await drainScenario('test-versioning');
-    const shape = polls.map((poll) => poll.map((o) => [o.version, o.status, o.latestVersion]));
-    expect(shape).toEqual([
+    expect(polls.map((poll) => poll.map((o) => [o.version, o.status, o.latestVersion]))).toEqual([
       [[1, 'placed', true]],
       [
         [2, 'accepted', false],
@@ -158,10 +205,8 @@ describe('multi-poll scenarios', () => {
       ],
       [[4, 'accepted', true]],
     ]);
-    const totals = polls.flat().map((o) => o.total.amount);
-    expect(new Set(totals).size).toBe(4);
-    const v4 = polls[2]?.[0];
-    expect(v4?.deliveredAt).toBeTypeOf('number');
+    expect(new Set(polls.flat().map((o) => o.total.amount)).size).toBe(4);
+    expect(polls[2]?.[0]?.deliveredAt).toBeTypeOf('number');
   });
 
   it('test-out-of-order-versions: accepted v2 comes before placed v1', async () => {
@@ -171,77 +216,26 @@ describe('multi-poll scenarios', () => {
       [1, 'placed', false],
     ]);
   });
-});
 
-describe('content scenarios', () => {
-  const latest = async (id: ScenarioId): Promise<WireOrder[]> => {
-    const { polls } = await drainScenario(id);
-    return polls.flat();
-  };
-
-  it('test-items-and-options: surcharge options, an offer, barcodes; v2 has an item short', async () => {
-    const [v1, v2] = await latest('test-items-and-options');
-    const burger = v1?.items[0];
-    expect(burger?.barcode).toBeUndefined();
-    expect(burger?.optionCategories?.flatMap((c) => c.selectedOptions).some((o) => o.optionPrice)).toBe(true);
-    expect(v1?.items.some((i) => i.type === 'offer' && i.price.amount < 0)).toBe(true);
-    expect(v1?.items.filter((i) => i.barcode).length).toBeGreaterThanOrEqual(2);
-    expect(v2?.items.some((i) => i.quantityFulfilled < i.quantityOrdered)).toBe(true);
-    expect(v2?.total.amount).toBeLessThan(v1?.total.amount ?? 0);
-  });
-
-  it('test-substitutions: one-to-one and many-to-one substitutes, cross-linked', async () => {
-    const [v1, v2] = await latest('test-substitutions');
-    expect(v1?.items.some((i) => i.substitutionDetails)).toBe(false);
-    const substitutes = v2?.items.filter((i) => i.substitutionDetails?.substitutedFor) ?? [];
+  it('content scenarios change between versions as the spec says', async () => {
+    const [options1, options2] = (await drainScenario('test-items-and-options')).polls.flat();
+    expect(options2?.total.amount).toBeLessThan(options1?.total.amount ?? 0);
+    const [substituted1, substituted2] = (await drainScenario('test-substitutions')).polls.flat();
+    expect(substituted1?.items.some((i) => i.substitutionDetails)).toBe(false);
+    expect(substituted2?.items.filter((i) => i.substitutionDetails?.substitutedBy)).toHaveLength(3);
+    const substitutes = substituted2?.items.filter((i) => i.substitutionDetails?.substitutedFor) ?? [];
     expect(substitutes.map((i) => i.substitutionDetails?.substitutedFor?.length).sort()).toEqual([1, 2]);
-    const originals = v2?.items.filter((i) => i.substitutionDetails?.substitutedBy) ?? [];
-    expect(originals.every((i) => i.quantityFulfilled === 0)).toBe(true);
-    expect(originals).toHaveLength(3);
-  });
-
-  it('test-price-adjustments: a dearer substitute plus a linked adjustment keeps the total', async () => {
-    const [v1, v2] = await latest('test-price-adjustments');
-    const adjustment = v2?.items.find((i) => i.type === 'adjustment');
+    const [adjusted1, adjusted2] = (await drainScenario('test-price-adjustments')).polls.flat();
+    expect(adjusted1?.items.some((i) => i.type === 'adjustment')).toBe(false);
+    expect(adjusted2?.total).toEqual(adjusted1?.total);
+    const adjustment = adjusted2?.items.find((i) => i.type === 'adjustment');
     expect(adjustment).toMatchObject({ quantityOrdered: 0, quantityFulfilled: 1 });
-    expect(adjustment?.price.amount).toBeLessThan(0);
-    expect(v1?.items.some((i) => i.type === 'adjustment')).toBe(false);
-    expect(v2?.total).toEqual(v1?.total);
-  });
-
-  it('test-vouchers: a negative voucher item and a platform voucher payment next to vendor cash', async () => {
-    const [order] = await latest('test-vouchers');
-    expect(order?.items.some((i) => i.type === 'voucher' && i.price.amount < 0)).toBe(true);
-    expect(order?.customerPayments.map((p) => `${p.type}/${p.collectedBy}`).sort()).toEqual([
-      'cash/vendor',
-      'voucher/platform',
-    ]);
-  });
-
-  it('test-payments: two split-payment orders with delivery and service fees', async () => {
-    const orders = await latest('test-payments');
-    expect(orders.map((o) => o.customerPayments.map((p) => `${p.type}/${p.collectedBy}`).sort())).toEqual([
+    const payments = (await drainScenario('test-payments')).polls.flat();
+    expect(payments.map((o) => o.customerPayments.map((p) => `${p.type}/${p.collectedBy}`).sort())).toEqual([
       ['cash/vendor', 'voucher/platform'],
       ['online/platform', 'voucher/platform'],
     ]);
-    expect(orders.every((o) => o.deliveryFee && o.serviceFee)).toBe(true);
-  });
-
-  it('test-delivery: collection, courier_partner delivered, vendor delivery not tracked', async () => {
-    const orders = finalState(await latest('test-delivery')).orders.map((o) => o.id);
-    const served = await Promise.all(
-      orders.map(async (id) => (await get<WireOrder>(sim.url, `/test-delivery/v1/orders/${id}`)).body),
-    );
-    expect(served.map((o) => [o.type, o.deliveryProvider, o.deliveredAt !== undefined])).toEqual([
-      ['collection', undefined, false],
-      ['delivery', 'courier_partner', true],
-      ['delivery', 'vendor', false],
-    ]);
-  });
-
-  it('test-multi-location: two orders from two vendor locations', async () => {
-    const orders = await latest('test-multi-location');
-    expect(new Set(orders.map((o) => o.vendorId)).size).toBe(2);
+    expect(payments.every((o) => o.deliveryFee && o.serviceFee)).toBe(true);
   });
 });
 

@@ -95,11 +95,6 @@ describe('query validation', () => {
     },
   );
 
-  it('defaults pageSize to 10', async () => {
-    const res = await get<WirePage>(sim.url, updatesPath(''));
-    expect(res.body.data).toHaveLength(10);
-  });
-
   it('accepts fromTimestamp with an offset', async () => {
     const res = await get(sim.url, updatesPath('', { fromTimestamp: '2024-05-01T12:00:00.5+02:00' }));
     expect(res.status).toBe(200);

@@ -2,8 +2,11 @@
 // independent checker of the payload rules (spec section 2) that the simulator promises to obey.
 
 import { checkConsistency } from '../../../functions/core/model/consistency.js';
+import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order } from '../../../functions/core/model/types.js';
 import type { ExpectedOrder, ExpectedSale } from '../../../tools/simulator/index.js';
+import type { RunCounters, ScenarioRun } from '../../../tools/simulator/scenarios/expectations.js';
+import { salesTotals } from '../../../tools/store/sales-ledger.js';
 
 export const TOKEN = 'unit-test-token';
 
@@ -148,6 +151,31 @@ export function finalState(orders: Iterable<WireOrder>): { orders: ExpectedOrder
     a.vendorId === b.vendorId ? (a.currency < b.currency ? -1 : 1) : a.vendorId < b.vendorId ? -1 : 1,
   );
   return { orders: finals, sales: sorted };
+}
+
+/** The run a faithful pipeline makes of `served`: every version applied or stale, the highest one kept. */
+export function faithfulRun(served: readonly unknown[], counters: Partial<RunCounters> = {}): ScenarioRun {
+  const latest = new Map<string, Order>();
+  for (const raw of served) {
+    const parsed = parseOrder(raw);
+    if (!parsed.ok) throw new Error(parsed.reason);
+    const stored = latest.get(String(parsed.order.id));
+    if (!stored || stored.version < parsed.order.version) latest.set(String(parsed.order.id), parsed.order);
+  }
+  const orders = [...latest.values()];
+  return {
+    exitCode: 0,
+    outcome: 'drained',
+    counters: {
+      ...{ polls: 1, pages: 1, partnerRetries: 0, rateLimitWaits: 0, cursorRecoveries: 0 },
+      ...{ versionsPublished: served.length, applied: latest.size, stale: served.length - latest.size },
+      ...counters,
+    },
+    sales: salesTotals(orders),
+    deadLettered: 0,
+    quarantined: [],
+    orders,
+  };
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?(Z|[+-]\d{2}:\d{2})$/;
