@@ -1,7 +1,4 @@
-// The consumer, built from a DynamoDB client and its settings: handler.ts calls it once per container with the
-// real client; local mode, the tests and the lab with theirs. Flow: SQS batch → processPartialResponse → per
-// record: the kit's parser → applyOrderVersion; a failed record throws, so only it is retried (then
-// dead-lettered). Of several versions of one order in a batch only the highest is written (functions/README.md).
+// SQS batch → per record the kit's parser → applyOrderVersion; a failed record throws, so only it is retried.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -20,14 +17,12 @@ import { NO_METRICS } from '../core/observability/powertools.js';
 import { span, tracer } from '../core/observability/tracer.js';
 import type { ConsumerConfig } from './config.js';
 
-/** One invocation's records, by what became of them. */
 export interface BatchCounts {
   applied: number;
   stale: number;
   failed: number;
 }
 
-/** What a caller replaces: the orders table (tests: in memory), the log and metrics sinks. */
 export interface ConsumerOverrides {
   orders?: OrdersTable;
   logger?: Logger;

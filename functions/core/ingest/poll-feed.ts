@@ -1,11 +1,4 @@
-// Use case: one scheduled poll of the partner's order-update stream.
-//   1. take the feed's lease (cursor item, fenced by revision); skip while a 401 backoff holds for the
-//      token parameter's current version
-//   2. fetch pages from the stored cursor (the next page is fetched while the current one is published)
-//   3. per page: normalise, publish every version to every queue, quarantine what cannot be published
-//   4. only then commit that page's nextPageId; stop on hasMore false, the page limit or the time budget
-// Crash anywhere and the next run repeats from the last committed cursor: versions may be published
-// twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
+// One poll of the partner's order-update stream: functions/README.md, "Poller".
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
@@ -42,7 +35,6 @@ export interface PollInvocation {
   leaseExpiresAt: number;
   /** The continuation event that started this run (undefined: a scheduled run, which may start a chain). */
   continuation?: ContinuationEvent;
-  /** Whether the caller can start a continuation after this run. */
   canContinue?: boolean;
 }
 
@@ -112,7 +104,6 @@ interface RunState {
   invocation: PollInvocation;
   counters: ReturnType<typeof noCounts>;
   lease?: Lease | undefined;
-  /** The page size asked for now (page-size.ts). */
   pageSize: number;
 }
 
@@ -125,7 +116,6 @@ export async function pollFeed(
   const startedAt = deps.now();
   const kind = await poll(ctx);
   const { lease, counters } = ctx;
-  // The kinds reported as a failed invocation.
   const failed = kind === 'auth-failed' || kind === 'lease-lost';
   let next: ContinuationEvent | undefined;
   if (lease) {
@@ -307,7 +297,6 @@ async function tokenVersion({ deps, settings }: RunState) {
   }
 }
 
-/** One page request, counted and traced. */
 function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
   const { deps, settings, invocation, counters } = ctx;
   let rateLimited = false;

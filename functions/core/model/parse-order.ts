@@ -1,5 +1,4 @@
-// One partner order record → the normalised order with findings, or a rejection (functions/README.md,
-// "Validation policy"): one zod parse, one walk over raw and parsed side by side, then the findings.
+// Validation policy: functions/README.md. One zod parse, then one walk over raw and parsed side by side.
 // zod/mini, not 'zod': the classic namespace pulls the whole library (about 450 KB) into every cold start.
 import * as z from 'zod/mini';
 import { checkConsistency } from './consistency.js';

@@ -1,6 +1,3 @@
-// Logger and metrics of a function, from its environment: process.env at cold start in handler.ts, the
-// environment the stack gives the function in local mode, the tests and the lab. Service name and namespace
-// come from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE (checked by core/config/settings.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { type Env, readMetricsSettings } from '../config/settings.js';
