@@ -55,13 +55,11 @@ export class PollRunFailedError extends Error {
   }
 }
 
-export type PollerHandler = (event: unknown, context: Context) => Promise<PollResult>;
-
 export function buildPoller(
   clients: PollerClients,
   config: PollerConfig,
   overrides: PollerOverrides = {},
-): PollerHandler {
+): (event: unknown, context: Context) => Promise<PollResult> {
   const { feedId } = config;
   const logger = overrides.logger ?? new Logger({ serviceName: 'order-feed-poller' });
   const metrics = overrides.metrics ?? NO_METRICS;

@@ -226,9 +226,7 @@ function parseQueueUrls(text: string): Record<string, string> {
   let map: unknown;
   try {
     map = JSON.parse(text);
-  } catch {
-    throw new Error('must be a JSON object of strings');
-  }
+  } catch {} // not JSON: the check below refuses it
   if (typeof map !== 'object' || map === null || Array.isArray(map)) {
     throw new Error('must be a JSON object of strings');
   }
