@@ -123,9 +123,8 @@ export function buildPoller(
       });
       metrics.milliseconds('RunDurationMs', now() - startedAt);
       metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
-      if (outcome.secondsSinceCaughtUp !== undefined) {
+      if (outcome.secondsSinceCaughtUp !== undefined)
         metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
-      }
       const result: PollResult = outcome;
       // pollFeed has already handed the lease over to `next`; a failed invoke leaves the next run to the
       // schedule, once the handed-over lease lapses.

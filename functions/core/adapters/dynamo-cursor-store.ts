@@ -79,9 +79,8 @@ export class DynamoCursorStore implements CursorStore {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       // The owner is unique per invocation: finding it on the item means our own write landed and only its
       // answer was lost (the SDK's retry then failed the condition). The lease is ours.
-      if (error.Item && unmarshall(error.Item).leaseOwner === owner) {
+      if (error.Item && unmarshall(error.Item).leaseOwner === owner)
         return { feedId, owner, state: toState(error.Item) };
-      }
       return undefined;
     }
   }

@@ -48,9 +48,8 @@ export async function applyOrderVersion(
   await putHistoryItem(orders, message, stored.item, storedVersion);
   if (result.outcome === 'stale')
     return { outcome: 'stale', orderId, version, storedVersion: result.storedVersion };
-  if (result.replaced === undefined) {
+  if (result.replaced === undefined)
     return { outcome: 'applied', orderId, version, salesChange: salesChange(undefined, sale) };
-  }
   const before = saleOfStoredItem(result.replaced);
   const replacedVersion = result.replaced.version as Int64;
   return { outcome: 'applied', orderId, version, salesChange: salesChange(before, sale), replacedVersion };

@@ -20,7 +20,6 @@ import type {
   TokenParameter,
 } from './ports.js';
 
-/** One invocation's run, as the handler starts it. */
 export interface PollInvocation {
   /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
   owner: string;
@@ -229,10 +228,7 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
           retriedWithNewToken = true;
           deps.log.info(
             'partner API rejected the token, and SSM holds a new one; retrying the request once',
-            {
-              feedId,
-              tokenVersion: token.version,
-            },
+            { feedId, tokenVersion: token.version },
           );
           continue;
         }
@@ -404,10 +400,7 @@ function shrinkPageSize(ctx: RunState, request: OrderUpdatesQuery): OrderUpdates
     deps.metrics.count('OrderOverBodyCap');
     deps.log.error(
       'one order is over the page body cap (maxPageBodyBytes) at page size 1; the feed stops here',
-      {
-        feedId: settings.feedId,
-        maxPageBodyBytes: settings.maxPageBodyBytes,
-      },
+      { feedId: settings.feedId, maxPageBodyBytes: settings.maxPageBodyBytes },
     );
     return undefined;
   }
