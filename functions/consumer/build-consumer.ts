@@ -1,7 +1,4 @@
-// The consumer, built from a DynamoDB client and its settings: handler.ts calls it once per container with the
-// real client; local mode, the tests and the lab with theirs. Flow: SQS batch → processPartialResponse → per
-// record: the kit's parser → applyOrderVersion; a failed record throws, so only it is retried (then
-// dead-lettered). Of several versions of one order in a batch only the highest is written (functions/README.md).
+// SQS batch → per record the kit's parser → applyOrderVersion; a failed record throws, so only it is retried.
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -20,14 +17,12 @@ import { NO_METRICS } from '../core/observability/powertools.js';
 import { span, tracer } from '../core/observability/tracer.js';
 import type { ConsumerConfig } from './config.js';
 
-/** One invocation's records, by what became of them. */
 export interface BatchCounts {
   applied: number;
   stale: number;
   failed: number;
 }
 
-/** What a caller replaces: the orders table (tests: in memory), the log and metrics sinks. */
 export interface ConsumerOverrides {
   orders?: OrdersTable;
   logger?: Logger;
@@ -38,8 +33,6 @@ export interface ConsumerOverrides {
 
 /** The batch line names at most this many distinct correlation ids (a batch rarely spans more than two pages). */
 const BATCH_LOG_CORRELATION_IDS = 10;
-
-export type ConsumerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 const SALES_METRICS: Record<SalesChange, ConsumerCountName[]> = {
   counted: ['SalesCounted'],
@@ -58,7 +51,7 @@ export function buildConsumer(
   clients: { dynamo: DynamoDBClient },
   config: ConsumerConfig,
   overrides: ConsumerOverrides = {},
-): ConsumerHandler {
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const logger = overrides.logger ?? new Logger({ serviceName: 'order-feed-consumer' });
   const metrics = overrides.metrics ?? NO_METRICS;
   const orders: OrdersTable = overrides.orders ?? {
@@ -67,10 +60,7 @@ export function buildConsumer(
     ...(config.history ? { history: config.history } : {}),
   };
 
-  /**
-   * A version below its order's highest in the batch (`top`; of equal versions, duplicate deliveries, the
-   * first) is not written: it waits for the highest one's write, then gets its history entry and is stale.
-   */
+  /** A version below its order's highest in the batch (`top`) waits for that one's write and is stale. */
   async function apply(message: OrderVersionMessage, top: Top): Promise<ApplyResult> {
     top.written ??= applyOrderVersion(orders, top.message);
     if (top.message === message) return top.written;
@@ -107,10 +97,8 @@ export function buildConsumer(
         }
       }
 
-      /** One record, in its span (annotated with what leads to its run and row); a failed one throws. */
       function applyRecord(record: SQSRecord): Promise<ApplyResult> {
-        // The run that produced the message (`poll:<runId>:<page>`, `reconcile:<runId>`): read from the
-        // attribute, so even a body that fails validation can be traced to its run.
+        // From the attribute, so even a body that fails validation can be traced to its run.
         const attributeId = correlationIdOf(record);
         const entry = parsed.get(record.messageId) ?? { error: new Error('record missing from its batch') };
         const message = 'message' in entry ? entry.message : undefined;
@@ -158,9 +146,8 @@ export function buildConsumer(
       }
 
       try {
-        // One processor per invocation: a BatchProcessor holds the failures of the batch it is processing,
-        // so sharing one lets two overlapping batches in one process (local mode runs two at once)
-        // overwrite each other's failures, and a failed record would be deleted instead of retried.
+        // One per invocation: overlapping batches (local mode runs two) sharing one would overwrite each
+        // other's failures, and a failed record would be deleted instead of retried.
         const processor = new BatchProcessor(EventType.SQS);
         return await processPartialResponse(event, applyRecord, processor, { context });
       } finally {
@@ -177,10 +164,7 @@ function correlationIdOf(record: SQSRecord): string | undefined {
   return record.messageAttributes?.correlationId?.stringValue;
 }
 
-/**
- * The distinct correlation ids of a batch's records (from the attribute, in order of first appearance):
- * the runs and pages its messages came from. Bounded, so a large batch cannot make a huge log line.
- */
+/** A batch's distinct correlation ids, bounded so a large batch cannot make a huge log line. */
 function correlationIdsOf(records: readonly SQSRecord[]) {
   const distinct = [...new Set(records.map(correlationIdOf).filter((id): id is string => !!id))];
   const more = distinct.length - BATCH_LOG_CORRELATION_IDS;

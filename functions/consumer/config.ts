@@ -1,5 +1,3 @@
-// The consumer's configuration, read from its environment and checked at cold start (declared in
-// core/config/settings.ts, from which the stack also writes it).
 import type { HistoryTable } from '../core/apply/apply-order-version.js';
 import { CONSUMER_ENVIRONMENT, type Env, readEnvironment } from '../core/config/settings.js';
 

@@ -1,5 +1,3 @@
-// Consumer Lambda: its configuration read and checked at cold start, the consumer built once per container
-// with the real DynamoDB client (traced when tracing is on).
 import { createDynamoDbClient } from '../core/adapters/aws-clients.js';
 import { createObservability } from '../core/observability/powertools.js';
 import { traced } from '../core/observability/tracer.js';

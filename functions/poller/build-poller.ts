@@ -1,7 +1,4 @@
-// The poller, built from AWS clients and its settings: the one wiring of adapters into pollFeed's ports.
-// handler.ts calls it once per container with the real clients; local mode, the tests and the lab call it with
-// theirs, replacing a port or two where they need to (`overrides`). Flow: invocation → pollFeed → outcome,
-// logged, measured and returned; a failed outcome is thrown (PollRunFailedError) so Lambda counts an error.
+// The one wiring of adapters into pollFeed's ports; a failed outcome is thrown so Lambda counts an error.
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
@@ -10,6 +7,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
 import { DynamoCursorStore } from '../core/adapters/dynamo-cursor-store.js';
+import { budgetItemKey, DynamoRequestBudgetStore } from '../core/adapters/dynamo-request-budget.js';
 import { LambdaContinuation } from '../core/adapters/lambda-continuation.js';
 import { S3Quarantine } from '../core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../core/adapters/sqs-fanout-publisher.js';
@@ -17,11 +15,13 @@ import { SsmTokenProvider } from '../core/adapters/ssm-token.js';
 import { continuationOf } from '../core/ingest/continuation.js';
 import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
 import type { Continuation } from '../core/ingest/ports.js';
+import { RequestBudget } from '../core/ingest/request-budget.js';
 import type { FunctionMetrics } from '../core/observability/metric-names.js';
 import { NO_METRICS } from '../core/observability/powertools.js';
 import { span, tracer } from '../core/observability/tracer.js';
+import { withRequestBudget } from '../core/partner/budgeted-dispatcher.js';
+import { createPartnerAgent, createPartnerClient } from '../core/partner/client.js';
 import type { PollerConfig } from './config.js';
-import { createBudgetedPartner } from './partner.js';
 
 export interface PollerClients {
   dynamo: DynamoDBClient;
@@ -55,13 +55,11 @@ export class PollRunFailedError extends Error {
   }
 }
 
-export type PollerHandler = (event: unknown, context: Context) => Promise<PollResult>;
-
 export function buildPoller(
   clients: PollerClients,
   config: PollerConfig,
   overrides: PollerOverrides = {},
-): PollerHandler {
+): (event: unknown, context: Context) => Promise<PollResult> {
   const { feedId } = config;
   const logger = overrides.logger ?? new Logger({ serviceName: 'order-feed-poller' });
   const metrics = overrides.metrics ?? NO_METRICS;
@@ -75,14 +73,7 @@ export function buildPoller(
     now,
     tokens: overrides.tokens ?? ssmToken,
     cursorStore: overrides.cursorStore ?? new DynamoCursorStore(clients.dynamo, config.cursorTableName),
-    partner:
-      overrides.partner ??
-      createBudgetedPartner(config, {
-        token: () => ssmToken.token(),
-        dynamo: clients.dynamo,
-        logger,
-        ...(overrides.shareBudget === false ? { shareBudget: false } : {}),
-      }),
+    partner: overrides.partner ?? budgetedPartner(),
     publisher:
       overrides.publisher ??
       new SqsFanoutPublisher(clients.sqs, [
@@ -92,6 +83,29 @@ export function buildPoller(
     quarantine: overrides.quarantine ?? new S3Quarantine(clients.s3, config.quarantineBucketName),
     ...(overrides.sleep ? { sleep: overrides.sleep } : {}),
   };
+
+  /** Every partner request taken from the token's request budget, shared by the feeds (a cursor table item). */
+  function budgetedPartner() {
+    const agent = createPartnerAgent();
+    const budget = new RequestBudget({
+      store: new DynamoRequestBudgetStore(clients.dynamo, config.cursorTableName),
+      key: budgetItemKey(config.tokenParameterName),
+      cap: config.partnerRequestsPerSecond,
+      // The feed goes on without the budget (its own pace and the client's 429 handling still hold).
+      onStoreError: (error) =>
+        logger.warn('request budget unavailable; this request is not paced with the other feeds', {
+          feedId,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+    });
+    return createPartnerClient({
+      baseUrl: config.partnerBaseUrl,
+      token: () => ssmToken.token(),
+      arrayEncoding: config.arrayQueryEncoding,
+      maxBodyBytes: config.maxPageBodyBytes,
+      dispatcher: overrides.shareBudget === false ? agent : withRequestBudget(agent, budget),
+    });
+  }
 
   async function invoke(event: unknown, context: Context): Promise<PollResult> {
     const startedAt = now();
@@ -103,16 +117,14 @@ export function buildPoller(
         owner: context.awsRequestId,
         deadline,
         requestDeadline: deadline + config.safetyMarginMs / 2,
-        // The invocation's own deadline plus the grace, fixed for the run.
         leaseExpiresAt: startedAt + remainingMs + config.leaseGraceMs,
         ...(current ? { continuation: current } : {}),
         canContinue: continuation !== undefined,
       });
       metrics.milliseconds('RunDurationMs', now() - startedAt);
       metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
-      if (outcome.secondsSinceCaughtUp !== undefined) {
+      if (outcome.secondsSinceCaughtUp !== undefined)
         metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
-      }
       const result: PollResult = outcome;
       // pollFeed has already handed the lease over to `next`; a failed invoke leaves the next run to the
       // schedule, once the handed-over lease lapses.

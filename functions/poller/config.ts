@@ -1,5 +1,3 @@
-// The poller's configuration, read from its environment and checked at cold start. Every variable is
-// declared once in core/config/settings.ts (ENVIRONMENT), from which the stack also writes it.
 import { DEFAULTS, type Env, POLLER_ENVIRONMENT, readEnvironment } from '../core/config/settings.js';
 
 /** pollFeed's PollSettings (core/ingest/ports.ts, where its fields are described) and the adapters' names. */
@@ -13,7 +11,6 @@ export function loadPollerConfig(env: Env) {
     partnerBaseUrl: read.PARTNER_BASE_URL,
     tokenParameterName: read.PARTNER_TOKEN_PARAMETER,
     ordersQueueUrl: read.ORDERS_QUEUE_URL,
-    /** Downstream subscriber name → its queue URL. */
     downstreamQueueUrls: read.DOWNSTREAM_QUEUE_URLS,
     quarantineBucketName: read.QUARANTINE_BUCKET_NAME,
     pageSize: read.PAGE_SIZE,

@@ -1,5 +1,3 @@
-// Poller Lambda: its configuration read and checked at cold start, the poller built once per container
-// with the real AWS clients (traced when tracing is on).
 import {
   createDynamoDbClient,
   createS3Client,

@@ -1,6 +1,4 @@
-// A feed's cursor and lease, one item (functions/README.md, Poller: lease, fencing, hand-over). The one place
-// that knows the item's attribute names; the ops CLI reads and changes it through cursorAttributesOf and
-// updateOf (tools/ops/operator-update.ts).
+// A feed's cursor and lease, one item: the one place that knows its attribute names (the ops CLI uses these).
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -21,10 +19,7 @@ import type {
 const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 const FENCED = 'leaseOwner = :owner AND #revision = :revision';
 
-/**
- * `SET` of `assignments` and of each defined value in `set` (placeholder `:<name>`, added to `values`), then
- * `REMOVE` of `remove`; either clause may be empty.
- */
+/** `SET` of `assignments` and each defined `set` value (as `:<name>` in `values`), then `REMOVE` of `remove`. */
 export function updateOf(
   set: Record<string, unknown>,
   remove: string[],
@@ -84,9 +79,8 @@ export class DynamoCursorStore implements CursorStore {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       // The owner is unique per invocation: finding it on the item means our own write landed and only its
       // answer was lost (the SDK's retry then failed the condition). The lease is ours.
-      if (error.Item && unmarshall(error.Item).leaseOwner === owner) {
+      if (error.Item && unmarshall(error.Item).leaseOwner === owner)
         return { feedId, owner, state: toState(error.Item) };
-      }
       return undefined;
     }
   }

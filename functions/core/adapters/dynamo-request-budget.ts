@@ -22,18 +22,10 @@ const minuteAttribute = (ms: number) => `m${Math.floor(ms / 60_000)}`;
 
 const STATE_FIELDS = 'nextSlotAt rate intervalMs holdUntil adjustedAt taken takenAtAdjust'.split(' ');
 
-function stateOf(item: Record<string, unknown>): BudgetState {
-  const number = (name: keyof BudgetState) => (typeof item[name] === 'number' ? (item[name] as number) : 0);
-  return {
-    nextSlotAt: number('nextSlotAt'),
-    rate: number('rate'),
-    intervalMs: number('intervalMs'),
-    holdUntil: number('holdUntil'),
-    adjustedAt: number('adjustedAt'),
-    taken: number('taken'),
-    takenAtAdjust: number('takenAtAdjust'),
-  };
-}
+const stateOf = (item: Record<string, unknown>) =>
+  Object.fromEntries(
+    STATE_FIELDS.map((name) => [name, typeof item[name] === 'number' ? item[name] : 0]),
+  ) as unknown as BudgetState;
 
 export class DynamoRequestBudgetStore implements BudgetStore {
   constructor(

@@ -29,11 +29,9 @@ export class SsmTokenProvider implements TokenParameter {
     const { Parameter } = await this.client.send(
       new GetParameterCommand({ Name: this.parameterName, WithDecryption: true }),
     );
-    const value = Parameter?.Value;
-    const version = Parameter?.Version;
-    if (typeof value !== 'string' || value.length === 0 || typeof version !== 'number') {
+    const { Value: value, Version: version } = Parameter ?? {};
+    if (typeof value !== 'string' || value.length === 0 || typeof version !== 'number')
       throw new Error(`SSM parameter ${this.parameterName} is empty or has no version`);
-    }
     this.cached = { value, version, readAt: this.now() };
     return this.cached;
   }

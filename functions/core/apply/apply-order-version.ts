@@ -1,6 +1,4 @@
-// Use case: 1. the version's sale entry 2. the kit's conditional put of the orders item, if newer 3. the history
-// entry, if not there yet 4. applied (with the ledger change) or stale. Why the history write comes second:
-// functions/README.md, "The order history".
+// Why the history write comes after the orders put: functions/README.md, "The order history".
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -50,9 +48,8 @@ export async function applyOrderVersion(
   await putHistoryItem(orders, message, stored.item, storedVersion);
   if (result.outcome === 'stale')
     return { outcome: 'stale', orderId, version, storedVersion: result.storedVersion };
-  if (result.replaced === undefined) {
+  if (result.replaced === undefined)
     return { outcome: 'applied', orderId, version, salesChange: salesChange(undefined, sale) };
-  }
   const before = saleOfStoredItem(result.replaced);
   const replacedVersion = result.replaced.version as Int64;
   return { outcome: 'applied', orderId, version, salesChange: salesChange(before, sale), replacedVersion };

@@ -202,9 +202,8 @@ function checkParameterName(text: string): string {
     );
   }
   // A plain "name" that is long or shaped like a JWT is most likely the token pasted by mistake.
-  if (plain && (text.startsWith('eyJ') || text.length >= 40)) {
+  if (plain && (text.startsWith('eyJ') || text.length >= 40))
     throw new Error('looks like a secret value; give the name of the SSM parameter that holds the token');
-  }
   if (/^\/?(aws|ssm)/i.test(text))
     throw new Error('must not start with the reserved prefixes "aws" or "ssm"');
   if (text.length > 1011) throw new Error('must be at most 1011 characters');
@@ -221,17 +220,13 @@ function checkNamespace(text: string): string {
   return text;
 }
 
-/** A JSON object of non-empty strings (subscriber name → queue URL). */
 function parseQueueUrls(text: string): Record<string, string> {
   let map: unknown;
   try {
     map = JSON.parse(text);
-  } catch {
+  } catch {} // not JSON: the check below refuses it
+  if (typeof map !== 'object' || map === null || Array.isArray(map))
     throw new Error('must be a JSON object of strings');
-  }
-  if (typeof map !== 'object' || map === null || Array.isArray(map)) {
-    throw new Error('must be a JSON object of strings');
-  }
   for (const [key, value] of Object.entries(map)) {
     if (typeof value !== 'string' || value === '')
       throw new Error(`entry "${key}" must be a non-empty string`);

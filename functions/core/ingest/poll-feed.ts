@@ -1,11 +1,4 @@
-// Use case: one scheduled poll of the partner's order-update stream.
-//   1. take the feed's lease (cursor item, fenced by revision); skip while a 401 backoff holds for the
-//      token parameter's current version
-//   2. fetch pages from the stored cursor (the next page is fetched while the current one is published)
-//   3. per page: normalise, publish every version to every queue, quarantine what cannot be published
-//   4. only then commit that page's nextPageId; stop on hasMore false, the page limit or the time budget
-// Crash anywhere and the next run repeats from the last committed cursor: versions may be published
-// twice (the message contract says so, and the consumer's version guard absorbs it) but never lost.
+// One poll of the partner's order-update stream: functions/README.md, "Poller".
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
@@ -27,7 +20,6 @@ import type {
   TokenParameter,
 } from './ports.js';
 
-/** One invocation's run, as the handler starts it. */
 export interface PollInvocation {
   /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
   owner: string;
@@ -42,7 +34,6 @@ export interface PollInvocation {
   leaseExpiresAt: number;
   /** The continuation event that started this run (undefined: a scheduled run, which may start a chain). */
   continuation?: ContinuationEvent;
-  /** Whether the caller can start a continuation after this run. */
   canContinue?: boolean;
 }
 
@@ -112,7 +103,6 @@ interface RunState {
   invocation: PollInvocation;
   counters: ReturnType<typeof noCounts>;
   lease?: Lease | undefined;
-  /** The page size asked for now (page-size.ts). */
   pageSize: number;
 }
 
@@ -125,7 +115,6 @@ export async function pollFeed(
   const startedAt = deps.now();
   const kind = await poll(ctx);
   const { lease, counters } = ctx;
-  // The kinds reported as a failed invocation.
   const failed = kind === 'auth-failed' || kind === 'lease-lost';
   let next: ContinuationEvent | undefined;
   if (lease) {
@@ -239,10 +228,7 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
           retriedWithNewToken = true;
           deps.log.info(
             'partner API rejected the token, and SSM holds a new one; retrying the request once',
-            {
-              feedId,
-              tokenVersion: token.version,
-            },
+            { feedId, tokenVersion: token.version },
           );
           continue;
         }
@@ -307,7 +293,6 @@ async function tokenVersion({ deps, settings }: RunState) {
   }
 }
 
-/** One page request, counted and traced. */
 function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
   const { deps, settings, invocation, counters } = ctx;
   let rateLimited = false;
@@ -415,10 +400,7 @@ function shrinkPageSize(ctx: RunState, request: OrderUpdatesQuery): OrderUpdates
     deps.metrics.count('OrderOverBodyCap');
     deps.log.error(
       'one order is over the page body cap (maxPageBodyBytes) at page size 1; the feed stops here',
-      {
-        feedId: settings.feedId,
-        maxPageBodyBytes: settings.maxPageBodyBytes,
-      },
+      { feedId: settings.feedId, maxPageBodyBytes: settings.maxPageBodyBytes },
     );
     return undefined;
   }

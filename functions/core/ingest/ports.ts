@@ -1,6 +1,3 @@
-// Ports of the poll use case, and the settings it runs with. The poller's factory (poller/build-poller.ts) wires
-// the AWS adapters (../adapters) into them; tests use in-memory fakes.
-
 import type { OutgoingMessage } from '../contract/order-version-message.js';
 import type { Int64 } from '../model/int64.js';
 import type { ContinuationEvent } from './continuation.js';
@@ -8,7 +5,6 @@ import type { ContinuationEvent } from './continuation.js';
 /** What pollFeed needs of the poller's configuration (poller/config.ts reads it from the environment). */
 export interface PollSettings {
   feedId: string;
-  /** False: the feed is switched off and every run does nothing. */
   enabled: boolean;
   pageSize: number;
   /** Undefined: no page cap; the run ends when caught up or out of time. */
@@ -83,12 +79,7 @@ export interface AuthFailure {
 }
 
 export interface CursorStore {
-  /**
-   * Takes the feed's lease until `expiresAt` (commits do not extend it), or returns undefined when another
-   * live invocation holds it. A scheduled run (`chain` undefined) ends any chain recorded on the item; a
-   * continuation takes the lease only when it was handed over to its chain step, so a duplicated or retried
-   * event gets undefined.
-   */
+  /** The lease until `expiresAt`, or undefined when held; a continuation only at its handed-over chain step. */
   acquire(
     feedId: string,
     owner: string,
@@ -99,11 +90,7 @@ export interface CursorStore {
   /** Writes the cursor under the lease and the fencing revision. Throws LeaseLostError if either moved. */
   commit(lease: Lease, commit: CursorCommit): Promise<Lease>;
   recordAuthFailure(lease: Lease, failure: AuthFailure): Promise<Lease>;
-  /**
-   * Gives the lease up early, recording how the run ended (its outcome kind, epoch ms; `npm run ops --
-   * status` shows it); losing the lease meanwhile is not an error. With `handOver`, the lease passes to that
-   * continuation until `handOver.expiresAt`; without, any chain ends.
-   */
+  /** Gives the lease up early (or hands it over); losing the lease meanwhile is not an error. */
   release(
     lease: Lease,
     lastRun?: { outcome: string; at: number },

@@ -23,9 +23,8 @@ function checkMoney(order: Order, findings: Finding[]): void {
   const foreign = fields.flatMap(([path, money]) =>
     money !== undefined && money.currency !== currency ? [`${path} (${money.currency})`] : [],
   );
-  if (foreign.length > 0) {
+  if (foreign.length > 0)
     findings.push({ code: 'mixed-currency', detail: `total is ${currency}; differs: ${foreign.join(', ')}` });
-  }
   // Exact for int64 amounts: a bigint sum where numbers would round.
   const sum = sumInt64(payments.map((p) => p.payment.amount));
   const paymentsInOtherCurrency = payments.some((p) => p.payment.currency !== currency);
@@ -91,9 +90,8 @@ function checkAdjustments(order: Order, byId: ReadonlyMap<string, OrderItem>, fi
         problems.push(`quantityFulfilled ${item.quantityFulfilled}, expected 1`);
       if (item.price.amount >= 0) problems.push(`price.amount ${item.price.amount}, expected negative`);
       if (itemsAdjusted === undefined || itemsAdjusted.length === 0) problems.push('no itemsAdjusted');
-      if (problems.length > 0) {
+      if (problems.length > 0)
         findings.push({ code: 'adjustment-shape', detail: `${label(item, i)}: ${problems.join('; ')}` });
-      }
     } else if (itemsAdjusted !== undefined && itemsAdjusted.length > 0) {
       findings.push({
         code: 'adjustment-shape',

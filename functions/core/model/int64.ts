@@ -22,9 +22,8 @@ export function sumInt64(values: readonly Int64[]): Int64 {
   let safe = 0;
   for (const value of values) {
     safe += typeof value === 'number' ? value : Number.NaN;
-    if (!Number.isSafeInteger(safe)) {
+    if (!Number.isSafeInteger(safe))
       return canonicalInt64(values.reduce<bigint>((sum, v) => sum + BigInt(v), 0n));
-    }
   }
   return safe;
 }

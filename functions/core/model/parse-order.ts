@@ -1,13 +1,9 @@
-// One partner order record → the normalised order with findings, or a rejection (functions/README.md,
-// "Validation policy"): one zod parse, one walk over raw and parsed side by side, then the findings.
+// Validation policy: functions/README.md. One zod parse, then one walk over raw and parsed side by side.
 // zod/mini, not 'zod': the classic namespace pulls the whole library (about 450 KB) into every cold start.
 import * as z from 'zod/mini';
 import { checkConsistency } from './consistency.js';
 import { type Int64, isInt64 } from './int64.js';
-import { TIMESTAMP_EXPECTED, timestampToEpochMs } from './timestamps.js';
-import type { Finding, Order, ParseResult } from './types.js';
-import { ORDER_STATUSES } from './types.js';
-import { replaceLoneSurrogates } from './well-formed.js';
+import { type Finding, ORDER_STATUSES, type Order, type ParseResult } from './types.js';
 
 // Open enums (an unknown value is kept with a finding), by field path without list indices.
 const OPEN_ENUMS: Readonly<Record<string, ReadonlySet<string>>> = {
@@ -83,9 +79,8 @@ function int64Schema(minimum?: number) {
         if (!Number.isSafeInteger(input)) return UNSAFE_INTEGER;
         return `expected at least ${minimum}`;
       }
-      if (typeof input === 'bigint') {
+      if (typeof input === 'bigint')
         return isInt64(input) ? `expected at least ${minimum}` : 'expected an int64 (-2^63 to 2^63-1)';
-      }
       return `expected integer, received ${describeInput(input)}`;
     },
   });
@@ -186,9 +181,8 @@ function tidy(raw: JsonObject, out: JsonObject, path: string, shape: string, fin
       continue;
     }
     const known = OPEN_ENUMS[shapePrefix + key];
-    if (known !== undefined && !known.has(value as string)) {
+    if (known !== undefined && !known.has(value as string))
       findings.push({ code: 'unknown-enum-value', detail: `${prefix}${key}: ${JSON.stringify(value)}` });
-    }
   }
   for (const [key, value] of Object.entries(out)) {
     if (Array.isArray(value)) {
@@ -250,4 +244,88 @@ export function parseOrder(raw: unknown): ParseResult {
   const order = parsed.data as Order;
   findings.push(...checkConsistency(order), ...replaceLoneSurrogates(order));
   return { ok: true, order, findings };
+}
+
+const TIMESTAMP_EXPECTED =
+  'expected integer epoch milliseconds or an ISO 8601 date-time string with an offset (Z or ±hh:mm)';
+const TIMESTAMP_NO_OFFSET = 'timestamp string has no UTC offset (ambiguous local time); expected Z or ±hh:mm';
+const TIMESTAMP_BAD_EPOCH = 'expected epoch milliseconds as a safe integer within the range of Date';
+const TIMESTAMP_BAD_DATE = 'timestamp is not a valid calendar date-time';
+
+const MAX_DATE_MS = 8.64e15;
+// The contract's four-digit years (RFC 3339). `Date` goes to ±275760 years, which every consumer would reject.
+const CONTRACT_MIN_MS = -62_167_219_200_000;
+const CONTRACT_MAX_MS = 253_402_300_799_999;
+const TIMESTAMP_OUT_OF_RANGE =
+  'timestamp is outside 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, the range the message contract carries';
+
+// date T hh:mm[:ss[.fff]] [offset]; the offset group is optional here so that a missing offset gets
+// its own, clearer message.
+const ISO_DATE_TIME =
+  /^(\d{4}-\d{2}-(\d{2}))[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-]\d{2})(?::?(\d{2}))?)?$/;
+
+function isoToEpochMs(text: string): number | string {
+  const m = ISO_DATE_TIME.exec(text);
+  if (m === null) return TIMESTAMP_EXPECTED;
+  const [, date, day, hour, minute, second = '00', fraction = '', zulu, offsetHours, offsetMinutes = '00'] =
+    m;
+  if (zulu === undefined && offsetHours === undefined) return TIMESTAMP_NO_OFFSET;
+  // Date.parse, given the strict ISO form: years 0..99 as written, milliseconds truncated as Date does, an
+  // out-of-range month, day, minute, second or offset is NaN. It does roll 31 Feb over into March and take
+  // hour 24, hence the two checks after it.
+  const zone = zulu === undefined ? `${offsetHours}:${offsetMinutes}` : 'Z';
+  const ms = Date.parse(`${date}T${hour}:${minute}:${second}.${fraction.slice(0, 3).padEnd(3, '0')}${zone}`);
+  if (Number.isNaN(ms) || Number(hour) > 23 || new Date(`${date}T00:00Z`).getUTCDate() !== Number(day))
+    return TIMESTAMP_BAD_DATE;
+  return ms;
+}
+
+/** Epoch milliseconds of a partner timestamp, or the message saying why it is not one. */
+function timestampToEpochMs(value: number | string): number | string {
+  const ms =
+    typeof value === 'string'
+      ? isoToEpochMs(value)
+      : Number.isSafeInteger(value) && Math.abs(value) <= MAX_DATE_MS
+        ? value
+        : TIMESTAMP_BAD_EPOCH;
+  if (typeof ms === 'string') return ms;
+  // An offset can roll an in-range local time over the edge (9999-12-31T23:00-05:00 is year 10000 in UTC).
+  return ms < CONTRACT_MIN_MS || ms > CONTRACT_MAX_MS ? TIMESTAMP_OUT_OF_RANGE : ms;
+}
+
+// Lone surrogates (`"\ud800"`): JSON carries them, DynamoDB cannot store them, so a consumer would retry such a
+// message until dead-lettered. Each becomes U+FFFD, with a finding per field (functions/README.md).
+
+// Any surrogate at all (paired ones included): a cheap first test, false for almost every string.
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const LONE_SURROGATE = new RegExp(LONE_SURROGATES.source);
+
+type Holder = Record<string | number, unknown>;
+
+/** Replaces lone surrogates in every string of `order` (in place) and returns a finding per field changed. */
+function replaceLoneSurrogates(order: Order): Finding[] {
+  const findings: Finding[] = [];
+  // The keys down to the value visited; the poller's hot path: a field's path is written only for a finding.
+  const path: (string | number)[] = [];
+  const visit = (holder: Holder, key: string | number): void => {
+    const value = holder[key];
+    if (typeof value === 'string') {
+      if (!ANY_SURROGATE.test(value) || !LONE_SURROGATE.test(value)) return;
+      const field = [...path, key].map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`));
+      findings.push({
+        code: 'invalid-unicode-replaced',
+        detail: `${field.join('').slice(1)}: a lone surrogate (not valid Unicode) was replaced with U+FFFD`,
+      });
+      holder[key] = value.replace(LONE_SURROGATES, '\uFFFD');
+    } else if (typeof value === 'object' && value !== null) {
+      const node = value as Holder;
+      path.push(key);
+      if (Array.isArray(node)) for (let i = 0; i < node.length; i++) visit(node, i);
+      else for (const name of Object.keys(node)) visit(node, name);
+      path.pop();
+    }
+  };
+  for (const key of Object.keys(order)) visit(order, key);
+  return findings;
 }

@@ -7,7 +7,6 @@ export const FEED_ID_DIMENSION = 'FeedId';
 /** Every metric also carries its ingester instance, so two instances in one account never watch each other. */
 export const INGESTER_DIMENSION = 'Ingester';
 
-/** The poller's counts (dimension `service`, and `service` + `FeedId`). */
 export const POLLER_COUNTS = [
   'PagesFetched',
   'VersionsPublished',
@@ -26,11 +25,9 @@ export const POLLER_COUNTS = [
   'RecordsBeyondPageSize',
 ] as const;
 
-/** The poller's timings: `RunDurationMs` and `PaceDelayMs` in milliseconds, `SecondsSinceCaughtUp` in seconds. */
 export const POLLER_MILLISECONDS = ['RunDurationMs', 'PaceDelayMs'] as const;
 export const POLLER_SECONDS = ['SecondsSinceCaughtUp'] as const;
 
-/** The consumer's counts (dimension `service`). */
 export const CONSUMER_COUNTS = [
   'VersionsApplied',
   'VersionsStale',

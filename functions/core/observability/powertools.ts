@@ -1,6 +1,3 @@
-// Logger and metrics of a function, from its environment: process.env at cold start in handler.ts, the
-// environment the stack gives the function in local mode, the tests and the lab. Service name and namespace
-// come from POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE (checked by core/config/settings.ts).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { type Env, readMetricsSettings } from '../config/settings.js';
@@ -8,19 +5,13 @@ import { FEED_ID_DIMENSION, type FunctionMetrics, INGESTER_DIMENSION } from './m
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
 
+const none = () => undefined;
 /** Records nothing: local mode without `--verbose`, the tests. */
-export const NO_METRICS: FunctionMetrics = {
-  count: () => undefined,
-  milliseconds: () => undefined,
-  seconds: () => undefined,
-  publish: () => undefined,
-};
+export const NO_METRICS: FunctionMetrics = { count: none, milliseconds: none, seconds: none, publish: none };
 
 /**
- * With a `feedId` (a poller) every metric is published under two dimension sets in one EMF document: `service`
- * alone, which the deployment-wide alarms watch, and `service` + `FeedId`, which each feed's lag alarm and
- * dashboard row read. Powertools clears added dimensions at every flush, so they are added before each one.
- * POWERTOOLS_METRICS_DISABLED=true (local mode, tests): NO_METRICS.
+ * With a `feedId` every metric goes under `service` (deployment alarms) and `service` + `FeedId` (the feed's).
+ * Powertools clears added dimensions at every flush, so they are added before each one.
  */
 export function createObservability(defaultServiceName: string, env: Env, feedId?: string) {
   const serviceName = env.POWERTOOLS_SERVICE_NAME || defaultServiceName;

@@ -1,8 +1,5 @@
-// Powertools Tracer (X-Ray), one per container at module scope as in Powertools' examples/app. It is created
-// only inside Lambda and unless POWERTOOLS_TRACE_ENABLED is "false": importing the X-Ray SDK switches on an async
-// hook that slows every promise of the process, so local mode, the tests and the lab never load it
-// (test/infra/lambda-bundle.test.ts). Outgoing HTTP is not patched: no trace header or query string goes to
-// the partner, whose calls are the `### partner fetch` spans.
+// Only inside Lambda, unless POWERTOOLS_TRACE_ENABLED is "false": the X-Ray SDK's async hook slows every promise,
+// so local mode, the tests and the lab never load it. HTTP is not patched: no trace header goes to the partner.
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 
 const { AWS_EXECUTION_ENV, POWERTOOLS_TRACE_ENABLED } = process.env;
@@ -18,11 +15,7 @@ export type Subsegment = Parameters<Parameters<Tracer['provider']['captureAsyncF
 /** Records each call of an AWS SDK client as a subsegment and sends the trace header on. */
 export const traced = <Client>(client: Client): Client => tracer?.captureAWSv3Client(client) ?? client;
 
-/**
- * Runs `work` in a subsegment `name` under the current one, in its own async context (so concurrent spans,
- * records of a batch or a page published while the next is fetched, nest right), with `annotations`
- * (indexed; X-Ray indexes the first 50 of a trace). A failure marks the subsegment and is rethrown.
- */
+/** `work` in a subsegment of its own async context, so concurrent spans (a batch's records) nest right. */
 export function span<T>(
   name: string,
   annotations: Record<string, string | number | boolean>,

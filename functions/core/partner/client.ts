@@ -1,8 +1,4 @@
-// The partner API client on undici's public API (design: functions/README.md, "Failure handling"). It trusts
-// its options and queries (the settings schema has checked them); it checks only what it alone sees: the
-// base URL it sends the token to, and the token itself. No error carries the token or a request header:
-// partner text is redacted (redact.ts) and undici errors are copied into plain causes.
-
+// Checks only what it alone sees (the base URL the token goes to, the token); no error carries the token.
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
@@ -121,7 +117,6 @@ function defaultAgent(): Agent {
   return sharedAgent;
 }
 
-/** Server text quoted in an error is cut short. */
 const truncate = (text: string, max = 200) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 function errorCode(err: unknown): string | undefined {
@@ -280,7 +275,6 @@ const QUERY_NAMES = 'pageId pageSize vendorIds orderIds fromTimestamp minAgeMinu
 /** `name=value` escaped as application/x-www-form-urlencoded; pageId arrives at the server byte for byte. */
 const formPair = (name: string, value: string) => new URLSearchParams([[name, value]]).toString();
 
-/** The query string for GET /v1/orderUpdates ('' or '?...'). */
 function queryString(query: OrderUpdatesQuery, encoding: 'repeat' | 'comma'): string {
   const pairs: string[] = [];
   for (const name of QUERY_NAMES) {

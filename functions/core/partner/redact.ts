@@ -1,6 +1,4 @@
-// The bearer token out of partner text before it reaches an error or a log line (which forms, and why:
-// functions/README.md, "The token in partner text"). Over-redacting partner text is harmless.
-
+// Which forms of the token, and why: functions/README.md, "The token in partner text". Over-redacting is harmless.
 const REDACTED = '[redacted]';
 
 /** Shorter pieces of a token are too likely to match ordinary text, and say little about the token. */
@@ -8,10 +6,7 @@ export const PIECE_CHARS = 8;
 
 const BEARER = /\bBearer\s+\S+/gi;
 
-/**
- * The token's base64 text at each of the 3 byte offsets it can start at inside a longer encoded value: only
- * the characters every bit of which comes from the token (the neighbouring bytes are unknown).
- */
+/** The token's base64 at each byte offset in a longer value: only the characters wholly from the token. */
 function base64Forms(token: Buffer): string[] {
   const forms: string[] = [];
   for (const offset of [0, 1, 2]) {
@@ -25,7 +20,6 @@ function base64Forms(token: Buffer): string[] {
   return forms;
 }
 
-/** Every form of the token worth looking for. */
 function tokenForms(token: string): string[] {
   const forms = [
     token,

@@ -1,4 +1,3 @@
-// The partner API's wire shapes that the client deals in, and the client's port.
 import type { Int64 } from '../model/int64.js';
 import type { RetryReason } from './errors.js';
 

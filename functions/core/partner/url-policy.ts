@@ -13,16 +13,13 @@ export function isLoopbackHost(hostname: string): boolean {
 export function partnerBaseUrlProblem(baseUrl: string): string | undefined {
   const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
   if (url === undefined) return 'must be an absolute URL such as https://partner.example.com';
-  if (url.username !== '' || url.password !== '') {
+  if (url.username !== '' || url.password !== '')
     return 'must not carry credentials; the token goes in the Authorization header';
-  }
   // `new URL('https://h/?')` has an empty `search`, so look at the raw string as well.
-  if (url.search !== '' || url.hash !== '' || /[?#]/.test(baseUrl)) {
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(baseUrl))
     return 'must not have a query string or fragment';
-  }
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
     return 'must use https (http is accepted only for loopback hosts: 127.0.0.0/8, ::1, localhost)';
-  }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL';
   return undefined;
 }
