@@ -3,11 +3,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { paginateScan } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { LocalAwsClients, LocalSummary } from '../../tools/local/runtime.js';
 import type { ExpectedState } from '../../tools/simulator/index.js';
 import { readSalesLedger, type SalesTotal } from '../../tools/store/sales-ledger.js';
+import { scanOrders } from '../../tools/store/stored-order.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -104,30 +103,20 @@ export interface StoredOrder {
   total: { amount: number; currency: string };
 }
 
-export async function scanOrders(aws: LocalAwsClients, table: string): Promise<StoredOrder[]> {
-  const orders: StoredOrder[] = [];
-  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
-    for (const raw of page.Items ?? []) {
-      const item = unmarshall(raw);
-      orders.push({
-        id: Number(item.orderId),
-        version: Number(item.version),
-        status: String(item.status),
-        vendorId: String(item.vendorId),
-        total: item.total as StoredOrder['total'],
-      });
-    }
-  }
-  return orders.sort((a, b) => a.id - b.id);
-}
-
 /** The table and ledger as the assertions compare them. */
 export async function tableAndLedger(
   aws: LocalAwsClients,
   ordersTable: string,
 ): Promise<{ orders: StoredOrder[]; sales: SalesTotal[] }> {
+  const orders = [...(await scanOrders(aws, ordersTable)).values()].map((item) => ({
+    id: Number(item.orderId),
+    version: Number(item.version),
+    status: String(item.status),
+    vendorId: String(item.vendorId),
+    total: item.total as StoredOrder['total'],
+  }));
   return {
-    orders: await scanOrders(aws, ordersTable),
+    orders: orders.sort((a, b) => a.id - b.id),
     sales: await readSalesLedger(aws.dynamo, ordersTable),
   };
 }

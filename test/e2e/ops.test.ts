@@ -1,20 +1,20 @@
-// `npm run ops` end to end: the real stack deployed into moto (cdk deploy), one local run of the pipeline
-// against the partner simulator (the real handlers in-process, as local mode runs them), then each ops
-// command run in-process through runOps, as an operator would, and the state it leaves checked through
-// the AWS APIs. One real `tsx` child process checks the exit status of a bad flag.
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+// The real stack deployed into a fresh moto with `cdk deploy` (what only a deploy shows: CloudFormation
+// creates it with every output, the functions' environment names the resources created, the shipped bundles
+// load), one local run of the pipeline against the partner simulator (the real handlers in-process, as local
+// mode runs them), then `npm run ops` against that stack: each command in-process through runOps, as an
+// operator would, the state it leaves checked through the AWS APIs; real `tsx` processes for the exit status
+// of a bad flag and of a backfill stopped by Ctrl-C. The stack's template is asserted in test/infra.
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type AttributeValue,
-  GetItemCommand,
-  ScanCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -34,10 +34,11 @@ import { checkpointKey } from '../../tools/ops/backfill.js';
 import { runOps } from '../../tools/ops/cli.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
+import { scanOrders } from '../../tools/store/stored-order.js';
 import { sampleOrder } from '../fixtures/orders.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
 
-const SETUP_TIMEOUT_MS = 120_000;
+const SETUP_TIMEOUT_MS = 240_000;
 const FEED = 'orders';
 const workDir = mkdtempSync(join(tmpdir(), 'order-feed-ops-'));
 let moto: RunningMoto;
@@ -104,6 +105,20 @@ const output = (key: string): string => {
   return value;
 };
 
+/** Both functions' configuration, as deployed. */
+function deployedEnvironment(): Record<string, string> {
+  return {
+    FEED_ID: FEED,
+    CURSOR_TABLE_NAME: output('CursorTableName'),
+    PARTNER_BASE_URL: sim.url,
+    PARTNER_TOKEN_PARAMETER: deployment.tokenParameterName,
+    ORDERS_QUEUE_URL: output('OrdersQueueUrl'),
+    DOWNSTREAM_QUEUE_URLS: '{}',
+    QUARANTINE_BUCKET_NAME: output('QuarantineBucketName'),
+    ORDERS_TABLE_NAME: output('OrdersTableName'),
+  };
+}
+
 async function cursorItem(feedId = FEED): Promise<Record<string, unknown>> {
   const { Item } = await aws.dynamo.send(
     new GetItemCommand({
@@ -156,21 +171,10 @@ async function takeAll(queueUrl: string): Promise<Message[]> {
   }
 }
 
+/** Order id → stored version, both as exact text. */
 async function storedVersions(): Promise<Map<string, string>> {
-  const versions = new Map<string, string>();
-  let startKey: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await aws.dynamo.send(
-      new ScanCommand({
-        TableName: output('OrdersTableName'),
-        ProjectionExpression: 'orderId, version',
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
-    for (const item of page.Items ?? []) versions.set(item.orderId?.N ?? '', item.version?.N ?? '');
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return versions;
+  const table = await scanOrders(aws, output('OrdersTableName'));
+  return new Map([...table].map(([id, item]) => [String(id), String(item.version)]));
 }
 
 /**
@@ -211,6 +215,94 @@ function backfillInterruptedByCtrlC(): Promise<{ code: number | null; stdout: st
   });
 }
 
+describe('the stack cdk deploy created in the emulator', () => {
+  it('is created with every output, the pollers of its feeds named', async () => {
+    const { Stacks } = await aws.cloudFormation.send(new DescribeStacksCommand({ StackName: STACK_NAME }));
+    const described = Object.fromEntries(
+      (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue]),
+    );
+
+    expect(Stacks?.[0]?.StackStatus).toBe('CREATE_COMPLETE');
+    expect(described).toEqual(outputs);
+    expect(Object.keys(described).sort()).toEqual(
+      [
+        ...['OrdersTableName', 'CursorTableName', 'QuarantineBucketName', 'HistoryTableName'],
+        ...['OrdersQueueUrl', 'OrdersDeadLetterQueueUrl'],
+        ...['DownstreamQueueUrlBilling', 'DownstreamDeadLetterQueueUrlBilling'],
+        ...['PollerFunctionName', 'ConsumerFunctionName', 'PollScheduleRuleName', 'FeedPollers'],
+        ...['DashboardName', 'AlarmTopicArn'],
+      ].sort(),
+    );
+    // No alarmTopicArn given: the stack's own topic.
+    expect(described.AlarmTopicArn).toMatch(/^arn:aws:sns:[a-z0-9-]+:\d{12}:/);
+    expect(JSON.parse(described.FeedPollers ?? '{}')).toEqual({ orders: described.PollerFunctionName });
+  });
+
+  it("gives the functions the deployed resources' names and the consumer the orders queue with partial batch responses", async () => {
+    const configuration = (key: string) =>
+      aws.lambda.send(new GetFunctionConfigurationCommand({ FunctionName: output(key) }));
+    const [poller, consumer] = [
+      await configuration('PollerFunctionName'),
+      await configuration('ConsumerFunctionName'),
+    ];
+    const { EventSourceMappings } = await aws.lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: output('ConsumerFunctionName') }),
+    );
+    const { Attributes } = await aws.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: output('OrdersQueueUrl'), AttributeNames: ['QueueArn'] }),
+    );
+
+    expect(poller.Runtime).toBe('nodejs22.x');
+    expect(poller.Environment?.Variables).toMatchObject({
+      CURSOR_TABLE_NAME: output('CursorTableName'),
+      ORDERS_QUEUE_URL: output('OrdersQueueUrl'),
+      QUARANTINE_BUCKET_NAME: output('QuarantineBucketName'),
+      PARTNER_BASE_URL: sim.url,
+      PARTNER_TOKEN_PARAMETER: deployment.tokenParameterName,
+      DOWNSTREAM_QUEUE_URLS: JSON.stringify({ billing: output('DownstreamQueueUrlBilling') }),
+    });
+    expect(consumer.Environment?.Variables).toMatchObject({ ORDERS_TABLE_NAME: output('OrdersTableName') });
+    expect(EventSourceMappings?.map((mapping) => mapping.EventSourceArn)).toEqual([Attributes?.QueueArn]);
+    expect(EventSourceMappings?.[0]?.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+  });
+
+  it('ships bundles that load as ESM and export handler, with source maps of our own code only', () => {
+    const template = JSON.parse(
+      readFileSync(join(workDir, 'cdk.out', `${STACK_NAME}.template.json`), 'utf8'),
+    ) as { Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string } } }> };
+    const bundles = Object.values(template.Resources)
+      .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+      .map((resource) =>
+        join(workDir, 'cdk.out', `asset.${resource.Properties.Code?.S3Key?.replace(/\.zip$/, '')}`),
+      );
+    // Enough configuration for either handler's cold start (nothing is called at import).
+    const env = { ...process.env, ...EMULATOR_ENV, ...deployedEnvironment() };
+
+    expect(bundles).toHaveLength(2);
+    const sources = bundles.flatMap((bundle) => {
+      // A child process: the module runs its cold-start code (config checks, client creation) on import,
+      // with source maps on as the functions' NODE_OPTIONS has it.
+      const loaded = spawnSync(
+        process.execPath,
+        [
+          '--enable-source-maps',
+          '--input-type=module',
+          '-e',
+          "console.log(typeof (await import('./index.mjs')).handler)",
+        ],
+        { cwd: bundle, env, encoding: 'utf8' },
+      );
+      expect(loaded.stdout.trim(), loaded.stderr).toBe('function');
+      return (JSON.parse(readFileSync(join(bundle, 'index.mjs.map'), 'utf8')) as { sources: string[] })
+        .sources;
+    });
+    expect(sources.filter((source) => source.includes('node_modules'))).toEqual([]);
+    expect(
+      sources.filter((source) => /functions\/(poller|consumer)\/handler\.ts$/.test(source)),
+    ).toHaveLength(2);
+  });
+});
+
 describe('npm run ops', () => {
   it('exits 2 with the usage on stderr for a bad flag (a real tsx process)', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
@@ -228,12 +320,8 @@ describe('npm run ops', () => {
   });
 
   it('status reports the feed, every queue, the quarantine and the ledger', async () => {
-    const report = await opsJson<{
-      feeds: Array<{
-        feedId: string;
-        cursor: { pageId?: string; revision: number; lastRunOutcome?: string };
-        leaseLive: boolean;
-      }>;
+    type Status = {
+      feeds: Array<{ feedId: string; cursor: Record<string, unknown>; leaseLive: boolean }>;
       queues: Array<{
         name: string;
         role: string;
@@ -241,9 +329,9 @@ describe('npm run ops', () => {
         oldestAgeSeconds?: number;
         ageNote: string;
       }>;
-      quarantined: number;
       ledger: Array<{ vendorId: string; count: number }>;
-    }>('status');
+    };
+    const report = await opsJson<Status>('status');
     const table = await ops('status');
 
     expect(report.feeds.map((feed) => feed.feedId)).toEqual([FEED]);
@@ -269,7 +357,6 @@ describe('npm run ops', () => {
       sim.expected().sales.reduce((sum, sale) => sum + sale.count, 0),
     );
     expect(table.code).toBe(0);
-    expect(table.stdout).toContain('n/a (no CloudWatch metrics on an emulator)');
     // The local run ended caught up, and the poller recorded that when it gave its lease up.
     expect(report.feeds[0]?.cursor.lastRunOutcome).toBe('caught-up');
     expect(table.stdout).toMatch(/caught-up at \d{4}-\d\d-\d\dT/);
@@ -298,29 +385,22 @@ describe('npm run ops', () => {
     expect(after.revision).toBe((before.revision as number) + 1);
   });
 
-  it('replay sets the cursor to the page and bumps the revision', async () => {
-    await setCursor({ leaseExpiresAt: 0 });
+  it('replay sets the cursor to the page, clear-auth-backoff removes the backoff, each bumping the revision', async () => {
+    await setCursor({ leaseExpiresAt: 0, authFailures: 3, authRetryNotBefore: Date.now() + 3_600_000 });
     const before = await cursorItem();
 
-    const ran = await ops('replay', '--from-page', 'page-token-123', '--yes');
+    const replayed = await ops('replay', '--from-page', 'page-token-123', '--yes');
+    const afterReplay = await cursorItem();
+    const cleared = await ops('clear-auth-backoff', '--feed', FEED, '--yes');
     const after = await cursorItem();
 
-    expect(ran.code, ran.stderr).toBe(0);
-    expect(after.pageId).toBe('page-token-123');
-    expect(after.revision).toBe((before.revision as number) + 1);
-  });
-
-  it('clear-auth-backoff removes the backoff and bumps the revision', async () => {
-    await setCursor({ authFailures: 3, authRetryNotBefore: Date.now() + 3_600_000 });
-    const before = await cursorItem();
-
-    const ran = await ops('clear-auth-backoff', '--feed', FEED, '--yes');
-    const after = await cursorItem();
-
-    expect(ran.code, ran.stderr).toBe(0);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(afterReplay.pageId).toBe('page-token-123');
+    expect(afterReplay.revision).toBe((before.revision as number) + 1);
+    expect(cleared.code, cleared.stderr).toBe(0);
     expect(after.authFailures).toBeUndefined();
     expect(after.authRetryNotBefore).toBeUndefined();
-    expect(after.revision).toBe((before.revision as number) + 1);
+    expect(after.revision).toBe((before.revision as number) + 2);
   });
 
   it('redrive moves every dead-lettered message back to its source queue with its attributes, losing none', async () => {
@@ -357,25 +437,14 @@ describe('npm run ops', () => {
     expect(await takeAll(dlq)).toEqual([]);
   });
 
-  it('backfill sends the latest stored version of every order to the subscriber, resuming after Ctrl-C and after --max-messages', async () => {
+  it('backfill sends the latest stored version of every order to the subscriber, stopping at Ctrl-C (exit 130) and resuming', async () => {
     const billing = output('DownstreamQueueUrlBilling');
     await takeAll(billing);
     const stored = await storedVersions();
 
     const interrupted = await backfillInterruptedByCtrlC();
     const afterInterrupt = await cursorItem(checkpointKey('billing'));
-    const first = await ops(
-      'backfill',
-      '--subscriber',
-      'billing',
-      '--max-messages',
-      '12',
-      '--rate',
-      '1000',
-      '--yes',
-    );
-    const checkpoint = await cursorItem(checkpointKey('billing'));
-    const second = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
+    const resumed = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
     const messages = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
 
     expect(interrupted.code, interrupted.stderr).toBe(130);
@@ -383,65 +452,20 @@ describe('npm run ops', () => {
     expect(afterInterrupt).toMatchObject({ status: 'running' });
     expect(afterInterrupt.sent).toBeGreaterThan(0);
     expect(afterInterrupt.sent).toBeLessThan(stored.size);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toContain('stopped (max-messages)');
-    expect(checkpoint).toMatchObject({ status: 'running', sent: (afterInterrupt.sent as number) + 12 });
-    expect(checkpoint.runId).toBe(afterInterrupt.runId);
-    expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toContain('resumed');
-    expect(second.stdout).toContain('finished');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('resumed');
+    expect(resumed.stdout).toContain('finished');
     expect(messages).toHaveLength(stored.size);
     expect(
       new Map(messages.map((message) => [String(message.order.id), String(message.order.version)])),
     ).toEqual(stored);
     expect(new Set(messages.map((message) => message.source.correlationId))).toEqual(
-      new Set([`backfill:${checkpoint.runId}`]),
+      new Set([`backfill:${afterInterrupt.runId}`]),
     );
     expect(messages.every((message) => message.source.origin === 'backfill')).toBe(true);
     expect((await cursorItem(checkpointKey('billing'))).status).toBe('done');
     // The checkpoint's key is not a feed: status still shows the one feed.
     expect((await opsJson<{ feeds: unknown[] }>('status')).feeds).toHaveLength(1);
-  });
-
-  it('history shows what happened to an order; backfill --all-versions sends every stored version; both say so when history is off', async () => {
-    const billing = output('DownstreamQueueUrlBilling');
-    await takeAll(billing);
-    const stored = await storedVersions();
-    const [orderId, latest] = [...stored].sort(([a], [b]) => a.localeCompare(b))[0] ?? [];
-    if (orderId === undefined || latest === undefined) throw new Error('the run stored no order');
-    const unknown = await ops('history', '4242424242');
-    const text = await ops('history', orderId);
-    const allVersions = await ops('backfill', '--subscriber', 'billing', '--all-versions', '--yes');
-
-    const historyTable = outputs.HistoryTableName;
-    if (historyTable === undefined) {
-      // A stack deployed with `history` off has no history table: both commands refuse, naming why.
-      for (const ran of [unknown, text, allVersions]) {
-        expect(ran.code).toBe(1);
-        expect(ran.stderr).toContain(`history is off for stack ${STACK_NAME}`);
-      }
-      return;
-    }
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('order 4242424242 has no stored history');
-    expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toContain(`order ${orderId}: `);
-    const history = await opsJson<{ orderId: string; versions: Array<{ version: number; status: string }> }>(
-      'history',
-      orderId,
-    );
-    const versions = history.versions.map((entry) => entry.version);
-    expect(versions).toEqual([...versions].sort((a, b) => a - b));
-    // The orders table holds the highest version the history holds.
-    expect(String(versions.at(-1))).toBe(latest);
-
-    expect(allVersions.code, allVersions.stderr).toBe(0);
-    expect(allVersions.stdout).toContain('finished: every stored version was sent');
-    const sent = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
-    const { Count } = await aws.dynamo.send(new ScanCommand({ TableName: historyTable, Select: 'COUNT' }));
-    expect(sent).toHaveLength(Count ?? -1);
-    const ofOrder = sent.filter((message) => String(message.order.id) === orderId);
-    expect(ofOrder.map((message) => Number(message.order.version))).toEqual(versions);
   });
 
   it('quarantine list shows the reasons; retry publishes a record that now passes to every queue, once', async () => {
@@ -499,7 +523,7 @@ describe('npm run ops', () => {
     expect(keys).toContain(`retried/${quarantineKey(nowValid).slice('quarantine/'.length)}`);
   });
 
-  it('reconcile runs npm run reconcile against the stack', async () => {
+  it('reconcile finds the table, the partner and the token from the stack', async () => {
     const id = [...(await storedVersions()).keys()][0] ?? '';
 
     const ran = await ops('reconcile', '--ids', id, '--json');
