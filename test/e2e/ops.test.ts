@@ -4,7 +4,7 @@
 // mode runs them), then `npm run ops` against that stack: each command in-process through runOps, as an
 // operator would, the state it leaves checked through the AWS APIs; real `tsx` processes for the exit status
 // of a bad flag and of a backfill stopped by Ctrl-C. The stack's template is asserted in test/infra.
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +37,7 @@ import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import { scanOrders } from '../../tools/store/stored-order.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+import { runCli, startCli } from './cli.js';
 
 const SETUP_TIMEOUT_MS = 240_000;
 const FEED = 'orders';
@@ -177,44 +178,6 @@ async function storedVersions(): Promise<Map<string, string>> {
   return new Map([...table].map(([id, item]) => [String(id), String(item.version)]));
 }
 
-/**
- * A real `ops backfill` process at 5 messages/s, sent SIGINT as soon as it reports its first batch: it
- * stops at the next batch boundary, leaving its checkpoint.
- */
-function backfillInterruptedByCtrlC(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'tools/ops/cli.ts',
-        'backfill',
-        '--subscriber',
-        'billing',
-        '--rate',
-        '5',
-        '--yes',
-        '--aws-endpoint',
-        moto.endpoint,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    let interrupted = false;
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (!interrupted && /backfill billing: \d+ of/.test(stderr)) interrupted = child.kill('SIGINT');
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe('the stack cdk deploy created in the emulator', () => {
   it('is created with every output, the pollers of its feeds named', async () => {
     const { Stacks } = await aws.cloudFormation.send(new DescribeStacksCommand({ StackName: STACK_NAME }));
@@ -305,14 +268,7 @@ describe('the stack cdk deploy created in the emulator', () => {
 
 describe('npm run ops', () => {
   it('exits 2 with the usage on stderr for a bad flag (a real tsx process)', async () => {
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(
-        join('node_modules', '.bin', 'tsx'),
-        ['tools/ops/cli.ts', 'status', '--no-such-flag'],
-        { encoding: 'utf8' },
-        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
-      );
-    });
+    const result = await runCli(['status', '--no-such-flag'], {}, 'tools/ops/cli.ts');
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Unknown option '--no-such-flag'");
@@ -442,7 +398,22 @@ describe('npm run ops', () => {
     await takeAll(billing);
     const stored = await storedVersions();
 
-    const interrupted = await backfillInterruptedByCtrlC();
+    // A real `ops backfill` process at 5 messages/s, sent SIGINT when it reports its first batch: it stops at
+    // the next batch boundary, leaving its checkpoint.
+    const args = [
+      'backfill',
+      '--subscriber',
+      'billing',
+      '--rate',
+      '5',
+      '--yes',
+      '--aws-endpoint',
+      moto.endpoint,
+    ];
+    const backfill = startCli(args, {}, 'tools/ops/cli.ts');
+    await backfill.waitForLine(/backfill billing: \d+ of/);
+    backfill.kill('SIGINT');
+    const interrupted = await backfill.exited;
     const afterInterrupt = await cursorItem(checkpointKey('billing'));
     const resumed = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
     const messages = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));

@@ -2,7 +2,6 @@
 // the same handlers by test/integration/pipeline-scenarios.test.ts; the full 17/17 is run by hand): against the
 // built-in simulator they PASS on every configured feed; against a partner that does not behave as the spec
 // says, verify FAILs with a reason and exits 1. One emulator serves both runs (the stack is deployed once).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalAwsClients, parseAwsEndpoint, readDeployment } from '../../tools/local/runtime.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
+import { runCli } from './cli.js';
 
-const VERIFY = new URL('../../tools/local/verify.ts', import.meta.url).pathname;
+const VERIFY = 'tools/local/verify.ts';
 let moto: RunningMoto;
 let partner: ScriptedServer;
 const workDir = mkdtempSync(join(tmpdir(), 'verify-test-'));
@@ -28,24 +28,10 @@ afterAll(async () => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-function verify(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', VERIFY, '--aws-endpoint', moto.endpoint, ...args],
-      { env: { ...process.env, ...env } },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
+const verify = async (args: string[], env: Record<string, string> = {}) => {
+  const { code, stdout, stderr } = await runCli(['--aws-endpoint', moto.endpoint, ...args], env, VERIFY);
+  return { code: code ?? 1, stdout, stderr };
+};
 
 describe('npm run verify', () => {
   it('passes the scenarios asked for on every configured feed, each feed with its own cursor, and writes --json', async () => {
