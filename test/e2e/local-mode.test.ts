@@ -163,12 +163,25 @@ describe('npm start', () => {
       deploy: { deployed: false },
       ordersByStatus: { accepted: 1 },
       sales: expected.sales,
+      quarantined: [],
+      deadLettered: 0,
+      queueDepth: 0,
       matchesExpected: { orders: true, sales: true },
     });
+    for (const key of [
+      'ordersTable',
+      'cursorTable',
+      'queueUrl',
+      'deadLetterQueueUrl',
+      'quarantineBucket',
+    ] as const) {
+      expect(summary[key]).not.toBe('');
+    }
     expect(summary.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/test-versioning$/);
     // Three polls bring v1, then v2 and v3, then v4; one more finds nothing new.
     expect(summary.counters).toMatchObject({ versionsPublished: 4, rejected: 0, failedMessages: 0 });
     expect(summary.counters.polls).toBeGreaterThanOrEqual(4);
+    expect(summary.counters.applied + summary.counters.stale).toBe(4);
     expect(run.stdout).toMatch(/Drained in/);
     // The history keeps all four versions (the summary's lines: test/unit/local/summary.test.ts).
     expect(summary.history).toMatchObject({ entries: 4, exampleOrderId: '3009000001' });
