@@ -31,12 +31,12 @@ import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '.
 import { type Deployment, readDeployment, storeToken } from '../../tools/local/deployment.js';
 import { startLocalPipeline } from '../../tools/local/local-pipeline.js';
 import { checkpointKey } from '../../tools/ops/backfill.js';
-import { runOps } from '../../tools/ops/cli.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import { scanOrders } from '../../tools/store/stored-order.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+import { runOpsCaptured } from '../support/ops.js';
 import { runCli, startCli } from './cli.js';
 
 const SETUP_TIMEOUT_MS = 240_000;
@@ -73,26 +73,7 @@ afterAll(async () => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function ops(...argv: string[]): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runOps([...argv, '--aws-endpoint', moto.endpoint], {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: {},
-  });
-  return { code, stdout, stderr };
-}
+const ops = (...argv: string[]) => runOpsCaptured([...argv, '--aws-endpoint', moto.endpoint]);
 
 async function opsJson<T = Record<string, unknown>>(...argv: string[]): Promise<T> {
   const ran = await ops(...argv, '--json');

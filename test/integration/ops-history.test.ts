@@ -4,18 +4,18 @@
 // plus version, fetchedAt, storedAt, feedId, correlationId, arrivedAfterVersion); and a stack without
 // the HistoryTableName output (history off).
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { type AttributeValue, CreateTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storedOrderItem } from '../../functions/core/adapters/stored-order-item.js';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer.js';
 import { parseJsonExact } from '../../functions/core/model/int64.js';
 import type { Order } from '../../functions/core/model/types.js';
 import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
-import { EXIT_FAILED, EXIT_OK, runOps } from '../../tools/ops/cli.js';
+import { EXIT_FAILED, EXIT_OK } from '../../tools/ops/cli.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+import { historyItem, runOpsCaptured } from '../support/ops.js';
 import { receiveAll } from '../support/pipeline.js';
 
 const BIG_ID = 2n ** 63n - 2n;
@@ -49,36 +49,8 @@ async function createStack(name: string, outputs: Record<string, string>) {
   }
 }
 
-function historyItem(order: Order, fetchedAt: string, arrivedAfterVersion?: bigint) {
-  const { item } = storedOrderItem(order, undefined, {
-    findingCodes: [],
-    correlationId: 'poll:run-1:1',
-  });
-  const history: Record<string, AttributeValue> = {
-    ...item,
-    version: { N: String(order.version) },
-    fetchedAt: { S: fetchedAt },
-    storedAt: { S: '2026-03-01T12:00:00.000Z' },
-    feedId: { S: 'orders' },
-    ...(arrivedAfterVersion === undefined ? {} : { arrivedAfterVersion: { N: String(arrivedAfterVersion) } }),
-  };
-  return history;
-}
-
-async function ops(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runOps([...argv, '--aws-endpoint', moto.endpoint], {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: { ...EMULATOR_ENV },
-  });
-  return { code, stdout, stderr };
-}
+const ops = (...argv: string[]) =>
+  runOpsCaptured([...argv, '--aws-endpoint', moto.endpoint], { ...EMULATOR_ENV });
 
 beforeAll(async () => {
   moto = await startMoto();
@@ -125,12 +97,18 @@ beforeAll(async () => {
   ];
   for (const [order, fetchedAt, after] of versions) {
     await aws.dynamo.send(
-      new PutItemCommand({ TableName: 'history', Item: historyItem(order, fetchedAt, after) }),
+      new PutItemCommand({
+        TableName: 'history',
+        Item: historyItem(order, { fetchedAt, arrivedAfterVersion: after }),
+      }),
     );
   }
   const other: Order = { ...base, id: 7, version: 1 };
   await aws.dynamo.send(
-    new PutItemCommand({ TableName: 'history', Item: historyItem(other, '2026-03-01T10:00:00.000Z') }),
+    new PutItemCommand({
+      TableName: 'history',
+      Item: historyItem(other, { fetchedAt: '2026-03-01T10:00:00.000Z' }),
+    }),
   );
 }, 120_000);
 

@@ -21,7 +21,6 @@ import {
   TEST_TOKEN,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
-import { runOps } from '../../tools/ops/cli.js';
 import { DynamoStoredOrders } from '../../tools/ops/reconcile/dynamo-stored-orders.js';
 import {
   type ReconcileReport,
@@ -31,6 +30,7 @@ import {
 import { type ExpectedState, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { runOpsCaptured } from '../support/ops.js';
 import { readLedger, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
@@ -93,21 +93,9 @@ function useCase(partnerUrl = sim.url) {
   };
 }
 
-/** `npm run ops -- reconcile …` in-process; the token only as the environment (or the stack) gives it. */
-async function reconcile(args: string[], env: NodeJS.ProcessEnv = { PARTNER_API_TOKEN: TEST_TOKEN }) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runOps(['reconcile', '--aws-endpoint', moto.endpoint, ...args], {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env,
-  });
-  return { code, stdout, stderr };
-}
+/** `npm run ops -- reconcile …`; the token only as the environment (or the stack) gives it. */
+const reconcile = (args: string[], env: NodeJS.ProcessEnv = { PARTNER_API_TOKEN: TEST_TOKEN }) =>
+  runOpsCaptured(['reconcile', '--aws-endpoint', moto.endpoint, ...args], env);
 
 /** The table, queues and API as explicit flags (no stack). */
 const where = (apiUrl = sim.url) => [
