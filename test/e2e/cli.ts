@@ -27,6 +27,13 @@ export interface CliProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
+/** The processes started and not yet exited: a test that times out must not leave one running. */
+const running = new Set<CliProcess>();
+
+export function killRunning(): void {
+  for (const process of running) process.kill('SIGKILL');
+}
+
 export function startCli(
   args: string[],
   env: Record<string, string | undefined> = {},
@@ -73,7 +80,7 @@ export function startCli(
       resolve({ code, signal, stdout, stderr });
     });
   });
-  return {
+  const cli: CliProcess = {
     child,
     exited,
     waitForLine(pattern) {
@@ -95,6 +102,9 @@ export function startCli(
       }
     },
   };
+  running.add(cli);
+  void exited.then(() => running.delete(cli));
+  return cli;
 }
 
 export function runCli(

@@ -12,7 +12,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_NAME } from '../../infra/app.js';
 import {
   createLocalAwsClients,
@@ -35,7 +35,14 @@ import { scanOrders } from '../../tools/store/stored-order.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { startScriptedServer } from '../support/scripted-http-server.js';
-import { expectedTableAndLedger, readSummaryFile, runCli, startCli, tableAndLedger } from './cli.js';
+import {
+  expectedTableAndLedger,
+  killRunning,
+  readSummaryFile,
+  runCli,
+  startCli,
+  tableAndLedger,
+} from './cli.js';
 
 const TOKEN = 'local-mode-test-token-5d1e0c7b';
 const workDir = mkdtempSync(join(tmpdir(), 'local-mode-test-'));
@@ -53,6 +60,7 @@ beforeAll(async () => {
   moto = await startMoto();
   aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
 });
+afterEach(killRunning);
 afterAll(async () => {
   aws?.destroy();
   for (const sim of simulators) await sim.close();
