@@ -1,5 +1,5 @@
 // A deployed stack read back through CloudFormation and Lambda: its outputs and its functions'
-// configuration as deployed. Shared by local mode (local/deployment.ts), the reconcile CLI and `npm run ops`;
+// configuration as deployed. Shared by local mode (local/deployment.ts) and `npm run ops` (reconcile included);
 // what the operator pointed at and is not there is a CommandError naming it.
 import { type CloudFormationClient, DescribeStacksCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';

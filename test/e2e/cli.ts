@@ -1,13 +1,13 @@
-// Local mode as a user runs it: `node --import tsx tools/local/start.ts …` as a child process, in its own
-// process group (so a SIGKILL takes down what it started, as a crash would), with its output captured.
+// A CLI as a user runs it: `node --import tsx <script> …` (local mode's tools/local/start.ts unless another is
+// named) as a child process, in its own process group (so a SIGKILL takes down what it started, as a crash
+// would), with its output captured.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { paginateScan } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { LocalAwsClients, LocalSummary } from '../../tools/local/runtime.js';
 import type { ExpectedState } from '../../tools/simulator/index.js';
 import { readSalesLedger, type SalesTotal } from '../../tools/store/sales-ledger.js';
+import { scanOrders } from '../../tools/store/stored-order.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -21,18 +21,29 @@ export interface CliExit {
 export interface CliProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<CliExit>;
-  /** Resolves with the first stdout line matching `pattern` (rejects if the process exits first). */
+  /** Resolves with the first line of stdout or stderr matching `pattern` (rejects if the process exits first). */
   waitForLine(pattern: RegExp): Promise<string>;
   output(): { stdout: string; stderr: string };
   kill(signal: NodeJS.Signals): void;
 }
 
-export function startCli(args: string[], env: Record<string, string | undefined> = {}): CliProcess {
+/** The processes started and not yet exited: a test that times out must not leave one running. */
+const running = new Set<CliProcess>();
+
+export function killRunning(): void {
+  for (const process of running) process.kill('SIGKILL');
+}
+
+export function startCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  script = 'tools/local/start.ts',
+): CliProcess {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', ...env };
   // The test process's own emulator settings must not leak into the child.
   for (const key of Object.keys(childEnv)) if (key.startsWith('AWS_ENDPOINT_URL')) delete childEnv[key];
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/local/start.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: REPO_ROOT,
     env: childEnv,
     detached: true,
@@ -41,18 +52,23 @@ export function startCli(args: string[], env: Record<string, string | undefined>
   let stdout = '';
   let stderr = '';
   const waiters: { pattern: RegExp; resolve: (line: string) => void; reject: (error: Error) => void }[] = [];
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
+  const lines = () => `${stdout}\n${stderr}`.split('\n');
+  const wake = () => {
     for (const waiter of [...waiters]) {
-      const line = stdout.split('\n').find((candidate) => waiter.pattern.test(candidate));
+      const line = lines().find((candidate) => waiter.pattern.test(candidate));
       if (line !== undefined) {
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve(line);
       }
     }
+  };
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    wake();
   });
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
+    wake();
   });
   const exited = new Promise<CliExit>((resolve) => {
     child.once('close', (code, signal) => {
@@ -64,11 +80,11 @@ export function startCli(args: string[], env: Record<string, string | undefined>
       resolve({ code, signal, stdout, stderr });
     });
   });
-  return {
+  const cli: CliProcess = {
     child,
     exited,
     waitForLine(pattern) {
-      const line = stdout.split('\n').find((candidate) => pattern.test(candidate));
+      const line = lines().find((candidate) => pattern.test(candidate));
       if (line !== undefined) return Promise.resolve(line);
       if (child.exitCode !== null || child.signalCode !== null) {
         return Promise.reject(new Error(`process already exited before printing ${pattern}`));
@@ -86,10 +102,17 @@ export function startCli(args: string[], env: Record<string, string | undefined>
       }
     },
   };
+  running.add(cli);
+  void exited.then(() => running.delete(cli));
+  return cli;
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliExit> {
-  return startCli(args, env).exited;
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  script?: string,
+): Promise<CliExit> {
+  return startCli(args, env, script).exited;
 }
 
 export function readSummaryFile(path: string): LocalSummary {
@@ -104,30 +127,20 @@ export interface StoredOrder {
   total: { amount: number; currency: string };
 }
 
-export async function scanOrders(aws: LocalAwsClients, table: string): Promise<StoredOrder[]> {
-  const orders: StoredOrder[] = [];
-  for await (const page of paginateScan({ client: aws.dynamo }, { TableName: table, ConsistentRead: true })) {
-    for (const raw of page.Items ?? []) {
-      const item = unmarshall(raw);
-      orders.push({
-        id: Number(item.orderId),
-        version: Number(item.version),
-        status: String(item.status),
-        vendorId: String(item.vendorId),
-        total: item.total as StoredOrder['total'],
-      });
-    }
-  }
-  return orders.sort((a, b) => a.id - b.id);
-}
-
 /** The table and ledger as the assertions compare them. */
 export async function tableAndLedger(
   aws: LocalAwsClients,
   ordersTable: string,
 ): Promise<{ orders: StoredOrder[]; sales: SalesTotal[] }> {
+  const orders = [...(await scanOrders(aws, ordersTable)).values()].map((item) => ({
+    id: Number(item.orderId),
+    version: Number(item.version),
+    status: String(item.status),
+    vendorId: String(item.vendorId),
+    total: item.total as StoredOrder['total'],
+  }));
   return {
-    orders: await scanOrders(aws, ordersTable),
+    orders: orders.sort((a, b) => a.id - b.id),
     sales: await readSalesLedger(aws.dynamo, ordersTable),
   };
 }

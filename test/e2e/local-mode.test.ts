@@ -1,6 +1,8 @@
-// `npm start` (tools/local/start.ts) driven through its CLI as a user runs it. One moto for the whole
-// file: the first run deploys the stack with cdk, the others find it and reuse it (--reset-data empties
-// it between tests). The partner API is a simulator this test owns, so its expected() is the oracle.
+// `npm start` (tools/local/start.ts) driven through its CLI as a user runs it: exit codes, signals, SIGKILL and
+// restart, what it prints. One moto for the whole file: the first test starts two processes at once, which
+// deploy the stack with cdk once between them; the others find it and reuse it (--reset-data empties it between
+// tests). The partner API is a simulator this test owns, so its expected() is the oracle. Flag checks that need
+// no process are in test/unit/local/start-cli.test.ts.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,11 +12,10 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_NAME } from '../../infra/app.js';
 import {
   createLocalAwsClients,
-  DEFAULT_STACK_NAME,
   type LocalAwsClients,
   type LocalSummary,
   parseAwsEndpoint,
@@ -30,14 +31,15 @@ import {
   SCENARIO_EXPECTATIONS,
   startSimulator,
 } from '../../tools/simulator/index.js';
+import { scanOrders } from '../../tools/store/stored-order.js';
 import { sampleOrder } from '../fixtures/orders.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 import { startScriptedServer } from '../support/scripted-http-server.js';
 import {
   expectedTableAndLedger,
+  killRunning,
   readSummaryFile,
   runCli,
-  scanOrders,
   startCli,
   tableAndLedger,
 } from './cli.js';
@@ -58,6 +60,7 @@ beforeAll(async () => {
   moto = await startMoto();
   aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
 });
+afterEach(killRunning);
 afterAll(async () => {
   aws?.destroy();
   for (const sim of simulators) await sim.close();
@@ -72,31 +75,21 @@ async function deployedStack() {
   try {
     return await readDeployment(aws);
   } catch {
-    const run = await runCli(['--aws-endpoint', moto.endpoint, '--scenario', 'test-empty-stream']);
+    const run = await runCli([
+      ...['--aws-endpoint', moto.endpoint, '--scenario', 'test-empty-stream', '--subscriber', 'billing'],
+    ]);
     if (run.code !== 0) throw new Error(`deploying through the CLI failed:\n${run.stdout}${run.stderr}`);
     return readDeployment(aws);
   }
 }
 
 describe('npm start', () => {
-  it('names the stack as the CDK app does', () => {
-    expect(DEFAULT_STACK_NAME).toBe(STACK_NAME);
-  });
-
   it('prints the usage and exits 2 on a bad flag', async () => {
     const bad = await runCli(['--no-such-flag']);
-    const badValue = await runCli(['--orders', 'many']);
-    const missingToken = await runCli(['--api-url', 'http://127.0.0.1:9/x'], {
-      PARTNER_API_TOKEN: undefined,
-    });
 
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Unknown option '--no-such-flag'");
     expect(bad.stderr).toContain('Usage: npm start');
-    expect(badValue.code).toBe(2);
-    expect(badValue.stderr).toContain('--orders must be an integer');
-    expect(missingToken.code).toBe(2);
-    expect(missingToken.stderr).toContain('PARTNER_API_TOKEN');
   });
 
   it('names a missing moto_server and the one command that installs it, before starting anything', async () => {
@@ -111,26 +104,71 @@ describe('npm start', () => {
     expect(run.stdout).toBe('');
   });
 
-  it('deploys the stack, runs a multi-poll scenario with the built-in simulator and keeps v4 (test-versioning)', async () => {
+  it('two processes started together on a fresh emulator deploy once and drain a generated feed into exactly the expected table and ledger, never showing the token', async () => {
+    const sim = await simulator(150, 7);
+    const args = (name: string) => [
+      ...['--aws-endpoint', moto.endpoint, '--api-url', sim.url, '--subscriber', 'billing'],
+      ...['--summary-json', summaryPath(name)],
+    ];
+    const env = { PARTNER_API_TOKEN: TOKEN };
+
+    // Both try to deploy (one deploys, the other waits for its stack), then poll and consume side by side.
+    const runs = await Promise.all([runCli(args('a'), env), runCli(args('b'), env)]);
+
+    const expected = sim.expected();
+    for (const run of runs) expect(run.code, run.stdout + run.stderr).toBe(0);
+    const summaries = [readSummaryFile(summaryPath('a')), readSummaryFile(summaryPath('b'))];
+    expect(summaries.map((summary) => summary.deploy?.deployed).sort()).toEqual([false, true]);
+    for (const summary of summaries) {
+      expect(summary).toMatchObject({
+        outcome: 'drained',
+        apiUrl: sim.url,
+        ordersTable: summaries[0]?.ordersTable,
+        orders: expected.orders.size,
+        sales: expected.sales,
+        deadLettered: 0,
+        queueDepth: 0,
+        quarantined: [],
+      });
+      expect(summary.matchesExpected).toBeUndefined();
+    }
+    expect(await tableAndLedger(aws, summaries[0]?.ordersTable ?? '')).toEqual(
+      expectedTableAndLedger(expected),
+    );
+    // Between them they applied every version at least once.
+    const processed = summaries.reduce((sum, s) => sum + s.counters.applied + s.counters.stale, 0);
+    expect(processed).toBeGreaterThanOrEqual(expected.distinctVersions);
+    // Progress lines were printed along the way.
+    expect(runs[0]?.stdout).toMatch(/\] polls \d+ \| pages \d+ \| published \d+ \| applied \d+/);
+    // The token travelled only in the Authorization header, and was never printed or written.
+    expect(sim.requests.every((request) => request.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    for (const run of runs) expect(run.stdout + run.stderr).not.toContain(TOKEN);
+    expect(JSON.stringify(summaries)).not.toContain(TOKEN);
+  }, 300_000);
+
+  it('runs a multi-poll scenario of the built-in simulator, keeps v4 and every message on a --subscriber queue, then explains a MISMATCH by the kept data and exits 4', async () => {
     const expected = SCENARIO_EXPECTATIONS['test-versioning'];
+    const deployment = await deployedStack();
+    const args = ['--aws-endpoint', moto.endpoint, '--scenario'];
 
+    // moto cannot add a queue to the deployed stack, which says so
+    const refused = await runCli([...args, 'test-versioning', '--subscriber', 'analytics']);
     const run = await runCli([
-      '--aws-endpoint',
-      moto.endpoint,
-      '--scenario',
-      'test-versioning',
-      '--reset-data',
-      '--summary-json',
-      summaryPath('versioning'),
+      ...[...args, 'test-versioning', '--subscriber', 'billing', '--reset-data'],
+      ...['--summary-json', summaryPath('versioning')],
     ]);
+    // Act: a second scenario on the same emulator, its data kept
+    const kept = await runCli([...args, 'test-empty-stream']);
 
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('has no subscriber queue analytics');
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const summary = readSummaryFile(summaryPath('versioning'));
     expect(summary).toMatchObject({
       region: 'us-east-1',
       stackName: STACK_NAME,
       outcome: 'drained',
-      deploy: { deployed: true },
+      deploy: { deployed: false },
       ordersByStatus: { accepted: 1 },
       sales: expected.sales,
       quarantined: [],
@@ -138,7 +176,6 @@ describe('npm start', () => {
       queueDepth: 0,
       matchesExpected: { orders: true, sales: true },
     });
-    expect(summary.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/test-versioning$/);
     for (const key of [
       'ordersTable',
       'cursorTable',
@@ -148,128 +185,29 @@ describe('npm start', () => {
     ] as const) {
       expect(summary[key]).not.toBe('');
     }
+    expect(summary.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/test-versioning$/);
     // Three polls bring v1, then v2 and v3, then v4; one more finds nothing new.
     expect(summary.counters).toMatchObject({ versionsPublished: 4, rejected: 0, failedMessages: 0 });
     expect(summary.counters.polls).toBeGreaterThanOrEqual(4);
     expect(summary.counters.applied + summary.counters.stale).toBe(4);
-    const state = await tableAndLedger(aws, summary.ordersTable);
-    expect(state.orders).toEqual([
-      expect.objectContaining({
-        id: 3009000001,
-        version: 4,
-        status: 'accepted',
-        total: { amount: 2628, currency: 'EUR' },
-      }),
-    ]);
-    expect(state.sales).toEqual(expected.sales);
     expect(run.stdout).toMatch(/Drained in/);
-    // The history keeps all four versions, and the summary names the command that shows them.
+    // The history keeps all four versions (the summary's lines: test/unit/local/summary.test.ts).
     expect(summary.history).toMatchObject({ entries: 4, exampleOrderId: '3009000001' });
-    expect(run.stdout).toContain(
-      `History: 4 order versions kept; look at one: npm run ops -- history 3009000001 --aws-endpoint ${summary.awsEndpoint}`,
+    // The printed command names the subscriber's queue; all four versions wait there.
+    const command =
+      /^ {2}(AWS_ACCESS_KEY_ID=testing .*aws sqs receive-message .*)$/m.exec(run.stdout)?.[1] ?? '';
+    expect(command).toContain(`--endpoint-url ${moto.endpoint}`);
+    const queueUrl = /--queue-url (\S+)/.exec(command)?.[1];
+    expect(queueUrl).toBe(subscriberQueues(deployment).billing);
+    const { Attributes } = await aws.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
     );
-  }, 240_000);
-
-  it('on a kept emulator, explains a MISMATCH by an earlier run’s data and exits 4', async () => {
-    // Prepare: an earlier run of another scenario leaves its order in the tables
-    await deployedStack();
-    const args = ['--aws-endpoint', moto.endpoint, '--scenario'];
-    const earlier = await runCli([...args, 'test-versioning', '--reset-data']);
-    expect(earlier.code, earlier.stdout + earlier.stderr).toBe(0);
-
-    // Act: a second scenario on the same emulator, its data kept
-    const kept = await runCli([...args, 'test-empty-stream']);
-
-    // Assess: said before the run and at the check; the exit status is not 0
+    expect(Attributes?.ApproximateNumberOfMessages).toBe('4');
+    // Said before the run and at the check; the exit status is not 0
     expect(kept.code, kept.stdout + kept.stderr).toBe(4);
     expect(kept.stdout).toContain('the reused stack keeps its earlier runs’ data');
     expect(kept.stdout).toContain('Check: MISMATCH');
-    expect(kept.stdout).toContain(
-      'run again with --reset-data (or on a fresh emulator) to check this run alone',
-    );
-  });
-
-  it('--subscriber NAME keeps every message on that queue and prints the command that reads them', async () => {
-    // Prepare: a fresh emulator (moto cannot add a queue to the deployed stack, which says so)
-    await deployedStack();
-    const refused = await runCli(['--aws-endpoint', moto.endpoint, '--subscriber', 'billing']);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('has no subscriber queue billing');
-    const fresh = await startMoto();
-    const freshAws = createLocalAwsClients(parseAwsEndpoint(fresh.endpoint));
-    try {
-      // Act
-      const args = [
-        '--aws-endpoint',
-        fresh.endpoint,
-        '--scenario',
-        'test-versioning',
-        '--subscriber',
-        'billing',
-      ];
-      const run = await runCli(args);
-
-      // Assess: the printed command names the queue; all four versions wait there
-      expect(run.code, run.stdout + run.stderr).toBe(0);
-      const command =
-        /^ {2}(AWS_ACCESS_KEY_ID=testing .*aws sqs receive-message .*)$/m.exec(run.stdout)?.[1] ?? '';
-      expect(command).toContain(`--endpoint-url ${fresh.endpoint}`);
-      const queueUrl = /--queue-url (\S+)/.exec(command)?.[1];
-      expect(queueUrl).toBe(subscriberQueues(await readDeployment(freshAws)).billing);
-      const { Attributes } = await freshAws.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages'],
-        }),
-      );
-      expect(Attributes?.ApproximateNumberOfMessages).toBe('4');
-    } finally {
-      freshAws.destroy();
-      await fresh.stop();
-    }
-  });
-
-  it('drains a generated feed into exactly the simulator’s expected table and ledger, never showing the token', async () => {
-    const sim = await simulator(150, 7);
-
-    const run = await runCli(
-      [
-        '--aws-endpoint',
-        moto.endpoint,
-        '--api-url',
-        sim.url,
-        '--reset-data',
-        '--summary-json',
-        summaryPath('feed'),
-      ],
-      { PARTNER_API_TOKEN: TOKEN },
-    );
-
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    const summary = readSummaryFile(summaryPath('feed'));
-    const expected = sim.expected();
-    expect(summary).toMatchObject({
-      outcome: 'drained',
-      apiUrl: sim.url,
-      deploy: { deployed: false },
-      orders: expected.orders.size,
-      sales: expected.sales,
-      deadLettered: 0,
-      quarantined: [],
-    });
-    expect(summary.matchesExpected).toBeUndefined();
-    expect(summary.counters.versionsPublished).toBeGreaterThanOrEqual(expected.distinctVersions);
-    expect(summary.counters.applied + summary.counters.stale).toBeGreaterThanOrEqual(
-      expected.distinctVersions,
-    );
-    expect(await tableAndLedger(aws, summary.ordersTable)).toEqual(expectedTableAndLedger(expected));
-    // Progress lines were printed along the way.
-    expect(run.stdout).toMatch(/\] polls \d+ \| pages \d+ \| published \d+ \| applied \d+/);
-    // The token travelled only in the Authorization header, and was never printed or written.
-    expect(sim.requests.every((request) => request.authorization === `Bearer ${TOKEN}`)).toBe(true);
-    expect(run.stdout + run.stderr).not.toContain(TOKEN);
-    expect(JSON.stringify(summary)).not.toContain(TOKEN);
-  }, 180_000);
+  }, 240_000);
 
   it('--verbose shows each page’s correlation id in the poller’s log and the same ids in the consumer’s batch lines', async () => {
     const sim = await simulator(120, 11);
@@ -333,89 +271,56 @@ describe('npm start', () => {
     }
   }, 120_000);
 
-  it('ends with exit 3 and names the 401 when the partner API rejects the token, after at most 3 requests', async () => {
-    const sim = await simulator(10, 1);
-
-    const run = await runCli(
-      [
-        '--aws-endpoint',
-        moto.endpoint,
-        '--api-url',
-        `${sim.url}/test-invalid-token`,
-        '--reset-data',
-        '--summary-json',
-        summaryPath('auth'),
-      ],
-      { PARTNER_API_TOKEN: TOKEN },
-    );
-
-    expect(run.code, run.stdout + run.stderr).toBe(3);
-    expect(run.stderr).toContain('partner API rejected the token (401 Unauthorized)');
-    expect(readSummaryFile(summaryPath('auth'))).toMatchObject({ outcome: 'auth-failed', orders: 0 });
-    const requests = sim.requests.filter((request) => request.url.startsWith('/test-invalid-token/'));
-    expect(requests.length).toBeGreaterThanOrEqual(1);
-    expect(requests.length).toBeLessThanOrEqual(3);
-    expect(requests.every((request) => request.status === 401)).toBe(true);
-  }, 120_000);
-
-  it('after a refused token, a restart with a good one resumes from the stored cursor: no --reset-data, no other command', async () => {
+  it('killed with SIGKILL mid-run, then refused a revoked token (exit 3, naming the 401), a restart with a good one resumes from the stored cursor and ends with the table and ledger of a clean run', async () => {
     const sim = await simulator(450, 7);
     const args = ['--aws-endpoint', moto.endpoint, '--api-url', sim.url];
-    // Part of the feed is stored: a run stopped after its second poll leaves a committed cursor.
+    // Part of the feed is stored: a run killed after its second poll leaves a committed cursor.
     const first = startCli([...args, '--reset-data'], { PARTNER_API_TOKEN: TOKEN });
     await first.waitForLine(/\] polls ([2-9]|\d\d+) \|/);
     first.kill('SIGKILL');
-    await first.exited;
+    const killed = await first.exited;
+    const storedBeforeRestart = await scanOrders(aws, (await readDeployment(aws)).ordersTable);
+    const beforeRefused = sim.requests.length;
 
     // 1. The token is refused (revoked): exit 3, the backoff recorded with the token parameter's version.
-    const refused = await runCli(args, { PARTNER_API_TOKEN: 'revoked-token-0000' });
+    const refused = await runCli([...args, '--summary-json', summaryPath('refused')], {
+      PARTNER_API_TOKEN: 'revoked-token-0000',
+    });
+    const before = sim.requests.length;
+    // 2. Restart with a good token: local mode stores it (a new parameter version); the poller calls at once.
+    const restarted = await runCli([...args, '--summary-json', summaryPath('restart')], {
+      PARTNER_API_TOKEN: TOKEN,
+    });
+
+    expect(killed.signal).toBe('SIGKILL');
+    expect(storedBeforeRestart.size).toBeGreaterThan(0);
     expect(refused.code, refused.stdout + refused.stderr).toBe(3);
+    expect(refused.stderr).toContain('partner API rejected the token (401 Unauthorized)');
+    expect(readSummaryFile(summaryPath('refused'))).toMatchObject({ outcome: 'auth-failed' });
+    const rejected = sim.requests.slice(beforeRefused, before);
+    expect(rejected.length).toBeGreaterThanOrEqual(1);
+    expect(rejected.length).toBeLessThanOrEqual(3);
+    expect(rejected.every((request) => request.status === 401)).toBe(true);
     // What it says about the stop never advises starting empty (the banner's note on a reused stack may name it).
     const stopped = refused.stdout.indexOf('Stopped: partner API rejected the token');
     expect(stopped, refused.stdout).toBeGreaterThan(-1);
     expect(refused.stdout.slice(stopped) + refused.stderr).not.toContain('--reset-data');
-    const before = sim.requests.length;
-
-    // 2. Restart with a good token: local mode stores it (a new parameter version); the poller calls at once.
-    const restarted = await runCli([...args, '--summary-json', summaryPath('rotated')], {
-      PARTNER_API_TOKEN: TOKEN,
-    });
-
-    // 3. The feed resumes from its cursor and finishes.
+    // 3. The feed resumes from its cursor and finishes, as one clean run would have.
     expect(restarted.code, restarted.stdout + restarted.stderr).toBe(0);
-    const summary = readSummaryFile(summaryPath('rotated'));
-    expect(summary).toMatchObject({ outcome: 'drained', deadLettered: 0 });
+    const summary = readSummaryFile(summaryPath('restart'));
+    expect(summary).toMatchObject({
+      outcome: 'drained',
+      deadLettered: 0,
+      queueDepth: 0,
+      sales: sim.expected().sales,
+    });
     expect(await tableAndLedger(aws, summary.ordersTable)).toEqual(expectedTableAndLedger(sim.expected()));
     const after = sim.requests.slice(before);
     expect(after.length).toBeGreaterThan(0);
     expect(after.every((request) => request.status === 200)).toBe(true);
     // Every request carries a cursor: none starts the stream again.
     expect(after.every((request) => request.url.includes('pageId='))).toBe(true);
-  }, 300_000);
-
-  it('ends with the same table and ledger as a clean run when killed with SIGKILL mid-run and started again', async () => {
-    const sim = await simulator(450, 11);
-    const args = ['--aws-endpoint', moto.endpoint, '--api-url', sim.url];
-    const env = { PARTNER_API_TOKEN: TOKEN };
-
-    const first = startCli([...args, '--reset-data'], env);
-    await first.waitForLine(/\] polls \d+ \|/);
-    // Somewhere in the run: mid-poll, mid-batch or in between.
-    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 3000)));
-    first.kill('SIGKILL');
-    const killed = await first.exited;
-    const storedBeforeRestart = await scanOrders(aws, (await readDeployment(aws)).ordersTable);
-    const restarted = await runCli([...args, '--summary-json', summaryPath('restart')], env);
-
-    expect(killed.signal).toBe('SIGKILL');
-    expect(restarted.code, restarted.stdout + restarted.stderr).toBe(0);
-    const summary = readSummaryFile(summaryPath('restart'));
-    expect(summary).toMatchObject({ outcome: 'drained', deadLettered: 0, queueDepth: 0 });
-    expect(await tableAndLedger(aws, summary.ordersTable)).toEqual(expectedTableAndLedger(sim.expected()));
-    expect(summary.sales).toEqual(sim.expected().sales);
-    // The restart resumed: the killed run had stored part of the feed already.
-    expect(storedBeforeRestart.length).toBeGreaterThan(0);
-  }, 240_000);
+  }, 420_000);
 
   it('--reset-data empties the quarantine bucket, records moved to retried/ by a quarantine retry included', async () => {
     const deployment = await deployedStack();

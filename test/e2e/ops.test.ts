@@ -1,20 +1,20 @@
-// `npm run ops` end to end: the real stack deployed into moto (cdk deploy), one local run of the pipeline
-// against the partner simulator (the real handlers in-process, as local mode runs them), then each ops
-// command run in-process through runOps, as an operator would, and the state it leaves checked through
-// the AWS APIs. One real `tsx` child process checks the exit status of a bad flag.
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+// The real stack deployed into a fresh moto with `cdk deploy` (what only a deploy shows: CloudFormation
+// creates it with every output, the functions' environment names the resources created, the shipped bundles
+// load), one local run of the pipeline against the partner simulator (the real handlers in-process, as local
+// mode runs them), then `npm run ops` against that stack: each command in-process through runOps, as an
+// operator would, the state it leaves checked through the AWS APIs; real `tsx` processes for the exit status
+// of a bad flag and of a backfill stopped by Ctrl-C. The stack's template is asserted in test/infra.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type AttributeValue,
-  GetItemCommand,
-  ScanCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -31,13 +31,15 @@ import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '.
 import { type Deployment, readDeployment, storeToken } from '../../tools/local/deployment.js';
 import { startLocalPipeline } from '../../tools/local/local-pipeline.js';
 import { checkpointKey } from '../../tools/ops/backfill.js';
-import { runOps } from '../../tools/ops/cli.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
+import { scanOrders } from '../../tools/store/stored-order.js';
 import { sampleOrder } from '../fixtures/orders.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+import { runOpsCaptured } from '../support/ops.js';
+import { runCli, startCli } from './cli.js';
 
-const SETUP_TIMEOUT_MS = 120_000;
+const SETUP_TIMEOUT_MS = 240_000;
 const FEED = 'orders';
 const workDir = mkdtempSync(join(tmpdir(), 'order-feed-ops-'));
 let moto: RunningMoto;
@@ -71,26 +73,7 @@ afterAll(async () => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function ops(...argv: string[]): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runOps([...argv, '--aws-endpoint', moto.endpoint], {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: {},
-  });
-  return { code, stdout, stderr };
-}
+const ops = (...argv: string[]) => runOpsCaptured([...argv, '--aws-endpoint', moto.endpoint]);
 
 async function opsJson<T = Record<string, unknown>>(...argv: string[]): Promise<T> {
   const ran = await ops(...argv, '--json');
@@ -103,6 +86,20 @@ const output = (key: string): string => {
   if (value === undefined) throw new Error(`no output ${key}`);
   return value;
 };
+
+/** Both functions' configuration, as deployed. */
+function deployedEnvironment(): Record<string, string> {
+  return {
+    FEED_ID: FEED,
+    CURSOR_TABLE_NAME: output('CursorTableName'),
+    PARTNER_BASE_URL: sim.url,
+    PARTNER_TOKEN_PARAMETER: deployment.tokenParameterName,
+    ORDERS_QUEUE_URL: output('OrdersQueueUrl'),
+    DOWNSTREAM_QUEUE_URLS: '{}',
+    QUARANTINE_BUCKET_NAME: output('QuarantineBucketName'),
+    ORDERS_TABLE_NAME: output('OrdersTableName'),
+  };
+}
 
 async function cursorItem(feedId = FEED): Promise<Record<string, unknown>> {
   const { Item } = await aws.dynamo.send(
@@ -156,71 +153,113 @@ async function takeAll(queueUrl: string): Promise<Message[]> {
   }
 }
 
+/** Order id → stored version, both as exact text. */
 async function storedVersions(): Promise<Map<string, string>> {
-  const versions = new Map<string, string>();
-  let startKey: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await aws.dynamo.send(
-      new ScanCommand({
-        TableName: output('OrdersTableName'),
-        ProjectionExpression: 'orderId, version',
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
-    for (const item of page.Items ?? []) versions.set(item.orderId?.N ?? '', item.version?.N ?? '');
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return versions;
+  const table = await scanOrders(aws, output('OrdersTableName'));
+  return new Map([...table].map(([id, item]) => [String(id), String(item.version)]));
 }
 
-/**
- * A real `ops backfill` process at 5 messages/s, sent SIGINT as soon as it reports its first batch: it
- * stops at the next batch boundary, leaving its checkpoint.
- */
-function backfillInterruptedByCtrlC(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'tools/ops/cli.ts',
-        'backfill',
-        '--subscriber',
-        'billing',
-        '--rate',
-        '5',
-        '--yes',
-        '--aws-endpoint',
-        moto.endpoint,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+describe('the stack cdk deploy created in the emulator', () => {
+  it('is created with every output, the pollers of its feeds named', async () => {
+    const { Stacks } = await aws.cloudFormation.send(new DescribeStacksCommand({ StackName: STACK_NAME }));
+    const described = Object.fromEntries(
+      (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue]),
     );
-    let stdout = '';
-    let stderr = '';
-    let interrupted = false;
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (!interrupted && /backfill billing: \d+ of/.test(stderr)) interrupted = child.kill('SIGINT');
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+
+    expect(Stacks?.[0]?.StackStatus).toBe('CREATE_COMPLETE');
+    expect(described).toEqual(outputs);
+    expect(Object.keys(described).sort()).toEqual(
+      [
+        ...['OrdersTableName', 'CursorTableName', 'QuarantineBucketName', 'HistoryTableName'],
+        ...['OrdersQueueUrl', 'OrdersDeadLetterQueueUrl'],
+        ...['DownstreamQueueUrlBilling', 'DownstreamDeadLetterQueueUrlBilling'],
+        ...['PollerFunctionName', 'ConsumerFunctionName', 'PollScheduleRuleName', 'FeedPollers'],
+        ...['DashboardName', 'AlarmTopicArn'],
+      ].sort(),
+    );
+    // No alarmTopicArn given: the stack's own topic.
+    expect(described.AlarmTopicArn).toMatch(/^arn:aws:sns:[a-z0-9-]+:\d{12}:/);
+    expect(JSON.parse(described.FeedPollers ?? '{}')).toEqual({ orders: described.PollerFunctionName });
   });
-}
+
+  it("gives the functions the deployed resources' names, the queues their defaults, and the consumer the orders queue with partial batch responses", async () => {
+    const configuration = (key: string) =>
+      aws.lambda.send(new GetFunctionConfigurationCommand({ FunctionName: output(key) }));
+    const [poller, consumer] = [
+      await configuration('PollerFunctionName'),
+      await configuration('ConsumerFunctionName'),
+    ];
+    const { EventSourceMappings } = await aws.lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: output('ConsumerFunctionName') }),
+    );
+    const attributes = async (key: string) =>
+      (await aws.sqs.send(new GetQueueAttributesCommand({ QueueUrl: output(key), AttributeNames: ['All'] })))
+        .Attributes ?? {};
+    const [orders, billing] = [
+      await attributes('OrdersQueueUrl'),
+      await attributes('DownstreamQueueUrlBilling'),
+    ];
+
+    expect(poller.Runtime).toBe('nodejs22.x');
+    expect(poller.Environment?.Variables).toMatchObject({
+      CURSOR_TABLE_NAME: output('CursorTableName'),
+      ORDERS_QUEUE_URL: output('OrdersQueueUrl'),
+      QUARANTINE_BUCKET_NAME: output('QuarantineBucketName'),
+      PARTNER_BASE_URL: sim.url,
+      PARTNER_TOKEN_PARAMETER: deployment.tokenParameterName,
+      DOWNSTREAM_QUEUE_URLS: JSON.stringify({ billing: output('DownstreamQueueUrlBilling') }),
+    });
+    expect(consumer.Environment?.Variables).toMatchObject({ ORDERS_TABLE_NAME: output('OrdersTableName') });
+    expect(EventSourceMappings?.map((mapping) => mapping.EventSourceArn)).toEqual([orders.QueueArn]);
+    // The defaults as deployed: the orders queue keeps messages 4 days, a subscriber's 14, each redriven to
+    // its dead-letter queue after 5 receives.
+    expect([orders.MessageRetentionPeriod, billing.MessageRetentionPeriod]).toEqual(['345600', '1209600']);
+    expect([orders, billing].map((queue) => JSON.parse(queue.RedrivePolicy ?? '{}').maxReceiveCount)).toEqual(
+      [5, 5],
+    );
+    expect(EventSourceMappings?.[0]?.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+  });
+
+  it('ships bundles that load as ESM and export handler, with source maps of our own code only', () => {
+    const template = JSON.parse(
+      readFileSync(join(workDir, 'cdk.out', `${STACK_NAME}.template.json`), 'utf8'),
+    ) as { Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string } } }> };
+    const bundles = Object.values(template.Resources)
+      .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+      .map((resource) =>
+        join(workDir, 'cdk.out', `asset.${resource.Properties.Code?.S3Key?.replace(/\.zip$/, '')}`),
+      );
+    // Enough configuration for either handler's cold start (nothing is called at import).
+    const env = { ...process.env, ...EMULATOR_ENV, ...deployedEnvironment() };
+
+    expect(bundles).toHaveLength(2);
+    const sources = bundles.flatMap((bundle) => {
+      // A child process: the module runs its cold-start code (config checks, client creation) on import,
+      // with source maps on as the functions' NODE_OPTIONS has it.
+      const loaded = spawnSync(
+        process.execPath,
+        [
+          '--enable-source-maps',
+          '--input-type=module',
+          '-e',
+          "console.log(typeof (await import('./index.mjs')).handler)",
+        ],
+        { cwd: bundle, env, encoding: 'utf8' },
+      );
+      expect(loaded.stdout.trim(), loaded.stderr).toBe('function');
+      return (JSON.parse(readFileSync(join(bundle, 'index.mjs.map'), 'utf8')) as { sources: string[] })
+        .sources;
+    });
+    expect(sources.filter((source) => source.includes('node_modules'))).toEqual([]);
+    expect(
+      sources.filter((source) => /functions\/(poller|consumer)\/handler\.ts$/.test(source)),
+    ).toHaveLength(2);
+  });
+});
 
 describe('npm run ops', () => {
   it('exits 2 with the usage on stderr for a bad flag (a real tsx process)', async () => {
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(
-        join('node_modules', '.bin', 'tsx'),
-        ['tools/ops/cli.ts', 'status', '--no-such-flag'],
-        { encoding: 'utf8' },
-        (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
-      );
-    });
+    const result = await runCli(['status', '--no-such-flag'], {}, 'tools/ops/cli.ts');
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Unknown option '--no-such-flag'");
@@ -228,12 +267,8 @@ describe('npm run ops', () => {
   });
 
   it('status reports the feed, every queue, the quarantine and the ledger', async () => {
-    const report = await opsJson<{
-      feeds: Array<{
-        feedId: string;
-        cursor: { pageId?: string; revision: number; lastRunOutcome?: string };
-        leaseLive: boolean;
-      }>;
+    type Status = {
+      feeds: Array<{ feedId: string; cursor: Record<string, unknown>; leaseLive: boolean }>;
       queues: Array<{
         name: string;
         role: string;
@@ -241,9 +276,9 @@ describe('npm run ops', () => {
         oldestAgeSeconds?: number;
         ageNote: string;
       }>;
-      quarantined: number;
       ledger: Array<{ vendorId: string; count: number }>;
-    }>('status');
+    };
+    const report = await opsJson<Status>('status');
     const table = await ops('status');
 
     expect(report.feeds.map((feed) => feed.feedId)).toEqual([FEED]);
@@ -269,7 +304,6 @@ describe('npm run ops', () => {
       sim.expected().sales.reduce((sum, sale) => sum + sale.count, 0),
     );
     expect(table.code).toBe(0);
-    expect(table.stdout).toContain('n/a (no CloudWatch metrics on an emulator)');
     // The local run ended caught up, and the poller recorded that when it gave its lease up.
     expect(report.feeds[0]?.cursor.lastRunOutcome).toBe('caught-up');
     expect(table.stdout).toMatch(/caught-up at \d{4}-\d\d-\d\dT/);
@@ -298,29 +332,22 @@ describe('npm run ops', () => {
     expect(after.revision).toBe((before.revision as number) + 1);
   });
 
-  it('replay sets the cursor to the page and bumps the revision', async () => {
-    await setCursor({ leaseExpiresAt: 0 });
+  it('replay sets the cursor to the page, clear-auth-backoff removes the backoff, each bumping the revision', async () => {
+    await setCursor({ leaseExpiresAt: 0, authFailures: 3, authRetryNotBefore: Date.now() + 3_600_000 });
     const before = await cursorItem();
 
-    const ran = await ops('replay', '--from-page', 'page-token-123', '--yes');
+    const replayed = await ops('replay', '--from-page', 'page-token-123', '--yes');
+    const afterReplay = await cursorItem();
+    const cleared = await ops('clear-auth-backoff', '--feed', FEED, '--yes');
     const after = await cursorItem();
 
-    expect(ran.code, ran.stderr).toBe(0);
-    expect(after.pageId).toBe('page-token-123');
-    expect(after.revision).toBe((before.revision as number) + 1);
-  });
-
-  it('clear-auth-backoff removes the backoff and bumps the revision', async () => {
-    await setCursor({ authFailures: 3, authRetryNotBefore: Date.now() + 3_600_000 });
-    const before = await cursorItem();
-
-    const ran = await ops('clear-auth-backoff', '--feed', FEED, '--yes');
-    const after = await cursorItem();
-
-    expect(ran.code, ran.stderr).toBe(0);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(afterReplay.pageId).toBe('page-token-123');
+    expect(afterReplay.revision).toBe((before.revision as number) + 1);
+    expect(cleared.code, cleared.stderr).toBe(0);
     expect(after.authFailures).toBeUndefined();
     expect(after.authRetryNotBefore).toBeUndefined();
-    expect(after.revision).toBe((before.revision as number) + 1);
+    expect(after.revision).toBe((before.revision as number) + 2);
   });
 
   it('redrive moves every dead-lettered message back to its source queue with its attributes, losing none', async () => {
@@ -357,25 +384,29 @@ describe('npm run ops', () => {
     expect(await takeAll(dlq)).toEqual([]);
   });
 
-  it('backfill sends the latest stored version of every order to the subscriber, resuming after Ctrl-C and after --max-messages', async () => {
+  it('backfill sends the latest stored version of every order to the subscriber, stopping at Ctrl-C (exit 130) and resuming', async () => {
     const billing = output('DownstreamQueueUrlBilling');
     await takeAll(billing);
     const stored = await storedVersions();
 
-    const interrupted = await backfillInterruptedByCtrlC();
-    const afterInterrupt = await cursorItem(checkpointKey('billing'));
-    const first = await ops(
+    // A real `ops backfill` process at 5 messages/s, sent SIGINT when it reports its first batch: it stops at
+    // the next batch boundary, leaving its checkpoint.
+    const args = [
       'backfill',
       '--subscriber',
       'billing',
-      '--max-messages',
-      '12',
       '--rate',
-      '1000',
+      '5',
       '--yes',
-    );
-    const checkpoint = await cursorItem(checkpointKey('billing'));
-    const second = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
+      '--aws-endpoint',
+      moto.endpoint,
+    ];
+    const backfill = startCli(args, {}, 'tools/ops/cli.ts');
+    await backfill.waitForLine(/backfill billing: \d+ of/);
+    backfill.kill('SIGINT');
+    const interrupted = await backfill.exited;
+    const afterInterrupt = await cursorItem(checkpointKey('billing'));
+    const resumed = await ops('backfill', '--subscriber', 'billing', '--rate', '1000', '--yes');
     const messages = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
 
     expect(interrupted.code, interrupted.stderr).toBe(130);
@@ -383,65 +414,20 @@ describe('npm run ops', () => {
     expect(afterInterrupt).toMatchObject({ status: 'running' });
     expect(afterInterrupt.sent).toBeGreaterThan(0);
     expect(afterInterrupt.sent).toBeLessThan(stored.size);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toContain('stopped (max-messages)');
-    expect(checkpoint).toMatchObject({ status: 'running', sent: (afterInterrupt.sent as number) + 12 });
-    expect(checkpoint.runId).toBe(afterInterrupt.runId);
-    expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toContain('resumed');
-    expect(second.stdout).toContain('finished');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('resumed');
+    expect(resumed.stdout).toContain('finished');
     expect(messages).toHaveLength(stored.size);
     expect(
       new Map(messages.map((message) => [String(message.order.id), String(message.order.version)])),
     ).toEqual(stored);
     expect(new Set(messages.map((message) => message.source.correlationId))).toEqual(
-      new Set([`backfill:${checkpoint.runId}`]),
+      new Set([`backfill:${afterInterrupt.runId}`]),
     );
     expect(messages.every((message) => message.source.origin === 'backfill')).toBe(true);
     expect((await cursorItem(checkpointKey('billing'))).status).toBe('done');
     // The checkpoint's key is not a feed: status still shows the one feed.
     expect((await opsJson<{ feeds: unknown[] }>('status')).feeds).toHaveLength(1);
-  });
-
-  it('history shows what happened to an order; backfill --all-versions sends every stored version; both say so when history is off', async () => {
-    const billing = output('DownstreamQueueUrlBilling');
-    await takeAll(billing);
-    const stored = await storedVersions();
-    const [orderId, latest] = [...stored].sort(([a], [b]) => a.localeCompare(b))[0] ?? [];
-    if (orderId === undefined || latest === undefined) throw new Error('the run stored no order');
-    const unknown = await ops('history', '4242424242');
-    const text = await ops('history', orderId);
-    const allVersions = await ops('backfill', '--subscriber', 'billing', '--all-versions', '--yes');
-
-    const historyTable = outputs.HistoryTableName;
-    if (historyTable === undefined) {
-      // A stack deployed with `history` off has no history table: both commands refuse, naming why.
-      for (const ran of [unknown, text, allVersions]) {
-        expect(ran.code).toBe(1);
-        expect(ran.stderr).toContain(`history is off for stack ${STACK_NAME}`);
-      }
-      return;
-    }
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('order 4242424242 has no stored history');
-    expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toContain(`order ${orderId}: `);
-    const history = await opsJson<{ orderId: string; versions: Array<{ version: number; status: string }> }>(
-      'history',
-      orderId,
-    );
-    const versions = history.versions.map((entry) => entry.version);
-    expect(versions).toEqual([...versions].sort((a, b) => a - b));
-    // The orders table holds the highest version the history holds.
-    expect(String(versions.at(-1))).toBe(latest);
-
-    expect(allVersions.code, allVersions.stderr).toBe(0);
-    expect(allVersions.stdout).toContain('finished: every stored version was sent');
-    const sent = (await takeAll(billing)).map((message) => parseOrderVersionMessage(message.Body ?? ''));
-    const { Count } = await aws.dynamo.send(new ScanCommand({ TableName: historyTable, Select: 'COUNT' }));
-    expect(sent).toHaveLength(Count ?? -1);
-    const ofOrder = sent.filter((message) => String(message.order.id) === orderId);
-    expect(ofOrder.map((message) => Number(message.order.version))).toEqual(versions);
   });
 
   it('quarantine list shows the reasons; retry publishes a record that now passes to every queue, once', async () => {
@@ -478,19 +464,14 @@ describe('npm run ops', () => {
     const again = await opsJson<{ published: string[] }>('quarantine', 'retry', '--yes');
     const { Contents = [] } = await aws.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
 
+    // Read from the bucket (what is printed, and each message's source: test/unit/ops/formatting.test.ts).
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain('rejected by an older parser');
-    expect(listed.stdout).toContain('missing fields');
     expect(retried.code, retried.stderr).toBe(0);
     for (const messages of [ordersQueue, billingQueue]) {
       expect(messages.map((message) => parseOrderVersionMessage(message.Body ?? '').order.id)).toEqual([
         990_001,
       ]);
-      expect(parseOrderVersionMessage(messages[0]?.Body ?? '').source).toMatchObject({
-        feedId: FEED,
-        pageId: 'page-7',
-        origin: 'poll',
-      });
     }
     expect(again.published).toEqual([]);
     const keys = Contents.map((object) => object.Key);
@@ -499,7 +480,7 @@ describe('npm run ops', () => {
     expect(keys).toContain(`retried/${quarantineKey(nowValid).slice('quarantine/'.length)}`);
   });
 
-  it('reconcile runs npm run reconcile against the stack', async () => {
+  it('reconcile finds the table, the partner and the token from the stack', async () => {
     const id = [...(await storedVersions()).keys()][0] ?? '';
 
     const ran = await ops('reconcile', '--ids', id, '--json');

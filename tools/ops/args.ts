@@ -30,7 +30,8 @@ Commands:
   quarantine list               quarantined records and why
   quarantine retry              validate them again with the current code; publish those that pass
                                 to every queue and move them to retried/
-  reconcile [flags]             npm run reconcile (its flags: npm run ops -- reconcile --help)
+  reconcile [flags]             compare stored orders with the partner's (GET /v1/orders/{id});
+                                --repair republishes (its flags: npm run ops -- reconcile --help)
 
 Shared flags:
   --stack-name NAME             the deployed stack (default ${DEFAULT_STACK_NAME})
@@ -195,7 +196,7 @@ export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
 }
 
 /**
- * reconcile keeps its own flags (tools/reconcile/cli.ts); only the stack and endpoint are shared. The
+ * reconcile keeps its own flags (reconcile/command.ts); only the stack and endpoint are shared. The
  * default stack is added unless the operator named a stack or a table of their own.
  */
 function reconcileCommand(rest: readonly string[]): ParsedCommand {

@@ -8,7 +8,6 @@ import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-pub
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { type CliIo, CommandError, isMain, messageOf, processIo, reportUsageError } from '../cli-args.js';
-import { runCli as runReconcile } from '../reconcile/cli.js';
 import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
@@ -21,6 +20,7 @@ import {
   renderRetryPlan,
   retryQuarantined,
 } from './quarantine.js';
+import { runReconcile } from './reconcile/command.js';
 import {
   planRedrive,
   type RedriveResult,

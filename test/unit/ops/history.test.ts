@@ -3,7 +3,6 @@
 // items read back (a fake reader: items as the consumer stores them), sorted and printed exactly.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { stringifyJsonExact } from '../../../functions/core/model/int64.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order } from '../../../functions/core/model/types.js';
@@ -19,6 +18,7 @@ import { SCENARIOS } from '../../../tools/simulator/scenarios/index.js';
 import type { ScenarioId } from '../../../tools/simulator/types.js';
 import { orderOfStoredItem } from '../../../tools/store/stored-order.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
+import { historyItem } from '../../support/ops.js';
 
 const ANCHOR = Date.parse('2026-03-01T12:00:00.000Z');
 
@@ -129,25 +129,6 @@ describe('orderChanges on the spec scenarios', () => {
     expect(texts(v1, removed)).toEqual(['line-removed: - 3009000001-3 "Sparkling water 500ml" product']);
   });
 });
-
-/** A history item as the consumer writes it: the orders table item plus the history attributes. */
-function historyItem(
-  order: Order,
-  extra: { fetchedAt: string; arrivedAfterVersion?: bigint | number },
-): Record<string, AttributeValue> {
-  const { item } = storedOrderItem(order, undefined, { findingCodes: [], correlationId: 'poll:run-1:1' });
-  return {
-    ...item,
-    version: { N: String(order.version) },
-    fetchedAt: { S: extra.fetchedAt },
-    storedAt: { S: '2026-03-01T12:00:01.000Z' },
-    feedId: { S: 'orders' },
-    expiresAt: { N: '1806580800' },
-    ...(extra.arrivedAfterVersion === undefined
-      ? {}
-      : { arrivedAfterVersion: { N: String(extra.arrivedAfterVersion) } }),
-  };
-}
 
 describe('history items', () => {
   it('read back to the order alone: the history attributes are not order fields', () => {

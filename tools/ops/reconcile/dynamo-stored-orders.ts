@@ -11,10 +11,10 @@ import {
   type KeysAndAttributes,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
-import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
-import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
-import { backoffWithFullJitter } from '../../functions/core/backoff.js';
-import { type Int64, int64FromText, isInt64 } from '../../functions/core/model/int64.js';
+import { unmarshallExact } from '../../../functions/core/adapters/exact-item.js';
+import { ORDERS_TABLE_SCHEMA } from '../../../functions/core/adapters/table-schemas.js';
+import { backoffWithFullJitter } from '../../../functions/core/backoff.js';
+import { type Int64, int64FromText, isInt64 } from '../../../functions/core/model/int64.js';
 import type { StoredOrders, StoredVersion } from './reconcile-orders.js';
 
 const KEY = ORDERS_TABLE_SCHEMA.partitionKey.name;

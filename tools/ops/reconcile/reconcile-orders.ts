@@ -18,19 +18,19 @@
 // `ahead` (the partner moved on and the pipeline caught up between the two reads); `ahead` is report-only.
 
 import { randomUUID } from 'node:crypto';
-import { keyLimitProblem } from '../../functions/core/adapters/stored-order-item.js';
+import { keyLimitProblem } from '../../../functions/core/adapters/stored-order-item.js';
 import {
   buildOrderVersionMessage,
   type OutgoingMessage,
   runCorrelationId,
   SQS_MAX_MESSAGE_BYTES,
-} from '../../functions/core/contract/order-version-message.js';
-import type { OrderVersionPublisher } from '../../functions/core/ingest/ports.js';
-import { type Int64, isInt64 } from '../../functions/core/model/int64.js';
-import { parseOrder } from '../../functions/core/model/parse-order.js';
-import type { Finding, Order } from '../../functions/core/model/types.js';
-import { PartnerError, partnerErrorKind } from '../../functions/core/partner/errors.js';
-import type { PartnerApi } from '../../functions/core/partner/types.js';
+} from '../../../functions/core/contract/order-version-message.js';
+import type { OrderVersionPublisher } from '../../../functions/core/ingest/ports.js';
+import { type Int64, isInt64 } from '../../../functions/core/model/int64.js';
+import { parseOrder } from '../../../functions/core/model/parse-order.js';
+import type { Finding, Order } from '../../../functions/core/model/types.js';
+import { PartnerError, partnerErrorKind } from '../../../functions/core/partner/errors.js';
+import type { PartnerApi } from '../../../functions/core/partner/types.js';
 
 /** What the orders table holds for one order. */
 export interface StoredVersion {

@@ -1,8 +1,12 @@
+// `ops reconcile`: the use case with fake ports (every result kind, repairs, the 401 stop, chunks and
+// concurrency, exact int64 ids), and the command's flags and stack reading that need no AWS.
 import { describe, expect, it } from 'vitest';
 import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
 import type { Int64 } from '../../../functions/core/model/int64.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { CallOptions, PartnerApi, RawPage } from '../../../functions/core/partner/types.js';
+import { runOps } from '../../../tools/ops/cli.js';
+import { pollerOf } from '../../../tools/ops/reconcile/command.js';
 import {
   CHUNK_SIZE,
   ReconcileAuthError,
@@ -10,7 +14,7 @@ import {
   reconcileOrders,
   type StoredOrders,
   type StoredVersion,
-} from '../../../tools/reconcile/reconcile-orders.js';
+} from '../../../tools/ops/reconcile/reconcile-orders.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import { RecordingPublisher } from '../../support/fakes.js';
 
@@ -108,35 +112,35 @@ describe('reconcileOrders', () => {
 
     const report = await reconcileOrders(deps, { ids: [1, 2, 3, 4, 5, 6, 7, 8], feedId: 'orders' });
 
-    expect(report.orders).toEqual([
-      {
-        id: 1,
-        result: 'in-sync',
-        storedVersion: 3,
-        storedStatus: 'accepted',
-        partnerVersion: 3,
-        partnerStatus: 'accepted',
-      },
-      {
-        id: 2,
-        result: 'behind',
-        storedVersion: 4,
-        storedStatus: 'accepted',
-        partnerVersion: 5,
-        partnerStatus: 'cancelled',
-        detail: 'stored v4 (accepted), partner v5 (cancelled)',
-      },
-      expect.objectContaining({ id: 3, result: 'ahead', storedVersion: 4, partnerVersion: 2 }),
-      expect.objectContaining({
-        id: 4,
-        result: 'missing',
-        partnerVersion: 1,
-        detail: 'not in the orders table',
-      }),
-      { id: 5, result: 'not-found', detail: 'partner answered 404' },
-      { id: 6, result: 'invalid-id', detail: 'partner answered 400: order id out of range' },
-      { id: 7, result: 'invalid-record', partnerVersion: 3, detail: expect.stringMatching(/total/) },
-      { id: 8, result: 'error', detail: expect.stringMatching(/ERR_PARTNER_RETRY_LATER.*429/) },
+    expect(report.orders[0]).toEqual({
+      id: 1,
+      result: 'in-sync',
+      storedVersion: 3,
+      storedStatus: 'accepted',
+      partnerVersion: 3,
+      partnerStatus: 'accepted',
+    });
+    expect(
+      report.orders.map((entry) => [entry.id, entry.result, entry.storedVersion, entry.partnerVersion]),
+    ).toEqual([
+      [1, 'in-sync', 3, 3],
+      [2, 'behind', 4, 5],
+      [3, 'ahead', 4, 2],
+      [4, 'missing', undefined, 1],
+      [5, 'not-found', undefined, undefined],
+      [6, 'invalid-id', undefined, undefined],
+      [7, 'invalid-record', undefined, 3],
+      [8, 'error', undefined, undefined],
+    ]);
+    expect(report.orders.map((entry) => entry.detail)).toEqual([
+      undefined,
+      'stored v4 (accepted), partner v5 (cancelled)',
+      expect.any(String),
+      'not in the orders table',
+      'partner answered 404',
+      'partner answered 400: order id out of range',
+      expect.stringMatching(/total/),
+      expect.stringMatching(/ERR_PARTNER_RETRY_LATER.*429/),
     ]);
     expect(report.counts).toEqual({
       'in-sync': 1,
@@ -148,17 +152,10 @@ describe('reconcileOrders', () => {
       'invalid-record': 1,
       error: 1,
     });
-    // ahead and not-found are reported but need no action; the rest do.
+    // ahead and not-found are reported but need no action; the rest do. Without repair it only reads.
     expect(report.unresolved).toBe(5);
     expect(publisher.published).toEqual([]);
-  });
-
-  it('without repair it only reads: nothing is published', async () => {
-    const { deps, publisher } = everyKind();
-    const report = await reconcileOrders(deps, { ids: [2, 4], feedId: 'orders', repair: false });
-    expect(report.orders.map((entry) => entry.result)).toEqual(['behind', 'missing']);
     expect(report.orders.every((entry) => entry.repair === undefined)).toBe(true);
-    expect(publisher.published).toEqual([]);
   });
 
   it('with repair publishes the partner version of behind and missing orders only, as contract messages', async () => {
@@ -374,19 +371,42 @@ describe('reconcileOrders', () => {
     });
   });
 
-  it('names each run with its own id when none is given', async () => {
+  it('returns an empty report for no ids, naming each run with its own id when none is given', async () => {
     const { deps } = setup([], []);
     const first = await reconcileOrders(deps, { ids: [], feedId: 'orders' });
     const second = await reconcileOrders(deps, { ids: [], feedId: 'orders' });
+    expect(first).toMatchObject({ orders: [], unresolved: 0 });
     expect(first.runId).toMatch(/^[0-9a-f-]{36}$/);
     expect(second.runId).not.toBe(first.runId);
   });
+});
 
-  it('returns an empty report for no ids', async () => {
-    const { deps } = setup([], []);
-    expect(await reconcileOrders(deps, { ids: [], feedId: 'orders' })).toMatchObject({
-      orders: [],
-      unresolved: 0,
-    });
+describe('npm run ops -- reconcile', () => {
+  it.each([
+    [['--idz', '1'], "Unknown option '--idz'"],
+    [['--ids', '1', '--sample', '5'], '--ids and --sample cannot be combined'],
+    [['--ids', '1,x'], '--ids: "x" is not an order id'],
+    [['--ids', '9223372036854775808'], 'is not an order id'],
+    [['--sample', '0'], '--sample must be an integer from 1 to 10000'],
+    [['--concurrency', '17'], '--concurrency must be an integer from 1 to 16'],
+    [['--orders-table', 't', '--repair'], 'without --stack-name, --api-url and --queue-url are required'],
+    [['--token-file', 'a', '--token-parameter', 'b'], 'cannot be combined'],
+  ])('exits 2 with the usage on stderr for %j', async (argv, message) => {
+    const stderr: string[] = [];
+    const io = { stdout: () => undefined, stderr: (text: string) => stderr.push(text), env: {} };
+
+    expect(await runOps(['reconcile', ...argv], io)).toBe(2);
+    expect(stderr.join('')).toContain(message);
+    expect(stderr.join('')).toContain('Usage: npm run ops -- reconcile');
+  });
+
+  it("takes the partner's URL and token from the poller of --feed-id on a stack of several feeds, else the first", () => {
+    const feeds = { FeedPollers: JSON.stringify({ eu: 'poller-eu', uk: 'poller-uk' }) };
+
+    expect(pollerOf(feeds, 'uk')).toBe('poller-uk');
+    expect(pollerOf(feeds, undefined)).toBe('poller-eu');
+    expect(pollerOf({ ...feeds, PollerFunctionName: 'poller' }, 'anything')).toBe('poller');
+    // Refused rather than another feed's poller.
+    expect(() => pollerOf(feeds, 'us')).toThrow('--feed-id us: the stack has no such feed (feeds: eu, uk)');
   });
 });

@@ -1,39 +1,43 @@
-// Operator CLI: reconcile the orders table with the partner, by order id (README: "Reconciliation").
+// `npm run ops -- reconcile` (alias `npm run reconcile`): the orders table against the partner, by order id
+// (tools/ops/README.md, "Reconcile"). Its own flags; ops adds the default stack (args.ts).
 // Flow: parse flags → find the table, queues, API and token (stack outputs + the poller's environment,
 // or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
-// Run: `npm run reconcile -- --stack-name OrderFeedIngester` (or `tsx tools/reconcile/cli.ts ...`).
 
 import { readFile } from 'node:fs/promises';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
-import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
-import { runCorrelationId } from '../../functions/core/contract/order-version-message.js';
-import { type Int64, int64FromText, isInt64, stringifyJsonExact } from '../../functions/core/model/int64.js';
+import { SqsFanoutPublisher } from '../../../functions/core/adapters/sqs-fanout-publisher.js';
+import { runCorrelationId } from '../../../functions/core/contract/order-version-message.js';
+import {
+  type Int64,
+  int64FromText,
+  isInt64,
+  stringifyJsonExact,
+} from '../../../functions/core/model/int64.js';
 import {
   createPartnerAgent,
   createPartnerClient,
   isBearerTokenShape,
-} from '../../functions/core/partner/client.js';
-import { type AwsAt, createAwsClients } from '../aws.js';
+} from '../../../functions/core/partner/client.js';
+import { type AwsAt, createAwsClients } from '../../aws.js';
 import {
   type CliIo,
   CommandError,
   flagInteger,
   flagText,
-  isMain,
   messageOf,
   parseFlags,
   processIo,
   reportUsageError,
   UsageError,
-} from '../cli-args.js';
-import { renderTable } from '../ops/format.js';
+} from '../../cli-args.js';
 import {
   downstreamQueueUrls,
   feedPollersOf,
   readEnvironment,
   readStackOutputs,
   requiredOutput,
-} from '../stack.js';
+} from '../../stack.js';
+import { renderTable } from '../format.js';
 import { DynamoStoredOrders } from './dynamo-stored-orders.js';
 import {
   RESULT_KINDS,
@@ -42,10 +46,8 @@ import {
   reconcileOrders,
 } from './reconcile-orders.js';
 
-export { EXIT_USAGE } from '../cli-args.js';
-
-export const USAGE = `Usage: npm run reconcile -- [--ids 1,2,3 | --sample N] [--repair] [--json]
-         (--stack-name NAME | --orders-table NAME --api-url URL [--queue-url URL]...)
+export const USAGE = `Usage: npm run ops -- reconcile [--ids 1,2,3 | --sample N] [--repair] [--json]
+         [--stack-name NAME | --orders-table NAME --api-url URL [--queue-url URL]...]
          [--token-file PATH | --token-parameter NAME] [--feed-id ID] [--aws-endpoint URL]
          [--concurrency N]
 
@@ -62,10 +64,11 @@ What to do:
                           through its version guard (this tool never writes the table); the
                           messages carry origin "reconcile" and correlationId reconcile:<runId>
                           (runId: printed, and "runId" in --json)
-  --json                  print the report as JSON (use: npm run --silent reconcile -- --json)
+  --json                  print the report as JSON (use: npm run --silent ops -- reconcile --json)
 Where things are:
   --stack-name NAME       read the table, queues (OrdersQueueUrl, DownstreamQueueUrl*), and the
                           poller's PARTNER_BASE_URL, PARTNER_TOKEN_PARAMETER and FEED_ID
+                          (default OrderFeedIngester, unless --orders-table is given)
   --orders-table NAME     the orders table (overrides the stack's)
   --queue-url URL         a queue for repairs; repeat it for the orders queue AND every downstream
                           queue (overrides the stack's list; required with --repair without a stack)
@@ -88,8 +91,8 @@ Exit status: 0 nothing behind, missing or invalid and no call failed (with --rep
 published); 1 otherwise, or the partner rejected the token (401), or AWS failed; 2 usage error.
 `;
 
-export const EXIT_OK = 0;
-export const EXIT_FINDINGS = 1;
+const EXIT_OK = 0;
+const EXIT_FINDINGS = 1;
 
 const DEFAULT_SAMPLE = 50;
 const MAX_SAMPLE = 10_000;
@@ -339,8 +342,8 @@ function renderSummary(report: ReconcileReport): string {
   return `${report.orders.length} checked: ${counts}${repairs}; ${report.unresolved} need attention`;
 }
 
-/** Runs the CLI; resolves with the exit status. */
-export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+/** Runs `ops reconcile`; resolves with the exit status. */
+export async function runReconcile(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   let options: CliOptions;
   try {
     options = parseCli(argv);
@@ -405,8 +408,4 @@ function print(io: CliIo, options: CliOptions, report: ReconcileReport, aborted?
   if (report.repairs.published > 0) {
     io.stdout(`repair messages carry correlationId ${runCorrelationId('reconcile', report.runId)}\n`);
   }
-}
-
-if (isMain(import.meta.url)) {
-  process.exitCode = await runCli(process.argv.slice(2));
 }

@@ -1,0 +1,45 @@
+// `npm run ops -- …` in-process, as the CLI runs it, with its output captured; and the items its history
+// command reads, as the consumer writes them.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { storedOrderItem } from '../../functions/core/adapters/stored-order-item.js';
+import type { Order } from '../../functions/core/model/types.js';
+import { runOps } from '../../tools/ops/cli.js';
+
+export interface OpsRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runOpsCaptured(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<OpsRun> {
+  const out = { stdout: '', stderr: '' };
+  const code = await runOps(argv, {
+    stdout: (text) => {
+      out.stdout += text;
+    },
+    stderr: (text) => {
+      out.stderr += text;
+    },
+    env,
+  });
+  return { code, ...out };
+}
+
+/** A history item as the consumer writes it: the orders table item plus the history attributes. */
+export function historyItem(
+  order: Order,
+  extra: { fetchedAt: string; arrivedAfterVersion?: bigint | number },
+): Record<string, AttributeValue> {
+  const { item } = storedOrderItem(order, undefined, { findingCodes: [], correlationId: 'poll:run-1:1' });
+  return {
+    ...item,
+    version: { N: String(order.version) },
+    fetchedAt: { S: extra.fetchedAt },
+    storedAt: { S: '2026-03-01T12:00:01.000Z' },
+    feedId: { S: 'orders' },
+    expiresAt: { N: '1806580800' },
+    ...(extra.arrivedAfterVersion === undefined
+      ? {}
+      : { arrivedAfterVersion: { N: String(extra.arrivedAfterVersion) } }),
+  };
+}
