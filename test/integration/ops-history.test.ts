@@ -8,7 +8,6 @@ import { CreateTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storedOrderItem } from '../../functions/core/adapters/stored-order-item.js';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import { parseJsonExact } from '../../functions/core/model/int64.js';
 import type { Order } from '../../functions/core/model/types.js';
