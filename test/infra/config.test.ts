@@ -134,8 +134,6 @@ describe('parseConfig', () => {
   it.each<[Record<string, unknown>, string | RegExp]>([
     [{ pageSize: 0 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 0)'],
     [{ pageSize: 2.5 }, 'orderFeed.pageSize: must be an integer from 1 to 100 (got 2.5)'],
-    // 1 could never exceed the schedule interval (at least 1 minute), so the range starts at 2.
-    [{ alarmLagMinutes: 1 }, 'orderFeed.alarmLagMinutes: must be an integer from 2 to 1440 (got 1)'],
     [
       { arrayQueryEncoding: 'csv' },
       'orderFeed.arrayQueryEncoding: must be one of "repeat", "comma" (got "csv")',
