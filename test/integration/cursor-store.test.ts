@@ -79,9 +79,8 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
     await store.release(kept);
     const next = await store.acquire('feed', 'b', NOW + 1, NOW + 60_000);
     expect(next?.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
-    if (!next) throw new Error('no lease');
 
-    const cleared = await store.commit(next, { pageId: 'p-2' });
+    const cleared = await store.commit(granted(next), { pageId: 'p-2' });
     expect(cleared.state.pageSize).toBeUndefined();
     expect(await itemOf()).not.toHaveProperty('pageSize');
     expect(await itemOf()).not.toHaveProperty('recentCursors');
@@ -143,17 +142,13 @@ describe('DynamoCursorStore', () => {
     }
   });
 
-  it('starts a new feed from the beginning of the stream', async () => {
-    const lease = await store.acquire('feed', 'a', NOW, NOW + 60_000);
-    expect(lease?.state).toMatchObject({
+  it('starts a new feed from the beginning, commits under the lease and hands the cursor to the next holder', async () => {
+    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
+    expect(lease.state).toMatchObject({
       pageId: undefined,
       authFailures: 0,
       createdAt: new Date(NOW).toISOString(),
     });
-  });
-
-  it('commits under the lease and hands the cursor to the next holder', async () => {
-    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
     const committed = await store.commit(lease, {
       pageId: 'p-1',
       highWaterMark: '2024-01-01T00:00:00.000Z',
