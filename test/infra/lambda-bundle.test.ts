@@ -53,13 +53,9 @@ async function readMap(file: string): Promise<SourceMapV3> {
  * Runs an ES module script in a fresh `node --enable-source-maps` (as Lambda runs the bundles) and returns
  * its stdout. Asynchronous: the test's own HTTP server must keep answering meanwhile.
  */
-async function runNode(script: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [
-    '--enable-source-maps',
-    '--input-type=module',
-    '-e',
-    script,
-  ]);
+async function runNode(script: string, env?: Record<string, string>): Promise<string> {
+  const args = ['--enable-source-maps', '--input-type=module', '-e', script];
+  const { stdout } = await promisify(execFile)(process.execPath, args, { env });
   return stdout;
 }
 
@@ -211,15 +207,10 @@ describe('tracing in the bundles', () => {
 
   /** Whether importing the bundle started the X-Ray SDK (its context namespace exists once it is loaded). */
   async function loadsXRay(file: string, env: Record<string, string>): Promise<boolean> {
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `const m = await import(${JSON.stringify(pathToFileURL(file).href)});
+    const stdout = await runNode(
+      `const m = await import(${JSON.stringify(pathToFileURL(file).href)});
 process.stdout.write(typeof m.handler + ' ' + Boolean(process.namespaces?.AWSXRay));`,
-      ],
-      { env },
+      env,
     );
     // Handler: index.handler in the stack.
     expect(stdout.split(' ')[0]).toBe('function');

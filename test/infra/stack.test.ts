@@ -576,16 +576,14 @@ describe('IAM', () => {
     const [historyId] = resource(full, 'AWS::DynamoDB::Table', 'HistoryTable');
     const [queueId] = resource(full, 'AWS::SQS::Queue', 'QueuesOrdersQueue');
 
+    // Which actions each role holds at all: 'IAM by action' below; here, on which resources.
     expect(actionsOn(poller, ordersTableId)).toEqual([]);
-    expect(poller.flatMap(actionsOf)).not.toEqual(
-      expect.arrayContaining([expect.stringMatching(/^(dynamodb:Query|sqs:ReceiveMessage|s3:GetObject)$/)]),
-    );
+    expect(poller.flatMap(actionsOf)).not.toContain('sqs:ReceiveMessage'); // the platform's, the consumer's only
     expect(actionsOn(consumer, arnOf(ordersTableId))).toEqual(['dynamodb:PutItem']);
     expect(actionsOn(consumer, arnOf(historyId))).toEqual(['dynamodb:PutItem']);
     expect(actionsOn(consumer, arnOf(queueId))).toEqual(
       expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']),
     );
-    expect(consumer.flatMap(actionsOf).filter((a) => /^(ssm|kms|s3):|^sqs:SendMessage$/.test(a))).toEqual([]);
     expect(actionsOn(consumer, resource(full, 'AWS::DynamoDB::Table', 'CursorTable')[0])).toEqual([]);
   });
 

@@ -8,13 +8,11 @@ import {
 } from 'order-feed-ingester/contract';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
-import {
-  buildOrderVersionMessage,
-  type MessageSource,
-} from '../../functions/core/contract/order-version-message.js';
+import { buildOrderVersionMessage } from '../../functions/core/contract/order-version-message.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import { EMULATOR_ENV } from '../../tools/local/moto.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
+import { messageSource } from '../support/message-source.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
@@ -54,16 +52,8 @@ function message(
   status = 'accepted',
   correlationId = 'poll:req-1:1',
 ): OrderVersionMessage {
-  const source: MessageSource = {
-    feedId: 'partner-feed',
-    pageId: null,
-    fetchedAt: '2024-05-01T08:00:00.000Z',
-    findings: [],
-    correlationId,
-    origin: 'poll',
-  };
   const order = { ...toOrder(sampleOrder({ id: 1, status })), id, version };
-  return parseOrderVersionMessage(buildOrderVersionMessage(order, source).body);
+  return parseOrderVersionMessage(buildOrderVersionMessage(order, messageSource({ correlationId })).body);
 }
 
 async function stored(id: Int64, table = TABLE, key = 'orderId') {

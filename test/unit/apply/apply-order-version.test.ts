@@ -12,17 +12,10 @@ import {
 import type { Finding, Order } from '../../../functions/core/model/types.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 import { MemoryOrdersTable } from '../../support/fakes.js';
+import { messageSource } from '../../support/message-source.js';
 
 function message(order: Order, findings: Finding[] = []): OrderVersionMessage {
-  const built = buildOrderVersionMessage(order, {
-    feedId: 'f',
-    pageId: null,
-    fetchedAt: '2024-05-01T08:00:00.000Z',
-    findings,
-    correlationId: 'poll:run-1:1',
-    origin: 'poll',
-  });
-  return parseOrderVersionMessage(built.body);
+  return parseOrderVersionMessage(buildOrderVersionMessage(order, messageSource({ findings })).body);
 }
 
 function version(version: number, status: string, amount: number, vendorId = 'vendor-1'): Order {

@@ -24,9 +24,12 @@ describe('poller configuration', () => {
       vendorIds: ['v-1', 'v-2'],
       arrayQueryEncoding: 'repeat',
       downstreamQueueUrls: { billing: 'https://sqs.us-east-1.amazonaws.com/1/billing' },
-      safetyMarginMs: 20_000,
-      leaseGraceMs: 60_000,
       recoveryLookbackMinutes: undefined,
+      maxContinuations: 1000,
+    });
+    expect(loadPollerConfig({ ...VALID, FEED_ENABLED: 'false', DOWNSTREAM_QUEUE_URLS: ' ' })).toMatchObject({
+      enabled: false,
+      downstreamQueueUrls: {},
     });
   });
 
@@ -80,14 +83,6 @@ describe('poller configuration', () => {
       safetyMarginMs: 20_000,
       leaseGraceMs: 60_000,
       authBackoff: { initialMs: 300_000, maxMs: 3_600_000 },
-    });
-  });
-
-  it('reads the optional settings with their defaults', () => {
-    expect(loadPollerConfig(VALID)).toMatchObject({ maxContinuations: 1000 });
-    expect(loadPollerConfig({ ...VALID, FEED_ENABLED: 'false', DOWNSTREAM_QUEUE_URLS: ' ' })).toMatchObject({
-      enabled: false,
-      downstreamQueueUrls: {},
     });
   });
 

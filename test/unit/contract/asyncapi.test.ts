@@ -10,15 +10,9 @@ import { buildOrderVersionMessage } from '../../../functions/core/contract/order
 import { bundledAsyncApi, SCHEMA_PATH } from '../../../tools/contract/bundle-asyncapi.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 import { asyncapi, headersOf, validateHeaders, validatePayload } from '../../support/asyncapi.js';
+import { messageSource } from '../../support/message-source.js';
 
-const SOURCE = {
-  feedId: 'f',
-  pageId: null,
-  fetchedAt: '2024-05-01T08:00:00.000Z',
-  findings: [],
-  correlationId: 'poll:req-1:1',
-  origin: 'poll' as const,
-};
+const SOURCE = messageSource();
 
 /**
  * The specification's own schema (draft-07, Ajv's default dialect). It embeds the draft-07 meta-schema

@@ -8,20 +8,11 @@ import {
   parseOrderVersionMessage,
 } from 'order-feed-ingester/contract';
 import { describe, expect, it } from 'vitest';
-import {
-  buildOrderVersionMessage,
-  type MessageSource,
-} from '../../../functions/core/contract/order-version-message.js';
+import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { sampleOrder, toOrder } from '../../fixtures/orders.js';
+import { messageSource } from '../../support/message-source.js';
 
-const SOURCE: MessageSource = {
-  feedId: 'partner-feed',
-  pageId: 'cursor-7',
-  fetchedAt: '2024-05-01T08:00:00.000Z',
-  findings: [{ code: 'unknown-field', detail: 'loyaltyTier' }],
-  correlationId: 'poll:req-1:2',
-  origin: 'poll',
-};
+const SOURCE = messageSource({ findings: [{ code: 'unknown-field', detail: 'loyaltyTier' }] });
 const body = (overrides: Parameters<typeof sampleOrder>[0] = {}) =>
   buildOrderVersionMessage(toOrder(sampleOrder(overrides)), SOURCE).body;
 

@@ -14,17 +14,11 @@ import {
   voucherOrder,
 } from '../../fixtures/orders.js';
 import { contractViolations } from '../../support/contract.js';
+import { messageSource } from '../../support/message-source.js';
 
 const valid = (body: unknown) => contractViolations([JSON.stringify(body)]).length === 0;
 
-const source = {
-  feedId: 'feed-a',
-  pageId: 'cursor-1',
-  fetchedAt: '2024-05-01T08:00:00.000Z',
-  findings: [],
-  correlationId: 'poll:run-1:1',
-  origin: 'poll' as const,
-};
+const source = messageSource();
 
 // The exact bytes, attributes and size of the messages the released code built: golden-messages.test.ts.
 describe('order version message contract', () => {

@@ -2,15 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonExact } from '../../../functions/core/model/int64.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order, ParseResult } from '../../../functions/core/model/types.js';
-import {
-  collectionOrder,
-  money,
-  PLACED_AT_ISO,
-  PLACED_AT_MS,
-  type RawItem,
-  type RawOrder,
-  sampleOrder,
-} from '../../fixtures/orders.js';
+import { collectionOrder, money, type RawItem, type RawOrder, sampleOrder } from '../../fixtures/orders.js';
 
 type Accepted = Extract<ParseResult, { ok: true }>;
 type Rejected = Extract<ParseResult, { ok: false }>;
@@ -43,61 +35,20 @@ function undefinedKeys(value: unknown, path = ''): string[] {
   );
 }
 
+// What it makes of the spec's orders (the sample with its optional fields, negative amounts, int64 beyond 2^53,
+// epoch milliseconds, well-formed text with surrogate pairs) is pinned byte for byte in golden-messages.test.ts.
 describe('a valid record', () => {
-  it('accepts the sample delivery order without findings, leaving the input as it was', () => {
+  it('leaves the input as it was', () => {
     const raw = sampleOrder({ cancelledAt: null, loyaltyPoints: 12 });
     const before = structuredClone(raw);
 
-    const result = accepted(parseOrder(sampleOrder()));
-    parseOrder(raw);
+    accepted(parseOrder(raw));
 
-    expect(result.findings).toEqual([]);
-    expect(result.order).toMatchObject({
-      id: 1001,
-      version: 3,
-      latestVersion: true,
-      vendorId: 'vendor-1',
-      status: 'accepted',
-      type: 'delivery',
-      placedAt: PLACED_AT_ISO,
-      total: { amount: 3098, currency: 'EUR' },
-      deliveryProvider: 'courier_partner',
-    });
-    expect(result.order.items).toHaveLength(2);
     expect(raw).toEqual(before);
-  });
-
-  it('keeps negative money amounts as integer minor units', () => {
-    const raw = changed((r) =>
-      r.items.push({ ...firstItem(r), id: 'offer-1', type: 'offer', price: money(-550), total: money(-550) }),
-    );
-
-    expect(accepted(parseOrder(raw)).order.items[2]?.price).toEqual({ amount: -550, currency: 'EUR' });
-  });
-
-  it('accepts int64 ids, versions and amounts beyond 2^53 exactly, as bigints', () => {
-    const raw = parseJsonExact(
-      JSON.stringify(sampleOrder({ id: 1, version: 2 }))
-        .replace('"id":1,', '"id":9223372036854775807,')
-        .replace('"version":2,', '"version":9007199254740993,'),
-    );
-
-    const { order } = accepted(parseOrder(raw));
-
-    expect([order.id, order.version]).toEqual([9_223_372_036_854_775_807n, 9_007_199_254_740_993n]);
   });
 });
 
 describe('timestamps', () => {
-  it('normalises epoch milliseconds to a UTC ISO string', () => {
-    const { order } = accepted(parseOrder(sampleOrder({ placedAt: PLACED_AT_MS, acceptedAt: 0 })));
-
-    expect([order.placedAt, order.acceptedAt]).toEqual([
-      '2024-05-01T08:00:00.000Z',
-      '1970-01-01T00:00:00.000Z',
-    ]);
-  });
-
   it('normalises a spread of epoch instants exactly as Date.prototype.toISOString prints them', () => {
     const edges = [
       0,
@@ -303,19 +254,6 @@ describe('optional fields', () => {
     );
   });
 
-  it('keeps optional fields that were sent', () => {
-    const { order } = accepted(parseOrder(sampleOrder()));
-
-    expect(order.acceptedAt).toBe('2024-05-01T08:02:00.000Z');
-    expect(order.deliveryFee).toEqual({ amount: 299, currency: 'EUR' });
-    expect(order.items[1]).toMatchObject({ barcode: '4006040001234', ageRestricted: false });
-    expect(order.items[0]?.optionCategories?.[1]?.selectedOptions[0]?.optionPrice).toEqual({
-      amount: 150,
-      currency: 'EUR',
-    });
-    expect(order.items[0]?.optionCategories?.[0]?.selectedOptions[0]).toEqual({ name: '30 cm' });
-  });
-
   it('treats an explicit null on an optional field as absent, at any depth, leaving no undefined-valued key', () => {
     const raw = sampleOrder({
       cancelledAt: null,
@@ -436,12 +374,5 @@ describe('strings that are not valid Unicode (issue 11 point 3)', () => {
       expect.objectContaining({ detail: expect.stringContaining('vendorId') }),
       expect.objectContaining({ detail: expect.stringContaining('items[0].name') }),
     ]);
-  });
-
-  it('leaves well-formed text alone, surrogate pairs included', () => {
-    const result = accepted(parseOrder(sampleOrder({ vendorId: 'vendor 🍕' })));
-
-    expect(result.order.vendorId).toBe('vendor 🍕');
-    expect(result.findings.some((finding) => finding.code === 'invalid-unicode-replaced')).toBe(false);
   });
 });
