@@ -2,29 +2,16 @@
 // cached read keeps the old value for its max age, and the fresh read (after a 401) sees the new value and
 // version at once.
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
-import {
-  type AwsClients,
-  createPipelineResources,
-  type PipelineResources,
-  TEST_TOKEN,
-  useEmulator,
-} from '../../tools/harness/pipeline.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type AwsClients, type PipelineResources, TEST_TOKEN } from '../../tools/harness/pipeline.js';
+import { pipelineOnMoto } from '../support/handlers.js';
 
-let moto: RunningMoto;
+const pipeline = pipelineOnMoto();
 let aws: AwsClients;
 let resources: PipelineResources;
-
-beforeAll(async () => {
-  moto = await startMoto();
-  aws = useEmulator(moto);
-});
-afterAll(async () => moto?.stop());
-beforeEach(async () => {
-  await moto.reset();
-  resources = await createPipelineResources(aws);
+beforeEach(() => {
+  ({ aws, resources } = pipeline);
 });
 
 const overwrite = (value: string) =>
