@@ -32,9 +32,10 @@ beforeEach(() => {
   ({ aws, resources } = pipeline);
 });
 
+const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
+
 describe('quarantine', () => {
   it('quarantines rejected records with reason, raw record and pageId, and applies the rest', async () => {
-    const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
     const mistyped = { ...sampleOrder({ id: 3 }), total: { amount: '12.50', currency: 'EUR' } };
     partner.script(
       {
@@ -75,7 +76,6 @@ describe('quarantine', () => {
   });
 
   it('writes the same quarantine object again, not a second one, when a page is replayed (Lambda entry modules)', async () => {
-    const unknownStatus = { ...sampleOrder({ id: 2 }), status: 'refunded' };
     const page = {
       status: 200,
       body: { data: [sampleOrder({ id: 1 }), unknownStatus], hasMore: false, nextPageId: 'page-2' },

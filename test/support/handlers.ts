@@ -48,7 +48,11 @@ export function handlersFor(
  * fields are set once the hooks have run.
  */
 export function pipelineOnMoto(options: Parameters<typeof createPipelineResources>[1] = {}) {
-  const state = {} as { moto: RunningMoto; aws: AwsClients; resources: PipelineResources };
+  const state = {} as {
+    moto: RunningMoto;
+    aws: ReturnType<typeof useEmulator>;
+    resources: PipelineResources;
+  };
   beforeAll(async () => {
     state.moto = await startMoto();
     state.aws = useEmulator(state.moto);

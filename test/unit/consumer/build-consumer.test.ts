@@ -13,10 +13,10 @@ import { MemoryOrdersTable, sqsRecord } from '../../support/fakes.js';
 import { recordOf } from '../../support/messages.js';
 
 /**
- * Runs one batch through a consumer logging at DEBUG; what it answered, wrote (`orderId@version` per PutItem;
- * `failVersion`'s write throws) and logged, and its counts.
+ * Runs one batch (and `alongside`, at the same time, if given) through a consumer logging at DEBUG; what it
+ * answered, wrote (`orderId@version` per PutItem; `failVersion`'s write throws) and logged, and its counts.
  */
-async function consume(records: SQSRecord[], failVersion?: number) {
+async function consume(records: SQSRecord[], failVersion?: number, alongside?: SQSRecord[]) {
   const orders = new MemoryOrdersTable();
   const puts: string[] = [];
   const send = orders.client.send.bind(orders.client) as (command: PutItemCommand) => Promise<unknown>;
@@ -42,7 +42,11 @@ async function consume(records: SQSRecord[], failVersion?: number) {
   const capture = (chunk: unknown) => written.push(String(chunk)) > 0;
   vi.spyOn(process.stdout, 'write').mockImplementation(capture);
   vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-  const response = await handler({ Records: records }, lambdaContext('consumer', 30_000));
+  const context = lambdaContext('consumer', 30_000);
+  const [response, alongsideResponse] = await Promise.all([
+    handler({ Records: records }, context),
+    alongside && handler({ Records: alongside }, context),
+  ]);
   vi.restoreAllMocks();
   const lines: Array<Record<string, unknown>> = written
     .join('')
@@ -51,7 +55,7 @@ async function consume(records: SQSRecord[], failVersion?: number) {
     .map((line) => JSON.parse(line));
   const batchLines = lines.filter((line) => line.message === 'order version batch processed');
   const stored = orders.items().map((item) => `${item.orderId}@${item.version}`);
-  return { response, puts: puts.sort(), stored: stored.sort(), counts, lines, batchLines };
+  return { response, alongsideResponse, puts: puts.sort(), stored: stored.sort(), counts, lines, batchLines };
 }
 
 afterEach(() => vi.restoreAllMocks());
@@ -88,24 +92,13 @@ describe('several versions of one order in one batch', () => {
 
 describe('invocations overlapping in one process (local mode runs two at once)', () => {
   it('report each batch its own failures: a failed record is never acknowledged', async () => {
-    const orders = new MemoryOrdersTable();
-    const logger = new Logger({ logLevel: 'SILENT' });
-    const handler = buildConsumer(
-      { dynamo: orders.client },
-      { ordersTableName: 'orders' },
-      { orders, logger },
+    const { response, alongsideResponse } = await consume(
+      [recordOf('a', 1, 1), recordOf('b', 2, 1), sqsRecord('poison', 'poison')],
+      undefined,
+      [recordOf('c', 3, 1), recordOf('d', 4, 1)],
     );
-    const context = lambdaContext('consumer', 30_000);
 
-    const responses = await Promise.all([
-      handler(
-        { Records: [recordOf('a', 1, 1), recordOf('b', 2, 1), sqsRecord('poison', 'poison')] },
-        context,
-      ),
-      handler({ Records: [recordOf('c', 3, 1), recordOf('d', 4, 1)] }, context),
-    ]);
-
-    expect(responses).toEqual([
+    expect([response, alongsideResponse]).toEqual([
       { batchItemFailures: [{ itemIdentifier: 'poison' }] },
       { batchItemFailures: [] },
     ]);
