@@ -2,39 +2,28 @@
 // crashes mid-batch, concurrent consumers, and poison messages.
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
-import {
-  buildOrderVersionMessage,
-  type OutgoingMessage,
-} from '../../functions/core/contract/order-version-message.js';
+import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import {
   type AwsClients,
-  createPipelineResources,
   drainQueue,
   type PipelineResources,
   pipelineEnv,
   scanOrders,
-  useEmulator,
 } from '../../tools/harness/pipeline.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
-import { type Handlers, handlersFor } from '../support/handlers.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type Handlers, handlersFor, pipelineOnMoto } from '../support/handlers.js';
+import { messageOf } from '../support/messages.js';
 import { readLedger, receiveAll } from '../support/pipeline.js';
 
-let moto: RunningMoto;
+const pipeline = pipelineOnMoto({ maxReceiveCount: 3 });
 let aws: AwsClients;
 let resources: PipelineResources;
 let handlers: Handlers;
 
-beforeAll(async () => {
-  moto = await startMoto();
-  aws = useEmulator(moto);
-});
-afterAll(async () => moto?.stop());
-beforeEach(async () => {
-  await moto.reset();
-  resources = await createPipelineResources(aws, { maxReceiveCount: 3 });
+beforeEach(() => {
+  ({ aws, resources } = pipeline);
   handlers = handlersFor(aws, pipelineEnv(resources, 'http://127.0.0.1:1'));
 });
 
@@ -57,18 +46,7 @@ function history(): OutgoingMessage[] {
     raw.customerPayments = [
       { type: 'online', collectedBy: 'platform', payment: { amount, currency: 'EUR' } },
     ];
-    return message(raw);
-  });
-}
-
-function message(raw: ReturnType<typeof sampleOrder>): OutgoingMessage {
-  return buildOrderVersionMessage(toOrder(raw), {
-    feedId: 'partner-feed',
-    pageId: null,
-    fetchedAt: '2024-05-01T08:00:00.000Z',
-    findings: [],
-    correlationId: 'poll:run-1:1',
-    origin: 'poll',
+    return messageOf(toOrder(raw));
   });
 }
 
@@ -96,7 +74,7 @@ describe('consumer Lambda', () => {
       ...history(),
       ...history().reverse(),
       ...history(),
-      message(sampleOrder({ id: 55, version: 2 })),
+      messageOf(toOrder(sampleOrder({ id: 55, version: 2 }))),
     ]);
 
     const drained = await Promise.all([

@@ -40,7 +40,6 @@ let raw: string[] = [];
 let documents: XRayDocument[] = [];
 let child: {
   runIds: [string, string];
-  publishedCorrelationIds: string[];
   partnerTraceHeaders: unknown[];
   dynamoTraceHeaders: unknown[];
 };
@@ -122,7 +121,6 @@ describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
         { versions: 2, versionsPublished: 1, quarantined: 1 },
       ],
     ]);
-    expect(child.publishedCorrelationIds).toEqual([`poll:${runId}:1`, `poll:${runId}:1`, `poll:${runId}:2`]);
     // One span per partner request, metadata only (annotations are the pages').
     const fetches = named(trace, '### partner fetch');
     expect(fetches.map((fetch) => [fetch.annotations, fetch.metadata?.default])).toEqual([

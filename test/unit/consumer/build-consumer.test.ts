@@ -8,29 +8,15 @@ import type { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type BatchCounts, buildConsumer } from '../../../functions/consumer/build-consumer.js';
-import { buildOrderVersionMessage } from '../../../functions/core/contract/order-version-message.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
-import { sampleOrder, toOrder } from '../../fixtures/orders.js';
 import { MemoryOrdersTable, sqsRecord } from '../../support/fakes.js';
-
-/** A message of order `id` at `version` from the run and page `correlationId` (body and attribute). */
-function message(messageId: string, id: number, version: number, correlationId = 'poll:run:1'): SQSRecord {
-  const built = buildOrderVersionMessage(toOrder(sampleOrder({ id, version })), {
-    feedId: 'f',
-    pageId: null,
-    fetchedAt: '2024-05-01T08:00:00.000Z',
-    findings: [],
-    correlationId,
-    origin: 'poll',
-  });
-  return sqsRecord(messageId, built.body, correlationId);
-}
+import { recordOf } from '../../support/messages.js';
 
 /**
- * Runs one batch through a consumer logging at DEBUG; what it answered, wrote (`orderId@version` per PutItem;
- * `failVersion`'s write throws) and logged, and its counts.
+ * Runs one batch (and `alongside`, at the same time, if given) through a consumer logging at DEBUG; what it
+ * answered, wrote (`orderId@version` per PutItem; `failVersion`'s write throws) and logged, and its counts.
  */
-async function consume(records: SQSRecord[], failVersion?: number) {
+async function consume(records: SQSRecord[], failVersion?: number, alongside?: SQSRecord[]) {
   const orders = new MemoryOrdersTable();
   const puts: string[] = [];
   const send = orders.client.send.bind(orders.client) as (command: PutItemCommand) => Promise<unknown>;
@@ -56,7 +42,11 @@ async function consume(records: SQSRecord[], failVersion?: number) {
   const capture = (chunk: unknown) => written.push(String(chunk)) > 0;
   vi.spyOn(process.stdout, 'write').mockImplementation(capture);
   vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-  const response = await handler({ Records: records }, lambdaContext('consumer', 30_000));
+  const context = lambdaContext('consumer', 30_000);
+  const [response, alongsideResponse] = await Promise.all([
+    handler({ Records: records }, context),
+    alongside && handler({ Records: alongside }, context),
+  ]);
   vi.restoreAllMocks();
   const lines: Array<Record<string, unknown>> = written
     .join('')
@@ -65,7 +55,7 @@ async function consume(records: SQSRecord[], failVersion?: number) {
     .map((line) => JSON.parse(line));
   const batchLines = lines.filter((line) => line.message === 'order version batch processed');
   const stored = orders.items().map((item) => `${item.orderId}@${item.version}`);
-  return { response, puts: puts.sort(), stored: stored.sort(), counts, lines, batchLines };
+  return { response, alongsideResponse, puts: puts.sort(), stored: stored.sort(), counts, lines, batchLines };
 }
 
 afterEach(() => vi.restoreAllMocks());
@@ -73,11 +63,11 @@ afterEach(() => vi.restoreAllMocks());
 describe('several versions of one order in one batch', () => {
   it('writes only the highest and acknowledges the others as stale', async () => {
     const { response, puts, stored, counts } = await consume([
-      message('a', 7, 1),
-      message('b', 7, 3),
-      message('c', 8, 1),
-      message('d', 7, 2),
-      message('e', 7, 3),
+      recordOf('a', 7, 1),
+      recordOf('b', 7, 3),
+      recordOf('c', 8, 1),
+      recordOf('d', 7, 2),
+      recordOf('e', 7, 3),
     ]);
 
     expect(response).toEqual({ batchItemFailures: [] });
@@ -90,7 +80,7 @@ describe('several versions of one order in one batch', () => {
 
   it('fails the lower versions with the highest when its write fails, so all are redelivered', async () => {
     const { response, puts, stored, counts } = await consume(
-      [message('a', 7, 1), message('b', 7, 3), message('c', 8, 1)],
+      [recordOf('a', 7, 1), recordOf('b', 7, 3), recordOf('c', 8, 1)],
       3,
     );
 
@@ -102,21 +92,13 @@ describe('several versions of one order in one batch', () => {
 
 describe('invocations overlapping in one process (local mode runs two at once)', () => {
   it('report each batch its own failures: a failed record is never acknowledged', async () => {
-    const orders = new MemoryOrdersTable();
-    const logger = new Logger({ logLevel: 'SILENT' });
-    const handler = buildConsumer(
-      { dynamo: orders.client },
-      { ordersTableName: 'orders' },
-      { orders, logger },
+    const { response, alongsideResponse } = await consume(
+      [recordOf('a', 1, 1), recordOf('b', 2, 1), sqsRecord('poison', 'poison')],
+      undefined,
+      [recordOf('c', 3, 1), recordOf('d', 4, 1)],
     );
-    const context = lambdaContext('consumer', 30_000);
 
-    const responses = await Promise.all([
-      handler({ Records: [message('a', 1, 1), message('b', 2, 1), sqsRecord('poison', 'poison')] }, context),
-      handler({ Records: [message('c', 3, 1), message('d', 4, 1)] }, context),
-    ]);
-
-    expect(responses).toEqual([
+    expect([response, alongsideResponse]).toEqual([
       { batchItemFailures: [{ itemIdentifier: 'poison' }] },
       { batchItemFailures: [] },
     ]);
@@ -126,9 +108,9 @@ describe('invocations overlapping in one process (local mode runs two at once)',
 describe('consumer log lines', () => {
   it('name the correlation id per record (DEBUG, ERROR) and the distinct ones once per batch (INFO)', async () => {
     const { response, lines, batchLines } = await consume([
-      message('m-1', 9, 2, 'poll:req-1:3'),
-      message('m-2', 9, 1, 'poll:req-1:2'),
-      message('m-3', 10, 5, 'poll:req-1:3'),
+      recordOf('m-1', 9, 2, 'poll:req-1:3'),
+      recordOf('m-2', 9, 1, 'poll:req-1:2'),
+      recordOf('m-3', 10, 5, 'poll:req-1:3'),
       sqsRecord('m-4', '{"schemaVersion":1,"order":{}}', 'reconcile:req-2'),
     ]);
 
@@ -160,7 +142,7 @@ describe('consumer log lines', () => {
 
   it('names at most 10 correlation ids in the batch line, and how many more there were', async () => {
     const records = Array.from({ length: 12 }, (_, page) =>
-      message(`m-${page}`, 100 + page, 1, `poll:req-1:${page + 1}`),
+      recordOf(`m-${page}`, 100 + page, 1, `poll:req-1:${page + 1}`),
     );
 
     const { batchLines } = await consume([...records, sqsRecord('m-none', '{}')]);

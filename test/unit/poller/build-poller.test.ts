@@ -69,10 +69,16 @@ const backlog = (fail = { now: false }) =>
   });
 
 describe('buildPoller', () => {
-  it("returns the run's outcome and records its duration and pace, flushing metrics once", async () => {
-    const { handler, recorded, published } = build(
-      new ScriptedPartner(() => ({ data: [sampleOrder()], hasMore: false, nextPageId: 'c1' })),
+  // That commits do not extend the lease: poll-feed.test.ts ('expires at the time the run was given').
+  it("returns the run's outcome, records its duration and pace, flushing metrics once, and holds the lease until the invocation's deadline plus the grace", async () => {
+    const expiries: Array<number | undefined> = [];
+    const { handler, recorded, published, cursorStore } = build(
+      new ScriptedPartner(() => {
+        expiries.push(cursorStore.items.get('feed-a')?.leaseExpiresAt);
+        return { data: [sampleOrder()], hasMore: false, nextPageId: 'c1' };
+      }),
     );
+    const before = Date.now();
 
     const outcome = await handler({}, context());
 
@@ -81,6 +87,8 @@ describe('buildPoller', () => {
       expect.arrayContaining(['PagesFetched', 'VersionsPublished', 'RunDurationMs', 'PaceDelayMs']),
     );
     expect(published()).toBe(1);
+    expect(expiries[0]).toBeGreaterThanOrEqual(before + 60_000 + config.leaseGraceMs - 1_000);
+    expect(expiries[0]).toBeLessThanOrEqual(Date.now() + 60_000 + config.leaseGraceMs);
   });
 
   it('throws PollRunFailedError carrying the outcome on a 401, after reading the token parameter afresh', async () => {
@@ -95,26 +103,6 @@ describe('buildPoller', () => {
     expect(refreshed()).toBe(1);
     expect(cursorStore.items.get('feed-a')).toMatchObject({ authFailures: 1, authFailedTokenVersion: 7 });
     expect(published()).toBe(1);
-  });
-
-  it("holds the lease until the invocation's deadline plus the grace, not extended by commits", async () => {
-    const expiries: Array<number | undefined> = [];
-    let served = 0;
-    const { handler, cursorStore } = build(
-      new ScriptedPartner(() => {
-        expiries.push(cursorStore.items.get('feed-a')?.leaseExpiresAt);
-        served += 1;
-        return { data: [sampleOrder({ id: served })], hasMore: served < 3, nextPageId: `c${served}` };
-      }),
-    );
-    const before = Date.now();
-
-    await handler({}, context());
-
-    const expiresAt = expiries[0] ?? 0;
-    expect(expiries).toEqual([expiresAt, expiresAt, expiresAt]);
-    expect(expiresAt).toBeGreaterThanOrEqual(before + 60_000 + config.leaseGraceMs - 1_000);
-    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 60_000 + config.leaseGraceMs);
   });
 
   it('starts the next run at once, with itself as the target, and the next run carries the chain on', async () => {
@@ -141,13 +129,6 @@ describe('buildPoller', () => {
     ]);
     await handler(continued[0]?.event, context());
     expect(continued.map((call) => call.event.continuation.chain)).toEqual([1, 2]);
-  });
-
-  it('does not continue when continuations are off (maxContinuations 0)', async () => {
-    const { handler, continued } = build(backlog(), { maxPagesPerRun: 1, maxContinuations: 0 });
-
-    expect(await handler({}, context())).toMatchObject({ kind: 'page-limit' });
-    expect(continued).toEqual([]);
   });
 
   it('does nothing on a switched-off feed, not even for a continuation already requested', async () => {
@@ -209,17 +190,18 @@ describe('buildPoller', () => {
     expect(await handler({ source: 'aws.events' }, context())).toMatchObject({ continuedWith: 1 });
   });
 
-  it('runs until caught up or out of time when no page cap is set', async () => {
-    let served = 0;
-    const { handler, continued } = build(
-      new ScriptedPartner(() => {
-        served += 1;
-        return { data: [sampleOrder({ id: served })], hasMore: served < 120, nextPageId: `c${served}` };
-      }),
-      { maxPagesPerRun: undefined },
-    );
+  it.each([
+    ['does not continue when continuations are off (maxContinuations 0)', 1, 0, 'page-limit', 1],
+    ['runs until caught up or out of time when no page cap is set', undefined, 3, 'caught-up', 120],
+  ])('%s', async (_name, maxPagesPerRun, maxContinuations, kind, pages) => {
+    // A backlog of 120 pages.
+    const partner = new ScriptedPartner((query) => {
+      const served = query.pageId === undefined ? 1 : Number(query.pageId.slice(1)) + 1;
+      return { data: [sampleOrder({ id: served })], hasMore: served < 120, nextPageId: `c${served}` };
+    });
+    const { handler, continued } = build(partner, { maxPagesPerRun, maxContinuations });
 
-    expect(await handler({}, context())).toMatchObject({ kind: 'caught-up', pages: 120 });
+    expect(await handler({}, context())).toMatchObject({ kind, pages });
     expect(continued).toEqual([]);
   });
 });
