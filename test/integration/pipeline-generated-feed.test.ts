@@ -123,7 +123,6 @@ describe('generated feed', () => {
       ).toBeGreaterThan(0);
     }
     const actual = await actualState();
-    expect(actual.orders.size).toBe(expected.orders.size);
     expect(actual.orders).toEqual(expected.orders);
     expect(actual.sales).toEqual(expected.sales);
   });
@@ -136,6 +135,15 @@ describe('generated feed', () => {
     const partner = createPartnerClient({ baseUrl: sim.url, token: async () => TEST_TOKEN });
     const realPublisher = new SqsFanoutPublisher(createSqsClient(), [resources.ordersQueueUrl]);
     const cursorStore = new DynamoCursorStore(aws.dynamo, resources.cursorTable);
+    const portsWith = (cursors: CursorStore, publisher: OrderVersionPublisher, now: () => number) => ({
+      cursorStore: cursors,
+      partner,
+      publisher,
+      quarantine: new S3Quarantine(aws.s3, resources.quarantineBucket),
+      metrics: new CountingMetrics(),
+      log: new MemoryLog(),
+      now,
+    });
     const settings = pollerConfig({
       feedId: 'partner-feed',
       maxPagesPerRun: 100,
@@ -159,19 +167,11 @@ describe('generated feed', () => {
     const leaseMs = 30_000;
     const crashedAt = Date.now();
     await expect(
-      pollFeed(
-        {
-          cursorStore: deadProcess,
-          partner,
-          publisher: crashingPublisher,
-          quarantine: new S3Quarantine(aws.s3, resources.quarantineBucket),
-          metrics: new CountingMetrics(),
-          log: new MemoryLog(),
-          now: Date.now,
-        },
-        settings,
-        { owner: 'crashed-run', deadline: Date.now() + 60_000, leaseExpiresAt: Date.now() + leaseMs },
-      ),
+      pollFeed(portsWith(deadProcess, crashingPublisher, Date.now), settings, {
+        owner: 'crashed-run',
+        deadline: Date.now() + 60_000,
+        leaseExpiresAt: Date.now() + leaseMs,
+      }),
     ).rejects.toThrow('process killed');
     const cursorAfterCrash = (await cursorStore.acquire('partner-feed', 'probe', crashedAt, crashedAt + 1))
       ?.state;
@@ -179,15 +179,7 @@ describe('generated feed', () => {
 
     // Run 2 comes after the lease has lapsed and resumes from the last committed cursor (page 3 again).
     const outcome = await pollFeed(
-      {
-        cursorStore,
-        partner,
-        publisher: realPublisher,
-        quarantine: new S3Quarantine(aws.s3, resources.quarantineBucket),
-        metrics: new CountingMetrics(),
-        log: new MemoryLog(),
-        now: () => Date.now() + leaseMs + 1,
-      },
+      portsWith(cursorStore, realPublisher, () => Date.now() + leaseMs + 1),
       settings,
       {
         owner: 'next-run',

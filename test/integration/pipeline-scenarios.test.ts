@@ -198,9 +198,6 @@ const ALSO: Partial<Record<ScenarioId, (result: ScenarioResult) => void>> = {
       'lease-held',
     ]);
   },
-  'test-empty-stream': ({ results }) => {
-    expect(results.map((result) => result.outcome?.kind)).toEqual(['caught-up', 'caught-up']);
-  },
   'test-expired-page-id': ({ results, requests, requestsPerRun, downstream, history }) => {
     // Run 1 reads the only page; later runs get 404 on its (already expired) cursor, restart without pageId
     // (rule 5) and stop: two requests a run, never a loop. Each replay is kept once in the history.
