@@ -12,24 +12,15 @@ import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { CallOptions, OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import { PLACED_AT_MS, type RawOrder, sampleOrder } from '../../fixtures/orders.js';
-import { pollFeedFixture, ScriptedPartner, threePages } from '../../support/fakes.js';
+import { cursorState, pollFeedFixture, ScriptedPartner, threePages } from '../../support/fakes.js';
 import { pollerConfig } from '../../support/poller-config.js';
 
 const SETTINGS = pollerConfig();
 const NOW = Date.parse('2026-11-23T06:00:00.000Z');
 
 /** A stored cursor item, as a previous run left it. */
-function storedCursor(pageId: string | undefined, highWaterMark?: string) {
-  return {
-    pageId,
-    revision: 3,
-    highWaterMark,
-    lastCaughtUpAt: undefined,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    authFailures: 0,
-    authRetryNotBefore: undefined,
-  };
-}
+const storedCursor = (pageId: string | undefined, highWaterMark?: string) =>
+  cursorState({ pageId, revision: 3, highWaterMark });
 
 /** undefined → c1 → c2 (last), one order each. */
 function chained(query: OrderUpdatesQuery): RawPage {
