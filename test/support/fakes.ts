@@ -50,6 +50,20 @@ interface StoredCursor extends CursorState {
   chainStep?: number;
 }
 
+/** A cursor item's state as a new feed starts it, with `overrides`. */
+export function cursorState(overrides: Partial<CursorState> = {}): CursorState {
+  return {
+    pageId: undefined,
+    revision: 0,
+    highWaterMark: undefined,
+    lastCaughtUpAt: undefined,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    authFailures: 0,
+    authRetryNotBefore: undefined,
+    ...overrides,
+  };
+}
+
 const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 
 export class MemoryCursorStore implements CursorStore {
@@ -64,15 +78,8 @@ export class MemoryCursorStore implements CursorStore {
     expiresAt: number,
     chain?: ChainLink,
   ): Promise<Lease | undefined> {
-    const item = this.items.get(feedId) ?? {
-      pageId: undefined,
-      revision: 0,
-      highWaterMark: undefined,
-      lastCaughtUpAt: undefined,
-      createdAt: new Date(nowMs).toISOString(),
-      authFailures: 0,
-      authRetryNotBefore: undefined,
-    };
+    const item: StoredCursor =
+      this.items.get(feedId) ?? cursorState({ createdAt: new Date(nowMs).toISOString() });
     const lapsed = item.leaseOwner === undefined || (item.leaseExpiresAt ?? 0) < nowMs;
     if (chain) {
       const current = item.chainId === chain.chainId && item.chainStep === chain.step;

@@ -12,24 +12,15 @@ import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { CallOptions, OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import { PLACED_AT_MS, type RawOrder, sampleOrder } from '../../fixtures/orders.js';
-import { pollFeedFixture, ScriptedPartner, threePages } from '../../support/fakes.js';
+import { cursorState, pollFeedFixture, ScriptedPartner, threePages } from '../../support/fakes.js';
 import { pollerConfig } from '../../support/poller-config.js';
 
 const SETTINGS = pollerConfig();
 const NOW = Date.parse('2026-11-23T06:00:00.000Z');
 
 /** A stored cursor item, as a previous run left it. */
-function storedCursor(pageId: string | undefined, highWaterMark?: string) {
-  return {
-    pageId,
-    revision: 3,
-    highWaterMark,
-    lastCaughtUpAt: undefined,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    authFailures: 0,
-    authRetryNotBefore: undefined,
-  };
-}
+const storedCursor = (pageId: string | undefined, highWaterMark?: string) =>
+  cursorState({ pageId, revision: 3, highWaterMark });
 
 /** undefined → c1 → c2 (last), one order each. */
 function chained(query: OrderUpdatesQuery): RawPage {
@@ -776,34 +767,31 @@ describe('pollFeed with a rotated token', () => {
     expect(stored()).toMatchObject({ pageId: 'c3', authFailures: 0 });
   });
 
-  it('retries only once: a new value that is refused too ends the run, keyed to its version', async () => {
-    const { deps, tokens, run, stored } = rotation();
-    tokens.rotate('also-refused');
+  it.each([
+    ['the cached value is refused and SSM has no other', undefined, 1, 1],
+    ['a new value is refused too (it retries only once)', 'also-refused', 2, 2],
+  ])(
+    '%s: ends the run keyed to the refused version, storing and logging no token',
+    async (_, rotated, calls, version) => {
+      const { deps, tokens, run, stored } = rotation();
+      if (rotated) tokens.rotate(rotated);
 
-    expect(await run()).toMatchObject({ kind: 'auth-failed', failed: true });
-    expect(deps.partner.calls).toHaveLength(2);
-    expect(stored()).toMatchObject({ authFailures: 1, authFailedTokenVersion: 2 });
-  });
-
-  it('stores the refused version, never the token, and logs no token', async () => {
-    const { deps, run, stored } = rotation();
-
-    expect(await run()).toMatchObject({ kind: 'auth-failed' });
-
-    expect(stored()).toMatchObject({
-      authFailures: 1,
-      authFailedTokenVersion: 1,
-      authRetryNotBefore: 1_060_000,
-    });
-    expect(JSON.stringify(stored())).not.toContain('old-token');
-    expect(JSON.stringify(deps.log.lines)).not.toContain('old-token');
-    expect(deps.log.lines).toContainEqual(
-      expect.objectContaining({
-        level: 'error',
-        attributes: expect.objectContaining({ failedTokenVersion: 1 }),
-      }),
-    );
-  });
+      expect(await run()).toMatchObject({ kind: 'auth-failed', failed: true });
+      expect(deps.partner.calls).toHaveLength(calls);
+      expect(stored()).toMatchObject({
+        authFailures: 1,
+        authFailedTokenVersion: version,
+        authRetryNotBefore: 1_060_000,
+      });
+      expect(JSON.stringify([stored(), deps.log.lines])).not.toMatch(/old-token|also-refused/);
+      expect(deps.log.lines).toContainEqual(
+        expect.objectContaining({
+          level: 'error',
+          attributes: expect.objectContaining({ failedTokenVersion: version }),
+        }),
+      );
+    },
+  );
 
   it('stays in backoff while the parameter keeps the refused version, and calls at once when it has a new one', async () => {
     const { deps, tokens, clock, run, stored } = rotation();

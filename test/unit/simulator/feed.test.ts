@@ -16,11 +16,13 @@ const FEED = { seed: 7, orders: 400, vendors: 4, currencies: ['EUR', 'GBP'] };
 const key = (o: WireOrder): string => `${o.id}:${o.version}`;
 
 let sim: RunningSimulator;
+let drained: Awaited<ReturnType<typeof drainPoll>>;
 let stream: WireOrder[];
 
 beforeAll(async () => {
   sim = await startSimulator({ token: TOKEN, feed: FEED });
-  stream = (await drainPoll(sim.url, '', { pageSize: 100 })).orders;
+  drained = await drainPoll(sim.url, '', { pageSize: 100 });
+  stream = drained.orders;
 });
 afterAll(async () => {
   await sim.close();
@@ -90,20 +92,6 @@ describe('generated feed content', () => {
     });
     expect([...pagesOf.values()].some((set) => set.size > 1)).toBe(true);
   });
-
-  it('marks latestVersion exactly on the highest version of each order in the stream', () => {
-    const max = new Map<number, number>();
-    for (const o of stream) max.set(o.id, Math.max(o.version, max.get(o.id) ?? 0));
-    expect(stream.every((o) => o.latestVersion === (o.version === max.get(o.id)))).toBe(true);
-  });
-
-  it('expected() matches the state computed by walking the stream', () => {
-    const expected = sim.expected();
-    const walked = finalState(stream);
-    expect([...expected.orders.values()].sort((a, b) => a.id - b.id)).toEqual(walked.orders);
-    expect(expected.sales).toEqual(walked.sales);
-    expect(expected.distinctVersions).toBe(new Set(stream.map(key)).size);
-  });
 });
 
 describe('determinism', () => {
@@ -131,6 +119,7 @@ describe('determinism', () => {
   });
 });
 
+// latestVersion and expected() against the stream walked, on a feed with duplicated and out-of-order versions.
 describe('stream defects', () => {
   it('duplicated and out-of-order versions: expected() keeps the max version and counts distinct pairs', async () => {
     const defective = await startSimulator({
@@ -250,13 +239,12 @@ describe('pagination rules', () => {
     }
   });
 
-  it('rule 1: every non-empty page has a nextPageId, the last one included', async () => {
-    const poll = await drainPoll(sim.url, '', { pageSize: 100 });
-    expect(poll.pages.every((page) => typeof page.nextPageId === 'string')).toBe(true);
+  it('rule 1: every non-empty page has a nextPageId, the last one included', () => {
+    expect(drained.pages.every((page) => typeof page.nextPageId === 'string')).toBe(true);
   });
 
   it('rule 3: a cursor with no new data answers [] with the same pageId', async () => {
-    const { nextPageId } = await drainPoll(sim.url, '', { pageSize: 100 });
+    const { nextPageId } = drained;
     const res = await get<WirePage>(sim.url, updatesPath('', { pageId: nextPageId }));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: [], hasMore: false, nextPageId });
