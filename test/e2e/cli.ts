@@ -1,7 +1,7 @@
 // A CLI as a user runs it: `node --import tsx <script> …` (local mode's tools/local/start.ts unless another is
 // named) as a child process, in its own process group (so a SIGKILL takes down what it started, as a crash
 // would), with its output captured.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { LocalAwsClients, LocalSummary } from '../../tools/local/runtime.js';
@@ -19,11 +19,9 @@ export interface CliExit {
 }
 
 export interface CliProcess {
-  readonly child: ChildProcess;
   readonly exited: Promise<CliExit>;
   /** Resolves with the first line of stdout or stderr matching `pattern` (rejects if the process exits first). */
   waitForLine(pattern: RegExp): Promise<string>;
-  output(): { stdout: string; stderr: string };
   kill(signal: NodeJS.Signals): void;
 }
 
@@ -81,7 +79,6 @@ export function startCli(
     });
   });
   const cli: CliProcess = {
-    child,
     exited,
     waitForLine(pattern) {
       const line = lines().find((candidate) => pattern.test(candidate));
@@ -91,7 +88,6 @@ export function startCli(
       }
       return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
     },
-    output: () => ({ stdout, stderr }),
     kill(signal) {
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {

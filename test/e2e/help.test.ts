@@ -1,7 +1,7 @@
 // Every CLI of package.json's scripts, as a user runs it: `--help` prints its usage and exits 0; a bad flag
-// prints the error and the usage on stderr and exits 2 (here for the CLIs no other e2e file runs). The scripts
-// are read from package.json, so a new CLI is checked without touching this file; an alias that runs a CLI with
-// arguments (`npm run reconcile` is `ops reconcile`) is checked with that CLI.
+// prints the error and the usage on stderr and exits 2 (verify, bench and chaos check that with the rest of their
+// CLI). The scripts are read from package.json, so a new CLI is checked without touching this file; an alias
+// that runs a CLI with arguments (`npm run reconcile` is `ops reconcile`) is checked with that CLI.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -37,9 +37,7 @@ describe('every CLI', () => {
     expect(help.stdout).toMatch(/^Usage: npm (start|run)/);
   });
 
-  // A bad flag of start, verify, ops, bench and chaos is checked with the rest of their CLI (local-mode,
-  // verify, ops, bench-cli and chaos tests); these CLIs have no e2e file of their own.
-  it.each(CLIS.filter(([name]) => ['simulator', 'deploy:local'].includes(name)))(
+  it.each(CLIS.filter(([name]) => ['start', 'ops', 'simulator', 'deploy:local'].includes(name)))(
     'npm run %s -- --no-such-flag exits 2 with the usage',
     (_, file) => {
       const bad = run(file, ['--no-such-flag']);

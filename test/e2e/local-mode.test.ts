@@ -2,7 +2,7 @@
 // restart, what it prints. One moto for the whole file: the first test starts two processes at once, which
 // deploy the stack with cdk once between them; the others find it and reuse it (--reset-data empties it between
 // tests). The partner API is a simulator this test owns, so its expected() is the oracle. Flag checks that need
-// no process are in test/unit/local/start-cli.test.ts.
+// no process are in test/unit/local/start-cli.test.ts; a bad flag's exit 2 in help.test.ts.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -84,14 +84,6 @@ async function deployedStack() {
 }
 
 describe('npm start', () => {
-  it('prints the usage and exits 2 on a bad flag', async () => {
-    const bad = await runCli(['--no-such-flag']);
-
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("Unknown option '--no-such-flag'");
-    expect(bad.stderr).toContain('Usage: npm start');
-  });
-
   it('names a missing moto_server and the one command that installs it, before starting anything', async () => {
     // Prepare: a PATH without moto_server (nor python3), as on a machine that never installed them
     const run = await runCli([], { PATH: workDir });

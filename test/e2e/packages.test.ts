@@ -31,20 +31,21 @@ async function npm(cwd: string, args: string[]): Promise<string> {
   return stdout;
 }
 
-/** `npm pack` of a workspace into `dir`: the tarball's path and the files it holds. */
-async function pack(workspace: string, dir: string): Promise<{ tarball: string; files: string[] }> {
+/**
+ * `npm pack` of a workspace, installed with `dependencies` into a scratch project (an empty ESM package in a
+ * fresh temp directory): the project and the files the tarball holds.
+ */
+async function installPacked(workspace: string, name: string, dependencies: string[]) {
+  const packs = mkdtempSync(join(tmpdir(), 'order-feed-packs-'));
+  const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+  dirs.push(packs, dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
   const [result] = JSON.parse(
-    await npm(REPO_ROOT, ['pack', '-w', workspace, '--pack-destination', dir, '--json', '--silent']),
+    await npm(REPO_ROOT, ['pack', '-w', workspace, '--pack-destination', packs, '--json', '--silent']),
   ) as Array<{ filename: string; files: Array<{ path: string }> }>;
   if (result === undefined) throw new Error(`npm pack -w ${workspace} reported nothing`);
-  return { tarball: join(dir, result.filename), files: result.files.map((file) => file.path) };
-}
-
-/** A scratch project: an empty ESM package in a fresh temp directory. */
-function scratchProject(name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `${name}-`));
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
-  return dir;
+  await npm(dir, ['install', join(packs, result.filename), ...dependencies]);
+  return { dir, files: result.files.map((file) => file.path) };
 }
 
 const tsconfig = (compilerOptions: Record<string, unknown>) =>
@@ -67,12 +68,10 @@ describe('the construct library, installed from its tarball into a CDK app on aw
   let files: string[];
 
   beforeAll(async () => {
-    const packs = mkdtempSync(join(tmpdir(), 'order-feed-packs-'));
-    app = scratchProject('platform-app');
-    dirs.push(packs, app);
-    const packed = await pack('packages/construct', packs);
-    files = packed.files;
-    await npm(app, ['install', packed.tarball, `aws-cdk-lib@${OTHER_CDK}`, 'constructs@^10.5.0']);
+    ({ dir: app, files } = await installPacked('packages/construct', 'platform-app', [
+      `aws-cdk-lib@${OTHER_CDK}`,
+      'constructs@^10.5.0',
+    ]));
   });
 
   it('ships built JavaScript, .d.ts and prebuilt Lambda bundles, and nothing of test/, tools/ or .ci/', () => {
@@ -174,21 +173,14 @@ describe('the consumer kit, installed from its tarball into a plain node service
   let files: string[];
 
   beforeAll(async () => {
-    const packs = mkdtempSync(join(tmpdir(), 'order-feed-packs-'));
-    service = scratchProject('billing-service');
-    dirs.push(packs, service);
-    const packed = await pack('packages/contract', packs);
-    files = packed.files;
     const rootPackage = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
     const ours = (name: string) =>
       `${name}@${rootPackage.dependencies[name] ?? rootPackage.devDependencies[name]}`;
-    await npm(service, [
-      'install',
-      packed.tarball,
+    ({ dir: service, files } = await installPacked('packages/contract', 'billing-service', [
       ours('@aws-sdk/client-dynamodb'),
       ours('@types/aws-lambda'),
       ours('@types/node'),
-    ]);
+    ]));
   });
 
   it('ships built JavaScript, .d.ts, the schemas and a README, and pulls in no aws-cdk-lib', () => {

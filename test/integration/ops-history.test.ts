@@ -94,6 +94,8 @@ beforeAll(async () => {
     ],
     // Arrived last, after v(2^53 + 5) was stored.
     [{ ...base, version: LOW + 1n }, '2026-03-01T11:30:00.000Z', LOW + 5n],
+    // Another order, for backfill --all-versions.
+    [{ ...base, id: 7, version: 1 }, '2026-03-01T10:00:00.000Z'],
   ];
   for (const [order, fetchedAt, after] of versions) {
     await aws.dynamo.send(
@@ -103,13 +105,6 @@ beforeAll(async () => {
       }),
     );
   }
-  const other: Order = { ...base, id: 7, version: 1 };
-  await aws.dynamo.send(
-    new PutItemCommand({
-      TableName: 'history',
-      Item: historyItem(other, { fetchedAt: '2026-03-01T10:00:00.000Z' }),
-    }),
-  );
 }, 120_000);
 
 afterAll(async () => {

@@ -173,12 +173,10 @@ describe('reconcile against the simulator and moto', () => {
     const bigVersions = await stored.getVersions([big, big + 1n]);
     expect(all).toEqual(expect.arrayContaining([big, big + 1n]));
     expect([bigVersions.get(big)?.version, bigVersions.get(big + 1n)?.version]).toEqual([3, 9]);
-    await aws.dynamo.send(
-      new DeleteItemCommand({ TableName: resources.ordersTable, Key: { orderId: { N: String(big) } } }),
-    );
-    await aws.dynamo.send(
-      new DeleteItemCommand({ TableName: resources.ordersTable, Key: { orderId: { N: String(big + 1n) } } }),
-    );
+    for (const id of [big, big + 1n]) {
+      const Key = { orderId: { N: String(id) } };
+      await aws.dynamo.send(new DeleteItemCommand({ TableName: resources.ordersTable, Key }));
+    }
   });
 
   it('exits 1 while orders are behind or missing; --repair (from the stack) publishes to every queue and exits 0; once applied, all are in sync', async () => {

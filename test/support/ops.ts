@@ -28,7 +28,7 @@ export async function runOpsCaptured(argv: string[], env: NodeJS.ProcessEnv = {}
 /** A history item as the consumer writes it: the orders table item plus the history attributes. */
 export function historyItem(
   order: Order,
-  extra: { fetchedAt: string; arrivedAfterVersion?: bigint | number },
+  extra: { fetchedAt: string; arrivedAfterVersion?: bigint | number; feedId?: string },
 ): Record<string, AttributeValue> {
   const { item } = storedOrderItem(order, undefined, { findingCodes: [], correlationId: 'poll:run-1:1' });
   return {
@@ -36,7 +36,7 @@ export function historyItem(
     version: { N: String(order.version) },
     fetchedAt: { S: extra.fetchedAt },
     storedAt: { S: '2026-03-01T12:00:01.000Z' },
-    feedId: { S: 'orders' },
+    feedId: { S: extra.feedId ?? 'orders' },
     expiresAt: { N: '1806580800' },
     ...(extra.arrivedAfterVersion === undefined
       ? {}

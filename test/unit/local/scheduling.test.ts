@@ -28,13 +28,20 @@ describe('decideAfterRun', () => {
     },
   );
 
-  it('asks whether the partner is done only after a run that reached the end of the stream', () => {
-    expect(decideAfterRun(run('caught-up'), 0, tuning, false)).toEqual({ action: 'check-caught-up' });
+  it.each([
+    // Whether the partner is done is asked only after a run that reached the end of the stream.
+    ['caught-up', run('caught-up'), { action: 'check-caught-up' }],
     // The recovered cursor expired too: a later run recovers again, nothing is concluded.
-    expect(decideAfterRun(run('cursor-expired-again'), 0, tuning, false)).toEqual({
-      action: 'run-next',
-      delayMs: 1000,
-    });
+    ['cursor-expired-again', run('cursor-expired-again'), { action: 'run-next', delayMs: 1000 }],
+    // retry-later with nothing fetched is no progress (a stall, below), with pages a pause.
+    ['retry-later with pages', run('retry-later', 2), { action: 'run-next', delayMs: 1000 }],
+    [
+      'lease-held: look for a dead local lease holder',
+      run('lease-held', 0, 0),
+      { action: 'release-dead-lease' },
+    ],
+  ])('after %s decides %j', (_name, ran, decision) => {
+    expect(decideAfterRun(ran, 0, tuning, false)).toEqual(decision);
   });
 
   it.each(['stuck-cursor', 'missing-next-page-id', 'order-over-body-cap', 'disabled'])(
@@ -74,18 +81,8 @@ describe('decideAfterRun', () => {
     expect(decideAfterRun(failed, 10, tuning, true)).toMatchObject({ delayMs: 30_000 });
   });
 
-  it('treats retry-later with nothing fetched as no progress, and with pages as a pause', () => {
+  it('treats retry-later with nothing fetched as no progress', () => {
     expect(decideAfterRun(run('retry-later', 0, 0), 0, tuning, false)).toMatchObject({ action: 'stall' });
-    expect(decideAfterRun(run('retry-later', 2), 0, tuning, false)).toEqual({
-      action: 'run-next',
-      delayMs: 1000,
-    });
-  });
-
-  it('looks for a dead local lease holder when the lease is held', () => {
-    expect(decideAfterRun(run('lease-held', 0, 0), 0, tuning, false)).toEqual({
-      action: 'release-dead-lease',
-    });
   });
 });
 

@@ -10,22 +10,24 @@ describe('npm start flags', () => {
     expect(options).toMatchObject({ shards: 3, tokenRateLimit: 2 });
   });
 
-  it('refuses a rate limit below 1, or one for a partner API it does not serve', () => {
-    expect(() => parseCli(['--token-rate-limit', '0'], {})).toThrow('--token-rate-limit must be a positive');
-    expect(() =>
-      parseCli(['--api-url', 'http://127.0.0.1:1', '--token-rate-limit', '2'], { PARTNER_API_TOKEN: 't' }),
-    ).toThrow('not with --api-url');
-  });
-
-  // start.ts prints these with the usage and exits 2 (test/e2e/local-mode.test.ts runs one bad flag).
+  // start.ts prints these with the usage and exits 2 (test/e2e/help.test.ts runs one bad flag).
   it.each([
+    [['--token-rate-limit', '0'], '--token-rate-limit must be a positive'],
+    [
+      ['--api-url', 'http://127.0.0.1:1', '--token-rate-limit', '2'],
+      'not with --api-url',
+      { PARTNER_API_TOKEN: 't' },
+    ],
     [['--orders', 'many'], '--orders must be an integer'],
     [['--api-url', 'http://127.0.0.1:9/x'], 'needs the partner token: set PARTNER_API_TOKEN'],
     [['--shards', '6'], '--shards must be an integer from 1 to 5'],
     [['--shards', '2', '--scenario', 'test-versioning'], 'not with --api-url or --scenario'],
-  ])('refuses %j before starting anything', (argv, message) => {
-    expect(() => checkLocalRunOptions(parseCli(argv, {}).options)).toThrow(message);
-  });
+  ] as Array<[string[], string, NodeJS.ProcessEnv?]>)(
+    'refuses %j before starting anything',
+    (argv, message, env = {}) => {
+      expect(() => checkLocalRunOptions(parseCli(argv, env).options)).toThrow(message);
+    },
+  );
 
   it('names the stack as the CDK app does', () => {
     expect(DEFAULT_STACK_NAME).toBe(STACK_NAME);

@@ -38,7 +38,7 @@ const SUMMARY: LocalSummary = {
 };
 
 describe('formatSummary', () => {
-  it('counts the history entries and names the command that shows an order of this run', () => {
+  it('counts the history entries and names the command that shows an order of this run; none without history', () => {
     const lines = formatSummary({
       ...SUMMARY,
       history: { table: 'history', entries: 5, exampleOrderId: '9007199254740993' },
@@ -47,6 +47,7 @@ describe('formatSummary', () => {
     expect(lines).toContain(
       'History: 5 order versions kept; look at one: npm run ops -- history 9007199254740993 --aws-endpoint http://127.0.0.1:2',
     );
+    expect(formatSummary(SUMMARY).some((line) => line.startsWith('History'))).toBe(false);
   });
 
   it('says how to keep the data when the run’s own emulator stopped with it', () => {
@@ -58,10 +59,6 @@ describe('formatSummary', () => {
     expect(lines.find((line) => line.startsWith('History'))).toBe(
       'History: 5 order versions kept; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000) and: npm run ops -- history 42 --aws-endpoint http://localhost:5000',
     );
-  });
-
-  it('has no history line when the stack keeps no history', () => {
-    expect(formatSummary(SUMMARY).some((line) => line.startsWith('History'))).toBe(false);
   });
 });
 

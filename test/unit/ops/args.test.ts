@@ -45,66 +45,42 @@ describe('parseOpsArgs', () => {
     });
   });
 
-  it('reads two-word commands', () => {
-    expect(parseOpsArgs(['quarantine', 'retry', '--yes'])).toMatchObject({ command: 'quarantine retry' });
-    expect(parseOpsArgs(['quarantine', 'list'])).toMatchObject({ command: 'quarantine list' });
+  it.each([
+    // Two-word commands.
+    [['quarantine', 'retry', '--yes'], { command: 'quarantine retry' }],
+    [['quarantine', 'list'], { command: 'quarantine list' }],
+    // replay, redrive and backfill flags.
+    [['replay', '--from-page', 'abc'], { fromPage: 'abc' }],
+    [['redrive', '--queue', 'billing'], { queue: 'billing', method: 'move-task' }],
+    [['redrive', '--aws-endpoint', 'http://127.0.0.1:1'], { method: 'loop' }],
+    [['redrive', '--method', 'loop'], { method: 'loop' }],
+    [
+      ['backfill', '--subscriber', 'billing', '--rate', '20', '--max-messages', '5', '--restart'],
+      { subscriber: 'billing', rate: 20, maxMessages: 5, restart: true },
+    ],
+    [['backfill', '--subscriber', 'billing'], { rate: 50, maxMessages: undefined, allVersions: false }],
+    [['backfill', '--subscriber', 'billing', '--all-versions'], { allVersions: true }],
+    // history ORDER_ID as exact int64 text, with the shared flags.
+    [
+      ['history', '9223372036854775807', '--json'],
+      { command: 'history', orderId: '9223372036854775807', shared: { json: true } },
+    ],
+    [['history', '0'], { orderId: '0' }],
+    // reconcile gets its own flags, with the default stack added.
+    [
+      ['reconcile', '--sample', '5', '--aws-endpoint', 'http://localhost:1'],
+      {
+        command: 'reconcile',
+        argv: ['--sample', '5', '--aws-endpoint', 'http://localhost:1', '--stack-name', DEFAULT_STACK_NAME],
+      },
+    ],
+    [['reconcile', '--stack-name', 'X'], { argv: ['--stack-name', 'X'] }],
+  ] as const)('reads %j', (argv, expected) => {
+    expect(parseOpsArgs([...argv])).toMatchObject(expected);
   });
 
-  it('reads replay, redrive and backfill flags', () => {
-    expect(parseOpsArgs(['replay', '--from-page', 'abc'])).toMatchObject({ fromPage: 'abc' });
-    expect(parseOpsArgs(['redrive', '--queue', 'billing'])).toMatchObject({
-      queue: 'billing',
-      method: 'move-task',
-    });
-    expect(parseOpsArgs(['redrive', '--aws-endpoint', 'http://127.0.0.1:1'])).toMatchObject({
-      method: 'loop',
-    });
-    expect(parseOpsArgs(['redrive', '--method', 'loop'])).toMatchObject({ method: 'loop' });
-    expect(
-      parseOpsArgs([
-        'backfill',
-        '--subscriber',
-        'billing',
-        '--rate',
-        '20',
-        '--max-messages',
-        '5',
-        '--restart',
-      ]),
-    ).toMatchObject({ subscriber: 'billing', rate: 20, maxMessages: 5, restart: true });
-    expect(parseOpsArgs(['backfill', '--subscriber', 'billing'])).toMatchObject({
-      rate: 50,
-      maxMessages: undefined,
-      allVersions: false,
-    });
-    expect(parseOpsArgs(['backfill', '--subscriber', 'billing', '--all-versions'])).toMatchObject({
-      allVersions: true,
-    });
-  });
-
-  it('reads history ORDER_ID as exact int64 text, with the shared flags', () => {
-    expect(parseOpsArgs(['history', '9223372036854775807', '--json'])).toMatchObject({
-      command: 'history',
-      orderId: '9223372036854775807',
-      shared: { json: true },
-    });
-    expect(parseOpsArgs(['history', '0'])).toMatchObject({ orderId: '0' });
-    expect(parseOpsArgs(['history', '-h'])).toEqual({ command: 'help' });
-  });
-
-  it('passes reconcile its own flags, adding the default stack', () => {
-    expect(
-      parseOpsArgs(['reconcile', '--sample', '5', '--aws-endpoint', 'http://localhost:1']),
-    ).toMatchObject({
-      command: 'reconcile',
-      argv: ['--sample', '5', '--aws-endpoint', 'http://localhost:1', '--stack-name', DEFAULT_STACK_NAME],
-    });
-    expect(parseOpsArgs(['reconcile', '--stack-name', 'X'])).toMatchObject({ argv: ['--stack-name', 'X'] });
-  });
-
-  it('answers help', () => {
-    expect(parseOpsArgs(['--help'])).toEqual({ command: 'help' });
-    expect(parseOpsArgs(['status', '-h'])).toEqual({ command: 'help' });
+  it.each([[['--help']], [['status', '-h']], [['history', '-h']]])('answers help for %j', (argv) => {
+    expect(parseOpsArgs(argv)).toEqual({ command: 'help' });
   });
 
   it.each([

@@ -14,65 +14,69 @@ function item(overrides: Partial<CursorItem> = {}): CursorItem {
 }
 
 describe('planCursorChange', () => {
-  it('reset-cursor removes the cursor and the high-water mark, expecting the revision it read', () => {
-    const plan = planCursorChange(item(), { kind: 'reset-cursor' }, { nowMs: NOW, force: false });
+  const leased = item({ leaseOwner: 'request-1', leaseExpiresAt: NOW + 30_000 });
 
-    expect(plan).toMatchObject({
-      kind: 'update',
-      set: {},
-      remove: ['pageId', 'highWaterMark'],
-      expectRevision: 7,
-      revisionAfter: 8,
-      requireNoLease: true,
-      itemExists: true,
-    });
-  });
-
-  it('replay sets the cursor to the page', () => {
-    const plan = planCursorChange(
+  it.each([
+    [
+      'reset-cursor removes the cursor and the high-water mark, expecting the revision it read',
+      item(),
+      { kind: 'reset-cursor' },
+      false,
+      {
+        set: {},
+        remove: ['pageId', 'highWaterMark'],
+        expectRevision: 7,
+        revisionAfter: 8,
+        requireNoLease: true,
+        itemExists: true,
+      },
+    ],
+    [
+      'replay sets the cursor to the page',
       item(),
       { kind: 'replay', fromPage: 'page-9' },
-      { nowMs: NOW, force: false },
-    );
-
-    expect(plan).toMatchObject({ kind: 'update', set: { pageId: 'page-9' }, remove: [], revisionAfter: 8 });
-  });
-
-  it('replay of a feed without an item creates it at revision 1', () => {
-    const plan = planCursorChange(
+      false,
+      { set: { pageId: 'page-9' }, remove: [], revisionAfter: 8 },
+    ],
+    [
+      'replay of a feed without an item creates it at revision 1',
       cursorItemOf('orders', undefined),
       { kind: 'replay', fromPage: 'page-9' },
-      { nowMs: NOW, force: false },
-    );
-
-    expect(plan).toMatchObject({
-      kind: 'update',
-      itemExists: false,
-      expectRevision: undefined,
-      revisionAfter: 1,
-    });
-  });
-
-  it('clear-auth-backoff removes the failure count and the retry time', () => {
-    const plan = planCursorChange(
+      false,
+      { itemExists: false, expectRevision: undefined, revisionAfter: 1 },
+    ],
+    [
+      'clear-auth-backoff removes the failure count and the retry time',
       item({ authFailures: 2, authRetryNotBefore: NOW + 60_000 }),
       { kind: 'clear-auth-backoff' },
-      { nowMs: NOW, force: false },
-    );
-
-    expect(plan).toMatchObject({ kind: 'update', remove: ['authFailures', 'authRetryNotBefore'] });
-  });
-
-  it('clear-auth-backoff also removes the refused token version when one is recorded', () => {
-    const plan = planCursorChange(
+      false,
+      { remove: ['authFailures', 'authRetryNotBefore'] },
+    ],
+    [
+      'clear-auth-backoff also removes the refused token version when one is recorded',
       item({ authFailures: 1, authRetryNotBefore: NOW + 60_000, authFailedTokenVersion: 4 }),
       { kind: 'clear-auth-backoff' },
-      { nowMs: NOW, force: false },
-    );
-
-    expect(plan).toMatchObject({
+      false,
+      { remove: ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'] },
+    ],
+    [
+      'reset-cursor under a live lease with --force goes ahead, without the lease condition',
+      leased,
+      { kind: 'reset-cursor' },
+      true,
+      { requireNoLease: false, revisionAfter: 8 },
+    ],
+    [
+      'reset-cursor goes ahead when the lease has expired',
+      item({ leaseOwner: 'request-1', leaseExpiresAt: NOW - 1 }),
+      { kind: 'reset-cursor' },
+      false,
+      {},
+    ],
+  ] as const)('%s', (_name, current, action, force, expected) => {
+    expect(planCursorChange(current, action, { nowMs: NOW, force })).toMatchObject({
       kind: 'update',
-      remove: ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'],
+      ...expected,
     });
   });
 
@@ -94,28 +98,10 @@ describe('planCursorChange', () => {
   });
 
   it('refuses while a live lease is held, naming the holder and --force', () => {
-    const leased = item({ leaseOwner: 'request-1', leaseExpiresAt: NOW + 30_000 });
-
     const plan = planCursorChange(leased, { kind: 'reset-cursor' }, { nowMs: NOW, force: false });
 
     expect(plan.kind).toBe('refused');
     expect(plan.kind === 'refused' && plan.why).toMatch(/leased by request-1 until .*--force/);
-  });
-
-  it('goes ahead under a live lease with --force, without the lease condition', () => {
-    const leased = item({ leaseOwner: 'request-1', leaseExpiresAt: NOW + 30_000 });
-
-    const plan = planCursorChange(leased, { kind: 'reset-cursor' }, { nowMs: NOW, force: true });
-
-    expect(plan).toMatchObject({ kind: 'update', requireNoLease: false, revisionAfter: 8 });
-  });
-
-  it('goes ahead when the lease has expired', () => {
-    const expired = item({ leaseOwner: 'request-1', leaseExpiresAt: NOW - 1 });
-
-    expect(planCursorChange(expired, { kind: 'reset-cursor' }, { nowMs: NOW, force: false }).kind).toBe(
-      'update',
-    );
   });
 
   it('says what changes, with the cursor shortened', () => {

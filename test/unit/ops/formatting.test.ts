@@ -74,28 +74,18 @@ describe('status', () => {
       authFailures: 1,
       authRetryNotBefore: NOW + 300_000,
     });
+    const ordersQueue = { name: 'orders', url: 'u', delayed: 0 };
     const report: StatusReport = {
       stackName: 'OrderFeedIngester',
       at: new Date(NOW).toISOString(),
       feeds: [feedStatusOf(cursor, 'poller', NOW)],
       queues: [
+        { ...ordersQueue, role: 'queue', visible: 3, inFlight: 1, oldestAgeSeconds: 125, ageNote: undefined },
         {
-          name: 'orders',
-          role: 'queue',
-          url: 'u',
-          visible: 3,
-          inFlight: 1,
-          delayed: 0,
-          oldestAgeSeconds: 125,
-          ageNote: undefined,
-        },
-        {
-          name: 'orders',
+          ...ordersQueue,
           role: 'dead-letter',
-          url: 'u',
           visible: 0,
           inFlight: 0,
-          delayed: 0,
           oldestAgeSeconds: undefined,
           ageNote: 'no CloudWatch metrics on an emulator',
         },

@@ -58,11 +58,7 @@ describe('targetFromOutputs', () => {
       ],
       pollers: { orders: 'poller-fn' },
     });
-  });
-
-  it('reads the history table from HistoryTableName', () => {
     const outputs = { ...OUTPUTS, HistoryTableName: 'history-table' };
-
     expect(targetFromOutputs('Stack', outputs, {}, {}).historyTable).toBe('history-table');
   });
 
@@ -94,13 +90,10 @@ describe('readStackOutputs', () => {
 });
 
 describe('feedPollersOf', () => {
-  it('reads the FeedPollers output of a multi-feed stack, keeping only feed ids', () => {
+  it('reads the FeedPollers output of a multi-feed stack (feed ids only), none on a single-feed stack, refusing a malformed value', () => {
     const outputs = { FeedPollers: JSON.stringify({ eu: 'poller-eu', us: 'poller-us', '#x': 'nope', n: 3 }) };
 
     expect(feedPollersOf(outputs)).toEqual({ eu: 'poller-eu', us: 'poller-us' });
-  });
-
-  it('is empty on a single-feed stack and refuses a malformed value', () => {
     expect(feedPollersOf({})).toEqual({});
     expect(() => feedPollersOf({ FeedPollers: '[1]' })).toThrow(CommandError);
     expect(() => feedPollersOf({ FeedPollers: '{' })).toThrow('not JSON');
@@ -108,16 +101,10 @@ describe('feedPollersOf', () => {
 });
 
 describe('resolveFeed', () => {
-  it('takes the only feed by default', () => {
+  it('takes the only feed by default, requires --feed among several, and refuses an unknown feed or none', () => {
     expect(resolveFeed(undefined, ['orders'])).toBe('orders');
-  });
-
-  it('requires --feed among several, naming them', () => {
     expect(() => resolveFeed(undefined, ['eu', 'us'])).toThrow('several feeds (eu, us): pass --feed ID');
     expect(resolveFeed('us', ['eu', 'us'])).toBe('us');
-  });
-
-  it('refuses an unknown feed and a stack without feeds', () => {
     expect(() => resolveFeed('asia', ['eu', 'us'])).toThrow('unknown feed "asia" (known: eu, us)');
     expect(() => resolveFeed(undefined, [])).toThrow('no feed');
   });
@@ -126,7 +113,7 @@ describe('resolveFeed', () => {
 describe('selectRedriveQueues', () => {
   const target = targetFromOutputs('Stack', OUTPUTS, {}, { billing: 'https://sqs/1/billing' });
 
-  it('takes every queue with a dead-letter queue by default, or the one named', () => {
+  it('takes every queue with a dead-letter queue by default, or the one named, refusing a name without one', () => {
     expect(selectRedriveQueues(target.queues, undefined).map((queue) => queue.name)).toEqual([
       'orders',
       'audit-log',
@@ -135,9 +122,6 @@ describe('selectRedriveQueues', () => {
     expect(selectRedriveQueues(target.queues, 'billing').map((queue) => queue.deadLetterUrl)).toEqual([
       'https://sqs/1/billing-dlq',
     ]);
-  });
-
-  it('refuses a name without a dead-letter queue, listing the names', () => {
     expect(() => selectRedriveQueues(target.queues, 'nope')).toThrow(
       'no dead-letter queue for "nope" (queues: orders, audit-log, billing)',
     );
