@@ -2,7 +2,7 @@
 // simulator over HTTP and emulated AWS (moto), one after another on one set of resources, each as a feed of
 // its own (no two scenarios share an order id): each ends with exactly its expectation (SCENARIO_EXPECTATIONS)
 // and passes the spec's check (SPEC_CHECKS, as npm run verify applies it). The partner client's own handling of
-// each scenario (waits, retries, headers) is asserted in partner-client-scenarios; here, what the pipeline adds.
+// each scenario (waits, retries, headers) is asserted in partner-client.test.ts; here, what the pipeline adds.
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
