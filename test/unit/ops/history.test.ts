@@ -170,6 +170,9 @@ describe('history items', () => {
     const text = renderHistory(history);
     expect(text).toContain(`order 9223372036854775807: 3 stored version(s)`);
     expect(text).toContain('v9007199254740992 (arrived out of order):');
+    expect(text).toMatch(
+      /^9007199254740992 +2026-03-01T11:40:00.000Z {2}placed .*out of order \(after v9007199254740996\)$/m,
+    );
     expect(text).toContain('gap: no version 9007199254740994 to 9007199254740995 stored');
     expect(text).toContain('status accepted -> cancelled');
     expect(text.indexOf('9007199254740992  ')).toBeLessThan(text.indexOf('9007199254740993  '));
