@@ -87,8 +87,6 @@ function resultsOf(report: ReconcileReport): Map<Int64, ResultKind> {
   return new Map(report.orders.map((entry) => [entry.id, entry.result]));
 }
 
-const feedIds = () => [...expected.orders.keys()];
-
 describe('reconcile against the simulator and moto', () => {
   it('samples ids from the table and reads stored versions in chunks of 100, a 64-bit id beyond 2^53 exactly', async () => {
     // Apart from its rounding neighbour; both are gone again when the test ends.
@@ -127,7 +125,7 @@ describe('reconcile against the simulator and moto', () => {
   });
 
   it('exits 1 while orders are behind or missing; --repair (from the stack) publishes to every queue and exits 0; once applied, all are in sync', async () => {
-    const ids = feedIds().join(',');
+    const ids = [...expected.orders.keys()].join(',');
     await createStack('order-feed', {
       OrdersTableName: resources.ordersTable,
       OrdersQueueUrl: resources.ordersQueueUrl,

@@ -97,12 +97,9 @@ describe('orderChanges on the spec scenarios', () => {
     ]);
   });
 
-  it('test-order-lifecycle: placed -> accepted -> cancelled; a rejection', () => {
-    const [placed, accepted, cancelled] = versionsOf('test-order-lifecycle', 3_008_000_001);
-    expect(texts(placed, accepted)).toEqual([
-      'status: status placed -> accepted',
-      'timestamp: acceptedAt set 2026-03-01T11:18:00.000Z',
-    ]);
+  it('test-order-lifecycle: accepted -> cancelled; a rejection', () => {
+    // placed -> accepted reads as in every scenario above.
+    const [, accepted, cancelled] = versionsOf('test-order-lifecycle', 3_008_000_001);
     expect(texts(accepted, cancelled)).toEqual([
       'status: status accepted -> cancelled',
       'timestamp: cancelledAt set 2026-03-01T11:50:00.000Z',
