@@ -35,11 +35,7 @@ describe('decideAfterRun', () => {
     ['cursor-expired-again', run('cursor-expired-again'), { action: 'run-next', delayMs: 1000 }],
     // retry-later with pages is a pause; with nothing fetched, no progress (a stall).
     ['retry-later with pages', run('retry-later', 2), { action: 'run-next', delayMs: 1000 }],
-    [
-      'retry-later with nothing fetched',
-      run('retry-later', 0, 0),
-      expect.objectContaining({ action: 'stall' }),
-    ],
+    ['retry-later, none fetched', run('retry-later', 0, 0), expect.objectContaining({ action: 'stall' })],
     [
       'lease-held: look for a dead local lease holder',
       run('lease-held', 0, 0),
