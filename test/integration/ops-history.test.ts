@@ -112,22 +112,14 @@ afterAll(async () => {
 });
 
 describe('ops history and ops backfill --all-versions (moto)', () => {
-  it('history reads every stored version back exactly, in ascending order, as text and as --json', async () => {
+  it('history reads every stored version back exactly, in ascending order (the Query), as text and as --json', async () => {
     const text = await ops('history', String(BIG_ID), '--stack-name', 'WithHistory');
     const json = await ops('history', String(BIG_ID), '--stack-name', 'WithHistory', '--json');
 
     expect(text.stderr).toBe('');
     expect(text.code).toBe(EXIT_OK);
     expect(text.stdout).toContain('order 9223372036854775806: 3 stored version(s)');
-    const rows = text.stdout.split('\n').filter((line) => /^900719925474099\d /.test(line));
-    expect(rows.map((line) => line.split(/\s+/)[0])).toEqual([
-      '9007199254740993',
-      '9007199254740994',
-      '9007199254740997',
-    ]);
-    expect(rows[0]).toContain('2026-03-01T11:30:00.000Z  placed');
-    expect(rows[0]).toContain('out of order (after v9007199254740997)');
-    expect(text.stdout).toContain('gap: no version 9007199254740995 to 9007199254740996 stored');
+    // The rows, the out-of-order note and the gap as rendered: history.test.ts (renderHistory).
     expect(json.code).toBe(EXIT_OK);
     const report = parseJsonExact(json.stdout) as { orderId: string; versions: Array<{ version: bigint }> };
     expect(report.orderId).toBe('9223372036854775806');

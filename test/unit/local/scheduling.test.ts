@@ -33,8 +33,9 @@ describe('decideAfterRun', () => {
     ['caught-up', run('caught-up'), { action: 'check-caught-up' }],
     // The recovered cursor expired too: a later run recovers again, nothing is concluded.
     ['cursor-expired-again', run('cursor-expired-again'), { action: 'run-next', delayMs: 1000 }],
-    // retry-later with nothing fetched is no progress (a stall, below), with pages a pause.
+    // retry-later with pages is a pause; with nothing fetched, no progress (a stall).
     ['retry-later with pages', run('retry-later', 2), { action: 'run-next', delayMs: 1000 }],
+    ['retry-later, none fetched', run('retry-later', 0, 0), expect.objectContaining({ action: 'stall' })],
     [
       'lease-held: look for a dead local lease holder',
       run('lease-held', 0, 0),
@@ -79,10 +80,6 @@ describe('decideAfterRun', () => {
     expect(decideAfterRun(failed, 2, tuning, false)).toMatchObject({ delayMs: 4000, fatal: true });
     expect(decideAfterRun(failed, 2, tuning, true)).toMatchObject({ fatal: false });
     expect(decideAfterRun(failed, 10, tuning, true)).toMatchObject({ delayMs: 30_000 });
-  });
-
-  it('treats retry-later with nothing fetched as no progress', () => {
-    expect(decideAfterRun(run('retry-later', 0, 0), 0, tuning, false)).toMatchObject({ action: 'stall' });
   });
 });
 
