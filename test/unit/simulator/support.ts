@@ -4,52 +4,17 @@
 import { checkConsistency } from '../../../functions/core/model/consistency.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import type { Order } from '../../../functions/core/model/types.js';
-import type { ExpectedOrder, ExpectedSale } from '../../../tools/simulator/index.js';
+import { type SimOrder, TIMESTAMP_FIELDS } from '../../../tools/simulator/model.js';
 import type { RunCounters, ScenarioRun } from '../../../tools/simulator/scenarios/expectations.js';
 import { salesTotals } from '../../../tools/store/sales-ledger.js';
 
 export const TOKEN = 'unit-test-token';
 
-export interface Money {
-  amount: number;
-  currency: string;
-}
+type Timestamps = { [field in (typeof TIMESTAMP_FIELDS)[number]]?: number | string };
 
-export interface WireItem {
-  id: string;
-  name: string;
-  type: string;
-  price: Money;
-  total: Money;
-  quantityOrdered: number;
-  quantityFulfilled: number;
-  barcode?: string;
-  ageRestricted?: boolean;
-  optionCategories?: Array<{ name: string; selectedOptions: Array<{ name: string; optionPrice?: Money }> }>;
-  substitutionDetails?: { substitutedBy?: string[]; substitutedFor?: string[] };
-  priceAdjustmentDetails?: { relatedPriceAdjustment?: string; itemsAdjusted?: string[] };
-}
-
-export interface WireOrder {
-  id: number;
-  version: number;
-  latestVersion: boolean;
-  vendorId: string;
-  status: 'placed' | 'rejected' | 'accepted' | 'cancelled';
-  type: 'collection' | 'delivery';
-  placedAt: number | string;
-  acceptedAt?: number | string;
-  cancelledAt?: number | string;
-  dispatchedAt?: number | string;
-  deliveredAt?: number | string;
-  returnedAt?: number | string;
-  deliveryFee?: Money;
-  serviceFee: Money;
-  total: Money;
-  items: WireItem[];
-  customerPayments: Array<{ type: string; collectedBy: string; payment: Money }>;
-  deliveryProvider?: string;
-}
+/** A payload as served: the simulator's priced order, with latestVersion and epoch-ms or ISO timestamps. */
+export type WireOrder = Omit<SimOrder, keyof Timestamps> &
+  Timestamps & { latestVersion: boolean; placedAt: number | string };
 
 export interface WirePage {
   data: WireOrder[];
@@ -123,34 +88,17 @@ export async function drainPoll(
   throw new Error('drainPoll: no end');
 }
 
-/** Latest version per order and sales, computed independently of the simulator (max version wins). */
-export function finalState(orders: Iterable<WireOrder>): { orders: ExpectedOrder[]; sales: ExpectedSale[] } {
-  const latest = new Map<number, WireOrder>();
-  for (const order of orders) {
-    const known = latest.get(order.id);
-    if (!known || order.version > known.version) latest.set(order.id, order);
-  }
-  const finals = [...latest.values()]
-    .sort((a, b) => a.id - b.id)
-    .map((o) => ({ id: o.id, version: o.version, status: o.status, vendorId: o.vendorId, total: o.total }));
-  const sales = new Map<string, ExpectedSale>();
-  for (const order of finals) {
-    if (order.status !== 'accepted') continue;
-    const key = `${order.vendorId}|${order.total.currency}`;
-    const sale = sales.get(key) ?? {
-      vendorId: order.vendorId,
-      currency: order.total.currency,
-      count: 0,
-      amount: 0,
-    };
-    sale.count += 1;
-    sale.amount += order.total.amount;
-    sales.set(key, sale);
-  }
-  const sorted = [...sales.values()].sort((a, b) =>
-    a.vendorId === b.vendorId ? (a.currency < b.currency ? -1 : 1) : a.vendorId < b.vendorId ? -1 : 1,
-  );
-  return { orders: finals, sales: sorted };
+/** The latest version of each order (sorted by id) and the sales a faithful pipeline ends with. */
+export function finalState(served: readonly unknown[]) {
+  const { orders, sales } = faithfulRun(served);
+  const finals = orders.map(({ id, version, status, vendorId, total }) => ({
+    id,
+    version,
+    status,
+    vendorId,
+    total,
+  }));
+  return { orders: finals.sort((a, b) => Number(a.id) - Number(b.id)), sales };
 }
 
 /** The run a faithful pipeline makes of `served`: every version applied or stale, the highest one kept. */
@@ -178,18 +126,13 @@ export function faithfulRun(served: readonly unknown[], counters: Partial<RunCou
   };
 }
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?(Z|[+-]\d{2}:\d{2})$/;
-
-export function timestampMs(value: number | string): number {
-  if (typeof value === 'number') return value;
-  if (!ISO.test(value)) throw new Error(`not an ISO 8601 date-time with offset: ${value}`);
-  return Date.parse(value);
-}
-
 /** Every rule the simulator promises for one payload; [] when all hold. */
 export function orderProblems(order: WireOrder): string[] {
-  // checkConsistency covers one currency, payments = total, and substitution and adjustment lines.
-  const problems = checkConsistency(order as unknown as Order).map((f) => `${f.code}: ${f.detail}`);
+  // parseOrder checks the fields and timestamp formats; checkConsistency one currency, payments = total, and
+  // substitution and adjustment lines.
+  const parsed = parseOrder(order);
+  if (!parsed.ok) return [parsed.reason];
+  const problems = checkConsistency(parsed.order).map((f) => `${f.code}: ${f.detail}`);
   let sum = order.serviceFee.amount + (order.deliveryFee?.amount ?? 0);
   for (const item of order.items) {
     sum += item.total.amount;
@@ -202,22 +145,10 @@ export function orderProblems(order: WireOrder): string[] {
   if (sum !== order.total.amount) problems.push(`items + fees = ${sum}, total ${order.total.amount}`);
   if (order.customerPayments.some((p) => p.payment.amount <= 0)) problems.push('non-positive payment');
 
-  const times: Record<string, number> = {};
-  for (const field of [
-    'placedAt',
-    'acceptedAt',
-    'cancelledAt',
-    'dispatchedAt',
-    'deliveredAt',
-    'returnedAt',
-  ] as const) {
-    const value = order[field];
-    if (value === undefined) continue;
-    try {
-      times[field] = timestampMs(value);
-    } catch (err) {
-      problems.push(`${field}: ${err instanceof Error ? err.message : String(err)}`);
-    }
+  const times: Partial<Record<string, number>> = {};
+  for (const field of TIMESTAMP_FIELDS) {
+    const value = parsed.order[field];
+    if (value !== undefined) times[field] = Date.parse(value);
   }
   const has = (field: string): boolean => times[field] !== undefined;
   const expectations: Record<WireOrder['status'], [boolean, boolean]> = {
