@@ -8,6 +8,7 @@ import {
   ConfigError,
   type ContextReader,
   downstreamQueueUrlsCharacters,
+  FEED_KEYS,
   KEYS,
   MAX_FEEDS,
   parseConfig,
@@ -38,35 +39,25 @@ describe('parseConfig', () => {
     // Act
     const config = parseConfig(REQUIRED_CONFIG);
 
-    // Assess
-    expect(config).toMatchObject({
-      feeds: [
-        {
-          id: KEYS.feedId,
-          partnerBaseUrl: 'https://partner.example.com',
-          tokenParameterName: '/order-feed-ingester/partner-token',
-          tokenKmsKeyArn: undefined,
-          minAgeMinutes: undefined,
-          vendorIds: undefined,
-          enabled: true,
-        },
-      ],
-      feedsListed: false,
-      pageSize: 100,
-      maxPagesPerRun: undefined,
-      arrayQueryEncoding: 'repeat',
-      downstreamSubscribers: [],
-      maxReceiveCount: 5,
-      consumerBatchSize: 10,
-      consumerMaxBatchingWindowSeconds: 0,
-      consumerMaxConcurrency: 5,
-      alarmLagMinutes: 30,
-      alarmTopicArn: undefined,
-      metricsNamespace: 'OrderFeedIngester',
-      logRetentionDays: 30,
-      removalPolicy: 'retain',
-    });
-    expect(config.scheduleInterval.toMinutes()).toBe(1);
+    // Assess: every key at its SETTINGS default (unset where it has none); the feed keys in the one feed.
+    const { feeds, scheduleInterval } = config;
+    const feedKeys: readonly string[] = FEED_KEYS;
+    for (const key of Object.keys(KEYS) as (keyof typeof KEYS)[]) {
+      if (['feeds', 'feedId', 'schedule', 'consumerMaxConcurrency', 'subscriberMaxAgeHours'].includes(key))
+        continue;
+      const given = (REQUIRED_CONFIG as Record<string, unknown>)[key] ?? KEYS[key];
+      const parsed = feedKeys.includes(key)
+        ? feeds[0]?.[key as (typeof FEED_KEYS)[number]]
+        : (config as unknown as Record<string, unknown>)[key];
+      expect(parsed, key).toEqual(given);
+    }
+    expect([feeds.length, feeds[0]?.id, config.feedsListed]).toEqual([1, KEYS.feedId, false]);
+    // Derived: 5 per feed, half the subscriber retention, the default rate(1 minute).
+    expect([
+      config.consumerMaxConcurrency,
+      config.subscriberMaxAgeHours,
+      scheduleInterval.toMinutes(),
+    ]).toEqual([5, 168, 1]);
   });
 
   it('names every missing required key (no configuration at all)', () => {

@@ -282,17 +282,18 @@ describe('queues', () => {
   });
 
   it.each([
-    ['QueuesOrdersQueue', 'QueuesOrdersDeadLetterQueue'],
-    ['QueuesDownstreamBillingQueue', 'QueuesDownstreamBillingDeadLetterQueue'],
-    ['QueuesDownstreamAuditLogQueue', 'QueuesDownstreamAuditLogDeadLetterQueue'],
+    ['QueuesOrdersQueue', 'QueuesOrdersDeadLetterQueue', 4],
+    ['QueuesDownstreamBillingQueue', 'QueuesDownstreamBillingDeadLetterQueue', 14],
+    ['QueuesDownstreamAuditLogQueue', 'QueuesDownstreamAuditLogDeadLetterQueue', 14],
   ])(
-    '%s: SQS-managed SSE, redrive to its DLQ after maxReceiveCount, DLQ kept 14 days',
-    (queueId, dlqPrefix) => {
+    '%s: SQS-managed SSE, redrive to its DLQ after maxReceiveCount, kept %i days by default, DLQ 14',
+    (queueId, dlqPrefix, days) => {
       const [, queue] = resource(full, 'AWS::SQS::Queue', queueId);
       const [dlqId, dlq] = resource(full, 'AWS::SQS::Queue', dlqPrefix);
 
       expect(queue.Properties).toMatchObject({
         SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: days * DAY,
         RedrivePolicy: { deadLetterTargetArn: arnOf(dlqId), maxReceiveCount: FULL_CONFIG.maxReceiveCount },
       });
       expect(dlq.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * DAY });
@@ -307,16 +308,6 @@ describe('queues', () => {
     expect(queue.Properties.VisibilityTimeout).toBe(
       6 * (consumer.Properties.Timeout as number) + FULL_CONFIG.consumerMaxBatchingWindowSeconds,
     );
-  });
-
-  it('keeps subscriber messages 14 days by default or subscriberRetentionDays, the orders queue 4', () => {
-    const retention = (template: Template, prefix: string) =>
-      resource(template, 'AWS::SQS::Queue', prefix)[1].Properties.MessageRetentionPeriod;
-
-    expect(retention(full, 'QueuesDownstreamBillingQueue')).toBe(14 * DAY);
-    expect(retention(full, 'QueuesDownstreamAuditLogQueue')).toBe(14 * DAY);
-    expect(retention(full, 'QueuesOrdersQueue')).toBe(4 * DAY);
-    expect(retention(throwaway, 'QueuesDownstreamBillingQueue')).toBe(3 * DAY);
   });
 
   it('alarms on a subscriber queue’s oldest message at half its retention, or subscriberMaxAgeHours', () => {
@@ -338,6 +329,9 @@ describe('queues', () => {
       'MonitoringDownstreamBillingQueueAgeAlarm',
     );
     expect(alarm.Properties.Threshold).toBe(24 * 3600);
+    // subscriberRetentionDays 3.
+    const [, queue] = resource(throwaway, 'AWS::SQS::Queue', 'QueuesDownstreamBillingQueue');
+    expect(queue.Properties.MessageRetentionPeriod).toBe(3 * DAY);
   });
 });
 
@@ -420,20 +414,6 @@ describe('functions', () => {
       INGESTER_INSTANCE: 'OrderFeedIngester/Default',
       NODE_OPTIONS: '--enable-source-maps',
     });
-  });
-
-  it('omits the optional poller variables when unset and sends {} as DOWNSTREAM_QUEUE_URLS without subscribers', () => {
-    // The defaults' values reach the cold start as parsed: the settings contract below.
-    const variables = variablesOf(resource(minimal, 'AWS::Lambda::Function', 'PollerFunction')[1]);
-    const optional = [
-      'MAX_PAGES_PER_RUN',
-      'MIN_AGE_MINUTES',
-      'VENDOR_IDS',
-      'CURSOR_RECOVERY_LOOKBACK_MINUTES',
-    ];
-
-    expect(Object.keys(variables).filter((name) => optional.includes(name))).toEqual([]);
-    expect(variables.DOWNSTREAM_QUEUE_URLS).toBe('{}');
   });
 
   it('sets exactly the consumer environment the handler reads', () => {
@@ -585,23 +565,6 @@ describe('IAM', () => {
       expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']),
     );
     expect(actionsOn(consumer, resource(full, 'AWS::DynamoDB::Table', 'CursorTable')[0])).toEqual([]);
-  });
-
-  it('lets the poller invoke only itself (self-continuation), from a policy of its own', () => {
-    const [fnId, fn] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
-    const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-    const invokes = resources(full, 'AWS::IAM::Policy').flatMap(([, policy]) =>
-      (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter(
-        (statement) => statement.Action === 'lambda:InvokeFunction',
-      ).map((statement) => ({ statement, roles: policy.Properties.Roles })),
-    );
-
-    expect(invokes).toEqual([
-      {
-        statement: { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: arnOf(fnId) },
-        roles: [ref(roleId)],
-      },
-    ]);
   });
 
   it('uses no managed policies and no "*" but X-Ray’s, once per role (the other wildcard is the quarantine/ prefix)', () => {
@@ -1039,7 +1002,12 @@ describe('a stack with three feeds', () => {
     );
     expect(resourcesFor('Eu', 'kms:Decrypt')).toEqual([]);
     expect(resourcesFor('UsSecondAccount', 'kms:Decrypt')).toHaveLength(1);
-    expect(resourcesFor('Eu', 'lambda:InvokeFunction')).toEqual([JSON.stringify(arnOf(pollerOf('Eu')[0]))]);
+    // Self-continuation: each poller invokes itself alone, from a policy on its own role only.
+    for (const suffix of SUFFIXES) {
+      expect(resourcesFor(suffix, 'lambda:InvokeFunction')).toEqual([
+        JSON.stringify(arnOf(pollerOf(suffix)[0])),
+      ]);
+    }
   });
 
   it('alarms on the lag of each switched-on feed by FeedId, sums every poller’s errors, gives each feed a dashboard row', () => {
