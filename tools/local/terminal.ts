@@ -24,8 +24,10 @@ export function formatProgress(snapshot: ProgressSnapshot): string {
       waiting.givesUpInMs === undefined
         ? 'no give-up (--watch)'
         : `gives up in ${formatDuration(waiting.givesUpInMs)} unless a page is committed or a version applied`;
+    // A run that threw failed on this side (the emulator, most often), not at the partner.
+    const what = waiting.failure.startsWith('failed') ? 'waiting' : 'waiting for the partner';
     lines.push(
-      `       waiting for the partner${feeds ? ` (feed ${waiting.feedId})` : ''}: ${waiting.failedRuns} failed run(s), the last ${waiting.failure}; ${next}; ${giveUp}`,
+      `       ${what}${feeds ? ` (feed ${waiting.feedId})` : ''}: ${waiting.failedRuns} failed run(s), the last ${waiting.failure}; ${next}; ${giveUp}`,
     );
   }
   return lines.join('\n');
