@@ -378,7 +378,11 @@ describe('npm start', () => {
       }
     } finally {
       await partner?.close();
-      if (keptPid !== undefined) process.kill(keptPid, 'SIGTERM');
+      try {
+        if (keptPid !== undefined) process.kill(keptPid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
     }
   }, 300_000);
 

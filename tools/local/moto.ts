@@ -19,8 +19,11 @@ export interface RunningMoto {
   readonly pid: number;
   reset(): Promise<void>;
   stop(): Promise<void>;
-  /** Leaves the emulator running, with its data, after this process exits: stopped later by its pid. */
-  keep(): void;
+  /**
+   * Leaves the emulator running, with its data, after this process exits (stopped later by its pid); false
+   * when it is no longer running.
+   */
+  keep(): boolean;
 }
 
 /** Dummy credentials and region for talking to the emulator; never real ones. */
@@ -119,7 +122,10 @@ export async function startMoto(options: { startupTimeoutMs?: number } = {}): Pr
       if (!response.ok) throw new Error(`moto reset failed with ${response.status}`);
     },
     stop: () => stopProcess(child).finally(removeLog),
-    keep: () => child.unref(),
+    keep() {
+      child.unref();
+      return child.exitCode === null && child.signalCode === null;
+    },
   };
 }
 

@@ -562,8 +562,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
     aws?.destroy();
     await builtIn?.sim.close();
     if (moto && options.keepEmulatorOnFailure && deployment && worthResuming(summary.outcome)) {
-      moto.keep();
-      summary.keptEmulator = { endpoint: moto.endpoint, pid: moto.pid };
+      if (moto.keep()) summary.keptEmulator = { endpoint: moto.endpoint, pid: moto.pid };
     } else await moto?.stop();
     if (failure) throw new LocalRunError(summary, { cause: failure.error });
     return summary;

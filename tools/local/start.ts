@@ -341,7 +341,8 @@ async function main(): Promise<number> {
     writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
     process.stdout.write(`Summary written to ${path}\n`);
   }
-  if (reachedTheStack && worthResuming(summary.outcome)) {
+  // Only where the data outlives this process (an emulator that died with the run took it along).
+  if (reachedTheStack && emulatorKept && worthResuming(summary.outcome)) {
     const lines = formatResume(summary, resumeCommand(cli, summary.awsEndpoint), {
       tokenFromEnvironment: cli.options.apiUrl !== undefined && cli.tokenFile === undefined,
     });
