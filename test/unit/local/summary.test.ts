@@ -1,8 +1,14 @@
 // Local mode's end-of-run summary: the history line counts the entries and names one command to run; a
-// MISMATCH on a reused stack is explained; each --subscriber queue comes with the command that reads it.
+// MISMATCH on a reused stack is explained; each --subscriber queue comes with the command that reads it;
+// a run worth resuming says where its data is and how to resume. And the progress line of a waiting feed.
 import { describe, expect, it } from 'vitest';
 import type { LocalSummary } from '../../../tools/local/runtime.js';
-import { formatSubscribers, formatSummary } from '../../../tools/local/terminal.js';
+import {
+  formatProgress,
+  formatResume,
+  formatSubscribers,
+  formatSummary,
+} from '../../../tools/local/terminal.js';
 
 const SUMMARY: LocalSummary = {
   region: 'us-east-1',
@@ -99,5 +105,65 @@ describe('formatSubscribers', () => {
     expect(formatSubscribers(queues, SUMMARY, false)[0]).toMatch(
       /^Subscriber billing: its messages went with this run’s emulator; .* npm start -- --aws-endpoint http:\/\/localhost:5000 --subscriber billing\)/,
     );
+  });
+});
+
+describe('after a give-up', () => {
+  const gaveUp: LocalSummary = {
+    ...SUMMARY,
+    outcome: 'gave-up',
+    detail:
+      'gave up waiting for the partner after 15s without progress (no page committed, no version applied)',
+    keptEmulator: { endpoint: 'http://localhost:41191', pid: 4242 },
+  };
+  const command = 'npm start -- --aws-endpoint http://localhost:41191 --api-url http://127.0.0.1:9/x';
+
+  it('heads the summary with why it gave up', () => {
+    expect(formatSummary(gaveUp)[0]).toBe(`Gave up: ${gaveUp.detail}.`);
+  });
+
+  it('names the emulator it left running, its pid and how to stop it, then the command that resumes', () => {
+    expect(formatResume(gaveUp, command, { tokenFromEnvironment: true })).toEqual([
+      'Data kept: the emulator this run started still runs at http://localhost:41191 (pid 4242); stop it, when done, with: kill 4242',
+      'Resume from the stored cursor (with PARTNER_API_TOKEN set, as for this run):',
+      `  ${command}`,
+    ]);
+  });
+
+  it('says the data is in the given emulator, and after a 401 that the resume needs a valid token', () => {
+    const { keptEmulator: _, ...given } = { ...gaveUp, outcome: 'auth-failed' as const };
+
+    expect(formatResume(given, command, { tokenFromEnvironment: false })).toEqual([
+      'Data kept in the emulator at http://127.0.0.1:2.',
+      'With a valid token, resume from the stored cursor:',
+      `  ${command}`,
+    ]);
+  });
+});
+
+describe('formatProgress', () => {
+  it('says, for a waiting feed, the failure the poller reported, when the next run starts and when local mode gives up', () => {
+    const text = formatProgress({
+      elapsedMs: 14_000,
+      counters: { ...SUMMARY.counters, polls: 4, pages: 0 },
+      queueDepth: 0,
+      lagSeconds: undefined,
+      lastPoll: 'retry-later',
+      waiting: [
+        {
+          feedId: 'orders',
+          failure:
+            'ended retry-later: partner unreachable: GET /v1/orderUpdates: network failure (ECONNREFUSED)',
+          failedRuns: 4,
+          nextRunInMs: 6_200,
+          givesUpInMs: 586_000,
+        },
+      ],
+    });
+
+    expect(text.split('\n')).toEqual([
+      '[ 14s] polls 4 | pages 0 | published 5 | applied 5 | stale 0 | failed 0 | queue 0 | lag - (retry-later)',
+      '       waiting for the partner: 4 failed run(s), the last ended retry-later: partner unreachable: GET /v1/orderUpdates: network failure (ECONNREFUSED); next run in 6s; gives up in 9m 46s unless a page is committed or a version applied',
+    ]);
   });
 });
