@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod/mini';
-import { isMain } from '../cli-args.js';
+import { isMain, quietSdkNodeVersionWarning } from '../cli-args.js';
 import {
   AUTH_FAILED_MESSAGE,
   checkLocalRunOptions,
@@ -176,16 +176,6 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     options.feeds = overlappingFeeds(feeds);
   }
   return { options, summaryJson: values['summary-json'], help: values.help ?? false };
-}
-
-/** The AWS SDK's Node.js 20 end-of-support notice would sit in the middle of the progress output. */
-function quietSdkNodeVersionWarning(): void {
-  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    const text = typeof warning === 'string' ? warning : warning.message;
-    if (text.startsWith('NodeVersionSupportWarning')) return;
-    emit(warning, ...rest);
-  }) as typeof process.emitWarning;
 }
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
