@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod/mini';
-import { isMain, UsageError } from '../cli-args.js';
+import { isMain, quietSdkNodeVersionWarning, UsageError, usageErrorOf } from '../cli-args.js';
 import {
   AUTH_FAILED_MESSAGE,
   checkLocalRunOptions,
@@ -142,30 +142,36 @@ function integerFlag(name: string, raw: string | undefined): number | undefined 
   return Number(raw);
 }
 
+const FLAGS = {
+  'api-url': { type: 'string' },
+  scenario: { type: 'string' },
+  'token-file': { type: 'string' },
+  'aws-endpoint': { type: 'string' },
+  'summary-json': { type: 'string' },
+  watch: { type: 'boolean' },
+  'give-up-after': { type: 'string' },
+  'reset-data': { type: 'boolean' },
+  orders: { type: 'string' },
+  seed: { type: 'string' },
+  shards: { type: 'string' },
+  'token-rate-limit': { type: 'string' },
+  feeds: { type: 'string' },
+  subscriber: { type: 'string', multiple: true },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** node's parseArgs over FLAGS; an unknown flag close to a known one gets "did you mean". */
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, strict: true, allowPositionals: true, options: FLAGS });
+  } catch (error) {
+    throw new LocalUsageError(usageErrorOf(error, Object.keys(FLAGS)).message);
+  }
+}
+
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Cli {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      'api-url': { type: 'string' },
-      scenario: { type: 'string' },
-      'token-file': { type: 'string' },
-      'aws-endpoint': { type: 'string' },
-      'summary-json': { type: 'string' },
-      watch: { type: 'boolean' },
-      'give-up-after': { type: 'string' },
-      'reset-data': { type: 'boolean' },
-      orders: { type: 'string' },
-      seed: { type: 'string' },
-      shards: { type: 'string' },
-      'token-rate-limit': { type: 'string' },
-      feeds: { type: 'string' },
-      subscriber: { type: 'string', multiple: true },
-      verbose: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseFlags(argv);
   if (positionals.length > 0) throw new LocalUsageError(`unexpected argument "${positionals[0]}"`);
   let token = env.PARTNER_API_TOKEN?.trim() || undefined;
   if (values['token-file'] !== undefined) {
@@ -251,16 +257,6 @@ export function resumeCommand(cli: Cli, awsEndpoint: string): string {
   );
   if (options.watch) words.push('--watch');
   return `npm start -- ${words.join(' ')}`;
-}
-
-/** The AWS SDK's Node.js 20 end-of-support notice would sit in the middle of the progress output. */
-function quietSdkNodeVersionWarning(): void {
-  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    const text = typeof warning === 'string' ? warning : warning.message;
-    if (text.startsWith('NodeVersionSupportWarning')) return;
-    emit(warning, ...rest);
-  }) as typeof process.emitWarning;
 }
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;

@@ -7,7 +7,15 @@ import { randomUUID } from 'node:crypto';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
-import { type CliIo, CommandError, isMain, messageOf, processIo, reportUsageError } from '../cli-args.js';
+import {
+  type CliIo,
+  CommandError,
+  isMain,
+  messageOf,
+  processIo,
+  quietSdkNodeVersionWarning,
+  reportUsageError,
+} from '../cli-args.js';
 import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
@@ -344,6 +352,7 @@ function elapsed(ms: number): string {
 }
 
 if (isMain(import.meta.url)) {
+  quietSdkNodeVersionWarning();
   // Ctrl-C: the first asks the running command to stop at a safe point; a second one exits at once.
   // One listener for both, kept for the whole run: between removing one listener and adding another, the
   // default action (exit without cleanup) would apply.

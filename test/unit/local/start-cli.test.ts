@@ -32,6 +32,7 @@ describe('npm start flags', () => {
     [['--give-up-after', '0s'], '--give-up-after must be a duration from 1s to 24h'],
     [['--give-up-after', '25h'], '--give-up-after must be a duration from 1s to 24h'],
     [['--give-up-after', '1.5m'], '--give-up-after must be a duration'],
+    [['--senario', 'test-versioning'], "Unknown option '--senario'; did you mean --scenario?"],
   ] as Array<[string[], string, NodeJS.ProcessEnv?]>)(
     'refuses %j before starting anything',
     (argv, message, env = {}) => {
