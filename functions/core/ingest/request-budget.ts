@@ -310,6 +310,11 @@ export class RequestBudget {
     if (askedMs > longHoldMs) {
       this.options.onLongHold?.({ ...said, askedMs, heldMs, clamped: askedMs > heldMs, until: now + heldMs });
     }
+    // Unlimited, this feed's view of the shared count is up to a second old and lacks its own latest
+    // requests: counting them first measures the cut from the count as it is now.
+    if (this.seen && this.seen.rate <= 0 && this.uncounted > 0 && !this.refreshing) {
+      await this.reserveAndAdjust(now);
+    }
     const { rate, step } = decreased(this.seen, this.seenAt, this.options.cap);
     try {
       await this.options.store.hold(this.options.key, now, now + heldMs, rate, step);

@@ -170,6 +170,19 @@ describe('RequestBudget: feeds sharing a token', () => {
     feeds.stop();
   });
 
+  it('without a cap, counts the reporting feed’s own requests before the first cut', async () => {
+    const { time, budgets, state } = setUp({ feeds: 1 });
+    const budget = budgets[0] as RequestBudget;
+    await budget.take(); // the first take writes; the next 29 only count locally (unlimited)
+    for (let i = 0; i < 29; i += 1) {
+      await time.run(time.now() + 20);
+      await budget.take();
+    }
+    await budget.rateLimited(1_000);
+    // 30 requests in 0.58 s, over a window of at least a second: 70 % of 30 a second, not of the 1 written.
+    expect(state()?.rate).toBe(0.7 * 30);
+  });
+
   it('without a cap, measures the rate a 429 cuts over the last seconds, not since the budget was made', async () => {
     const { time, budgets, state } = setUp({ feeds: 2 });
     const first = budgets[0]?.take();
