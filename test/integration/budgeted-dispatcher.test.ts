@@ -106,7 +106,7 @@ describe('withRequestBudget', () => {
     ]);
   });
 
-  it('fails a request the shared hold keeps past its deadline as rate limiting, naming the hold', async () => {
+  it('fails a request the shared hold keeps past its timeout or deadline as rate limiting, naming the hold', async () => {
     const { budget } = memoryBudget();
     await budget.take();
     await budget.rateLimited(120_000);
@@ -114,18 +114,21 @@ describe('withRequestBudget', () => {
       baseUrl: partner.url,
       token: async () => TOKEN,
       dispatcher: withRequestBudget(agent, budget),
+      timeouts: { requestTimeoutMs: 200 },
     });
-
-    const call = client.getOrderUpdates({}, { deadline: Date.now() + 300 });
-
-    await expect(call).rejects.toMatchObject({
+    const held = {
       kind: 'retry-later',
       reason: 'rate-limited',
-      deadlinePassed: false,
       message: expect.stringMatching(
         /^GET \/v1\/orderUpdates: held by the token's shared rate-limit hold until \d{4}-\d\d-\d\dT/,
       ),
-    });
+    };
+
+    // Cut by the request's own timeout (the run has time left), then by the run's deadline.
+    const timedOut = client.getOrderUpdates({}, { deadline: Date.now() + 10_000 });
+    await expect(timedOut).rejects.toMatchObject({ ...held, deadlinePassed: false });
+    const outOfTime = client.getOrderUpdates({}, { deadline: Date.now() + 100 });
+    await expect(outOfTime).rejects.toMatchObject({ ...held, deadlinePassed: true });
     expect(partner.requests).toEqual([]);
   });
 });

@@ -329,7 +329,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
     } catch (err) {
       if (callerSignal?.aborted) throw callerSignal.reason;
       // The token's request budget held the request until this signal fired (budgeted-dispatcher.ts).
-      if (errorCode(err) === 'ERR_BUDGET_WAIT') return { kind: 'held', error: err as Error } as const;
+      if (errorCode(err) === 'ERR_BUDGET_WAIT')
+        return { kind: 'held', error: err as Error, deadlinePassed: !ownTimeout } as const;
       if (timer.aborted && ownTimeout) {
         const error = new Error(
           `no complete response within the ${timeouts.requestTimeoutMs} ms request timeout`,
@@ -368,7 +369,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         const { until } = outcome.error as { until?: unknown };
         last = { reason: 'rate-limited' };
         const wait = typeof until === 'number' ? { retryAfterMs: Math.max(0, until - now()) } : {};
-        throw later(safeCause(outcome.error, token).message, wait);
+        const { deadlinePassed } = outcome;
+        throw later(safeCause(outcome.error, token).message, { ...wait, deadlinePassed });
       }
       if (outcome.kind === 'deadline') {
         last = { reason: 'network', cause: safeCause(outcome.error, token) };
