@@ -37,6 +37,20 @@ function memoryBudget() {
   return { budget, longHolds, state: () => store.items.get('k') };
 }
 
+/** One request answered 429 with `headers`: the hold the budget took (ms after the request) and its reports. */
+async function holdAfter429(headers: Record<string, string>) {
+  const { budget, longHolds, state } = memoryBudget();
+  partner.script({ status: 429, headers });
+  const client = createPartnerClient({
+    baseUrl: partner.url,
+    token: async () => TOKEN,
+    dispatcher: withRequestBudget(agent, budget),
+  });
+  await client.getOrderUpdates({}, { deadline: Date.now() + 5_000 }).catch(() => undefined);
+  await budget.settled();
+  return { heldMs: (state()?.holdUntil ?? 0) - (partner.requests[0]?.receivedAt ?? 0), longHolds };
+}
+
 describe('withRequestBudget', () => {
   it('takes a turn before every attempt and reports each 429 with its Retry-After', async () => {
     const calls: string[] = [];
@@ -64,58 +78,38 @@ describe('withRequestBudget', () => {
   });
 
   it('holds for the partner’s wait by the partner’s clock: an HTTP-date Retry-After against its Date', async () => {
-    const { budget, state } = memoryBudget();
     // The partner's clock is an hour ahead of ours; it asks for 10 s.
     const partnerNow = Math.floor(Date.now() / 1000) * 1000 + 3_600_000;
-    partner.script({
-      status: 429,
-      headers: { date: httpDate(partnerNow), 'retry-after': httpDate(partnerNow + 10_000) },
-    });
-    const client = createPartnerClient({
-      baseUrl: partner.url,
-      token: async () => TOKEN,
-      dispatcher: withRequestBudget(agent, budget),
-    });
+    const date = httpDate(partnerNow);
 
-    await client.getOrderUpdates({}, { deadline: Date.now() + 5_000 }).catch(() => undefined);
-    await budget.settled();
+    const { heldMs } = await holdAfter429({ date, 'retry-after': httpDate(partnerNow + 10_000) });
 
-    const heldMs = (state()?.holdUntil ?? 0) - (partner.requests[0]?.receivedAt ?? 0);
     expect(heldMs).toBeGreaterThanOrEqual(10_000 - 50);
     expect(heldMs).toBeLessThanOrEqual(10_000 + 1_000);
   });
 
   it('clamps a Retry-After years ahead to the longest hold and reports it with the partner’s words', async () => {
-    const { budget, longHolds, state } = memoryBudget();
     const date = httpDate(Date.now());
-    partner.script({ status: 429, headers: { date, 'retry-after': 'Fri, 01 Jan 2100 00:00:00 GMT' } });
-    const client = createPartnerClient({
-      baseUrl: partner.url,
-      token: async () => TOKEN,
-      dispatcher: withRequestBudget(agent, budget),
-    });
+    const retryAfter = 'Fri, 01 Jan 2100 00:00:00 GMT';
 
-    await client.getOrderUpdates({}, { deadline: Date.now() + 5_000 }).catch(() => undefined);
-    await budget.settled();
+    const { heldMs, longHolds } = await holdAfter429({ date, 'retry-after': retryAfter });
 
-    const held = (state()?.holdUntil ?? 0) - (partner.requests[0]?.receivedAt ?? 0);
-    expect(held).toBeGreaterThan(BUDGET_POLICY.maxHoldMs - 1_000);
-    expect(held).toBeLessThanOrEqual(BUDGET_POLICY.maxHoldMs + 1_000);
-    expect(longHolds).toMatchObject([
-      { clamped: true, heldMs: BUDGET_POLICY.maxHoldMs, retryAfter: 'Fri, 01 Jan 2100 00:00:00 GMT', date },
-    ]);
+    expect(heldMs).toBeGreaterThan(BUDGET_POLICY.maxHoldMs - 1_000);
+    expect(heldMs).toBeLessThanOrEqual(BUDGET_POLICY.maxHoldMs + 1_000);
+    expect(longHolds).toMatchObject([{ clamped: true, heldMs: BUDGET_POLICY.maxHoldMs, retryAfter, date }]);
   });
 
   it('fails a request the shared hold keeps past its timeout or deadline as rate limiting, naming the hold', async () => {
     const { budget } = memoryBudget();
     await budget.take();
     await budget.rateLimited(120_000);
-    const client = createPartnerClient({
-      baseUrl: partner.url,
-      token: async () => TOKEN,
-      dispatcher: withRequestBudget(agent, budget),
-      timeouts: { requestTimeoutMs: 200 },
-    });
+    const client = (requestTimeoutMs: number) =>
+      createPartnerClient({
+        baseUrl: partner.url,
+        token: async () => TOKEN,
+        dispatcher: withRequestBudget(agent, budget),
+        timeouts: { requestTimeoutMs },
+      });
     const held = {
       kind: 'retry-later',
       reason: 'rate-limited',
@@ -125,9 +119,9 @@ describe('withRequestBudget', () => {
     };
 
     // Cut by the request's own timeout (the run has time left), then by the run's deadline.
-    const timedOut = client.getOrderUpdates({}, { deadline: Date.now() + 10_000 });
+    const timedOut = client(300).getOrderUpdates({}, { deadline: Date.now() + 10_000 });
     await expect(timedOut).rejects.toMatchObject({ ...held, deadlinePassed: false });
-    const outOfTime = client.getOrderUpdates({}, { deadline: Date.now() + 100 });
+    const outOfTime = client(30_000).getOrderUpdates({}, { deadline: Date.now() + 1_000 });
     await expect(outOfTime).rejects.toMatchObject({ ...held, deadlinePassed: true });
     expect(partner.requests).toEqual([]);
   });
