@@ -7,6 +7,7 @@ import {
   CreateTableCommand,
   DynamoDBClient,
   GetItemCommand,
+  PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
@@ -500,6 +501,18 @@ describe('DynamoRequestBudgetStore (the token budget item in the cursor table)',
     await delivered;
     // One attempt, no retry after the deadline.
     expect(proxy.calls.map((call) => call.operation)).toEqual(['UpdateItem']);
+  });
+
+  it('reads an item written before the window kept its slot time as counted by the clock', async () => {
+    const { slotAtAdjust, ...older } = initial(10);
+    await aws.dynamo.send(
+      new PutItemCommand({
+        TableName: resources.cursorTable,
+        Item: marshall({ feedId: KEY, ...older, adjustedAt: NOW - 5_000 }),
+      }),
+    );
+    const { state } = await budget.reserve(KEY, NOW, 1, 500, initial(10));
+    expect(state.slotAtAdjust).toBe(NOW - 5_000);
   });
 
   it('raises the rate only over the state it saw, and not during a hold', async () => {

@@ -27,9 +27,13 @@ const STATE_FIELDS =
 /** The deadline of one budget operation (all its writes), ms: DynamoDB answers in milliseconds. */
 export const BUDGET_STORE_TIMEOUT_MS = 1_000;
 
+// An item written before slotAtAdjust existed counts its window by the clock alone (from adjustedAt).
 const stateOf = (item: Record<string, unknown>) =>
   Object.fromEntries(
-    STATE_FIELDS.map((name) => [name, typeof item[name] === 'number' ? item[name] : 0]),
+    STATE_FIELDS.map((name) => {
+      const value = item[name] ?? (name === 'slotAtAdjust' ? item.adjustedAt : undefined);
+      return [name, typeof value === 'number' ? value : 0];
+    }),
   ) as unknown as BudgetState;
 
 export class DynamoRequestBudgetStore implements BudgetStore {
@@ -167,7 +171,6 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     );
   }
 
-  /** The state after the write; undefined when the condition failed. */
   private deadline(): AbortSignal {
     return AbortSignal.timeout(this.timeoutMs);
   }
@@ -184,6 +187,7 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     }
   }
 
+  /** The state after the write; undefined when the condition failed. */
   private async update(
     signal: AbortSignal,
     key: string,
