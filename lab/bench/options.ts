@@ -37,6 +37,8 @@ export interface BenchOptions {
     windowMs: number;
     latencyMs: number;
     pageSize: number;
+    /** The run without partnerRequestsPerSecond, on a fake clock (so minutes take a second or two). */
+    uncapped: { feeds: number; windowMs: number };
   };
   /** Section 12 (freshness): measured runs. */
   freshnessSamples: number;
@@ -110,6 +112,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
       windowMs: quick ? 2_000 : 8_000,
       latencyMs: 50,
       pageSize: 10,
+      uncapped: { feeds: 4, windowMs: 600_000 },
     },
     freshnessSamples: quick ? 3 : 20,
   };

@@ -43,7 +43,7 @@ import { type BenchOptions, type ONLY, parseBenchArgs, USAGE } from './options.j
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
 import { PRICES } from './prices.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
-import { measureSharedToken, sharedTokenSection } from './shared-token.js';
+import { measureSharedToken, sharedTokenSection, simulateUncapped } from './shared-token.js';
 
 const TOKEN = 'bench-token-5d1c7e93a2f04b68';
 
@@ -58,8 +58,14 @@ async function sharedTokenAndFreshness(moto: Awaited<ReturnType<typeof startMoto
   const sections: Section[] = [];
   const wanted = (name: (typeof ONLY)[number]) => !options.only || options.only.includes(name);
   if (wanted('shared-token')) {
-    const shared = { ...options.sharedToken, seed: options.seed };
-    sections.push(sharedTokenSection(await measureSharedToken({ moto, ...shared }, progress), shared));
+    const { uncapped, ...shared } = { ...options.sharedToken, seed: options.seed };
+    const runs = await measureSharedToken({ moto, ...shared }, progress);
+    progress(
+      `shared token: ${uncapped.feeds} feeds, no cap, ${uncapped.windowMs / 60_000} min on a fake clock`,
+    );
+    const { requestsPerSecond, latencyMs } = shared;
+    const fakeClockRun = await simulateUncapped({ requestsPerSecond, latencyMs, ...uncapped });
+    sections.push(sharedTokenSection(runs, shared, fakeClockRun));
   }
   if (wanted('freshness')) {
     progress(`freshness: ${options.freshnessSamples} runs`);

@@ -406,6 +406,45 @@ describe('npm run ops', () => {
     expect((await opsJson<{ feeds: unknown[] }>('status')).feeds).toHaveLength(1);
   });
 
+  it('budget shows the token’s hold; budget release plans without --yes, ends the hold with --yes, refuses an unknown token', async () => {
+    const token = deployment.tokenParameterName;
+    // The local run left the token's budget (no 429: not limited); a 429's hold as the poller writes it.
+    const holdUntil = Date.now() + 4 * 60_000;
+    await aws.dynamo.send(
+      new UpdateItemCommand({
+        TableName: output('CursorTableName'),
+        Key: marshall({ feedId: `budget#${token}` }),
+        UpdateExpression: 'SET holdUntil = :until, nextSlotAt = :until, rate = :rate, intervalMs = :interval',
+        ConditionExpression: 'attribute_exists(feedId)',
+        ExpressionAttributeValues: marshall({ ':until': holdUntil, ':rate': 2.1, ':interval': 476.19 }),
+      }),
+    );
+    const budgetItem = async () => Object.keys(await cursorItem(`budget#${token}`)).length > 0;
+
+    const listed = await ops('budget');
+    const json = await opsJson<Array<{ tokenParameter: string; holdUntil: number; rate: number }>>('budget');
+    const planned = await ops('budget', 'release', '--token-parameter', token);
+    const keptAfterPlan = await budgetItem();
+    const released = await ops('budget', 'release', '--token-parameter', token, '--yes');
+    const unknown = await ops('budget', 'release', '--token-parameter', '/no/such/token', '--yes');
+
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(
+      new RegExp(`${token}\\s+2\\.1/s\\s+held until ${new Date(holdUntil).toISOString()}`),
+    );
+    expect(json).toMatchObject([{ tokenParameter: token, holdUntil, rate: 2.1 }]);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toContain(`release the request budget of token parameter ${token}:`);
+    expect(planned.stdout).toContain('add --yes');
+    expect(keptAfterPlan).toBe(true);
+    expect(released.code, released.stderr).toBe(0);
+    expect(released.stdout).toContain('Done: the budget is released.');
+    expect(await budgetItem()).toBe(false);
+    expect((await ops('budget')).stdout).toContain('No request budget yet');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('token parameter /no/such/token has no request budget');
+  });
+
   it('quarantine list shows the reasons; retry publishes a record that now passes to every queue, once', async () => {
     const bucket = output('QuarantineBucketName');
     const valid = sampleOrder({ id: 990_001, version: 4 });

@@ -27,6 +27,12 @@ Commands:
   history ORDER_ID              every stored version of the order (ascending): fetchedAt, status,
                                 total and what changed from the version before; out-of-order
                                 arrivals and gaps in the numbering are marked
+  budget [--token-parameter NAME]
+                                every token's shared request budget: rate, the 429 hold in force and
+                                its end, 429s in the last hour
+  budget release --token-parameter NAME
+                                end that token's hold at once (drops its budget item: the next request
+                                starts it afresh, at partnerRequestsPerSecond or unlimited)
   quarantine list               quarantined records and why
   quarantine retry              validate them again with the current code; publish those that pass
                                 to every queue and move them to retried/
@@ -66,6 +72,8 @@ export type CommandName =
   | 'history'
   | 'quarantine list'
   | 'quarantine retry'
+  | 'budget'
+  | 'budget release'
   | 'reconcile';
 
 export interface SharedOptions {
@@ -96,7 +104,9 @@ export type ParsedCommand =
       restart: boolean;
       allVersions: boolean;
     }
-  | { command: 'history'; shared: SharedOptions; orderId: string };
+  | { command: 'history'; shared: SharedOptions; orderId: string }
+  | { command: 'budget'; shared: SharedOptions; tokenParameter: string | undefined }
+  | { command: 'budget release'; shared: SharedOptions; tokenParameter: string };
 
 const SHARED_FLAGS = {
   'stack-name': { type: 'string' },
@@ -124,6 +134,8 @@ const COMMAND_FLAGS = {
   history: {},
   'quarantine list': {},
   'quarantine retry': {},
+  budget: { 'token-parameter': { type: 'string' } },
+  'budget release': { 'token-parameter': { type: 'string' } },
 } as const;
 
 /** Which commands need `--feed` resolved (the others ignore it or use it as a filter). */
@@ -190,6 +202,10 @@ export function parseOpsArgs(argv: readonly string[]): ParsedCommand {
     case 'history':
       if (orderId === undefined) throw new UsageError('history needs one ORDER_ID');
       return { command, shared, orderId };
+    case 'budget':
+      return { command, shared, tokenParameter: tokenParameterOf(optionalText(values, 'token-parameter')) };
+    case 'budget release':
+      return { command, shared, tokenParameter: tokenParameterOf(required(values, 'token-parameter')) };
     default:
       return { command, shared };
   }
@@ -234,6 +250,14 @@ function sharedOptions(values: Record<string, string | boolean | undefined>): Sh
 function orderIdOf(raw: string): string {
   if (!/^(0|[1-9]\d{0,18})$/.test(raw) || BigInt(raw) > 2n ** 63n - 1n) {
     throw new UsageError(`ORDER_ID "${raw}" is not an order id (an integer from 0 to 2^63-1)`);
+  }
+  return raw;
+}
+
+/** An SSM parameter name (the budget item's key is `budget#<name>`): letters, digits, `_.-/`, 1 to 2048. */
+function tokenParameterOf<T extends string | undefined>(raw: T): T {
+  if (raw !== undefined && !/^[A-Za-z0-9_.\-/]{1,2048}$/.test(raw)) {
+    throw new UsageError(`--token-parameter "${raw}" is not an SSM parameter name`);
   }
   return raw;
 }

@@ -18,6 +18,7 @@ import {
 } from '../cli-args.js';
 import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
+import { readBudgets, releaseBudget, releasePlan, renderBudgets } from './budget.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
 import { formatDuration, queueNameOf } from './format.js';
 import { awsHistoryReader, buildHistory, historyEntryOf, renderHistory } from './history.js';
@@ -107,6 +108,10 @@ async function dispatch(parsed: Exclude<ParsedCommand, { command: 'help' | 'reco
       return quarantineList(run, shared);
     case 'quarantine retry':
       return quarantineRetry(run, shared);
+    case 'budget':
+      return budget(run, shared, parsed.tokenParameter);
+    case 'budget release':
+      return budgetRelease(run, shared, parsed.tokenParameter);
   }
 }
 
@@ -343,6 +348,30 @@ async function quarantineRetry(run: Run, shared: SharedOptions) {
       ...result.stillFailing.map((entry) => `  ${entry.key}: ${entry.reason}`),
     ].join('\n'),
   );
+  return EXIT_OK;
+}
+
+async function budget(run: Run, shared: SharedOptions, tokenParameter: string | undefined) {
+  const nowMs = run.now();
+  const budgets = (await readBudgets(run.aws, run.target.cursorTable, nowMs)).filter(
+    (each) => tokenParameter === undefined || each.tokenParameter === tokenParameter,
+  );
+  print(run, shared, budgets, renderBudgets(budgets, nowMs));
+  return EXIT_OK;
+}
+
+async function budgetRelease(run: Run, shared: SharedOptions, tokenParameter: string) {
+  const nowMs = run.now();
+  const budgets = await readBudgets(run.aws, run.target.cursorTable, nowMs);
+  const read = budgets.find((each) => each.tokenParameter === tokenParameter);
+  if (read === undefined) {
+    const names = budgets.map((each) => each.tokenParameter).join(', ') || 'none';
+    throw new CommandError(`token parameter ${tokenParameter} has no request budget (budgets: ${names})`);
+  }
+  const plan = releasePlan(read, nowMs).join('\n');
+  if (!shared.yes) return planOnly(run, shared, { applied: false, budget: read }, plan, 'released');
+  await releaseBudget(run.aws, run.target.cursorTable, read);
+  print(run, shared, { applied: true, budget: read }, `${plan}\n\nDone: the budget is released.`);
   return EXIT_OK;
 }
 

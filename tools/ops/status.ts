@@ -9,7 +9,7 @@
 import type { AwsAt } from '../aws.js';
 import { quarantinedKeys, queueDepth } from '../local/data.js';
 import { readSalesLedger, type SalesTotal } from '../store/sales-ledger.js';
-import { type BudgetStatus, budgetRows, readBudgets } from './budget.js';
+import { type BudgetStatus, readBudgets, renderBudgets } from './budget.js';
 import { type CursorItem, liveLease, readCursorItem } from './cursor.js';
 import { formatDuration, queueNameOf, renderTable, shortenCursor } from './format.js';
 import { type OldestAgeSource, oldestAgeSourceFor } from './queue-age.js';
@@ -168,15 +168,7 @@ export function renderStatus(report: StatusReport): string {
     '',
     `Quarantined records: ${report.quarantined}`,
     '',
-    ...(report.budgets.length === 0
-      ? []
-      : [
-          renderTable(
-            ['TOKEN BUDGET', 'RATE', 'HOLD', '429s LAST HOUR'],
-            budgetRows(report.budgets, Date.parse(report.at)),
-          ),
-          '',
-        ]),
+    ...(report.budgets.length === 0 ? [] : [renderBudgets(report.budgets, Date.parse(report.at)), '']),
     report.ledger.length === 0
       ? 'Sales ledger: no sales'
       : renderTable(['VENDOR', 'CURRENCY', 'SALES', 'AMOUNT (minor units)'], ledgerRows),

@@ -7,23 +7,41 @@ import { parseRetryAfter } from './client.js';
 /** What the interceptor needs of a budget (ingest/request-budget.ts RequestBudget). */
 export interface PartnerRequestBudget {
   take(signal?: AbortSignal): Promise<void>;
-  rateLimited(retryAfterMs: number | undefined): Promise<void>;
+  rateLimited(retryAfterMs: number | undefined, said?: { retryAfter?: string; date?: string }): Promise<void>;
 }
 
-/** `handler` as is, except that a 429's Retry-After is reported first. */
+type Headers = Record<string, string | string[] | undefined>;
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * A 429's Retry-After in ms. An HTTP-date is a time on the partner's clock, so it is measured from the
+ * partner's `Date` where it sends one (a partner clock ahead of ours does not stretch the wait); else from
+ * ours. Delta-seconds need no clock. `said`: the two headers as parsed (safe to log), for the budget's log.
+ */
+export function retryAfterOf(headers: Headers, nowMs: number) {
+  const retryAfter = first(headers['retry-after'])?.trim();
+  const date = first(headers.date)?.trim();
+  // parseRetryAfter(date, 0) is the date in epoch ms; a Date of bare digits is no HTTP-date.
+  const partnerNow = date === undefined || /^\d+$/.test(date) ? undefined : parseRetryAfter(date, 0);
+  const retryAfterMs = parseRetryAfter(retryAfter, partnerNow ?? nowMs);
+  const said = {
+    ...(retryAfterMs === undefined ? {} : { retryAfter }),
+    ...(partnerNow === undefined ? {} : { date }),
+  };
+  return { retryAfterMs, said };
+}
+
+/** `handler` as is, except that a 429's headers are reported first. */
 function observing429(
   handler: Dispatcher.DispatchHandler,
-  onRateLimited: (retryAfterHeader: string | undefined) => void,
+  onRateLimited: (headers: Headers) => void,
 ): Dispatcher.DispatchHandler {
   return {
     onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
     onRequestUpgrade: (controller, status, headers, socket) =>
       handler.onRequestUpgrade?.(controller, status, headers, socket),
     onResponseStart: (controller, status, headers, message) => {
-      if (status === 429) {
-        const header = headers['retry-after'];
-        onRateLimited(Array.isArray(header) ? header[0] : header);
-      }
+      if (status === 429) onRateLimited(headers);
       handler.onResponseStart?.(controller, status, headers, message);
     },
     onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
@@ -40,13 +58,17 @@ export function withRequestBudget(
 ): Dispatcher {
   return dispatcher.compose((dispatch) => (opts, handler) => {
     const { signal } = opts as { signal?: unknown };
-    // Not awaited: the hold is a shared write; the client's own wait after this 429 covers this feed.
-    const rateLimited = (header: string | undefined) =>
-      void budget.rateLimited(parseRetryAfter(header, now()));
+    // Not awaited: the hold is a shared write (the poller waits for it before its run returns); the client's
+    // own wait after this 429 covers this feed.
+    const rateLimited = (headers: Headers) => {
+      const { retryAfterMs, said } = retryAfterOf(headers, now());
+      void budget.rateLimited(retryAfterMs, said);
+    };
     budget
       .take(signal instanceof AbortSignal ? signal : undefined)
       .then(() => dispatch(opts, observing429(handler, rateLimited)))
-      // An aborted wait (the call's deadline) fails the request as an abort during it would.
+      // A wait cut short by the call's deadline fails the request with the budget's BudgetWaitError (what held
+      // it, until when), which the client reports as rate limiting, not as a network failure.
       .catch((error: unknown) => handler.onResponseError?.(null as never, error as Error));
     return true;
   });

@@ -328,6 +328,9 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
       return { kind: 'answer', answer } as const;
     } catch (err) {
       if (callerSignal?.aborted) throw callerSignal.reason;
+      // The token's request budget held the request until this signal fired (budgeted-dispatcher.ts).
+      if (errorCode(err) === 'ERR_BUDGET_WAIT')
+        return { kind: 'held', error: err as Error, deadlinePassed: !ownTimeout } as const;
       if (timer.aborted && ownTimeout) {
         const error = new Error(
           `no complete response within the ${timeouts.requestTimeoutMs} ms request timeout`,
@@ -360,6 +363,15 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         throw later('the call deadline passed before a response', { deadlinePassed: true });
       attempts += 1;
       const outcome = await attempt(path, token, remainingMs, signal);
+      if (outcome.kind === 'held') {
+        // Rate limiting (a 429's shared hold, or the budget's pace), not a network failure: say so, and what
+        // held it until when; the next run waits for the same hold.
+        const { until } = outcome.error as { until?: unknown };
+        last = { reason: 'rate-limited' };
+        const wait = typeof until === 'number' ? { retryAfterMs: Math.max(0, until - now()) } : {};
+        const { deadlinePassed } = outcome;
+        throw later(safeCause(outcome.error, token).message, { ...wait, deadlinePassed });
+      }
       if (outcome.kind === 'deadline') {
         last = { reason: 'network', cause: safeCause(outcome.error, token) };
         throw later('no complete response before the call deadline', { deadlinePassed: true });

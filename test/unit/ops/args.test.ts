@@ -66,6 +66,12 @@ describe('parseOpsArgs', () => {
       { command: 'history', orderId: '9223372036854775807', shared: { json: true } },
     ],
     [['history', '0'], { orderId: '0' }],
+    // budget, and budget release of one token parameter.
+    [['budget'], { command: 'budget', tokenParameter: undefined }],
+    [
+      ['budget', 'release', '--token-parameter', '/order-feed/partner-token', '--yes'],
+      { command: 'budget release', tokenParameter: '/order-feed/partner-token', shared: { yes: true } },
+    ],
     // reconcile gets its own flags, with the default stack added.
     [
       ['reconcile', '--sample', '5', '--aws-endpoint', 'http://localhost:1'],
@@ -111,6 +117,9 @@ describe('parseOpsArgs', () => {
     [['history', '012'], 'is not an order id'],
     [['history', '12', '--subscriber', 'x'], "Unknown option '--subscriber'"],
     [['status', '--all-versions'], "Unknown option '--all-versions'"],
+    [['budget', 'release'], '--token-parameter is required'],
+    [['budget', 'release', '--token-parameter', 'a b'], 'is not an SSM parameter name'],
+    [['budget', 'reset'], 'unknown command "budget reset"'],
   ])('refuses %j as a usage error', (argv, message) => {
     expect(() => parseOpsArgs(argv)).toThrow(UsageError);
     expect(() => parseOpsArgs(argv)).toThrow(message);

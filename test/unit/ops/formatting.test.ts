@@ -1,7 +1,9 @@
-// What people read: the status report, the quarantine list and retry plan, tables, cursors, durations.
+// What people read: the status report, the quarantine list and retry plan, the budget release plan, tables,
+// cursors, durations.
 import { describe, expect, it } from 'vitest';
 import { quarantineKey } from '../../../functions/core/adapters/s3-quarantine.js';
 import type { QuarantinedRecord } from '../../../functions/core/ingest/ports.js';
+import { type BudgetStatus, releasePlan, renderBudgets } from '../../../tools/ops/budget.js';
 import { cursorItemOf } from '../../../tools/ops/cursor.js';
 import { formatDuration, renderTable, shortenCursor } from '../../../tools/ops/format.js';
 import { judgeQuarantined, renderQuarantineList, renderRetryPlan } from '../../../tools/ops/quarantine.js';
@@ -95,8 +97,8 @@ describe('status', () => {
       budgets: [
         {
           tokenParameter: '/partner/token',
-          ...{ nextSlotAt: NOW, rate: 7, intervalMs: 143, holdUntil: NOW + 90_000, adjustedAt: NOW },
-          ...{ taken: 100, takenAtAdjust: 90, throttlesLastHour: 4 },
+          ...{ nextSlotAt: NOW, rate: 7, intervalMs: 142.857, holdUntil: NOW + 90_000, adjustedAt: NOW },
+          ...{ taken: 100, takenAtAdjust: 90, slotAtAdjust: NOW, step: 0.35, throttlesLastHour: 4 },
         },
       ],
     };
@@ -122,6 +124,41 @@ describe('status', () => {
     expect(text).toMatch(/v1\s+EUR\s+2\s+1152921504606846976/);
     // The token's shared budget: its rate, the hold in force and the 429s of the last hour.
     expect(text).toMatch(/\/partner\/token\s+7\/s\s+held until 2026-05-01T12:01:30.000Z \(1m 30s\)\s+4/);
+  });
+});
+
+describe('budget', () => {
+  const held: BudgetStatus = {
+    tokenParameter: '/partner/token',
+    ...{ nextSlotAt: NOW + 300_000, rate: 2.1, intervalMs: 476.19, holdUntil: NOW + 252_000 },
+    ...{ adjustedAt: NOW + 252_000, taken: 9, takenAtAdjust: 9, slotAtAdjust: NOW, step: 0.15 },
+    throttlesLastHour: 3,
+  };
+
+  it('lists every token’s rate, hold and 429s, or says there is no budget yet', () => {
+    const unlimited = {
+      ...held,
+      tokenParameter: '/other',
+      rate: 0,
+      holdUntil: NOW - 1,
+      throttlesLastHour: 0,
+    };
+    expect(renderBudgets([held, unlimited], NOW).split('\n')).toEqual([
+      'TOKEN BUDGET    RATE                              HOLD                                          429s LAST HOUR',
+      '/partner/token  2.1/s                             held until 2026-05-01T12:04:12.000Z (4m 12s)  3',
+      '/other          not limited (no 429 yet, no cap)  none                                          0',
+    ]);
+    expect(renderBudgets([], NOW)).toBe('No request budget yet: no feed has sent a partner request.');
+  });
+
+  it('plans a release: the hold ends, the rate starts afresh', () => {
+    expect(releasePlan(held, NOW)).toEqual([
+      'release the request budget of token parameter /partner/token:',
+      '  hold: held until 2026-05-01T12:04:12.000Z (4m 12s) -> none (every feed on the token may send at once)',
+      '  rate: 2.1/s -> the cap (partnerRequestsPerSecond), or not limited until the next 429',
+      '  the item budget#/partner/token is deleted; the next request creates it afresh',
+    ]);
+    expect(releasePlan({ ...held, holdUntil: 0 }, NOW)[1]).toBe('  hold: none in force');
   });
 });
 
