@@ -1,7 +1,7 @@
 // Hands one page off before its cursor may move: every valid version published, the rest quarantined, in
 // slices so that memory and S3 writes in flight stay bounded whatever the page holds, and in parts across runs
 // when one run cannot do it all (functions/README.md: memory and time per page).
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { stringifyJsonExact } from '../model/int64.js';
 import type { FindingMetricName, FunctionMetrics } from '../observability/metric-names.js';
@@ -54,14 +54,16 @@ export async function handOffPage(
 ): Promise<HandedOff> {
   const page = new PageQuarantine(context);
   const handed: HandedOff = { versionsPublished: 0, quarantined: 0, highWaterMark: undefined };
-  const first = resumeAt(deps, records, context, time?.handedBefore);
+  const { first, handedOff } = resume(deps, records, context, time?.handedBefore);
   let findingLines = 0;
   for (let start = first; start < records.length; start += SLICE_RECORDS) {
-    if (time && start > first && time.now() >= time.until) {
-      handed.partial = { records: start, digest: digestOf(records, start) };
+    if (time && handedOff && start > first && time.now() >= time.until) {
+      handed.partial = { records: start, digest: handedOff.copy().digest('base64url') };
       break;
     }
-    const prepared = preparePage(records.slice(start, start + SLICE_RECORDS), context);
+    const slice = records.slice(start, start + SLICE_RECORDS);
+    handedOff?.update(served(slice));
+    const prepared = preparePage(slice, context);
     const oneByOne = page.sort(prepared.quarantined);
     await Promise.all([
       deps.publisher.publish(prepared.messages),
@@ -93,40 +95,46 @@ export async function handOffPage(
 }
 
 /**
- * Where the hand-off starts: after the part an earlier run handed off, when this page starts with the same
- * records (a partner may serve a cursor's page differently; then the whole page again: duplicates, no loss).
+ * Where the hand-off starts, and the digest of what it has handed off (a page of more than one slice may be
+ * committed in part; hashed slice by slice as it goes, so stopping costs nothing): after the part an earlier
+ * run handed off, when this page starts with the same records. A partner may serve a cursor's page differently;
+ * then the whole page again (duplicates, no loss).
  */
-function resumeAt(
+function resume(
   deps: HandOffDeps,
   records: readonly unknown[],
   { feedId, correlationId }: PageContext,
   before: PartialPage | undefined,
-): number {
-  if (before === undefined) return 0;
-  const same = before.records <= records.length && digestOf(records, before.records) === before.digest;
+): { first: number; handedOff: Hash | undefined } {
+  if (records.length <= SLICE_RECORDS) return { first: 0, handedOff: undefined };
+  if (before === undefined) return { first: 0, handedOff: createHash('sha256') };
+  const prefix = createHash('sha256');
+  const fits = before.records <= records.length;
+  for (let start = 0; fits && start < before.records; start += SLICE_RECORDS) {
+    prefix.update(served(records.slice(start, start + SLICE_RECORDS)));
+  }
+  const same = fits && prefix.copy().digest('base64url') === before.digest;
   deps.log.info(
     same
       ? 'resuming a page an earlier run handed off in part'
       : 'the page differs from the one an earlier run handed off in part; handing it off whole',
     { feedId, correlationId, records: records.length, handedOff: before.records },
   );
-  return same ? before.records : 0;
+  return same ? { first: before.records, handedOff: prefix } : { first: 0, handedOff: createHash('sha256') };
 }
 
 /**
- * Names a page's first `count` records by their content, `latestVersion` left out: it says whether a newer
- * version existed when the record was served, so a page asked again may change it, never the order version.
+ * A slice's records as the digest reads them: their JSON, `latestVersion` left out (it says whether a newer
+ * version existed when the record was served, so a page asked again may change it, never the order version).
  */
-function digestOf(records: readonly unknown[], count: number): string {
-  const hash = createHash('sha256');
-  for (const record of records.slice(0, count)) {
-    const served =
+function served(slice: readonly unknown[]): string {
+  return stringifyJsonExact(
+    slice.map((record) =>
       typeof record === 'object' && record !== null && 'latestVersion' in record
         ? { ...record, latestVersion: undefined }
-        : record;
-    hash.update(`${stringifyJsonExact(served) ?? 'undefined'}\n`);
-  }
-  return hash.digest('base64url');
+        : record,
+    ),
+  );
 }
 
 /** Which quarantined records of a page are written one by one, which are identical to one already written,
