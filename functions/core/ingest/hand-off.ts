@@ -12,7 +12,7 @@ import { quarantineKey } from './quarantine-key.js';
 /** Records prepared and handed off at once: a page of the API's largest size is one slice. */
 const SLICE_RECORDS = 100;
 /** Quarantine objects a page writes one by one (a page of the API's largest size fits); the rest share one. */
-export const QUARANTINE_OBJECTS_PER_PAGE = 100;
+const QUARANTINE_OBJECTS_PER_PAGE = 100;
 /** S3 writes in flight at once (S3 takes 3,500 PUTs a second per prefix; a burst of thousands is throttled). */
 const QUARANTINE_CONCURRENCY = 8;
 /** Keys remembered per page to write identical records once (a bounded set: ~1 MB at most). */
