@@ -80,20 +80,32 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
     expect((await itemOf())?.leaseExpiresAt).toEqual({ N: String(NOW + 80_000) });
   });
 
-  it("keeps a reduced page size and the chain's cursor memory, and removes them when a commit leaves them out", async () => {
+  it("keeps a reduced page size, the chain's cursor memory and a page handed off in part, and removes them when a commit leaves them out", async () => {
     const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
-    const kept = await store.commit(lease, { pageId: 'p-1', pageSize: 25, recentCursors: ['h1', 'h2'] });
+    const partialPage = { records: 300, digest: 'Qm9va3M' };
+    const kept = await store.commit(lease, {
+      pageId: 'p-1',
+      pageSize: 25,
+      recentCursors: ['h1', 'h2'],
+      partialPage,
+    });
 
-    expect(kept.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
-    expect(await itemOf()).toMatchObject({ pageSize: { N: '25' }, recentCursors: { S: 'h1 h2' } });
+    expect(kept.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'], partialPage });
+    expect(await itemOf()).toMatchObject({
+      pageSize: { N: '25' },
+      recentCursors: { S: 'h1 h2' },
+      partialPage: { S: '300 Qm9va3M' },
+    });
     await store.release(kept);
     const next = await store.acquire('feed', 'b', NOW + 1, NOW + 60_000);
-    expect(next?.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
+    expect(next?.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'], partialPage });
 
     const cleared = await store.commit(granted(next), { pageId: 'p-2' });
     expect(cleared.state.pageSize).toBeUndefined();
+    expect(cleared.state.partialPage).toBeUndefined();
     expect(await itemOf()).not.toHaveProperty('pageSize');
     expect(await itemOf()).not.toHaveProperty('recentCursors');
+    expect(await itemOf()).not.toHaveProperty('partialPage');
   });
 
   it('hands the lease over to the next step only: ticks, other steps and duplicates get nothing', async () => {

@@ -112,6 +112,7 @@ export class MemoryCursorStore implements CursorStore {
       // As the DynamoDB adapter: undefined removes them.
       pageSize: commit.pageSize,
       recentCursors: commit.recentCursors,
+      partialPage: commit.partialPage,
     };
     this.items.set(lease.feedId, next);
     this.journal.push(`commit ${commit.pageId ?? '<start>'}`);

@@ -1,9 +1,11 @@
 // `npm run ops -- …` in-process, as the CLI runs it, with its output captured; and the items its history
 // command reads, as the consumer writes them.
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { storedOrderItem } from '../../functions/core/adapters/stored-order-item.js';
 import type { Order } from '../../functions/core/model/types.js';
 import { runOps } from '../../tools/ops/cli.js';
+import { EMULATOR_ENV, type RunningMoto } from './moto.js';
 
 export interface OpsRun {
   code: number;
@@ -42,4 +44,22 @@ export function historyItem(
       ? {}
       : { arrivedAfterVersion: { N: String(extra.arrivedAfterVersion) } }),
   };
+}
+
+/** A stack in the emulator whose outputs name resources made by hand: what the ops commands find a stack by. */
+export async function createStackWithOutputs(
+  moto: Pick<RunningMoto, 'endpoint'>,
+  name: string,
+  outputs: Record<string, string>,
+): Promise<void> {
+  const cfn = new CloudFormationClient({ endpoint: moto.endpoint, region: EMULATOR_ENV.AWS_REGION });
+  const template = {
+    Resources: { Placeholder: { Type: 'AWS::SQS::Queue', Properties: { QueueName: `${name}-placeholder` } } },
+    Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
+  };
+  try {
+    await cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: JSON.stringify(template) }));
+  } finally {
+    cfn.destroy();
+  }
 }

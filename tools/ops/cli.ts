@@ -26,6 +26,7 @@ import {
   judgeQuarantined,
   listQuarantined,
   renderQuarantineList,
+  renderRef,
   renderRetryPlan,
   retryQuarantined,
 } from './quarantine.js';
@@ -323,7 +324,9 @@ async function quarantineRetry(run: Run, shared: SharedOptions) {
   if (!shared.yes) {
     const json = {
       applied: false,
-      verdicts: verdicts.map(({ key, message, reason }) => ({ key, passes: message !== undefined, reason })),
+      verdicts: verdicts.flatMap(({ key, records }) =>
+        records.map(({ index, message, reason }) => ({ key, index, passes: message !== undefined, reason })),
+      ),
     };
     return planOnly(run, shared, json, renderRetryPlan(verdicts), 'published');
   }
@@ -344,8 +347,8 @@ async function quarantineRetry(run: Run, shared: SharedOptions) {
     shared,
     { applied: true, ...result },
     [
-      `quarantine retry ${runId}: ${result.published.length} published to every queue and moved to retried/; ${result.stillFailing.length} still fail`,
-      ...result.stillFailing.map((entry) => `  ${entry.key}: ${entry.reason}`),
+      `quarantine retry ${runId}: ${result.published.length} record(s) published to every queue and moved to retried/; ${result.stillFailing.length} still fail`,
+      ...result.stillFailing.map((entry) => `  ${renderRef(entry)}: ${entry.reason}`),
     ].join('\n'),
   );
   return EXIT_OK;

@@ -480,8 +480,9 @@ class Simulator {
     this.versionsServed += next - position;
     const entries = scenario.entries.slice(position, next);
     const flood = query.pageId === undefined ? scenario.flood : [];
+    const cut = quirk?.kind === 'record-flood' ? Math.max(0, entries.length - quirk.after) : 0;
     return pageBody(
-      flood.length > 0 ? [...entries, ...flood] : entries,
+      flood.length > 0 ? [...entries.slice(0, cut), ...flood, ...entries.slice(cut)] : entries,
       cycled || next < pollEnd,
       nextPageId,
     );

@@ -179,25 +179,54 @@ describe('quarantine', () => {
   ];
 
   it("judges each record with the poller's own preparation: the message a poll would have sent, or today's reason", () => {
-    const [now, still] = judgeQuarantined(stored, 'run-1');
+    const [now, still] = judgeQuarantined(stored, 'run-1').map((verdict) => verdict.records);
 
-    expect(now?.message?.orderId).toBe(77);
-    expect(JSON.parse(now?.message?.body ?? '{}').source).toMatchObject({
+    expect(now).toHaveLength(1);
+    expect(now?.[0]?.index).toBeUndefined();
+    expect(now?.[0]?.message?.orderId).toBe(77);
+    expect(JSON.parse(now?.[0]?.message?.body ?? '{}').source).toMatchObject({
       feedId: 'orders',
       pageId: 'page-3',
       fetchedAt: '2026-04-30T10:00:00.000Z',
       origin: 'poll',
       correlationId: 'quarantine-retry:run-1',
     });
-    expect(still?.message).toBeUndefined();
-    expect(still?.reason).toMatch(/missing required field/);
+    expect(still?.[0]?.message).toBeUndefined();
+    expect(still?.[0]?.reason).toMatch(/missing required field/);
+  });
+
+  it('judges each record of an object that holds several on its own, as written today and by the older poller', () => {
+    const raw = [sampleOrder({ id: 80 }), { id: 81 }, sampleOrder({ id: 82, status: 'refunded' })];
+    const together = { ...record(raw, '3 more records of this page could not be published'), records: 3 };
+    const older = record(raw, '3 more records of this page could not be published (beyond the 100 …)');
+    const anArray = record(raw, 'expected an object');
+
+    const [now, before, single] = judgeQuarantined(
+      [together, older, anArray].map((object) => ({ key: quarantineKey(object), record: object })),
+      'run-2',
+    );
+
+    for (const verdict of [now, before]) {
+      expect(verdict?.records.map(({ index, message, reason }) => [index, message?.orderId, reason])).toEqual(
+        [
+          [0, 80, undefined],
+          [1, undefined, expect.stringMatching(/^missing required field/)],
+          [2, undefined, 'unknown status "refunded"'],
+        ],
+      );
+    }
+    // A record that is itself a list (the partner sent one) is one record.
+    expect(single?.records).toHaveLength(1);
+    expect(renderQuarantineList([{ key: 'k', record: together }])).toContain(
+      '3 quarantined record(s) in 1 object(s)',
+    );
   });
 
   it('lists records with their reasons, and plans a retry', () => {
     expect(renderQuarantineList(stored)).toMatch(
-      /orders\s+77\s+-\s+2026-04-30T10:00:00.000Z\s+old parser said no/,
+      /orders\s+77\s+-\s+1\s+2026-04-30T10:00:00.000Z\s+old parser said no/,
     );
     expect(renderQuarantineList([])).toBe('No quarantined records.');
-    expect(renderRetryPlan(judgeQuarantined(stored, 'r'))).toContain('1 of 2 pass today');
+    expect(renderRetryPlan(judgeQuarantined(stored, 'r'))).toContain('1 of 2 records pass today');
   });
 });
