@@ -160,8 +160,6 @@ interface HttpAnswer {
   /** The body was larger than `limit` bytes (decoded) and was abandoned unread. */
   overflow: boolean;
   limit: number;
-  /** A Content-Encoding the interceptor left (could not decode): the body was not read. */
-  undecoded?: string;
   /** Why the body could not be decoded (a corrupt or truncated gzip, deflate or br stream). */
   undecodable?: Error;
 }
@@ -171,16 +169,14 @@ function headerValue(headers: HttpAnswer['headers'], name: string): string | und
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** A Content-Encoding left on an answer: one the interceptor could not decode (`x-foo`; zstd on Node 20). */
-function undecodedCoding(headers: HttpAnswer['headers']): string | undefined {
-  const v = headers['content-encoding'];
-  // Not lowercased: the name is redacted afterwards, and a lowercased token would slip past redactToken.
+/** A Content-Encoding the interceptor could not decode (`x-foo`; zstd on Node 20), redacted; none for a 401. */
+function undecodedCoding(answer: HttpAnswer, token: string): string | undefined {
+  const v = answer.status === 401 ? undefined : answer.headers['content-encoding'];
+  // Lowercased only to compare: a lowercased token would slip past redactToken.
   const codings = (Array.isArray(v) ? v.join(',') : (v ?? '')).split(',').map((coding) => coding.trim());
   const left = codings.filter((coding) => coding !== '' && coding.toLowerCase() !== 'identity');
-  return left.length === 0 ? undefined : left.join(', ');
+  return left.length === 0 ? undefined : truncate(redact(left.join(', '), token), 100);
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** Abandons a body; the no-op listener keeps undici's AbortError on destroy from going uncaught. */
 function discard(body: Dispatcher.ResponseData['body']): void {
@@ -195,7 +191,7 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 async function readBounded(res: Dispatcher.ResponseData, limit: number) {
   if (Number(headerValue(res.headers, 'content-length')) > limit) {
     discard(res.body);
-    return { body: EMPTY, overflow: true };
+    return { body: Buffer.alloc(0), overflow: true };
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -242,8 +238,9 @@ function interpret(resource: Resource, answer: HttpAnswer, token: string): unkno
   const { status } = answer;
   const { label } = resource;
   // Still encoded, the body says nothing (a 404 might be an expired cursor): ask again, like a 5xx.
-  if (answer.undecoded !== undefined) {
-    const message = `${label}: ${status} body in a content-coding the client cannot decode (${answer.undecoded})`;
+  const coding = undecodedCoding(answer, token);
+  if (coding !== undefined) {
+    const message = `${label}: ${status} body in a content-coding the client cannot decode (${coding})`;
     throw new PartnerError('unreadable', message, { statusCode: status });
   }
   if (status === 200) {
@@ -360,27 +357,16 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         bodyTimeout: Math.max(1, Math.min(timeouts.bodyTimeoutMs, remainingMs)),
       });
       const limit = res.statusCode === 200 ? maxBodyBytes : Math.min(maxBodyBytes, MAX_ERROR_BODY_BYTES);
-      const answer: HttpAnswer = {
-        status: res.statusCode,
-        headers: res.headers,
-        limit,
-        body: EMPTY,
-        overflow: false,
-      };
-      const coding = res.statusCode === 401 ? undefined : undecodedCoding(res.headers);
-      if (coding !== undefined) {
-        discard(res.body); // still encoded: not read (interpret() says why)
-        answer.undecoded = truncate(redact(coding, token), 100);
-        return { kind: 'answer', answer } as const;
-      }
       const read = await readBounded(res, limit).catch((err: unknown) => {
         discard(res.body);
         if (signal.aborted || (res.statusCode === 200 && isRetryableNetworkError(err))) throw err;
         // A failed read of an error body does not change what the status means; anything else that breaks
         // a 200 body mid-read is its decoding (zlib's Z_DATA_ERROR, Z_BUF_ERROR, brotli's codes).
-        return res.statusCode === 200 ? { undecodable: safeCause(err, token) } : {};
+        const body = { body: Buffer.alloc(0), overflow: false };
+        return res.statusCode === 200 ? { ...body, undecodable: safeCause(err, token) } : body;
       });
-      return { kind: 'answer', answer: Object.assign(answer, read) } as const;
+      const answer: HttpAnswer = { status: res.statusCode, headers: res.headers, limit, ...read };
+      return { kind: 'answer', answer } as const;
     } catch (err) {
       if (callerSignal?.aborted) throw callerSignal.reason;
       if (timer.aborted && ownTimeout) {
@@ -443,7 +429,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
           if (!(err instanceof PartnerError) || err.kind !== 'unreadable') throw err;
           last = { reason: 'unreadable', statusCode: status, cause: err };
           failed = { describe: `unreadable answer (${err.message.slice(label.length + 2)})` };
-          const contentEncoding = outcome.answer.undecoded;
+          const contentEncoding = undecodedCoding(outcome.answer, token);
           if (contentEncoding !== undefined) failed.contentEncoding = contentEncoding;
         }
       }
