@@ -116,7 +116,7 @@ function restoreMarked(root: unknown, mark: string): unknown {
  * linear in the body whatever it holds. Text that is not JSON throws JSON.parse's SyntaxError before any scan;
  * a body with no such literal costs JSON.parse and one regex search; one with them is parsed a second time,
  * each marked as a string, then restored. (Node 22's reviver `context.source` would read them in one pass, but
- * measured 3x slower on pages with 64-bit ids, and it recurses: lab/bench/RESULTS.md, "Parsing partner bodies".)
+ * takes 1.5x the CPU on pages with 64-bit ids, and it recurses: lab/bench/RESULTS.md, "Parsing partner bodies".)
  */
 export function parseJsonExact(text: string): unknown {
   const value: unknown = JSON.parse(text);
