@@ -8,6 +8,7 @@
 //   5. catch-up measured (7) and shards (8): continued poller runs against a slow partner
 //   6. feeds sharing a limited partner (11) and freshness (12); `--only` runs just these
 //   7. derived: cost per million versions (3), catch-up model (6); print, write JSON
+// The body parse (13) is measured in-process right after the poller's CPU, before the emulator starts.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +41,7 @@ import {
   type Schedule,
 } from './model.js';
 import { type BenchOptions, type ONLY, parseBenchArgs, USAGE } from './options.js';
+import { parseSection } from './parse.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
 import { PRICES } from './prices.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
@@ -96,15 +98,27 @@ function reportOf(options: BenchOptions, command: string, sections: Section[], s
   };
 }
 
+/** Section 13, in-process (no emulator). */
+function parse(options: BenchOptions): Promise<Section> {
+  progress('parse: ordinary and adversarial bodies');
+  return parseSection({ rounds: options.cpuRounds, bytes: options.parseBytes, seed: options.seed });
+}
+
 async function runBench(options: BenchOptions, command: string): Promise<BenchReport> {
   const started = performance.now();
   if (options.only) {
-    const moto = await startMoto();
-    try {
-      return reportOf(options, command, await sharedTokenAndFreshness(moto, options), started);
-    } finally {
-      await moto.stop();
+    const only = options.only;
+    const sections: Section[] = [];
+    if (only.includes('shared-token') || only.includes('freshness')) {
+      const moto = await startMoto();
+      try {
+        sections.push(...(await sharedTokenAndFreshness(moto, options)));
+      } finally {
+        await moto.stop();
+      }
     }
+    if (only.includes('parse')) sections.push(await parse(options));
+    return reportOf(options, command, sections, started);
   }
   const settings: PipelineSettings = {
     pageSize: KEYS.pageSize,
@@ -143,6 +157,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       pageSize: settings.pageSize,
       apiLatencyMs: options.apiLatencyMs,
     });
+    const parsing = await parse(options);
     const items = await storedItems(feed);
     progress('cold start (bundling, fresh node processes)');
     const coldStart = await coldStartSection(
@@ -218,6 +233,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       awsModelSection(),
       historySection(pipeline, withoutHistory),
       ...lastSections,
+      parsing,
     ];
     return reportOf(options, command, sections, started);
   } finally {
