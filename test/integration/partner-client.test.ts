@@ -228,9 +228,10 @@ const redirect = (status: number, to = '/elsewhere/v1/orderUpdates?sig=QUERY-SEC
   status,
   headers: { location: to },
 });
-const r429 = (retryAfter?: string): Responder => ({
+/** A 429; the server's own Date is the real clock's, so an HTTP-date case sends the partner's `date` too. */
+const r429 = (retryAfter?: string, date?: string): Responder => ({
   status: 429,
-  ...(retryAfter && { headers: { 'retry-after': retryAfter } }),
+  ...(retryAfter && { headers: { 'retry-after': retryAfter, ...(date && { date }) } }),
 });
 const HTML = { status: 200, headers: { 'content-type': 'text/html' }, body: `<html>${CUSTOMER}</html>` };
 const TRICKLE = { status: 200, body: PAGE, chunkBytes: 1, intervalMs: 20 }; // never silent for bodyTimeout
@@ -252,7 +253,16 @@ describe('answers it repeats (the same URL, waiting first), then hands back the 
   // Each retry event as `kind attempt waitMs status [location]`; random() is 0.5, so a backoff is half its ceiling.
   const cases: Array<[string, Responder[], string[], Partial<PartnerClientOptions>?]> = [
     ['429: waits Retry-After (delta-seconds)', [r429('2')], ['rate-limited 1 2000 429']],
-    ['429: waits until an HTTP-date', [r429('Tue, 01 Jan 2030 00:00:07 GMT')], ['rate-limited 1 7000 429']],
+    [
+      '429: waits until an HTTP-date, on the partner’s clock',
+      [r429('Tue, 01 Jan 2030 00:00:07 GMT', 'Tue, 01 Jan 2030 00:00:00 GMT')],
+      ['rate-limited 1 7000 429'],
+    ],
+    [
+      '429: an HTTP-date from a partner clock an hour ahead of ours is the same 7 s',
+      [r429('Tue, 01 Jan 2030 01:00:07 GMT', 'Tue, 01 Jan 2030 01:00:00 GMT')],
+      ['rate-limited 1 7000 429'],
+    ],
     [
       'repeated 429s: backs off further, never below Retry-After',
       [r429('1'), r429('1'), r429('1')],

@@ -2,7 +2,7 @@
 // dispatch, so it is budgeted too): take() before a request, cut short by its signal (the call's deadline);
 // on a 429, rateLimited(Retry-After) so every feed on the token holds. The client still sees the 429.
 import type { Dispatcher } from 'undici';
-import { parseRetryAfter } from './client.js';
+import { type ResponseHeaders, retryAfterOf } from './client.js';
 
 /** What the interceptor needs of a budget (ingest/request-budget.ts RequestBudget). */
 export interface PartnerRequestBudget {
@@ -10,31 +10,10 @@ export interface PartnerRequestBudget {
   rateLimited(retryAfterMs: number | undefined, said?: { retryAfter?: string; date?: string }): Promise<void>;
 }
 
-type Headers = Record<string, string | string[] | undefined>;
-const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
-
-/**
- * A 429's Retry-After in ms. An HTTP-date is a time on the partner's clock, so it is measured from the
- * partner's `Date` where it sends one (a partner clock ahead of ours does not stretch the wait); else from
- * ours. Delta-seconds need no clock. `said`: the two headers as parsed (safe to log), for the budget's log.
- */
-export function retryAfterOf(headers: Headers, nowMs: number) {
-  const retryAfter = first(headers['retry-after'])?.trim();
-  const date = first(headers.date)?.trim();
-  // parseRetryAfter(date, 0) is the date in epoch ms; a Date of bare digits is no HTTP-date.
-  const partnerNow = date === undefined || /^\d+$/.test(date) ? undefined : parseRetryAfter(date, 0);
-  const retryAfterMs = parseRetryAfter(retryAfter, partnerNow ?? nowMs);
-  const said = {
-    ...(retryAfterMs === undefined ? {} : { retryAfter }),
-    ...(partnerNow === undefined ? {} : { date }),
-  };
-  return { retryAfterMs, said };
-}
-
 /** `handler` as is, except that a 429's headers are reported first. */
 function observing429(
   handler: Dispatcher.DispatchHandler,
-  onRateLimited: (headers: Headers) => void,
+  onRateLimited: (headers: ResponseHeaders) => void,
 ): Dispatcher.DispatchHandler {
   return {
     onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
@@ -60,7 +39,7 @@ export function withRequestBudget(
     const { signal } = opts as { signal?: unknown };
     // Not awaited: the hold is a shared write (the poller waits for it before its run returns); the client's
     // own wait after this 429 covers this feed.
-    const rateLimited = (headers: Headers) => {
+    const rateLimited = (headers: ResponseHeaders) => {
       const { retryAfterMs, said } = retryAfterOf(headers, now());
       void budget.rateLimited(retryAfterMs, said);
     };

@@ -81,6 +81,26 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   return Math.max(0, at - nowMs);
 }
 
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * A 429's Retry-After in ms. An HTTP-date is a time on the partner's clock, so it is measured from the
+ * partner's `Date` where it sends one (a partner clock ahead of ours does not stretch the wait); else from
+ * ours. Delta-seconds need no clock. `said`: the two headers as parsed (safe to log), for the budget's log.
+ */
+export function retryAfterOf(headers: ResponseHeaders, nowMs: number) {
+  const retryAfter = headerValue(headers, 'retry-after')?.trim();
+  const date = headerValue(headers, 'date')?.trim();
+  // parseRetryAfter(date, 0) is the date in epoch ms; a Date of bare digits is no HTTP-date.
+  const partnerNow = date === undefined || /^\d+$/.test(date) ? undefined : parseRetryAfter(date, 0);
+  const retryAfterMs = parseRetryAfter(retryAfter, partnerNow ?? nowMs);
+  const said = {
+    ...(retryAfterMs === undefined ? {} : { retryAfter }),
+    ...(partnerNow === undefined ? {} : { date }),
+  };
+  return { retryAfterMs, said };
+}
+
 /**
  * The wait after the `consecutive429s`-th 429 in a row: Retry-After (or the default), grown on repeats up to
  * the cap, never below the server's value ("retrying too soon returns 429 again"); over the cap: give up.
@@ -154,7 +174,7 @@ function isRetryableNetworkError(err: unknown): boolean {
 
 interface HttpAnswer {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: ResponseHeaders;
   /** Decoded: the decompress interceptor drops Content-Encoding (and Content-Length) of what it decodes. */
   body: Buffer;
   /** The body was larger than `limit` bytes (decoded) and was abandoned unread. */
@@ -164,7 +184,7 @@ interface HttpAnswer {
   undecodable?: Error;
 }
 
-function headerValue(headers: HttpAnswer['headers'], name: string): string | undefined {
+function headerValue(headers: ResponseHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -450,7 +470,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         last = { reason: 'rate-limited', statusCode: 429 };
         consecutive429s += 1;
         const headers = outcome.kind === 'answer' ? outcome.answer.headers : {};
-        const retryAfter = parseRetryAfter(headerValue(headers, 'retry-after'), now());
+        const { retryAfterMs: retryAfter } = retryAfterOf(headers, now());
         const decision = rateLimitWaitMs(retryAfter, consecutive429s, policy);
         if (decision.action === 'give-up') {
           const { retryAfterMs } = decision;

@@ -1,8 +1,7 @@
 // The token's shared request budget (ingest/request-budget.ts) over the in-memory store, in virtual time:
 // pace and fairness, the shared hold and its clamp, one back-off per hold, AIMD bounded by what the feeds used,
 // a crashed run, the wait a deadline cuts short, the writes settled() waits for, and the range assertions
-// (a fast-check property: they never fire over long random runs). The 429's Retry-After as the interceptor
-// reads it (the partner's Date): retryAfterOf.
+// (a fast-check property: they never fire over long random runs).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,7 +11,6 @@ import {
   type LongHold,
   RequestBudget,
 } from '../../../functions/core/ingest/request-budget.js';
-import { retryAfterOf } from '../../../functions/core/partner/budgeted-dispatcher.js';
 import { MemoryBudgetStore } from '../../../tools/harness/memory-budget-store.js';
 
 const KEY = 'budget#/token';
@@ -426,42 +424,5 @@ describe('RequestBudget: AIMD bounded by what the feeds used', () => {
       ),
       { numRuns: 60 },
     );
-  });
-});
-
-describe('retryAfterOf: a 429’s Retry-After as the budget reads it', () => {
-  const NOW = Date.parse('2026-06-01T12:00:00Z');
-  it.each([
-    [
-      'delta-seconds, whatever the Date',
-      { 'retry-after': '7', date: 'Mon, 01 Jun 2026 13:00:00 GMT' },
-      7_000,
-    ],
-    [
-      'an HTTP-date from the partner’s Date (its clock an hour fast)',
-      { 'retry-after': 'Mon, 01 Jun 2026 13:00:10 GMT', date: 'Mon, 01 Jun 2026 13:00:00 GMT' },
-      10_000,
-    ],
-    [
-      'an HTTP-date from our clock without a Date',
-      { 'retry-after': 'Mon, 01 Jun 2026 12:00:10 GMT' },
-      10_000,
-    ],
-    [
-      'an HTTP-date from our clock when the Date is not an HTTP-date',
-      { 'retry-after': 'Mon, 01 Jun 2026 12:00:10 GMT', date: '1780315210' },
-      10_000,
-    ],
-    ['nothing usable', { 'retry-after': 'soon', date: 'Mon, 01 Jun 2026 13:00:00 GMT' }, undefined],
-  ])('%s', (_, headers, expected) => {
-    expect(retryAfterOf(headers, NOW).retryAfterMs).toBe(expected);
-  });
-
-  it('passes on only what parsed, so the log carries a number or a date and nothing else', () => {
-    expect(retryAfterOf({ 'retry-after': 'Bearer abc', date: 'junk' }, NOW).said).toEqual({});
-    expect(retryAfterOf({ 'retry-after': ' 30 ', date: 'Mon, 01 Jun 2026 13:00:00 GMT' }, NOW).said).toEqual({
-      retryAfter: '30',
-      date: 'Mon, 01 Jun 2026 13:00:00 GMT',
-    });
   });
 });
