@@ -34,7 +34,10 @@ const fromTimestamp = z.pipe(
   ),
   z.transform((text, context) => {
     const ms = Date.parse(text.toUpperCase());
-    if (Number.isNaN(ms)) {
+    // Date.parse rolls 2026-02-30 over into March: the date and time must be what they say.
+    const [y, mo, d, h, mi] = text.split(/[-T:]/).map(Number) as number[];
+    const day = new Date(Date.UTC(y ?? 0, (mo ?? 0) - 1, d ?? 0));
+    if (Number.isNaN(ms) || day.getUTCDate() !== d || (h ?? 0) > 23 || (mi ?? 0) > 59) {
       context.issues.push({ code: 'custom', message: 'must be a valid date-time', input: text });
       return z.NEVER;
     }
