@@ -162,7 +162,7 @@ export function idleCostLines(shape: FleetShape, run: IdleRun = IDLE_RUN): CostL
     },
     {
       item: 'X-Ray traces (default sampling)',
-      today: Math.max(0, xrayToday - 0),
+      today: xrayToday,
       scheduler: xrayScheduler,
       dispatcher: 0,
       how: 'first request a second then 5 %, per function; the dispatcher: pollers join the dispatch trace',
