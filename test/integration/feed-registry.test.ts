@@ -1,7 +1,7 @@
 // The feed registry on the cursor table, against emulated DynamoDB: rows seeded from the initial set onto
 // today's cursor items (the migration keeps every cursor), a scan over pages, operator changes that never
 // conflict with a run's fenced commits, state moves and the tombstone, and the dispatch lock.
-import { CreateTableCommand, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
@@ -10,10 +10,10 @@ import {
   FeedRegistryConflictError,
 } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import { budgetItemKey } from '../../functions/core/adapters/dynamo-request-budget.js';
-import { CURSOR_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import { type InitialFeed, parseFeedConfig } from '../../functions/core/fleet/feed-config.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
+import { createCursorTable } from '../support/cursor-table.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
 const TABLE = 'cursors';
@@ -58,15 +58,7 @@ beforeAll(async () => {
 afterAll(async () => moto?.stop());
 beforeEach(async () => {
   await moto.reset();
-  const { name, type } = CURSOR_TABLE_SCHEMA.partitionKey;
-  await aws.dynamo.send(
-    new CreateTableCommand({
-      TableName: TABLE,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: name, AttributeType: type }],
-      KeySchema: [{ AttributeName: name, KeyType: 'HASH' }],
-    }),
-  );
+  await createCursorTable(aws.dynamo, TABLE);
   registry = new DynamoFeedRegistry(aws.dynamo, TABLE);
   cursors = new DynamoCursorStore(aws.dynamo, TABLE);
 });

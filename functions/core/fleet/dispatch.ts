@@ -60,6 +60,25 @@ export interface DispatchSettings {
   staleAfterMs: number;
 }
 
+/**
+ * The defaults, chosen from the fleet simulation and the cost model (docs-draft/FLEET.md, "Defaults"): idle
+ * batches share an invocation among 25 feeds (up to 250 when 10 pollers must hold 10,000 feeds in a tick),
+ * feeds behind page 4 to an invocation (a 512 MB poller's memory and CPU), and the budget is 1 % of the default
+ * account limit.
+ */
+export const DISPATCH_DEFAULTS: DispatchSettings = {
+  maxConcurrentPollers: 10,
+  batchSize: 25,
+  maxBatchSize: 250,
+  behindBatchSize: 4,
+  roundMs: 30_000,
+  minSliceMs: 5_000,
+  maxSliceMs: 90_000,
+  tickMs: 60_000,
+  inFlightGraceMs: 120_000,
+  staleAfterMs: 30 * 60_000,
+};
+
 /** Outcomes after which the feed has more to fetch at once (the run ended for time, its slice or page cap). */
 const MORE_TO_FETCH = new Set(['out-of-time', 'page-limit', 'slice-end']);
 /** Outcomes of a run that stopped on a failure; such a feed waits for its interval, in batches of its own. */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   batchEventOf,
   batchOf,
+  DISPATCH_DEFAULTS,
   type DispatchSettings,
   type FeedRow,
   type InFlightBatch,
@@ -15,18 +16,7 @@ import {
 
 const NOW = 1_800_000_000_000;
 const MINUTE = 60_000;
-const SETTINGS: DispatchSettings = {
-  maxConcurrentPollers: 10,
-  batchSize: 25,
-  maxBatchSize: 250,
-  behindBatchSize: 4,
-  roundMs: 30_000,
-  minSliceMs: 5_000,
-  maxSliceMs: 90_000,
-  tickMs: MINUTE,
-  inFlightGraceMs: 2 * MINUTE,
-  staleAfterMs: 30 * MINUTE,
-};
+const SETTINGS: DispatchSettings = DISPATCH_DEFAULTS;
 
 /** A registered, enabled feed caught up a minute ago at its last dispatch (due now at a 1-minute schedule). */
 function row(feedId: string, fields: Partial<FeedRow> = {}): FeedRow {

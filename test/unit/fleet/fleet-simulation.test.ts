@@ -3,7 +3,7 @@
 // equal backlogs, a failing feed never delays the others, the concurrency budget is never exceeded, and idle
 // feeds are each polled once per interval.
 import { describe, expect, it } from 'vitest';
-import type { DispatchSettings } from '../../../functions/core/fleet/dispatch.js';
+import { DISPATCH_DEFAULTS, type DispatchSettings } from '../../../functions/core/fleet/dispatch.js';
 import {
   fetchedBy,
   type SimulatedFeed,
@@ -12,18 +12,7 @@ import {
 } from '../../../lab/bench/fleet-simulation.js';
 
 const MINUTE = 60_000;
-const SETTINGS: DispatchSettings = {
-  maxConcurrentPollers: 10,
-  batchSize: 25,
-  maxBatchSize: 250,
-  behindBatchSize: 4,
-  roundMs: 30_000,
-  minSliceMs: 5_000,
-  maxSliceMs: 90_000,
-  tickMs: MINUTE,
-  inFlightGraceMs: 2 * MINUTE,
-  staleAfterMs: 30 * MINUTE,
-};
+const SETTINGS: DispatchSettings = DISPATCH_DEFAULTS;
 const BASE: Omit<SimulationOptions, 'feeds' | 'durationMs'> = {
   settings: SETTINGS,
   partner: {
