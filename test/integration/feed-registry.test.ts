@@ -1,6 +1,7 @@
 // The feed registry on the cursor table, against emulated DynamoDB: rows seeded from the initial set onto
 // today's cursor items (the migration keeps every cursor), a scan over pages, operator changes that never
-// conflict with a run's fenced commits, state moves and the tombstone, and the dispatch lock.
+// conflict with a run's fenced commits (the operator's, tools/ops/feed-registry-admin.ts), state moves and the
+// tombstone, and the dispatch lock.
 import { GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { budgetItemKey } from '../../functions/core/adapters/dynamo-request-budg
 import { type InitialFeed, parseFeedConfig } from '../../functions/core/fleet/feed-config.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
+import { FeedRegistryAdmin } from '../../tools/ops/feed-registry-admin.js';
 import { createCursorTable } from '../support/cursor-table.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
 
@@ -22,6 +24,7 @@ const TOKEN = '/order-feed-ingester/partner-token';
 let moto: RunningMoto;
 let aws: AwsClients;
 let registry: DynamoFeedRegistry;
+let admin: FeedRegistryAdmin;
 let cursors: DynamoCursorStore;
 
 const config = (fields: Record<string, unknown> = {}) =>
@@ -60,6 +63,7 @@ beforeEach(async () => {
   await moto.reset();
   await createCursorTable(aws.dynamo, TABLE);
   registry = new DynamoFeedRegistry(aws.dynamo, TABLE);
+  admin = new FeedRegistryAdmin(aws.dynamo, TABLE);
   cursors = new DynamoCursorStore(aws.dynamo, TABLE);
 });
 
@@ -90,15 +94,15 @@ describe('the initial set on a deployed stack (the migration)', () => {
     const seeded = await registry.seedMissing([initial('eu', { pageSize: 10 }), initial('uk')], [], NOW + 1);
 
     expect(seeded).toEqual([]);
-    expect((await registry.get('eu'))?.config?.pageSize).toBe(100);
-    expect((await registry.get('uk'))?.state).toBe('removed');
+    expect((await admin.get('eu'))?.config?.pageSize).toBe(100);
+    expect((await admin.get('uk'))?.state).toBe('removed');
   });
 
   it('does not disturb a run in progress: its commits go on under the same lease and revision', async () => {
     const lease = await cursors.acquire('eu', 'run-1', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
     await registry.seedMissing([initial('eu')], [], NOW);
-    await registry.setConfig('eu', config({ vendorIds: ['v-1'] }), 1, NOW);
+    await admin.setConfig('eu', config({ vendorIds: ['v-1'] }), 1, NOW);
     await registry.setState('eu', 'paused', NOW);
 
     const committed = await cursors.commit(lease, { pageId: 'p-2' });
@@ -155,33 +159,33 @@ describe('what the dispatcher scans', () => {
 
 describe("an operator's changes", () => {
   it('replace the configuration only if unchanged since read; a commit never touches it', async () => {
-    await registry.add('eu', config({ pageSize: 50 }), NOW);
+    await admin.add('eu', config({ pageSize: 50 }), NOW);
     // The poller keeps a reduced page size of its own (`pageSize`) and removes it: not the configured one.
     const lease = await cursors.acquire('eu', 'run-1', NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
     await cursors.commit(lease, { pageId: 'p-1', pageSize: undefined });
-    expect((await registry.get('eu'))?.config?.pageSize).toBe(50);
+    expect((await admin.get('eu'))?.config?.pageSize).toBe(50);
 
-    await registry.setConfig('eu', config({ pageSize: 20 }), 1, NOW);
-    await expect(registry.setConfig('eu', config({ pageSize: 30 }), 1, NOW)).rejects.toThrow(
+    await admin.setConfig('eu', config({ pageSize: 20 }), 1, NOW);
+    await expect(admin.setConfig('eu', config({ pageSize: 30 }), 1, NOW)).rejects.toThrow(
       FeedRegistryConflictError,
     );
-    expect(await registry.get('eu')).toMatchObject({ configRevision: 2, config: { pageSize: 20 } });
+    expect(await admin.get('eu')).toMatchObject({ configRevision: 2, config: { pageSize: 20 } });
   });
 
   it('add a feed, adopt a cursor item without a row, and refuse one that exists', async () => {
     await todaysCursorItem('legacy');
-    await registry.add('legacy', config(), NOW);
-    await registry.add('new', config(), NOW);
+    await admin.add('legacy', config(), NOW);
+    await admin.add('new', config(), NOW);
 
     expect(await itemOf('legacy')).toMatchObject({ pageId: 'cursor-of-legacy', feedState: 'enabled' });
-    await expect(registry.add('new', config(), NOW)).rejects.toThrow(
+    await expect(admin.add('new', config(), NOW)).rejects.toThrow(
       'feed "new" already exists (state enabled)',
     );
   });
 
   it('move a feed between states only where allowed, with the reason of a stop', async () => {
-    await registry.add('eu', config(), NOW);
+    await admin.add('eu', config(), NOW);
     await registry.setState('eu', 'stopped', NOW, 'a single order is over the page body cap');
     expect(await itemOf('eu')).toMatchObject({
       feedState: 'stopped',
@@ -197,14 +201,14 @@ describe("an operator's changes", () => {
   });
 
   it('delete a removed feed’s cursor, keeping its tombstone and fencing out a stale run', async () => {
-    await registry.add('eu', config(), NOW);
+    await admin.add('eu', config(), NOW);
     const stale = await cursors.acquire('eu', 'run-1', NOW, NOW + 60_000);
     if (!stale) throw new Error('no lease');
     const committed = await cursors.commit(stale, { pageId: 'p-9' });
     await registry.setState('eu', 'removed', NOW);
-    await expect(registry.deleteCursor('eu', NOW)).rejects.toThrow(/no run in progress/);
+    await expect(admin.deleteCursor('eu', NOW)).rejects.toThrow(/no run in progress/);
 
-    await registry.deleteCursor('eu', NOW + 61_000);
+    await admin.deleteCursor('eu', NOW + 61_000);
     const item = await itemOf('eu');
     expect(item?.pageId).toBeUndefined();
     expect(item).toMatchObject({ feedState: 'removed', config: config() });

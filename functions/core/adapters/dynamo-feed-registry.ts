@@ -1,8 +1,9 @@
 // The feed registry: each feed's configuration and state on its item in the cursor table, beside the cursor
 // and the lease (docs-draft/FLEET.md, "The registry"). Every write here is an UpdateItem of the registry's own
 // attributes; none touches the cursor, the lease or the fencing revision, so an operator's change never
-// conflicts with a run's fenced commits (the one exception, deleteCursor, fences runs out on purpose). The
-// dispatcher's lock is an item of the same table (`fleet#dispatch`; feed ids never hold `#`).
+// conflicts with a run's fenced commits. What the functions call is here (the dispatcher's scan, seeding and
+// lock; a feed's state); the operator's other changes are tools/ops/feed-registry-admin.ts. The dispatcher's
+// lock is an item of the same table (`fleet#dispatch`; feed ids never hold `#`).
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -15,20 +16,6 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { FeedRow, InFlightBatch } from '../fleet/dispatch.js';
 import type { FeedConfig, FeedState, InitialFeed } from '../fleet/feed-config.js';
 
-/** What the poller's cursor store keeps that `deleteCursor` removes (the feed's place in the stream). */
-const CURSOR_ATTRIBUTES = [
-  'pageId',
-  'highWaterMark',
-  'recentCursors',
-  'pageSize',
-  'paceDelayMs',
-  'lastCaughtUpAt',
-  'chainId',
-  'chainStep',
-  'authFailures',
-  'authRetryNotBefore',
-  'authFailedTokenVersion',
-];
 /** The scan's projection: what the dispatcher decides with (FeedRow), never the cursor itself. */
 const ROW_ATTRIBUTES = [
   'feedId',
@@ -59,15 +46,6 @@ export class FeedRegistryConflictError extends Error {
   ) {
     super(message);
   }
-}
-
-/** A feed's registry row as ops shows it: its configuration, state and what its runs left on the item. */
-export interface FeedRecord {
-  feedId: string;
-  config: FeedConfig | undefined;
-  configRevision: number;
-  state: FeedState;
-  item: Record<string, unknown>;
 }
 
 export interface DispatchLock {
@@ -137,51 +115,6 @@ export class DynamoFeedRegistry {
     return seeded;
   }
 
-  /** `feeds add`: a new row, or the configuration of a feed's cursor item that has none (its cursor kept). */
-  async add(feedId: string, config: FeedConfig, now: number): Promise<void> {
-    if (!(await this.register(feedId, config, 'enabled', now))) {
-      const found = await this.item(feedId);
-      throw new FeedRegistryConflictError(
-        `feed "${feedId}" already exists (state ${String(found?.feedState)})`,
-        found,
-      );
-    }
-  }
-
-  async get(feedId: string): Promise<FeedRecord | undefined> {
-    const item = await this.item(feedId);
-    if (item === undefined) return undefined;
-    return {
-      feedId,
-      config: item.config as FeedConfig | undefined,
-      configRevision: typeof item.configRevision === 'number' ? item.configRevision : 0,
-      state: stateOf(item.feedState),
-      item,
-    };
-  }
-
-  /**
-   * `feeds set`: replaces the configuration (checked whole by the caller) if nobody changed it since
-   * `expectedRevision` was read; the cursor, the lease and the fencing revision are not touched, so a run in
-   * progress commits as usual and takes the new configuration at its next run.
-   */
-  async setConfig(feedId: string, config: FeedConfig, expectedRevision: number, now: number): Promise<void> {
-    await this.update(
-      feedId,
-      'SET #config = :config, configRevision = :next, configUpdatedAt = :now',
-      'attribute_exists(#config) AND #state <> :removed AND ' +
-        (expectedRevision === 0 ? 'attribute_not_exists(configRevision)' : 'configRevision = :expected'),
-      {
-        ':config': config,
-        ':next': expectedRevision + 1,
-        ':now': new Date(now).toISOString(),
-        ':removed': 'removed',
-        ...(expectedRevision === 0 ? {} : { ':expected': expectedRevision }),
-      },
-      `feed "${feedId}" was changed or removed since it was read, or does not exist`,
-    );
-  }
-
   /** Moves a feed to `to` (with the reason for `stopped`), from a state that allows it (MOVES). */
   async setState(feedId: string, to: FeedState, now: number, reason?: string): Promise<void> {
     const from = (Object.keys(MOVES) as FeedState[]).filter((state) => MOVES[state].includes(to));
@@ -196,21 +129,6 @@ export class DynamoFeedRegistry {
       `attribute_exists(#config) AND #state IN (${from.map((_, index) => `:from${index}`).join(', ')})`,
       values,
       `feed "${feedId}" cannot become ${to} from its state, or does not exist`,
-    );
-  }
-
-  /**
-   * `feeds remove --delete-cursor`: forgets a removed feed's place in the stream (added again, it reads from
-   * the start) and keeps its tombstone, so the initial set never brings it back. Bumps the fencing revision:
-   * a run still holding a stale lease can no longer commit.
-   */
-  async deleteCursor(feedId: string, now: number): Promise<void> {
-    await this.update(
-      feedId,
-      `SET #revision = if_not_exists(#revision, :zero) + :one REMOVE ${CURSOR_ATTRIBUTES.join(', ')}`,
-      '#state = :removed AND (attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now)',
-      { ':removed': 'removed', ':now': now, ':zero': 0, ':one': 1 },
-      `feed "${feedId}" must be removed, with no run in progress, before its cursor is deleted`,
     );
   }
 
@@ -296,12 +214,7 @@ export class DynamoFeedRegistry {
   }
 
   /** Writes a row when the item has no configuration yet; false when it has one (nothing written). */
-  private async register(
-    feedId: string,
-    config: FeedConfig,
-    state: FeedState,
-    now: number,
-  ): Promise<boolean> {
+  async register(feedId: string, config: FeedConfig, state: FeedState, now: number): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateItemCommand({
@@ -325,14 +238,16 @@ export class DynamoFeedRegistry {
     }
   }
 
-  private async item(feedId: string): Promise<Record<string, unknown> | undefined> {
+  /** The item as stored (strongly consistent), or undefined. */
+  async item(feedId: string): Promise<Record<string, unknown> | undefined> {
     const output = await this.client.send(
       new GetItemCommand({ TableName: this.tableName, Key: marshall({ feedId }), ConsistentRead: true }),
     );
     return output.Item && unmarshall(output.Item);
   }
 
-  private async update(
+  /** A conditional UpdateItem of a feed's item; a failed condition is a FeedRegistryConflictError. */
+  async update(
     feedId: string,
     expression: string,
     condition: string,
@@ -364,7 +279,7 @@ export class DynamoFeedRegistry {
   }
 }
 
-function stateOf(value: unknown): FeedState {
+export function stateOf(value: unknown): FeedState {
   return value === 'paused' || value === 'stopped' || value === 'removed' ? value : 'enabled';
 }
 
