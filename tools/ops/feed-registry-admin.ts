@@ -1,0 +1,107 @@
+// The operator's changes to the feed registry that no function makes (`ops feeds add|show|set|remove
+// --delete-cursor`): here, not in functions/, so they do not ship in the Lambda (as operator-update.ts).
+// Built on the functions' registry adapter; what they may and may not touch: docs-draft/FLEET.md.
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoFeedRegistry,
+  FeedRegistryConflictError,
+  stateOf,
+} from '../../functions/core/adapters/dynamo-feed-registry.js';
+import type { FeedConfig, FeedState } from '../../functions/core/fleet/feed-config.js';
+
+/** What `deleteCursor` removes: the feed's place in the stream, as the poller's cursor store keeps it. */
+const CURSOR_ATTRIBUTES = [
+  'pageId',
+  'highWaterMark',
+  'recentCursors',
+  'pageSize',
+  'paceDelayMs',
+  'lastCaughtUpAt',
+  'chainId',
+  'chainStep',
+  'authFailures',
+  'authRetryNotBefore',
+  'authFailedTokenVersion',
+];
+
+/** A feed's registry row as ops shows it: its configuration, state and what its runs left on the item. */
+export interface FeedRecord {
+  feedId: string;
+  config: FeedConfig | undefined;
+  configRevision: number;
+  state: FeedState;
+  item: Record<string, unknown>;
+}
+
+export class FeedRegistryAdmin {
+  private readonly registry: DynamoFeedRegistry;
+
+  constructor(client: DynamoDBClient, tableName: string) {
+    this.registry = new DynamoFeedRegistry(client, tableName);
+  }
+
+  /** `feeds add`: a new row, or the configuration of a feed's cursor item that has none (its cursor kept). */
+  async add(feedId: string, config: FeedConfig, now: number): Promise<void> {
+    if (!(await this.registry.register(feedId, config, 'enabled', now))) {
+      const found = await this.registry.item(feedId);
+      throw new FeedRegistryConflictError(
+        `feed "${feedId}" already exists (state ${String(found?.feedState)})`,
+        found,
+      );
+    }
+  }
+
+  async get(feedId: string): Promise<FeedRecord | undefined> {
+    const item = await this.registry.item(feedId);
+    if (item === undefined) return undefined;
+    return {
+      feedId,
+      config: item.config as FeedConfig | undefined,
+      configRevision: typeof item.configRevision === 'number' ? item.configRevision : 0,
+      state: stateOf(item.feedState),
+      item,
+    };
+  }
+
+  /**
+   * `feeds set`: replaces the configuration (checked whole by the caller: changedFeedConfig) if nobody changed
+   * it since `expectedRevision` was read; the cursor, the lease and the fencing revision are not touched, so a
+   * run in progress commits as usual and takes the new configuration at its next start.
+   */
+  async setConfig(feedId: string, config: FeedConfig, expectedRevision: number, now: number): Promise<void> {
+    const first = expectedRevision === 0;
+    await this.registry.update(
+      feedId,
+      'SET #config = :config, configRevision = :next, configUpdatedAt = :now',
+      `attribute_exists(#config) AND #state <> :removed AND ${first ? 'attribute_not_exists(configRevision)' : 'configRevision = :expected'}`,
+      {
+        ':config': config,
+        ':next': expectedRevision + 1,
+        ':now': new Date(now).toISOString(),
+        ':removed': 'removed',
+        ...(first ? {} : { ':expected': expectedRevision }),
+      },
+      `feed "${feedId}" was changed or removed since it was read, or does not exist`,
+    );
+  }
+
+  /** pause, resume, remove (the tombstone: polling stops, cursor and data kept). */
+  setState(feedId: string, to: FeedState, now: number): Promise<void> {
+    return this.registry.setState(feedId, to, now);
+  }
+
+  /**
+   * `feeds remove --delete-cursor`: forgets a removed feed's place in the stream (added again, it reads from
+   * the start) and keeps its tombstone, so the initial set never brings it back. Bumps the fencing revision:
+   * a run still holding a stale lease can no longer commit.
+   */
+  async deleteCursor(feedId: string, now: number): Promise<void> {
+    await this.registry.update(
+      feedId,
+      `SET #revision = if_not_exists(#revision, :zero) + :one REMOVE ${CURSOR_ATTRIBUTES.join(', ')}`,
+      '#state = :removed AND (attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now)',
+      { ':removed': 'removed', ':now': now, ':zero': 0, ':one': 1 },
+      `feed "${feedId}" must be removed, with no run in progress, before its cursor is deleted`,
+    );
+  }
+}
