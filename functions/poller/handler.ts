@@ -4,13 +4,11 @@ import {
   createSqsClient,
   createSsmClient,
 } from '../core/adapters/aws-clients.js';
-import { createLambdaClient } from '../core/adapters/lambda-continuation.js';
+import { createLambdaClient } from '../core/adapters/lambda-invoke.js';
 import { createObservability } from '../core/observability/powertools.js';
 import { traced } from '../core/observability/tracer.js';
 import { buildPoller } from './build-poller.js';
 import { loadPollerConfig } from './config.js';
-
-const config = loadPollerConfig(process.env);
 
 export const handler = buildPoller(
   {
@@ -22,8 +20,9 @@ export const handler = buildPoller(
     sqs: traced(createSqsClient()),
     s3: traced(createS3Client()),
     ssm: traced(createSsmClient()),
-    selfInvoke: traced(createLambdaClient()),
+    // Asks the dispatcher for the next dispatch when a feed is behind.
+    lambda: traced(createLambdaClient()),
   },
-  config,
-  createObservability('order-feed-poller', process.env, config.feedId),
+  loadPollerConfig(process.env),
+  createObservability('order-feed-poller', process.env),
 );

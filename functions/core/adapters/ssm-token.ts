@@ -36,3 +36,9 @@ export class SsmTokenProvider implements TokenParameter {
     return this.cached;
   }
 }
+
+/** The parameter's current version, its value left encrypted (the dispatcher's check for a rotated token). */
+export async function tokenParameterVersion(client: SSMClient, name: string): Promise<number | undefined> {
+  const { Parameter } = await client.send(new GetParameterCommand({ Name: name, WithDecryption: false }));
+  return Parameter?.Version;
+}

@@ -65,7 +65,13 @@ export const RULES = {
   // At least 2 MiB, so a page of one order the pipeline can carry (a 1 MiB message) fits; at most 64 MiB, the
   // poller's memory growing with it (infra/constructs/poller.ts).
   maxPageBodyBytes: integer(2 * 1024 * 1024, 64 * 1024 * 1024),
-  maxContinuations: integer(0, 100_000),
+  // A feed's interval (its registry row, the deployment's `schedule`); the dispatcher runs every minute.
+  scheduleMinutes: integer(1, 60),
+  // Poller invocations the dispatcher keeps running at once: the ingester's own share of the account's
+  // concurrency (1,000 by default), and never more than 30 % of what the account leaves unreserved.
+  maxConcurrentPollers: integer(1, 1000),
+  // A feed not caught up for this long is stale (the fleet gauge and its alarm); above any interval.
+  alarmLagMinutes: integer(2, 1440),
   arrayQueryEncoding: oneOf(['repeat', 'comma']),
   // At least 1 (`fromTimestamp` is exclusive); at most 3 × 366 days, the partner keeping data 36 months.
   cursorRecoveryLookbackMinutes: integer(1, 1_581_120),
@@ -80,7 +86,10 @@ export const DEFAULTS = {
   pageSize: 100,
   // A body of empty objects parses to ~22 × its size: 8 MiB is what 512 MB holds (infra/constructs/poller.ts).
   maxPageBodyBytes: 8 * 1024 * 1024,
-  maxContinuations: 1000,
+  scheduleMinutes: 1,
+  // 1 % of the default account limit: 10,000 idle feeds fit in a tick (docs-draft/FLEET.md, "Defaults").
+  maxConcurrentPollers: 10,
+  alarmLagMinutes: 30,
   arrayQueryEncoding: 'repeat',
   metricsNamespace: 'OrderFeedIngester',
   history: true,
@@ -98,38 +107,32 @@ const digits = z.string().check(z.regex(/^-?\d+$/, { error: 'must be an integer'
 const int = (rule: z.ZodMiniType<number, number>) => z.pipe(z.pipe(digits, z.transform(Number)), rule);
 const withDefault = <T extends z.ZodMiniType<unknown, string>>(schema: T, value: string | number) =>
   z.prefault(schema, String(value) as z.input<T>);
-const entries = checked((text: string) => {
-  const values = text.split(',').map((entry) => entry.trim());
-  if (values.includes('')) throw new Error('has an empty entry');
-  return values;
-});
 const resourceName = matching(/^\S+$/, 'a resource name or URL without spaces');
 
 export const ENVIRONMENT = z.object({
-  FEED_ID: RULES.feedId, // required at cold start: a function never guesses its feed
+  /** The partner's base URL for every feed whose row names none. */
   PARTNER_BASE_URL: RULES.partnerBaseUrl,
-  PARTNER_TOKEN_PARAMETER: RULES.tokenParameterName,
-  VENDOR_IDS: z.optional(z.pipe(entries, RULES.vendorIds)),
-  MIN_AGE_MINUTES: z.optional(int(RULES.minAgeMinutes)),
-  FEED_ENABLED: z.prefault(
-    z.pipe(
-      oneOf(['true', 'false']),
-      z.transform((text) => text === 'true'),
-    ),
-    'true',
-  ),
-  PAGE_SIZE: withDefault(int(RULES.pageSize), DEFAULTS.pageSize),
   MAX_PAGES_PER_RUN: z.optional(int(RULES.maxPagesPerRun)),
   MAX_PAGE_BODY_BYTES: withDefault(int(RULES.maxPageBodyBytes), DEFAULTS.maxPageBodyBytes),
-  MAX_CONTINUATIONS: withDefault(int(RULES.maxContinuations), DEFAULTS.maxContinuations),
   ARRAY_QUERY_ENCODING: z.prefault(RULES.arrayQueryEncoding, DEFAULTS.arrayQueryEncoding),
   CURSOR_RECOVERY_LOOKBACK_MINUTES: z.optional(int(RULES.cursorRecoveryLookbackMinutes)),
   PARTNER_REQUESTS_PER_SECOND: z.optional(int(RULES.partnerRequestsPerSecond)),
+  /** The cursor table: every feed's row (cursor, lease, configuration, state), the budgets, the dispatch lock. */
   CURSOR_TABLE_NAME: resourceName,
   ORDERS_QUEUE_URL: resourceName,
   /** Downstream subscriber name → its queue URL, as JSON. */
   DOWNSTREAM_QUEUE_URLS: z.prefault(checked(parseQueueUrls), '{}'),
   QUARANTINE_BUCKET_NAME: resourceName,
+  /** The one poller function the dispatcher invokes with each batch of feeds. */
+  POLLER_FUNCTION_NAME: resourceName,
+  MAX_CONCURRENT_POLLERS: withDefault(int(RULES.maxConcurrentPollers), DEFAULTS.maxConcurrentPollers),
+  STALE_AFTER_MINUTES: withDefault(int(RULES.alarmLagMinutes), DEFAULTS.alarmLagMinutes),
+  /**
+   * The deployment's initial set of feeds (`initialFeedsText`, fleet/feed-config.ts): the dispatcher creates
+   * the rows it lacks. Unset: none. Its feeds are checked key by key by parseInitialFeeds (the registry's rules,
+   * which are built from RULES, so the dispatcher's config.ts applies it: an error names `feeds[i].key`).
+   */
+  INITIAL_FEEDS: z.optional(z.string(STRING)),
   ORDERS_TABLE_NAME: resourceName,
   /** Unset: history is off. */
   HISTORY_TABLE_NAME: z.optional(resourceName),
@@ -141,10 +144,29 @@ export const ENVIRONMENT = z.object({
   ),
 });
 
-export const POLLER_ENVIRONMENT = z.omit(ENVIRONMENT, {
-  ORDERS_TABLE_NAME: true,
-  HISTORY_TABLE_NAME: true,
-  HISTORY_RETENTION_DAYS: true,
+/** The poller's: the deployment-wide settings only; a feed's own are on its registry row. */
+export const POLLER_ENVIRONMENT = z.pick(ENVIRONMENT, {
+  PARTNER_BASE_URL: true,
+  MAX_PAGES_PER_RUN: true,
+  MAX_PAGE_BODY_BYTES: true,
+  ARRAY_QUERY_ENCODING: true,
+  CURSOR_RECOVERY_LOOKBACK_MINUTES: true,
+  PARTNER_REQUESTS_PER_SECOND: true,
+  CURSOR_TABLE_NAME: true,
+  ORDERS_QUEUE_URL: true,
+  DOWNSTREAM_QUEUE_URLS: true,
+  QUARANTINE_BUCKET_NAME: true,
+  POWERTOOLS_METRICS_NAMESPACE: true,
+  INGESTER_INSTANCE: true,
+});
+export const DISPATCHER_ENVIRONMENT = z.pick(ENVIRONMENT, {
+  CURSOR_TABLE_NAME: true,
+  POLLER_FUNCTION_NAME: true,
+  MAX_CONCURRENT_POLLERS: true,
+  STALE_AFTER_MINUTES: true,
+  INITIAL_FEEDS: true,
+  POWERTOOLS_METRICS_NAMESPACE: true,
+  INGESTER_INSTANCE: true,
 });
 export const CONSUMER_ENVIRONMENT = z.pick(ENVIRONMENT, {
   ORDERS_TABLE_NAME: true,
@@ -156,16 +178,17 @@ export const CONSUMER_ENVIRONMENT = z.pick(ENVIRONMENT, {
 /** What the stack writes into each function's environment (unset optional variables are left out). */
 export type PollerEnvironment = z.input<typeof POLLER_ENVIRONMENT>;
 export type ConsumerEnvironment = z.input<typeof CONSUMER_ENVIRONMENT>;
+export type DispatcherEnvironment = z.input<typeof DISPATCHER_ENVIRONMENT>;
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-class ConfigError extends Error {
+export class ConfigError extends Error {
   override readonly name = 'ConfigError';
   readonly code = 'ERR_CONFIG';
 }
 
 /** Never echoed in an error: they may hold a secret (credentials in a URL, a pasted token). */
-const REDACTED: readonly string[] = ['PARTNER_BASE_URL', 'PARTNER_TOKEN_PARAMETER'];
+const REDACTED: readonly string[] = ['PARTNER_BASE_URL', 'INITIAL_FEEDS'];
 
 /** Blank counts as unset; a ConfigError names the first variable at fault. */
 export function readEnvironment<S extends z.ZodMiniObject>(schema: S, env: Env): z.output<S> {

@@ -4,6 +4,7 @@
 // metrics and alarms. Steps: 1. what runs (live leases, batches not yet started) 2. what is due, most starved
 // first 3. batches into the free slots 4. gauges.
 import * as z from 'zod/mini';
+import { DEFAULTS } from '../config/settings.js';
 import type { FeedState } from './feed-config.js';
 
 /** What the dispatcher reads of a feed's item (the registry adapter's scan projection); times in epoch ms. */
@@ -67,7 +68,7 @@ export interface DispatchSettings {
  * account limit.
  */
 export const DISPATCH_DEFAULTS: DispatchSettings = {
-  maxConcurrentPollers: 10,
+  maxConcurrentPollers: DEFAULTS.maxConcurrentPollers,
   batchSize: 25,
   maxBatchSize: 250,
   behindBatchSize: 4,
@@ -76,7 +77,7 @@ export const DISPATCH_DEFAULTS: DispatchSettings = {
   maxSliceMs: 90_000,
   tickMs: 60_000,
   inFlightGraceMs: 120_000,
-  staleAfterMs: 30 * 60_000,
+  staleAfterMs: DEFAULTS.alarmLagMinutes * 60_000,
 };
 
 /** Outcomes after which the feed has more to fetch at once (the run ended for time, its slice or page cap). */
@@ -305,7 +306,9 @@ function gaugesOf(
 
 /**
  * The poller's event from the dispatcher: one batch of feeds, the dispatch that sent it (each run records
- * it on its item), and how long each feed may page before it yields its slot.
+ * it on its item), how long each feed may page before it yields its slot, and the dispatcher's own function
+ * (its ARN), which the poller asks for the next dispatch (the poller's environment cannot name it: the
+ * dispatcher's names the poller, and CloudFormation allows no cycle).
  */
 const BatchEventSchema = z.object({
   batch: z.object({
@@ -313,16 +316,38 @@ const BatchEventSchema = z.object({
     dispatchedAt: z.number(),
     sliceMs: z.number(),
     feedIds: z.array(z.string()).check(z.minLength(1)),
+    dispatcher: z.optional(z.string()),
   }),
 });
 export type BatchEvent = z.infer<typeof BatchEventSchema>;
 
-export function batchEventOf(batch: Batch, dispatchedAt: number, sliceMs: number): BatchEvent {
-  return { batch: { batchId: batch.batchId, dispatchedAt, sliceMs, feedIds: batch.feedIds } };
+export function batchEventOf(
+  batch: Batch,
+  dispatchedAt: number,
+  sliceMs: number,
+  dispatcher?: string,
+): BatchEvent {
+  const { batchId, feedIds } = batch;
+  return { batch: { batchId, dispatchedAt, sliceMs, feedIds, ...(dispatcher ? { dispatcher } : {}) } };
 }
 
 /** The batch in the poller's raw event, or undefined (not a dispatcher's event). */
 export function batchOf(event: unknown): BatchEvent['batch'] | undefined {
   const parsed = BatchEventSchema.safeParse(event);
   return parsed.success ? parsed.data.batch : undefined;
+}
+
+/**
+ * A request for a dispatch (a poller with a feed behind or feeds waiting, `ops feeds add`): `requestedAt`
+ * lets the dispatcher drop it when a scan that started later has already seen what it asks about. Any other
+ * event (the schedule's) dispatches now.
+ */
+const DispatchRequestSchema = z.object({
+  dispatchRequest: z.object({ requestedAt: z.number(), by: z.optional(z.string()) }),
+});
+export type DispatchRequest = z.infer<typeof DispatchRequestSchema>;
+
+export function dispatchRequestOf(event: unknown): DispatchRequest['dispatchRequest'] | undefined {
+  const parsed = DispatchRequestSchema.safeParse(event);
+  return parsed.success ? parsed.data.dispatchRequest : undefined;
 }

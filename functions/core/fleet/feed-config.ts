@@ -3,7 +3,7 @@
 // own rules (config/settings.ts RULES), as synth and cold start check them; an error names its key. Ops
 // `feeds add|set` and the dispatcher's initial set are read through parseFeedConfig.
 import * as z from 'zod/mini';
-import { DEFAULTS, integer, matching, oneOf, RULES } from '../config/settings.js';
+import { DEFAULTS, matching, oneOf, RULES } from '../config/settings.js';
 
 export const FEED_STATES = ['enabled', 'paused', 'stopped', 'removed'] as const;
 /** enabled: polled at its interval; paused, stopped: kept, not polled; removed: a tombstone (cursor kept). */
@@ -45,10 +45,7 @@ const fromTimestamp = z.pipe(
   }),
 );
 
-/**
- * The rules of a feed's configuration, by key: the settings' own where one exists. scheduleMinutes is 1 to
- * 60 as the deployment's `schedule` (infra/config.ts); the dispatcher runs every minute.
- */
+/** The rules of a feed's configuration, by key: the settings' own where one exists. */
 export const FEED_CONFIG_RULES = {
   tokenParameterName: RULES.tokenParameterName,
   partnerBaseUrl: RULES.partnerBaseUrl,
@@ -58,7 +55,7 @@ export const FEED_CONFIG_RULES = {
   fromTimestamp,
   minAgeMinutes: RULES.minAgeMinutes,
   pageSize: RULES.pageSize,
-  scheduleMinutes: integer(1, 60),
+  scheduleMinutes: RULES.scheduleMinutes,
 };
 export type FeedConfigKey = keyof typeof FEED_CONFIG_RULES;
 const KEYS = Object.keys(FEED_CONFIG_RULES) as FeedConfigKey[];
@@ -72,7 +69,11 @@ export type FeedConfig = { [K in FeedConfigKey]?: z.output<(typeof FEED_CONFIG_R
   orderIds?: string[];
 };
 
-const CONFIG_DEFAULTS = { purpose: 'stream', pageSize: DEFAULTS.pageSize, scheduleMinutes: 1 } as const;
+const CONFIG_DEFAULTS = {
+  purpose: 'stream',
+  pageSize: DEFAULTS.pageSize,
+  scheduleMinutes: DEFAULTS.scheduleMinutes,
+} as const;
 
 export class FeedConfigError extends Error {
   override readonly name = 'FeedConfigError';

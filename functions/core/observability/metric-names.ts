@@ -2,9 +2,14 @@
 // alarms and graphs them, the tests import them. A name not in this list cannot be counted, so renaming one
 // breaks the build rather than silently emptying an alarm.
 
-/** Each poller metric is published twice: under `service` (the deployment) and `service` + FeedId (its feed). */
+import type { FleetGauges } from '../fleet/dispatch.js';
+
+/** @deprecated No metric carries it any more (issue 32); infra/constructs/monitoring.ts drops its use. */
 export const FEED_ID_DIMENSION = 'FeedId';
-/** Every metric also carries its ingester instance, so two instances in one account never watch each other. */
+/**
+ * Every metric is published under `service` alone (no per-feed dimension: a feed's state is on its registry
+ * row), and its ingester instance, so two instances in one account never watch each other.
+ */
 export const INGESTER_DIMENSION = 'Ingester';
 
 export const POLLER_COUNTS = [
@@ -24,10 +29,37 @@ export const POLLER_COUNTS = [
   'OrderOverBodyCap',
   'RecordsBeyondPageSize',
   'LongRateLimitHolds',
+  'DispatchRequests',
 ] as const;
 
 export const POLLER_MILLISECONDS = ['RunDurationMs', 'PaceDelayMs'] as const;
 export const POLLER_SECONDS = ['SecondsSinceCaughtUp'] as const;
+
+/**
+ * The fleet's gauges, one value each per dispatch (one EMF document): FleetGauges (core/fleet/dispatch.ts) by
+ * metric name. They replace the per-feed metrics and alarms (tools/RUNBOOK.md, "Where each per-feed alarm went").
+ */
+export const FLEET_GAUGES = {
+  feeds: 'Feeds',
+  enabled: 'EnabledFeeds',
+  paused: 'PausedFeeds',
+  stopped: 'StoppedFeeds',
+  removed: 'RemovedFeeds',
+  unregistered: 'UnregisteredFeeds',
+  stale: 'StaleFeeds',
+  authFailing: 'AuthFailingFeeds',
+  failing: 'FailingFeeds',
+  behind: 'BehindFeeds',
+  running: 'RunningFeeds',
+  runningPollers: 'RunningPollers',
+  dispatched: 'DispatchedFeeds',
+  dispatchedPollers: 'DispatchedPollers',
+  dueWaiting: 'WaitingFeeds',
+  maxLagSeconds: 'MaxLagSeconds',
+} as const satisfies Record<keyof FleetGauges, string>;
+type FleetGaugeName = (typeof FLEET_GAUGES)[keyof typeof FLEET_GAUGES];
+
+export const DISPATCHER_COUNTS = ['FeedsSeeded', 'PollerInvokeFailures'] as const;
 
 export const CONSUMER_COUNTS = [
   'VersionsApplied',
@@ -41,9 +73,14 @@ export const CONSUMER_COUNTS = [
 /** One count per finding kind, e.g. `FindingUnknownField` (the kinds are a fixed set: bounded metrics). */
 export type FindingMetricName = `Finding${string}`;
 
-export type CountName = (typeof POLLER_COUNTS)[number] | (typeof CONSUMER_COUNTS)[number] | FindingMetricName;
+export type CountName =
+  | (typeof POLLER_COUNTS)[number]
+  | (typeof CONSUMER_COUNTS)[number]
+  | (typeof DISPATCHER_COUNTS)[number]
+  | Exclude<FleetGaugeName, 'MaxLagSeconds'>
+  | FindingMetricName;
 export type MillisecondsName = (typeof POLLER_MILLISECONDS)[number];
-export type SecondsName = (typeof POLLER_SECONDS)[number];
+export type SecondsName = (typeof POLLER_SECONDS)[number] | 'MaxLagSeconds';
 export type MetricName = CountName | MillisecondsName | SecondsName;
 export type PollerMetricName = (typeof POLLER_COUNTS)[number] | MillisecondsName | SecondsName;
 export type ConsumerCountName = (typeof CONSUMER_COUNTS)[number];

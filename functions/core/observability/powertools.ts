@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { type Env, readMetricsSettings } from '../config/settings.js';
-import { FEED_ID_DIMENSION, type FunctionMetrics, INGESTER_DIMENSION } from './metric-names.js';
+import { type FunctionMetrics, INGESTER_DIMENSION } from './metric-names.js';
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
 
@@ -9,17 +9,13 @@ const none = () => undefined;
 /** Records nothing: local mode without `--verbose`, the tests. */
 export const NO_METRICS: FunctionMetrics = { count: none, milliseconds: none, seconds: none, publish: none };
 
-/**
- * With a `feedId` every metric goes under `service` (deployment alarms) and `service` + `FeedId` (the feed's).
- * Powertools clears added dimensions at every flush, so they are added before each one.
- */
-export function createObservability(defaultServiceName: string, env: Env, feedId?: string) {
+/** Every metric under `service` and the ingester instance: no per-feed dimension (metric-names.ts). */
+export function createObservability(defaultServiceName: string, env: Env) {
   const serviceName = env.POWERTOOLS_SERVICE_NAME || defaultServiceName;
   const logLevel = LOG_LEVELS.find((level) => level === env.POWERTOOLS_LOG_LEVEL?.toUpperCase());
   const logger = new Logger({ serviceName, ...(logLevel ? { logLevel } : {}) });
   if (env.POWERTOOLS_METRICS_DISABLED === 'true') return { logger, metrics: NO_METRICS };
   const { POWERTOOLS_METRICS_NAMESPACE: namespace, INGESTER_INSTANCE: instance } = readMetricsSettings(env);
-  // A default dimension is part of every dimension set, the per-feed one included.
   const powertools = new Metrics({
     serviceName,
     namespace,
@@ -29,14 +25,7 @@ export function createObservability(defaultServiceName: string, env: Env, feedId
     count: (name, value = 1) => powertools.addMetric(name, MetricUnit.Count, value),
     milliseconds: (name, value) => powertools.addMetric(name, MetricUnit.Milliseconds, value),
     seconds: (name, value) => powertools.addMetric(name, MetricUnit.Seconds, value),
-    publish: () => {
-      if (feedId !== undefined) {
-        powertools.addDimension(FEED_ID_DIMENSION, feedId);
-        // An extra dimension set with nothing added: the default dimensions alone (`service`).
-        powertools.addDimensions({});
-      }
-      powertools.publishStoredMetrics();
-    },
+    publish: () => powertools.publishStoredMetrics(),
   };
   return { logger, metrics };
 }
