@@ -14,13 +14,14 @@ export const PROP_KEYS = {
   partnerBaseUrl: 'partnerBaseUrl',
   tokenParameterName: 'tokenParameterName',
   tokenKmsKey: 'tokenKmsKeyArn',
+  tokenParameterPath: 'tokenParameterPath',
   feedId: 'feedId',
   schedule: 'schedule',
   pageSize: 'pageSize',
   maxPagesPerRun: 'maxPagesPerRun',
   maxPageBodyBytes: 'maxPageBodyBytes',
   partnerRequestsPerSecond: 'partnerRequestsPerSecond',
-  maxContinuations: 'maxContinuations',
+  maxConcurrentPollers: 'maxConcurrentPollers',
   minAge: 'minAgeMinutes',
   vendorIds: 'vendorIds',
   enabled: 'enabled',
@@ -128,9 +129,10 @@ export function configFromProps(props: OrderFeedIngesterProps): OrderFeedConfig 
           : removalPolicy;
   }
   if (feeds !== undefined) {
-    raw.feeds = feeds.map(({ tokenKmsKey: _key, minAge, ...feed }: FeedProps) => ({
+    raw.feeds = feeds.map(({ tokenKmsKey: _key, minAge, schedule, ...feed }: FeedProps) => ({
       ...feed,
       ...(minAge === undefined ? {} : { minAgeMinutes: inUnit(minAge, 'minutes') }),
+      ...(schedule === undefined ? {} : { schedule: inUnit(schedule, 'minutes') }),
     }));
   }
   let config: OrderFeedConfig;
@@ -166,6 +168,8 @@ export function propsFromConfig(scope: Construct, config: OrderFeedConfig): Orde
     tokenKmsKey: key(feed.tokenKmsKeyArn),
     vendorIds: feed.vendorIds,
     minAge: minutes(feed.minAgeMinutes),
+    pageSize: feed.pageSize,
+    schedule: minutes(feed.schedule),
     enabled: feed.enabled,
   });
   const [first] = config.feeds;
@@ -175,14 +179,13 @@ export function propsFromConfig(scope: Construct, config: OrderFeedConfig): Orde
     // feed then inherits (a top-level default from one feed would leak into feeds that leave the key unset).
     ...(config.feedsListed
       ? {
-          partnerBaseUrl: first.partnerBaseUrl,
+          partnerBaseUrl: config.partnerBaseUrl,
           tokenParameterName: first.tokenParameterName,
           feeds: config.feeds.map((feed) => ({ id: feed.id, ...feedProps(feed) })),
         }
       : { ...feedProps(first), feedId: first.id }),
-    schedule: config.scheduleInterval,
-    pageSize: config.pageSize,
-    maxContinuations: config.maxContinuations,
+    tokenParameterPath: config.tokenParameterPath,
+    maxConcurrentPollers: config.maxConcurrentPollers,
     arrayQueryEncoding: config.arrayQueryEncoding,
     downstreamSubscribers: config.downstreamSubscribers,
     subscriberRetention: Duration.days(config.subscriberRetentionDays),

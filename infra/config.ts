@@ -7,11 +7,13 @@
 // Every key is listed in SETTINGS below: the settings the functions read take their rule and default from
 // functions/core/config/settings.ts (RULES, DEFAULTS), the deployment-only ones are declared here.
 // Unknown keys, in the object or dotted, are rejected so a typo is not silently ignored.
+// `feeds` (or the top-level feed keys, for one feed) is the deployment's initial set of feeds: the dispatcher
+// registers the rows it lacks (infra/README.md, "A fleet of feeds"); the stack's resources do not depend on it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration } from 'aws-cdk-lib';
 import * as z from 'zod/mini';
 import { checked, DEFAULTS, integer, matching, oneOf, RULES } from '../functions/core/config/settings.js';
+import { initialFeedsText } from '../functions/core/fleet/feed-config.js';
 import { LONGEST_GENERATED } from './constructs/lambda-environment.js';
 import { parseRateExpression } from './schedule-rate.js';
 
@@ -71,23 +73,35 @@ export const SETTINGS = {
   tokenKmsKeyArn: {
     rule: matching(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, 'a KMS key ARN'),
   },
-  /** The single feed's id: key of its cursor item, `source.feedId` of its messages, dimension `FeedId`. */
+  /**
+   * The SSM path under which the token parameters of feeds added at runtime live: the poller reads (and the
+   * dispatcher checks the version of) any parameter under it, and only the initial set's parameters besides.
+   */
+  tokenParameterPath: { rule: checked(checkParameterPath), default: '/order-feed-ingester/' },
+  /** The single feed's id: key of its registry row, `source.feedId` of its messages. */
   feedId: { rule: RULES.feedId, default: DEFAULTS.feedId },
   /**
-   * How often the poller runs: a rate expression or a number of minutes. One minute: p99 freshness about
-   * 61 s for about $0.5 per feed per month idle; five minutes misses the 90 s target (infra/README.md).
+   * How often a feed is polled: a rate expression or a number of minutes (the registry row's scheduleMinutes).
+   * One minute: p99 freshness about 61 s; five minutes misses the 90 s target (infra/README.md).
    */
-  schedule: { rule: checked(scheduleMinutes), default: 'rate(1 minute)' },
+  schedule: { rule: z.pipe(checked(scheduleMinutes), RULES.scheduleMinutes), default: 'rate(1 minute)' },
   pageSize: { rule: RULES.pageSize, default: DEFAULTS.pageSize, spelt: 'integer' },
   /** Pages one run fetches at most; undefined: no cap (a run ends when caught up or out of time). */
   maxPagesPerRun: { rule: RULES.maxPagesPerRun, spelt: 'integer' },
   /** The largest page body the poller reads (bytes); a larger page is asked again with a smaller page size. */
   maxPageBodyBytes: { rule: RULES.maxPageBodyBytes, default: DEFAULTS.maxPageBodyBytes, spelt: 'integer' },
-  /** Runs that may follow one another at once while a backlog lasts (0: none). */
-  maxContinuations: { rule: RULES.maxContinuations, default: DEFAULTS.maxContinuations, spelt: 'integer' },
+  /**
+   * Poller invocations the dispatcher keeps running at once: the ingester's own share of the account's
+   * concurrency (the dispatcher also stays below 30 % of what the account leaves unreserved).
+   */
+  maxConcurrentPollers: {
+    rule: RULES.maxConcurrentPollers,
+    default: DEFAULTS.maxConcurrentPollers,
+    spelt: 'integer',
+  },
   minAgeMinutes: { rule: RULES.minAgeMinutes, spelt: 'integer' },
   vendorIds: { rule: RULES.vendorIds, spelt: 'list' },
-  /** False: the feed's schedule is disabled and its runs do nothing; the cursor is kept. */
+  /** False: the feed is registered paused (not polled; its cursor is kept). */
   enabled: { rule: RULES.enabled, default: DEFAULTS.enabled },
   arrayQueryEncoding: { rule: RULES.arrayQueryEncoding, default: DEFAULTS.arrayQueryEncoding },
   cursorRecoveryLookbackMinutes: { rule: RULES.cursorRecoveryLookbackMinutes, spelt: 'integer' },
@@ -131,15 +145,16 @@ export const SETTINGS = {
   consumerBatchSize: { rule: integer(1, 10_000), default: 10, spelt: 'integer' },
   consumerMaxBatchingWindowSeconds: { rule: integer(0, 300), default: 0, spelt: 'integer' },
   /**
-   * The SQS event source allows 2 to 1000 (ScalingConfig.MaximumConcurrency); unset: follows the number of
-   * feeds (consumerMaxConcurrencyFor).
+   * The SQS event source allows 2 to 1000 (ScalingConfig.MaximumConcurrency). 20 keeps the consumer ahead of
+   * four feeds draining at once (one applies ~125 versions/s, one feed publishes ~490), whatever the fleet's
+   * size: the pollers' own budget (maxConcurrentPollers) bounds what is published at once.
    */
-  consumerMaxConcurrency: { rule: integer(2, 1000), spelt: 'integer' },
+  consumerMaxConcurrency: { rule: integer(2, 1000), default: 20, spelt: 'integer' },
   /**
-   * Alarm when a feed has not caught up for this long (or its poller stops reporting); at least 2, as it
+   * A feed not caught up for this long is stale (the fleet gauge StaleFeeds and its alarm); at least 2, as it
    * must exceed the schedule interval.
    */
-  alarmLagMinutes: { rule: integer(2, 1440), default: 30, spelt: 'integer' },
+  alarmLagMinutes: { rule: RULES.alarmLagMinutes, default: DEFAULTS.alarmLagMinutes, spelt: 'integer' },
   /** Alarm when the oldest message on the orders queue is older than this. */
   alarmQueueAgeMinutes: { rule: integer(1, 20_160), default: 15, spelt: 'integer' },
   /** An existing SNS topic for ALARM and OK notifications; unset: the stack creates its own. */
@@ -176,9 +191,18 @@ export const SETTINGS = {
     default: DEFAULTS.historyRetentionDays,
     spelt: 'integer',
   },
-  /** Several feeds: checked entry by entry in parseFeeds, so an error names the feed and key at fault. */
+  /**
+   * The initial set of feeds: checked entry by entry in parseFeeds, so an error names the feed and key at
+   * fault. Any number, as far as the dispatcher's environment holds them; more are added at runtime.
+   */
   feeds: { rule: z.unknown() },
 } as const satisfies Record<string, Setting>;
+
+/** Keys that existed once and mean nothing now: named with what replaced them, rather than as unknown. */
+const REMOVED_KEYS: Readonly<Record<string, string>> = {
+  maxContinuations:
+    'is no longer a setting: a poller no longer invokes itself, the dispatcher gives a feed with a backlog its next turn (remove the key)',
+};
 
 export type ConfigKey = keyof typeof SETTINGS;
 const KEY_NAMES = Object.keys(SETTINGS) as ConfigKey[];
@@ -189,38 +213,25 @@ type Values = {
     | ((typeof SETTINGS)[K] extends { default: unknown } | { required: true } ? never : undefined);
 };
 
-/** One feed: one cursor chain over the partner API, with its own poller, schedule, lease and lag alarm. */
+/** One feed of the initial set: its registry row's configuration (`schedule` in minutes) and whether it is on. */
 export type FeedConfig = { readonly id: string } & Pick<Values, FeedKey>;
 
 export type OrderFeedConfig = Omit<
   Values,
-  FeedKey | 'feedId' | 'feeds' | 'schedule' | 'consumerMaxConcurrency' | 'subscriberMaxAgeHours'
+  FeedKey | 'partnerBaseUrl' | 'feedId' | 'feeds' | 'subscriberMaxAgeHours'
 > & {
+  /** The deployment's partner base URL: the poller's default for every feed whose row names none. */
+  readonly partnerBaseUrl: string;
   /**
-   * The feeds of the deployment: the top-level feed keys alone make one feed (`feedsListed` false, the
-   * resources' logical ids as they always were); `orderFeed.feeds` lists several, the top-level keys being
-   * their defaults.
+   * The initial set of feeds: the top-level feed keys alone make one feed (`feedsListed` false);
+   * `orderFeed.feeds` lists any number, the top-level keys being their defaults.
    */
   readonly feeds: readonly FeedConfig[];
-  /** True when `orderFeed.feeds` was given: each feed's resources carry its id in their construct ids. */
+  /** True when `orderFeed.feeds` was given. */
   readonly feedsListed: boolean;
-  /** How often the poller runs. */
-  readonly scheduleInterval: Duration;
-  /** As given, or by default following the number of feeds (consumerMaxConcurrencyFor). */
-  readonly consumerMaxConcurrency: number;
   /** As given, or by default half the subscriber queues' retention. */
   readonly subscriberMaxAgeHours: number;
 };
-
-/**
- * The consumer's default maximum concurrency for a number of feeds: 5 per feed, within the 2 to 1000 the SQS
- * event source allows. One feed publishes about 490 versions/s and one consumer batch of 10 applies about 125
- * (lab/bench/aws-model.ts), so 5 per feed keeps the consumer ahead of every feed's fastest drain (4 would be
- * just enough); one feed keeps the 5 it always had.
- */
-export function consumerMaxConcurrencyFor(feeds: number): number {
-  return Math.min(1000, Math.max(2, 5 * feeds));
-}
 
 /** Every accepted key with its default (undefined: optional or required). */
 export const KEYS = Object.fromEntries(KEY_NAMES.map((key) => [key, (SETTINGS[key] as Setting).default])) as {
@@ -234,25 +245,24 @@ export const FEED_KEYS = [
   'tokenKmsKeyArn',
   'vendorIds',
   'minAgeMinutes',
+  'pageSize',
+  'schedule',
   'enabled',
 ] as const;
 type FeedKey = (typeof FEED_KEYS)[number];
 
 /**
- * The share of the poller's 4 KB Lambda environment left to the two variables that grow with the
- * configuration, VENDOR_IDS and DOWNSTREAM_QUEUE_URLS (the others take about 1 KB together). A first check
- * that names the configuration key at fault; IngesterFunction checks each whole environment at synth
- * (constructs/lambda-environment.ts).
+ * The share of a 4 KB Lambda environment left to the variable that grows with the configuration:
+ * DOWNSTREAM_QUEUE_URLS in the poller's, INITIAL_FEEDS in the dispatcher's (the others take at most about
+ * 1.2 KB together, every generated name at its longest). A first check that names the configuration key at
+ * fault; IngesterFunction checks each whole environment at synth (constructs/lambda-environment.ts).
  */
-const MAX_VENDOR_IDS_CHARACTERS = 2800;
+export const MAX_GROWING_VARIABLE_BYTES = 2800;
 
 /** The most DOWNSTREAM_QUEUE_URLS can hold for these subscribers: `"name":"url",` each, URLs at their longest. */
 export function downstreamQueueUrlsCharacters(subscribers: readonly string[]): number {
   return subscribers.reduce((total, name) => total + name.length + 6 + LONGEST_GENERATED.queueUrl, 0);
 }
-
-/** At most this many feeds: each is a function, a rule, alarms and a dashboard row (CloudFormation's 500-resource limit). */
-export const MAX_FEEDS = 20;
 
 /**
  * The raw `orderFeed` configuration from CDK context (the whole object, then `orderFeed.<key>` overrides),
@@ -308,13 +318,15 @@ export function projectContextObject(directory = process.cwd()): Record<string, 
 export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedConfig {
   const issues: ConfigIssue[] = [];
   for (const key of Object.keys(raw)) {
-    if (!(key in SETTINGS)) {
-      const nearest = nearestName(key, KEY_NAMES);
-      issues.push({
-        key: qualified(key),
-        message: `unknown key (${nearest === undefined ? `accepted: ${KEY_NAMES.join(', ')}` : `did you mean ${qualified(nearest)}?`})`,
-      });
-    }
+    if (key in SETTINGS) continue;
+    const removed = REMOVED_KEYS[key];
+    const nearest = nearestName(key, KEY_NAMES);
+    issues.push({
+      key: qualified(key),
+      message:
+        removed ??
+        `unknown key (${nearest === undefined ? `accepted: ${KEY_NAMES.join(', ')}` : `did you mean ${qualified(nearest)}?`})`,
+    });
   }
   const feedsListed = !isUnset(raw.feeds);
   const values: Partial<Record<ConfigKey, unknown>> = {};
@@ -337,16 +349,6 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
       message: 'above 10 needs consumerMaxBatchingWindowSeconds of at least 1 (an SQS event source rule)',
     });
   }
-  if (
-    config.alarmLagMinutes !== undefined &&
-    config.schedule !== undefined &&
-    config.alarmLagMinutes <= config.schedule
-  ) {
-    issues.push({
-      key: qualified('alarmLagMinutes'),
-      message: `must exceed the schedule interval (${config.schedule} minutes), or it alarms between runs`,
-    });
-  }
   const retentionHours = (config.subscriberRetentionDays ?? 14) * 24;
   if (config.subscriberMaxAgeHours !== undefined && config.subscriberMaxAgeHours >= retentionHours) {
     issues.push({
@@ -357,31 +359,39 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
   const feeds = feedsListed
     ? parseFeeds(raw.feeds, config, !isUnset(raw.feedId), issues)
     : [feedOf(config.feedId, {}, config, '', issues)];
-  // Lambda refuses a function whose environment exceeds 4 KB: say so at synth, not at deploy time. Every
-  // poller carries the downstream queue URLs; each feed's own vendor list shares the rest.
+  const longest = Math.max(0, ...feeds.map((feed) => feed.schedule ?? 0));
+  if (config.alarmLagMinutes !== undefined && longest > 0 && config.alarmLagMinutes <= longest) {
+    const which = feedsListed ? ` of feed "${feeds.find((feed) => feed.schedule === longest)?.id}"` : '';
+    issues.push({
+      key: qualified('alarmLagMinutes'),
+      message: `must exceed the schedule interval${which} (${longest} minutes), or it alarms between runs`,
+    });
+  }
+  // Lambda refuses a function whose environment exceeds 4 KB: say so at synth, not at deploy time, naming the
+  // key. Every poller carries the downstream queue URLs; the dispatcher the initial set.
   const subscribers = config.downstreamSubscribers ?? [];
   const queueUrls = downstreamQueueUrlsCharacters(subscribers);
-  if (queueUrls > MAX_VENDOR_IDS_CHARACTERS) {
+  if (queueUrls > MAX_GROWING_VARIABLE_BYTES) {
     issues.push({
       key: qualified('downstreamSubscribers'),
-      message: `has ${subscribers.length} subscribers, whose queue URLs take up to ${queueUrls} characters of the poller's DOWNSTREAM_QUEUE_URLS; at most ${MAX_VENDOR_IDS_CHARACTERS} fit in Lambda's 4 KB environment (give subscribers shorter names, or fan out from one queue with SNS or EventBridge)`,
+      message: `has ${subscribers.length} subscribers, whose queue URLs take up to ${queueUrls} characters of the poller's DOWNSTREAM_QUEUE_URLS; at most ${MAX_GROWING_VARIABLE_BYTES} fit in Lambda's 4 KB environment (give subscribers shorter names, or fan out from one queue with SNS or EventBridge)`,
     });
-  } else {
-    const room = MAX_VENDOR_IDS_CHARACTERS - queueUrls;
-    feeds.forEach((feed, index) => {
-      const length = (feed.vendorIds ?? []).join(',').length;
-      if (length > room) {
-        issues.push({
-          key: feedsListed ? `${qualified('feeds')}[${index}].vendorIds` : qualified('vendorIds'),
-          message: `is ${length} characters as the poller's VENDOR_IDS; at most ${room} fit in Lambda's 4 KB environment${subscribers.length > 0 ? ` beside the ${subscribers.length} downstream queue URLs` : ''} (split the vendors over more feeds)`,
-        });
-      }
-    });
+  }
+  const partnerBaseUrl = config.partnerBaseUrl ?? feeds[0]?.partnerBaseUrl;
+  if (issues.length === 0 && partnerBaseUrl !== undefined) {
+    const initialFeeds = environmentBytes(initialFeedsTextOf(feeds, partnerBaseUrl));
+    if (initialFeeds > MAX_GROWING_VARIABLE_BYTES) {
+      issues.push({
+        key: qualified(feedsListed ? 'feeds' : 'vendorIds'),
+        message: feedsListed
+          ? `takes ${initialFeeds} bytes as the dispatcher's INITIAL_FEEDS; at most ${MAX_GROWING_VARIABLE_BYTES} fit in Lambda's 4 KB environment: list fewer feeds here and add the others at runtime with \`npm run ops -- feeds add\` (a feed is a row, not a resource)`
+          : `takes ${initialFeeds} bytes in the dispatcher's INITIAL_FEEDS; at most ${MAX_GROWING_VARIABLE_BYTES} fit in Lambda's 4 KB environment: split the vendors over feeds added at runtime with \`npm run ops -- feeds add\``,
+      });
+    }
   }
 
   if (issues.length > 0) throw new ConfigError(issues);
   const {
-    schedule,
     feeds: _listed,
     feedId: _feedId,
     partnerBaseUrl: _url,
@@ -389,17 +399,61 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
     tokenKmsKeyArn: _key,
     vendorIds: _vendors,
     minAgeMinutes: _minAge,
+    pageSize: _pageSize,
+    schedule: _schedule,
     enabled: _enabled,
     ...rest
   } = config;
   return {
     ...rest,
+    partnerBaseUrl: partnerBaseUrl as string,
     feeds,
     feedsListed,
-    scheduleInterval: Duration.minutes(schedule),
-    consumerMaxConcurrency: config.consumerMaxConcurrency ?? consumerMaxConcurrencyFor(feeds.length),
     subscriberMaxAgeHours: config.subscriberMaxAgeHours ?? retentionHours / 2,
   };
+}
+
+/**
+ * The initial set as the dispatcher's INITIAL_FEEDS carries it (initialFeedsText, read back at cold start by
+ * parseInitialFeeds): each value every feed shares once, each feed's own beside its id; a value the registry
+ * row takes by default (page size 100, a 1-minute interval, the deployment's partner URL) is left out. Only
+ * what a registry row holds: the KMS key is the roles' business, `enabled: false` makes the row paused.
+ */
+export function initialFeedsTextOf(feeds: readonly FeedConfig[], partnerBaseUrl: string): string {
+  const rows = feeds.map((feed) => {
+    const row: Record<string, unknown> = {
+      tokenParameterName: feed.tokenParameterName,
+      partnerBaseUrl: feed.partnerBaseUrl === partnerBaseUrl ? undefined : feed.partnerBaseUrl,
+      vendorIds: feed.vendorIds,
+      minAgeMinutes: feed.minAgeMinutes,
+      pageSize: feed.pageSize === DEFAULTS.pageSize ? undefined : feed.pageSize,
+      scheduleMinutes: feed.schedule === DEFAULTS.scheduleMinutes ? undefined : feed.schedule,
+    };
+    return Object.fromEntries(Object.entries(row).filter(([, value]) => value !== undefined));
+  });
+  const shared: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rows[0] ?? {})) {
+    const text = JSON.stringify(value);
+    if (rows.every((row) => JSON.stringify(row[key]) === text)) shared[key] = value;
+  }
+  return initialFeedsText(
+    shared,
+    feeds.map((feed, index) => ({
+      id: feed.id,
+      ...(feed.enabled ? {} : { paused: true as const }),
+      ...Object.fromEntries(Object.entries(rows[index] ?? {}).filter(([key]) => !(key in shared))),
+    })),
+  );
+}
+
+/** A variable's bytes in the JSON Lambda's API carries (quotes and backslashes escaped). */
+function environmentBytes(value: string): number {
+  return Buffer.byteLength(JSON.stringify(value)) - 2;
+}
+
+/** Whether an SSM parameter is under `path` (a plain name, without a leading "/", never is). */
+export function isUnderParameterPath(parameterName: string, path: string): boolean {
+  return parameterName.startsWith(path);
 }
 
 /**
@@ -426,12 +480,14 @@ function feedOf(
     tokenKmsKeyArn: value('tokenKmsKeyArn'),
     vendorIds: value('vendorIds'),
     minAgeMinutes: value('minAgeMinutes'),
+    pageSize: value('pageSize'),
+    schedule: value('schedule'),
     enabled: value('enabled'),
   };
 }
 
 /**
- * `orderFeed.feeds`: a list (or its JSON text) of 1 to MAX_FEEDS objects, each with a distinct `id` and
+ * `orderFeed.feeds`: a list (or its JSON text) of feed objects, at least one, each with a distinct `id` and
  * any of FEED_KEYS; a key a feed leaves out takes the top-level value. Issues name the feed by position.
  */
 function parseFeeds(given: unknown, top: Values, feedIdGiven: boolean, issues: ConfigIssue[]): FeedConfig[] {
@@ -440,10 +496,11 @@ function parseFeeds(given: unknown, top: Values, feedIdGiven: boolean, issues: C
     issues.push({ key: qualified('feedId'), message: 'is not used with feeds: give each feed its "id"' });
   }
   const list = typeof given === 'string' ? parseJson(given) : given;
-  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FEEDS) {
+  if (!Array.isArray(list) || list.length === 0) {
     issues.push({
       key: at,
-      message: `must be a list of 1 to ${MAX_FEEDS} feed objects (a JSON array), e.g. [{"id":"eu","vendorIds":["v-1"]}]`,
+      message:
+        'must be a list of at least one feed object (a JSON array), e.g. [{"id":"eu","vendorIds":["v-1"]}]',
     });
     return [];
   }
@@ -478,32 +535,12 @@ function parseFeeds(given: unknown, top: Values, feedIdGiven: boolean, issues: C
     }
     if (issues.length === before) feeds.push(feed);
   });
-  const seen = new Map<string, string>();
+  const seen = new Set<string>();
   for (const feed of feeds) {
-    // Construct ids and output names use the feed's id without punctuation: those must stay unique too.
-    const key = feedIdSuffix(feed.id).toLowerCase();
-    const earlier = seen.get(key);
-    if (earlier !== undefined) {
-      issues.push({
-        key: at,
-        message: `must not repeat a feed id ("${earlier}" and "${feed.id}" collide; ids differing only by case or punctuation collide too)`,
-      });
-    }
-    seen.set(key, feed.id);
+    if (seen.has(feed.id)) issues.push({ key: at, message: `must not repeat a feed id ("${feed.id}")` });
+    seen.add(feed.id);
   }
   return feeds;
-}
-
-/**
- * `eu-west.2` → `EuWest2`: a feed's part of construct ids and output names (`PollerEuWest2`,
- * `PollerFunctionNameEuWest2`).
- */
-export function feedIdSuffix(id: string): string {
-  return id
-    .split(/[^A-Za-z0-9]+/)
-    .filter((part) => part.length > 0)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
 }
 
 /** `orders-audit` → `OrdersAudit`: the subscriber's part of construct ids and output names. */
@@ -609,17 +646,25 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** A rate expression or a number of minutes, as minutes from 1 to 60. */
+/** A rate expression or a number of minutes, as minutes (RULES.scheduleMinutes then checks them). */
 function scheduleMinutes(value: unknown): number {
-  const minutes =
-    typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value.trim()))
-      ? Number(value)
-      : rateMinutes(value);
-  // Longer intervals would stretch the lag alarm's evaluation window past what CloudWatch accepts.
-  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 60) {
-    throw new Error('must be between 1 minute and 1 hour');
+  return typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value.trim()))
+    ? Number(value)
+    : rateMinutes(value);
+}
+
+/** An SSM path the roles grant `parameter<path>*` on: `/a/` or `/a/b/`, never `/` alone (every parameter). */
+function checkParameterPath(value: unknown): string {
+  if (typeof value !== 'string') throw new Error('must be a string');
+  const path = value.trim();
+  if (!/^(\/[A-Za-z0-9_.-]+)+\/$/.test(path)) {
+    throw new Error(
+      'must be an SSM parameter path with a leading and a trailing "/", e.g. "/order-feed-ingester/" (letters, digits, "_", ".", "-")',
+    );
   }
-  return minutes;
+  if (/^\/(aws|ssm)/i.test(path)) throw new Error('must not start with the reserved prefixes "aws" or "ssm"');
+  if (path.length > 1000) throw new Error('must be at most 1000 characters');
+  return path;
 }
 
 function rateMinutes(value: unknown): number {

@@ -1,38 +1,35 @@
 // The whole ingester as one construct: stateful resources first (their logical ids must never change, or
-// CloudFormation would replace them and their data), then per feed a poller and its schedule, the consumer
-// and monitoring, and the outputs operators and tools look up. This repository's stack (stack.ts) is one user;
-// a platform team adds it to its own CDK app the same way (README "Use it in your own CDK app").
+// CloudFormation would replace them and their data), then the one poller, the dispatcher that runs it for
+// every due feed, the consumer and monitoring, and the outputs operators and tools look up. Feeds are rows of
+// the cursor table, not resources: the same resources serve 1 feed or 10,000 (`feeds` is only the initial
+// set, in the dispatcher's environment). This repository's stack (stack.ts) is one user; a platform team adds
+// it to its own CDK app the same way (README "Use it in your own CDK app").
 //
 // Logical ids: this repository's stack creates it with the id `Default`, which CDK leaves out of logical ids,
 // so the resources keep the ids they had before the construct existed and an existing deployment updates in
-// place. Without `feeds`, the single feed's poller and schedule keep their ids (`Poller`, `PollSchedule`);
-// each listed feed gets its own (`Poller<Id>`, `PollSchedule<Id>`).
+// place. The poller keeps the single feed's id (`Poller`), so a single-feed stack updates its function in place;
+// a stack of listed feeds loses its `Poller<Id>` functions and `PollSchedule<Id>` rules, and every feed's cursor
+// item becomes its registry row (infra/README.md, "A fleet of feeds").
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type FeedConfig, feedIdSuffix, type OrderFeedConfig, pascalCase } from './config.js';
+import { type OrderFeedConfig, pascalCase } from './config.js';
 import { configFromProps } from './config-props.js';
 import { Consumer, ordersQueueVisibilityTimeout } from './constructs/consumer.js';
 import { CursorTable } from './constructs/cursor-table.js';
+import { Dispatcher } from './constructs/dispatcher.js';
 import { HistoryTable } from './constructs/history-table.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { OrderQueues } from './constructs/order-queues.js';
 import { OrdersTable } from './constructs/orders-table.js';
 import { Poller } from './constructs/poller.js';
 import { QuarantineBucket } from './constructs/quarantine-bucket.js';
-import { PollSchedule } from './constructs/schedule.js';
+import { TokenParameters } from './constructs/token-parameters.js';
 import type { OrderFeedIngesterProps } from './props.js';
 
 export type { FeedProps, OrderFeedIngesterProps } from './props.js';
-
-/** One feed's poller and schedule. */
-export interface FeedPoller {
-  readonly feed: FeedConfig;
-  readonly poller: Poller;
-  readonly schedule: PollSchedule;
-}
 
 export class OrderFeedIngester extends Construct {
   /** The validated configuration (props with defaults applied). */
@@ -40,11 +37,14 @@ export class OrderFeedIngester extends Construct {
   readonly ordersTable: OrdersTable;
   /** Every order version once per (orderId, version); absent when `history` is off. */
   readonly historyTable: HistoryTable | undefined;
+  /** Every feed's cursor, lease and registry row; the token budgets and the dispatch lock. */
   readonly cursorTable: CursorTable;
   readonly quarantine: QuarantineBucket;
   readonly queues: OrderQueues;
-  /** One per feed, in the order of `feeds`. */
-  readonly feedPollers: readonly FeedPoller[];
+  /** The one poller function of every feed. */
+  readonly poller: Poller;
+  /** Runs the poller for due feeds every minute (and when a poller asks). */
+  readonly dispatcher: Dispatcher;
   readonly consumer: Consumer;
   readonly monitoring: Monitoring;
 
@@ -88,26 +88,27 @@ export class OrderFeedIngester extends Construct {
     });
 
     // ---- Stateless: code, wiring and monitoring (safe to replace at any deployment) ------------------
-    this.feedPollers = config.feeds.map((feed) => {
-      const suffix = config.feedsListed ? feedIdSuffix(feed.id) : '';
-      const poller = new Poller(this, `Poller${suffix}`, {
-        config,
-        feed,
-        cursorTable: this.cursorTable,
-        queues: this.queues,
-        quarantine: this.quarantine,
-        instanceId: this.instanceId,
-        logRetention,
-        removalPolicy,
-      });
-      const schedule = new PollSchedule(this, `PollSchedule${suffix}`, {
-        target: poller.function,
-        interval: config.scheduleInterval,
-        feedId: feed.id,
-        enabled: feed.enabled,
-      });
-      return { feed, poller, schedule };
+    const tokenParameters = new TokenParameters(this, config);
+    this.poller = new Poller(this, 'Poller', {
+      config,
+      cursorTable: this.cursorTable,
+      queues: this.queues,
+      quarantine: this.quarantine,
+      tokenParameters,
+      instanceId: this.instanceId,
+      logRetention,
+      removalPolicy,
     });
+    this.dispatcher = new Dispatcher(this, 'Dispatcher', {
+      config,
+      cursorTable: this.cursorTable,
+      poller: this.poller.function,
+      tokenParameters,
+      instanceId: this.instanceId,
+      logRetention,
+      removalPolicy,
+    });
+    this.poller.allowDispatchRequests(this.dispatcher.function);
     this.consumer = new Consumer(this, 'Consumer', {
       config,
       ordersTable: this.ordersTable,
@@ -119,11 +120,9 @@ export class OrderFeedIngester extends Construct {
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       config,
-      pollers: this.feedPollers.map(({ feed, poller }) => ({
-        feedId: feed.id,
-        enabled: feed.enabled,
-        function: poller.function,
-      })),
+      poller: this.poller.function,
+      pollerLogGroup: this.poller.function.logGroup,
+      dispatcher: this.dispatcher.function,
       consumer: this.consumer.function,
       queues: this.queues,
       instanceId: this.instanceId,
@@ -177,7 +176,11 @@ export class OrderFeedIngester extends Construct {
         'Order history (every version once per order id and version)',
       );
     }
-    output('CursorTableName', this.cursorTable.table.tableName, 'Cursor and lease per feed');
+    output(
+      'CursorTableName',
+      this.cursorTable.table.tableName,
+      'Feed registry: cursor, lease, configuration and state per feed',
+    );
     output(
       'QuarantineBucketName',
       this.quarantine.bucket.bucketName,
@@ -198,27 +201,21 @@ export class OrderFeedIngester extends Construct {
         `Dead-letter queue of downstream subscriber "${name}"`,
       );
     }
-    for (const { feed, poller, schedule } of this.feedPollers) {
-      const suffix = config.feedsListed ? feedIdSuffix(feed.id) : '';
-      output(
-        `PollerFunctionName${suffix}`,
-        poller.function.functionName,
-        `Poller function of feed "${feed.id}"`,
-      );
-      output(
-        `PollScheduleRuleName${suffix}`,
-        schedule.rule.ruleName,
-        `EventBridge rule that runs feed "${feed.id}"`,
-      );
-    }
+    output('PollerFunctionName', this.poller.function.functionName, 'Poller function (every feed)');
     output(
-      'FeedPollers',
-      Stack.of(this).toJsonString(
-        Object.fromEntries(
-          this.feedPollers.map(({ feed, poller }) => [feed.id, poller.function.functionName]),
-        ),
-      ),
-      'Feed id -> its poller function name (JSON)',
+      'DispatcherFunctionName',
+      this.dispatcher.function.functionName,
+      'Dispatcher function: invoke it (asynchronously) to dispatch due feeds now',
+    );
+    output(
+      'DispatchScheduleRuleName',
+      this.dispatcher.schedule.ruleName,
+      'EventBridge rule that runs the dispatcher every minute',
+    );
+    output(
+      'TokenParameterPath',
+      config.tokenParameterPath,
+      'SSM path the poller may read token parameters under (feeds added at runtime)',
     );
     output('ConsumerFunctionName', this.consumer.function.functionName, 'Consumer function');
     output('DashboardName', this.monitoring.dashboard.dashboardName, 'CloudWatch dashboard');

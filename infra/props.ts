@@ -9,9 +9,12 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 
-/** One feed of `feeds`: a cursor chain of its own, with its own poller, schedule, lease and lag alarm. */
+/**
+ * One feed of the initial set `feeds`: a registry row (cursor, lease, configuration and state in the cursor
+ * table), created when missing and never changed by a later deploy (change it with `npm run ops -- feeds set`).
+ */
 export interface FeedProps {
-  /** 1–64 of `A-Za-z0-9._-`, letter or digit first; unique (also ignoring case and punctuation). */
+  /** 1–64 of `A-Za-z0-9._-`, letter or digit first; unique. */
   readonly id: string;
   /** Defaults to the top-level `partnerBaseUrl`. */
   readonly partnerBaseUrl?: string;
@@ -23,7 +26,11 @@ export interface FeedProps {
   readonly vendorIds?: readonly string[];
   /** Hide updates younger than this, whole minutes from 1 to 1440 (the API `minAgeMinutes`). */
   readonly minAge?: Duration;
-  /** false: the feed's schedule is disabled and its runs (even an in-flight continuation) do nothing. */
+  /** Order versions per page, 1–100; defaults to the top-level `pageSize`. */
+  readonly pageSize?: number;
+  /** How often the feed is polled, whole minutes from 1 to 60; defaults to the top-level `schedule`. */
+  readonly schedule?: Duration;
+  /** false: the feed is registered paused (not polled, its cursor kept). */
   readonly enabled?: boolean;
 }
 
@@ -34,9 +41,14 @@ export interface OrderFeedIngesterProps {
   readonly tokenParameterName: string;
   /** Customer-managed KMS key of the token parameter; unset: the AWS-managed `alias/aws/ssm` key. */
   readonly tokenKmsKey?: IKey;
+  /**
+   * The SSM path of the token parameters of feeds added at runtime (default `/order-feed-ingester/`): the
+   * poller may read any parameter under it, and besides only the initial set's own parameters.
+   */
+  readonly tokenParameterPath?: string;
   /** The single feed's id when `feeds` is unset (default `orders`). */
   readonly feedId?: string;
-  /** How often each poller runs, whole minutes from 1 to 60 (default 1 minute). */
+  /** How often each feed is polled, whole minutes from 1 to 60 (default 1 minute). */
   readonly schedule?: Duration;
   /** Order versions per page, 1–100 (default 100). */
   readonly pageSize?: number;
@@ -47,13 +59,16 @@ export interface OrderFeedIngesterProps {
    * with a smaller page size. Above 8 MiB the poller gets more memory.
    */
   readonly maxPageBodyBytes?: number;
-  /** Runs that follow one another at once while a backlog lasts, 0–100000 (default 1000; 0: none). */
-  readonly maxContinuations?: number;
+  /**
+   * Poller invocations running at once, 1–1000 (default 10): the ingester's own share of the account's
+   * concurrency; the dispatcher also stays below 30 % of what the account leaves unreserved.
+   */
+  readonly maxConcurrentPollers?: number;
   /** Hide updates younger than this, whole minutes from 1 to 1440 (the API `minAgeMinutes`). */
   readonly minAge?: Duration;
   /** Only these vendors (the API `vendorIds` filter). */
   readonly vendorIds?: readonly string[];
-  /** false: the (single) feed is switched off. */
+  /** false: the (single) feed is registered paused. */
   readonly enabled?: boolean;
   /** How list filters go in the query: `repeat` (default) or `comma`. */
   readonly arrayQueryEncoding?: 'repeat' | 'comma';
@@ -73,9 +88,9 @@ export interface OrderFeedIngesterProps {
   readonly consumerBatchSize?: number;
   /** Whole seconds from 0 to 300 (default 0). */
   readonly consumerMaxBatchingWindow?: Duration;
-  /** Concurrent consumer invocations at most, 2–1000 (default 5 per feed). */
+  /** Concurrent consumer invocations at most, 2–1000 (default 20). */
   readonly consumerMaxConcurrency?: number;
-  /** Alarm when a feed has not caught up for this long, whole minutes from 2 to 1440 (default 30 minutes). */
+  /** A feed not caught up for this long is stale and alarms, whole minutes from 2 to 1440 (default 30 minutes). */
   readonly alarmLag?: Duration;
   /** Alarm when the oldest orders-queue message is older than this, whole minutes up to 14 days (default 15 minutes). */
   readonly alarmQueueAge?: Duration;
@@ -95,6 +110,9 @@ export interface OrderFeedIngesterProps {
   readonly history?: boolean;
   /** How long a history entry is kept through DynamoDB TTL, whole days up to 3650 (default 400; 0 days: forever). */
   readonly historyRetention?: Duration;
-  /** Several feeds in one deployment; the top-level feed keys are their defaults. */
+  /**
+   * The initial set of feeds (any number the dispatcher's 4 KB environment holds; add more at runtime with
+   * `npm run ops -- feeds add`); the top-level feed keys are their defaults. Unset: one feed, `feedId`.
+   */
   readonly feeds?: readonly FeedProps[];
 }

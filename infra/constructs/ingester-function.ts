@@ -1,5 +1,5 @@
-// The one place that fixes how our Lambda functions are built and run; poller and consumer only add
-// their entry, sizing, environment and grants.
+// The one place that fixes how our Lambda functions are built and run; poller, dispatcher and consumer only
+// add their entry, sizing, environment and grants.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
@@ -9,7 +9,6 @@ import {
   Architecture,
   Code,
   LoggingFormat,
-  type RecursiveLoop,
   Runtime,
   SystemLogLevel,
   Tracing,
@@ -36,7 +35,7 @@ export function prebuiltBundle(name: string): string | undefined {
 export interface IngesterFunctionProps {
   /** Absolute path of the handler module; it must export `handler`. */
   readonly entry: string;
-  /** The function's name among the prebuilt bundles (`poller`, `consumer`). */
+  /** The function's name among the prebuilt bundles (`poller`, `dispatcher`, `consumer`). */
   readonly bundle: string;
   readonly description: string;
   readonly timeout: Duration;
@@ -48,8 +47,8 @@ export interface IngesterFunctionProps {
    * variable: the whole environment is checked against Lambda's 4 KB at synth.
    */
   readonly longestDeployTimeValues: Readonly<Record<string, number>>;
-  /** Lambda's recursive loop detection (default: terminate a chain after 16 invocations). */
-  readonly recursiveLoop?: RecursiveLoop;
+  /** Why the role holds another action on "*" beside X-Ray's (its acknowledgement says both). */
+  readonly resourceStarReason?: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -107,7 +106,6 @@ export class IngesterFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       timeout: props.timeout,
       memorySize: props.memorySize,
-      ...(props.recursiveLoop === undefined ? {} : { recursiveLoop: props.recursiveLoop }),
       role,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
@@ -148,7 +146,8 @@ export class IngesterFunction extends NodejsFunction {
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords, which CDK grants, support no ' +
-        'resource-level permissions, so their resource is "*" (AWS managed policy AWSXRayDaemonWriteAccess alike).',
+        'resource-level permissions, so their resource is "*" (AWS managed policy AWSXRayDaemonWriteAccess alike).' +
+        (props.resourceStarReason === undefined ? '' : ` ${props.resourceStarReason}`),
     });
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',

@@ -14,6 +14,8 @@ export const LONGEST_GENERATED = {
   /** `https://sqs.` + region + `.amazonaws.com` (`.com.cn` in China) + `/` + account + `/` + a name of at most 80. */
   queueUrl: 140,
   bucketName: 63,
+  /** Lambda allows 64 characters for a function's name. */
+  functionName: 64,
 } as const;
 
 /**

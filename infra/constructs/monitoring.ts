@@ -1,9 +1,9 @@
-// Stateless: alarms and the dashboard. Business metrics come from the functions' Powertools EMF output
-// (namespace from config, dimensions `service` and `Ingester`, the instance, so two instances in one account never
-// watch each other; the pollers publish each metric twice, under those for the whole deployment and with `FeedId`
-// added per feed); queue and function health from AWS's own metrics.
-// Alarms on anything a person must look at use the deployment-wide series (one alarm, whatever the number of
-// feeds); lag is per feed (one alarm each), since one stalled feed hides behind others that keep up.
+// Stateless: alarms, the dashboard and the saved Logs Insights query. Business metrics come from the functions'
+// Powertools EMF output (namespace from config, dimensions `service` and `Ingester`, the instance, so two
+// instances in one account never watch each other; no per-feed dimension); queue and function health from AWS's
+// own metrics. Nothing here grows with the number of feeds: the fleet is watched through the dispatcher's
+// gauges (how many feeds are stale, stopped, failing auth, …, one value each per dispatch), and one feed's
+// detail is its log lines (the query `feed-detail`), its registry row (`npm run ops -- status FEED`).
 import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
@@ -11,6 +11,7 @@ import {
   Dashboard,
   GraphWidget,
   type IMetric,
+  LogQueryWidget,
   MathExpression,
   Metric,
   SingleValueWidget,
@@ -21,33 +22,35 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { type ILogGroup, QueryDefinition, QueryString } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import {
   type ConsumerCountName,
-  FEED_ID_DIMENSION,
+  FLEET_GAUGES,
   INGESTER_DIMENSION,
   type PollerMetricName,
 } from '../../functions/core/observability/metric-names.js';
-import { feedIdSuffix, type OrderFeedConfig, pascalCase } from '../config.js';
+import { type OrderFeedConfig, pascalCase } from '../config.js';
 import { CONSUMER_SERVICE_NAME } from './consumer.js';
+import { DISPATCHER_SERVICE_NAME } from './dispatcher.js';
 import type { OrderQueues } from './order-queues.js';
 import { POLLER_SERVICE_NAME } from './poller.js';
 
 const PERIOD = Duration.minutes(5);
 
-export interface MonitoredPoller {
-  readonly feedId: string;
-  /** A switched-off feed reports nothing by design: no lag alarm. */
-  readonly enabled: boolean;
-  readonly function: IFunction;
-}
+type FleetGaugeName = (typeof FLEET_GAUGES)[keyof typeof FLEET_GAUGES];
+
+/** The saved Logs Insights query for one feed's log lines, under the instance's folder. */
+export const FEED_DETAIL_QUERY = 'feed-detail';
 
 export interface MonitoringProps {
   readonly config: OrderFeedConfig;
-  /** One per feed. */
-  readonly pollers: readonly MonitoredPoller[];
+  readonly poller: IFunction;
+  /** The poller's log group: the saved query for one feed reads it. */
+  readonly pollerLogGroup: ILogGroup;
+  readonly dispatcher: IFunction;
   readonly consumer: IFunction;
   readonly queues: OrderQueues;
   /** The instance's `Ingester` dimension, which every metric of its functions carries (so alarms see only its own). */
@@ -63,6 +66,8 @@ export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
   /** Where every alarm's ALARM and OK notifications go: `alarmTopicArn`, or a topic of its own. */
   readonly alarmTopic: ITopic;
+  /** One feed's log lines in the poller's log group (replace the feed id in its filter). */
+  readonly feedDetailQuery: QueryDefinition;
   private readonly namespace: string;
   private readonly instanceId: string;
 
@@ -74,15 +79,19 @@ export class Monitoring extends Construct {
     // Typed by the functions' list of names (metric-names.ts): a renamed metric fails the build, never an alarm.
     const poller = (name: PollerMetricName, statistic: string = Stats.SUM, period: Duration = PERIOD) =>
       this.metric(POLLER_SERVICE_NAME, name, statistic, period);
-    // A period that holds at least one scheduled run, for alarms that need several runs in a row.
-    const runPeriod = Duration.minutes(Math.max(5, config.scheduleInterval.toMinutes()));
+    const gauge = (name: FleetGaugeName, label?: string) =>
+      this.metric(DISPATCHER_SERVICE_NAME, name, Stats.MAXIMUM, PERIOD, label);
+    // A period that holds at least one run of each feed of the initial set, for alarms that need several runs
+    // in a row (feeds added at runtime at a longer interval are slower to ring).
+    const longestInterval = Math.max(...config.feeds.map((feed) => feed.schedule));
+    const runPeriod = Duration.minutes(Math.max(5, longestInterval));
     const consumer = (name: ConsumerCountName) => this.metric(CONSUMER_SERVICE_NAME, name, Stats.SUM);
 
     // Something a person must look at: any occurrence alarms.
     this.anyAlarm(
       'AuthFailures',
       poller('AuthFailures'),
-      'The partner API rejected the token (401); the poller stopped.',
+      "The partner API rejected a feed's token (401): that feed waits until its token parameter changes (gauge AuthFailingFeeds counts them; RUNBOOK).",
     );
     this.anyAlarm(
       'RecordsQuarantined',
@@ -107,10 +116,11 @@ export class Monitoring extends Construct {
     this.anyAlarm(
       'OrderOverBodyCap',
       poller('OrderOverBodyCap'),
-      'A single order is over the page body cap (maxPageBodyBytes) at page size 1: the feed stops at it until the cap is raised (RUNBOOK).',
+      'A single order is over the page body cap (maxPageBodyBytes) at page size 1: its feed stops at it until the cap is raised (RUNBOOK).',
     );
-    // One stuck answer can be a blip; the same in three periods running means the feed is not moving. A
-    // stuck run (or a cursor cycle) ends its chain, so the next is the schedule's: a period per tick at least.
+    // One stuck answer can be a blip; the same in three periods running means a feed is not moving. A stuck
+    // run (or a cursor cycle) does not ask for another turn, so its next is at its interval: a period per
+    // interval at least.
     this.track(
       new Alarm(this, 'StuckCursorAlarm', {
         alarmDescription:
@@ -152,16 +162,16 @@ export class Monitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
-    // One alarm per group of pollers (the first keeps the single-feed logical id).
-    const errorGroups = pollerErrors(props.pollers);
-    for (const [index, group] of errorGroups.entries()) {
-      const feeds = errorGroups.length > 1 ? ` (feeds ${group.feedIds.join(', ')})` : '';
-      this.anyAlarm(
-        index === 0 ? 'PollerErrors' : `PollerErrors${index + 1}`,
-        group.metric,
-        `A poller function failed a run${feeds}.`,
-      );
-    }
+    this.anyAlarm(
+      'PollerErrors',
+      props.poller.metricErrors({ period: PERIOD }),
+      'A poller run failed (its batch of feeds is dispatched again at their next turn); the error line in its log names the feed (query feed-detail).',
+    );
+    this.anyAlarm(
+      'DispatcherErrors',
+      props.dispatcher.metricErrors({ period: PERIOD }),
+      'A dispatch failed (the registry could not be read, or a batch could not be started); the next tick dispatches again. Every tick failing stops every feed: FeedsStale follows.',
+    );
     this.anyAlarm(
       'ConsumerErrors',
       props.consumer.metricErrors({ period: PERIOD }),
@@ -202,25 +212,35 @@ export class Monitoring extends Construct {
       );
     }
 
-    // Lag, per feed: each poller reports how long since its feed was last caught up. Missing data means the
-    // poller is not running at all, which is the same failure: 2 bad periods out of 3 alarm (one late tick
-    // does not). A disabled feed reports nothing by design, so it gets no lag alarm.
-    const lagPeriod = runPeriod;
-    for (const { feedId, enabled } of props.pollers) {
-      if (!enabled) continue;
-      const suffix = config.feedsListed ? feedIdSuffix(feedId) : '';
-      this.track(
-        new Alarm(this, `FeedLagAlarm${suffix}`, {
-          alarmDescription: `Feed "${feedId}" has not caught up for more than ${config.alarmLagMinutes} minutes, or its poller stopped reporting.`,
-          metric: this.feedMetric(feedId, 'SecondsSinceCaughtUp', Stats.MAXIMUM, lagPeriod),
-          threshold: config.alarmLagMinutes * 60,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 3,
-          datapointsToAlarm: 2,
-          treatMissingData: TreatMissingData.BREACHING,
-        }),
-      );
-    }
+    // The fleet, by count, from the dispatcher's gauges (one value per dispatch, every minute). Stale: an enabled
+    // feed not caught up for alarmLagMinutes; missing data means the dispatcher is not running at all, which
+    // stops every feed: 2 bad periods out of 3 alarm (one late tick does not).
+    this.track(
+      new Alarm(this, 'FeedsStaleAlarm', {
+        alarmDescription: `Enabled feeds have not caught up for more than ${config.alarmLagMinutes} minutes, or the dispatcher stopped reporting. Which: npm run ops -- feeds list --stalest (RUNBOOK).`,
+        metric: gauge(FLEET_GAUGES.stale),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.BREACHING,
+      }),
+    );
+    this.anyAlarm(
+      'StoppedFeeds',
+      gauge(FLEET_GAUGES.stopped),
+      'Feeds stopped at a documented stop (e.g. an order over the page body cap); each row holds its reason. npm run ops -- feeds list (RUNBOOK).',
+    );
+    this.anyAlarm(
+      'AuthFailingFeeds',
+      gauge(FLEET_GAUGES.authFailing),
+      'Feeds wait out a 401 backoff: the partner refused their token. Rotate the token parameter (RUNBOOK).',
+    );
+    this.anyAlarm(
+      'UnregisteredFeeds',
+      gauge(FLEET_GAUGES.unregistered),
+      'Cursor items that no feed row describes (a feed of an earlier deployment missing from the initial set): not polled. Register each with npm run ops -- feeds add (its cursor is kept; RUNBOOK).',
+    );
     this.track(
       new Alarm(this, 'OrdersQueueAgeAlarm', {
         alarmDescription: `The oldest message on the orders queue is older than ${config.alarmQueueAgeMinutes} minutes: the consumer is falling behind.`,
@@ -275,7 +295,61 @@ export class Monitoring extends Construct {
       alarm.addOkAction(action);
     }
 
+    this.feedDetailQuery = new QueryDefinition(this, 'FeedDetailQuery', {
+      queryDefinitionName: `order-feed-ingester/${props.instanceId}/${FEED_DETAIL_QUERY}`,
+      queryString: new QueryString({
+        fields: [
+          '@timestamp',
+          'level',
+          'message',
+          'outcome',
+          'pages',
+          'versionsPublished',
+          'secondsSinceCaughtUp',
+          'error.message',
+        ],
+        filterStatements: ['feedId = "FEED_ID"'],
+        sort: '@timestamp desc',
+        limit: 200,
+      }),
+      logGroups: [props.pollerLogGroup],
+    });
+
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });
+    // The fleet: how many feeds in each state, how many need a look, how busy the pollers are.
+    this.dashboard.addWidgets(
+      graph('Feeds by state', [
+        gauge(FLEET_GAUGES.enabled, 'enabled'),
+        gauge(FLEET_GAUGES.paused, 'paused'),
+        gauge(FLEET_GAUGES.stopped, 'stopped'),
+        gauge(FLEET_GAUGES.removed, 'removed'),
+        gauge(FLEET_GAUGES.unregistered, 'unregistered'),
+      ]),
+      graph('Feeds to look at: stale, failing auth, failing, behind', [
+        gauge(FLEET_GAUGES.stale, 'stale'),
+        gauge(FLEET_GAUGES.authFailing, 'failing auth'),
+        gauge(FLEET_GAUGES.failing, 'failing'),
+        gauge(FLEET_GAUGES.behind, 'behind'),
+      ]),
+      new GraphWidget({
+        title: `Pollers running and feeds waiting for a slot (budget ${config.maxConcurrentPollers})`,
+        left: [
+          gauge(FLEET_GAUGES.runningPollers, 'pollers running'),
+          gauge(FLEET_GAUGES.dispatchedPollers, 'pollers started'),
+          gauge(FLEET_GAUGES.dueWaiting, 'feeds waiting'),
+        ],
+        leftAnnotations: [{ value: config.maxConcurrentPollers, label: 'maxConcurrentPollers' }],
+        width: 6,
+        height: 6,
+      }),
+      new GraphWidget({
+        title: 'Stalest enabled feed: seconds since caught up',
+        left: [gauge(FLEET_GAUGES.maxLagSeconds, 'stalest feed')],
+        leftAnnotations: [{ value: config.alarmLagMinutes * 60, label: 'stale' }],
+        width: 6,
+        height: 6,
+      }),
+    );
     this.dashboard.addWidgets(
       graph('Pages fetched', [poller('PagesFetched')]),
       graph('Order versions published', [poller('VersionsPublished')]),
@@ -290,13 +364,13 @@ export class Monitoring extends Construct {
         poller('StuckCursor'),
         poller('UnreadablePages'),
       ]),
+    );
+    this.dashboard.addWidgets(
       graph('Page size reduced, records beyond the page size, order over the body cap', [
         poller('PageSizeReduced'),
         poller('RecordsBeyondPageSize'),
         poller('OrderOverBodyCap'),
       ]),
-    );
-    this.dashboard.addWidgets(
       graph('Versions applied / stale / failed', [
         consumer('VersionsApplied'),
         consumer('VersionsStale'),
@@ -320,9 +394,23 @@ export class Monitoring extends Construct {
           dlq.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: Stats.MAXIMUM }),
         ),
       ]),
+    );
+    this.dashboard.addWidgets(
       graph('Orders queue: age of oldest message (s)', [
         queues.orders.queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: Stats.MAXIMUM }),
       ]),
+      graph('Function errors', [
+        props.poller.metricErrors({ period: PERIOD }),
+        props.dispatcher.metricErrors({ period: PERIOD }),
+        props.consumer.metricErrors({ period: PERIOD }),
+      ]),
+      new SingleValueWidget({
+        title: 'Versions published vs applied (whole range)',
+        metrics: [poller('VersionsPublished'), consumer('VersionsApplied')],
+        setPeriodToTimeRange: true,
+        width: 6,
+        height: 6,
+      }),
     );
     if (queues.subscribers.size > 0) {
       this.dashboard.addWidgets(
@@ -341,39 +429,22 @@ export class Monitoring extends Construct {
         }),
       );
     }
+    // Which feeds: the poller's warnings and errors by feed (one feed's whole story: the query feed-detail).
     this.dashboard.addWidgets(
-      graph('Function errors', [
-        ...props.pollers.map(({ function: fn }) => fn.metricErrors({ period: PERIOD })),
-        props.consumer.metricErrors({ period: PERIOD }),
-      ]),
-      new SingleValueWidget({
-        title: 'Versions published vs applied (whole range)',
-        metrics: [poller('VersionsPublished'), consumer('VersionsApplied')],
-        setPeriodToTimeRange: true,
-        width: 6,
+      new LogQueryWidget({
+        title: `Poller warnings and errors by feed (one feed's lines: saved query ${FEED_DETAIL_QUERY})`,
+        logGroupNames: [props.pollerLogGroup.logGroupName],
+        queryLines: [
+          'fields feedId, level, message',
+          'filter level = "WARN" or level = "ERROR"',
+          'stats count(*) as lines, latest(@timestamp) as last by feedId, level, message',
+          'sort lines desc',
+          'limit 20',
+        ],
+        width: 24,
         height: 6,
       }),
     );
-    // One row per feed: is it moving, is it caught up, is the partner slowing it down.
-    for (const { feedId } of props.pollers) {
-      const feedMetric = (name: PollerMetricName, statistic: string = Stats.SUM) =>
-        this.feedMetric(feedId, name, statistic);
-      this.dashboard.addWidgets(
-        graph(`Feed ${feedId}: pages fetched / versions published`, [
-          feedMetric('PagesFetched'),
-          feedMetric('VersionsPublished'),
-        ]),
-        graph(`Feed ${feedId}: seconds since caught up`, [feedMetric('SecondsSinceCaughtUp', Stats.MAXIMUM)]),
-        graph(`Feed ${feedId}: pace between page requests (ms), rate-limit waits`, [
-          feedMetric('PaceDelayMs', Stats.MAXIMUM),
-          feedMetric('RateLimitWaits'),
-        ]),
-        graph(`Feed ${feedId}: run duration (ms)`, [
-          feedMetric('RunDurationMs', Stats.MAXIMUM),
-          feedMetric('RunDurationMs', Stats.AVERAGE),
-        ]),
-      );
-    }
   }
 
   /**
@@ -426,33 +497,20 @@ export class Monitoring extends Construct {
     return topic;
   }
 
-  /** A poller metric of one feed (dimensions `service`, `Ingester` and `FeedId`). */
-  private feedMetric(
-    feedId: string,
-    metricName: PollerMetricName,
+  private metric(
+    service: string,
+    metricName: string,
     statistic: string,
     period: Duration = PERIOD,
+    label?: string,
   ): Metric {
-    return new Metric({
-      namespace: this.namespace,
-      metricName,
-      dimensionsMap: {
-        service: POLLER_SERVICE_NAME,
-        [INGESTER_DIMENSION]: this.instanceId,
-        [FEED_ID_DIMENSION]: feedId,
-      },
-      statistic,
-      period,
-    });
-  }
-
-  private metric(service: string, metricName: string, statistic: string, period: Duration = PERIOD): Metric {
     return new Metric({
       namespace: this.namespace,
       metricName,
       dimensionsMap: { service, [INGESTER_DIMENSION]: this.instanceId },
       statistic,
       period,
+      ...(label === undefined ? {} : { label }),
     });
   }
 
@@ -473,37 +531,6 @@ export class Monitoring extends Construct {
   private track(alarm: Alarm): void {
     this.alarms.push(alarm);
   }
-}
-
-/** CloudWatch's hard limit on the metrics one metric-math alarm may reference. */
-const METRICS_PER_MATH_ALARM = 10;
-
-/**
- * Errors of every poller, in groups of at most METRICS_PER_MATH_ALARM feeds: the function's own metric for a
- * group of one, the sum of the group's otherwise. One alarm watches each group.
- */
-function pollerErrors(pollers: readonly MonitoredPoller[]): Array<{ feedIds: string[]; metric: IMetric }> {
-  const groups = [];
-  for (let start = 0; start < pollers.length; start += METRICS_PER_MATH_ALARM) {
-    const group = pollers.slice(start, start + METRICS_PER_MATH_ALARM);
-    const metrics = group.map(({ function: fn }) => fn.metricErrors({ period: PERIOD }));
-    const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`e${index}`, metric]));
-    groups.push({
-      feedIds: group.map((poller) => poller.feedId),
-      metric:
-        metrics.length === 1
-          ? (metrics[0] as IMetric)
-          : new MathExpression({
-              label: `Poller errors (feeds ${group.map((poller) => poller.feedId).join(', ')})`,
-              expression: Object.keys(usingMetrics)
-                .map((name) => `FILL(${name}, 0)`)
-                .join(' + '),
-              usingMetrics,
-              period: PERIOD,
-            }),
-    });
-  }
-  return groups;
 }
 
 function graph(title: string, metrics: IMetric[]): GraphWidget {

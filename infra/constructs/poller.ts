@@ -1,35 +1,41 @@
-// Stateless: the poller function of one feed. Each run takes the feed's lease in the cursor table, reads the
-// partner token from SSM, pages the partner API, sends every order version to every queue and
-// quarantines what it cannot publish. Its role can do exactly that and nothing else (notably it cannot
-// touch the orders table, another feed's token or another poller). A deployment with several feeds has one
-// Poller each: its own function, environment and log group.
+// Stateless: the one poller function of every feed. The dispatcher invokes it asynchronously with a batch of
+// due feeds; each run reads the feeds' registry rows, takes a feed's lease only when the partner has data,
+// reads its token from SSM, pages the partner API, sends every order version to every queue and quarantines
+// what it cannot publish, and asks the dispatcher for the next turn when a feed is behind. Its role can do
+// exactly that and nothing else (notably it cannot touch the orders table, nor a parameter outside the token
+// path and the initial set's own).
 import { fileURLToPath } from 'node:url';
-import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Grant, Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { PollerEnvironment } from '../../functions/core/config/settings.js';
-import { downstreamQueueUrlsCharacters, type FeedConfig, type OrderFeedConfig } from '../config.js';
+import { downstreamQueueUrlsCharacters, type OrderFeedConfig } from '../config.js';
 import type { CursorTable } from './cursor-table.js';
 import { IngesterFunction, observabilityEnvironment } from './ingester-function.js';
 import { LONGEST_GENERATED } from './lambda-environment.js';
 import type { OrderQueues } from './order-queues.js';
 import { QUARANTINE_PREFIX, type QuarantineBucket } from './quarantine-bucket.js';
+import type { TokenParameters } from './token-parameters.js';
 
 export const POLLER_ENTRY = fileURLToPath(new URL('../../functions/poller/handler.ts', import.meta.url));
 export const POLLER_SERVICE_NAME = 'order-feed-poller';
-/** Long enough for `maxPagesPerRun` pages with retries; the handler budgets its work against it. */
+/** Long enough for a batch's longest slice (90 s) with the page in hand; the handler budgets its work against it. */
 export const POLLER_TIMEOUT = Duration.minutes(2);
+/**
+ * A batch not started within this never starts: the dispatcher counts it as on its way for 2 minutes
+ * (inFlightGraceMs), then dispatches its feeds again, so a late start would run them twice at once.
+ */
+export const POLLER_MAX_EVENT_AGE = Duration.seconds(60);
 
 export interface PollerProps {
   readonly config: OrderFeedConfig;
-  /** The feed this poller serves (one of `config.feeds`). */
-  readonly feed: FeedConfig;
   readonly cursorTable: CursorTable;
   readonly queues: OrderQueues;
   readonly quarantine: QuarantineBucket;
+  readonly tokenParameters: TokenParameters;
   /** The `Ingester` dimension of its metrics (OrderFeedIngester.instanceId). */
   readonly instanceId: string;
   readonly logRetention: RetentionDays;
@@ -41,30 +47,29 @@ export class Poller extends Construct {
 
   constructor(scope: Construct, id: string, props: PollerProps) {
     super(scope, id);
-    const { feed, cursorTable, queues, quarantine } = props;
+    const { cursorTable, queues, quarantine } = props;
 
     this.function = new IngesterFunction(this, 'Function', {
       entry: POLLER_ENTRY,
       bundle: 'poller',
-      description: `order-feed-ingester poller of feed ${feed.id}: partner Order Feed API to SQS`,
+      description: 'order-feed-ingester poller: the partner Order Feed API to SQS, a batch of feeds per run',
       timeout: POLLER_TIMEOUT,
       memorySize: pollerMemoryMb(props.config.maxPageBodyBytes),
       // No reserved concurrency: Lambda keeps at least 100 of the account's concurrent executions unreserved
       // (UnreservedConcurrentExecutions minimum), so reserving even one fails the deploy on an account whose
-      // quota is below 100 + the reservations (new accounts often have 10). The lease in the cursor table is
-      // what allows one run per feed at a time: a run that finds it held ends at once.
-      // Self-continuation is a deliberate loop: without this, Lambda's recursive loop detection (which also
-      // follows direct Invoke calls, by the trace header the AWS SDK passes on) drops the 17th run of a chain.
-      // The chain is bounded by maxContinuations, and only a run that made progress continues.
-      recursiveLoop: RecursiveLoop.ALLOW,
-      environment: pollerEnvironment(Stack.of(this), props.config, feed, props),
+      // quota is below 100 + the reservations (new accounts often have 10). The dispatcher keeps the pollers
+      // within maxConcurrentPollers, and a feed's lease allows one run of it at a time.
+      environment: pollerEnvironment(Stack.of(this), props.config, props),
       longestDeployTimeValues: longestPollerDeployTimeValues(props.config),
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
+    // Lambda's own async queue: a failed run is not retried (the feed's next turn is the dispatcher's), and a
+    // batch that waited too long is dropped rather than run beside its feeds' next dispatch.
+    this.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: POLLER_MAX_EVENT_AGE });
     const role = this.function.executionRole;
 
-    cursorTable.grantLeaseAndCommit(role);
+    cursorTable.grantPoll(role);
     quarantine.grantPutQuarantined(role);
     // SendMessage also authorises SendMessageBatch.
     Grant.addToPrincipal({
@@ -72,16 +77,7 @@ export class Poller extends Construct {
       actions: ['sqs:SendMessage'],
       resourceArns: queues.publishTargets.map((queue) => queue.queueArn),
     });
-    this.grantTokenRead(feed);
-    // Self-continuation: the poller invokes itself (asynchronously) when a run ends with more to fetch. A
-    // policy of its own, attached to the role: in the role's default policy the function's ARN would make a
-    // dependency cycle (the function waits for its default policy).
-    new Policy(this, 'SelfContinuation', {
-      roles: [role],
-      statements: [
-        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.functionArn] }),
-      ],
-    });
+    props.tokenParameters.grantRead(role, { decrypt: true });
 
     const bucketLogicalId = Stack.of(this).resolve(
       (quarantine.bucket.node.defaultChild as CfnBucket).logicalId,
@@ -95,35 +91,18 @@ export class Poller extends Construct {
   }
 
   /**
-   * ssm:GetParameter on the one token parameter. With the default AWS-managed `alias/aws/ssm` key no KMS
-   * grant is needed (its key policy lets any principal of the account decrypt through SSM); with a
-   * customer-managed key, kms:Decrypt on that key, only when called through SSM.
+   * A poller asks the dispatcher for the next dispatch (a feed behind, feeds left waiting): the dispatcher's ARN
+   * travels in the batch event. A policy of its own, attached to the role: in the role's default policy the
+   * dispatcher's ARN would make a cycle (the dispatcher names the poller, and a function waits for its role's
+   * default policy).
    */
-  private grantTokenRead(config: Pick<FeedConfig, 'tokenParameterName' | 'tokenKmsKeyArn'>): void {
-    const stack = Stack.of(this);
-    const role = this.function.executionRole;
-    role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['ssm:GetParameter'],
-        resources: [
-          stack.formatArn({
-            service: 'ssm',
-            resource: 'parameter',
-            resourceName: config.tokenParameterName.replace(/^\//, ''),
-            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-          }),
-        ],
-      }),
-    );
-    if (config.tokenKmsKeyArn !== undefined) {
-      role.addToPrincipalPolicy(
-        new PolicyStatement({
-          actions: ['kms:Decrypt'],
-          resources: [config.tokenKmsKeyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `ssm.${stack.region}.amazonaws.com` } },
-        }),
-      );
-    }
+  allowDispatchRequests(dispatcher: IFunction): Policy {
+    return new Policy(this, 'DispatchRequests', {
+      roles: [this.function.executionRole],
+      statements: [
+        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [dispatcher.functionArn] }),
+      ],
+    });
   }
 }
 
@@ -131,7 +110,7 @@ export class Poller extends Construct {
  * The poller's memory for a page body cap: a page's worst case stays under 36 × the cap (a body of empty objects:
  * the body, its text, ~23 × parsed; one slice's messages and the quarantine bookkeeping, each at most ~2 × the
  * cap; functions/README.md, "Memory and time per page") beside ~160 MB of runtime. 512 MB up to the default
- * 8 MiB cap; more, in 64 MB steps, above it.
+ * 8 MiB cap; more, in 64 MB steps, above it. The feeds of a batch parse one page at a time.
  */
 export function pollerMemoryMb(maxPageBodyBytes: number): number {
   const needed = 160 + (36 * maxPageBodyBytes) / 1024 / 1024;
@@ -155,29 +134,22 @@ function longestPollerDeployTimeValues(
 }
 
 /**
- * A feed's poller environment: the feed's and the poller's settings from the validated configuration and the
- * resources' names, typed by the variables the poller reads (functions/core/config/settings.ts).
+ * The poller's environment: the deployment-wide settings from the validated configuration and the resources'
+ * names, typed by the variables the poller reads (functions/core/config/settings.ts); each feed's own settings
+ * are on its registry row.
  */
 export function pollerEnvironment(
   stack: Stack,
   config: OrderFeedConfig,
-  feed: FeedConfig,
   resources: Pick<PollerProps, 'cursorTable' | 'queues' | 'quarantine' | 'instanceId'>,
 ): PollerEnvironment {
   const downstreamQueueUrls: Record<string, string> = {};
   for (const [name, pair] of resources.queues.subscribers) downstreamQueueUrls[name] = pair.queue.queueUrl;
   const text = (value: number | undefined) => (value === undefined ? undefined : String(value));
   return {
-    FEED_ID: feed.id,
-    PARTNER_BASE_URL: feed.partnerBaseUrl,
-    PARTNER_TOKEN_PARAMETER: feed.tokenParameterName,
-    VENDOR_IDS: feed.vendorIds?.join(','),
-    MIN_AGE_MINUTES: text(feed.minAgeMinutes),
-    FEED_ENABLED: feed.enabled ? 'true' : 'false',
-    PAGE_SIZE: String(config.pageSize),
+    PARTNER_BASE_URL: config.partnerBaseUrl,
     MAX_PAGES_PER_RUN: text(config.maxPagesPerRun),
     MAX_PAGE_BODY_BYTES: String(config.maxPageBodyBytes),
-    MAX_CONTINUATIONS: String(config.maxContinuations),
     ARRAY_QUERY_ENCODING: config.arrayQueryEncoding,
     CURSOR_RECOVERY_LOOKBACK_MINUTES: text(config.cursorRecoveryLookbackMinutes),
     PARTNER_REQUESTS_PER_SECOND: text(config.partnerRequestsPerSecond),

@@ -33,7 +33,8 @@ try {
   });
   const { ingester } = stack;
   const functions: Record<string, IFunction> = {
-    poller: ingester.feedPollers[0]?.poller.function as IFunction,
+    poller: ingester.poller.function,
+    dispatcher: ingester.dispatcher.function,
     consumer: ingester.consumer.function,
   };
   for (const [name, fn] of Object.entries(functions)) {

@@ -1,16 +1,18 @@
-// The deployment configuration as a unit (infra/config.ts): defaults, every rule naming its key, the feeds
-// list, the CDK context forms, and the size of a function's environment. What synth makes of it is in
-// stack.test.ts.
+// The deployment configuration as a unit (infra/config.ts): defaults, every rule naming its key, the initial
+// set of feeds and its text for the dispatcher, the CDK context forms, and the size of a function's
+// environment. What synth makes of it is in stack.test.ts.
 import { fileURLToPath } from 'node:url';
 import { Lazy } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
+import { parseInitialFeeds } from '../../functions/core/fleet/feed-config.js';
 import {
   ConfigError,
   type ContextReader,
   downstreamQueueUrlsCharacters,
   FEED_KEYS,
+  initialFeedsTextOf,
   KEYS,
-  MAX_FEEDS,
+  MAX_GROWING_VARIABLE_BYTES,
   parseConfig,
   projectContextObject,
   readContext,
@@ -40,11 +42,10 @@ describe('parseConfig', () => {
     const config = parseConfig(REQUIRED_CONFIG);
 
     // Assess: every key at its SETTINGS default (unset where it has none); the feed keys in the one feed.
-    const { feeds, scheduleInterval } = config;
+    const { feeds } = config;
     const feedKeys: readonly string[] = FEED_KEYS;
     for (const key of Object.keys(KEYS) as (keyof typeof KEYS)[]) {
-      if (['feeds', 'feedId', 'schedule', 'consumerMaxConcurrency', 'subscriberMaxAgeHours'].includes(key))
-        continue;
+      if (['feeds', 'feedId', 'schedule', 'subscriberMaxAgeHours'].includes(key)) continue;
       const given = (REQUIRED_CONFIG as Record<string, unknown>)[key] ?? KEYS[key];
       const parsed = feedKeys.includes(key)
         ? feeds[0]?.[key as (typeof FEED_KEYS)[number]]
@@ -52,12 +53,15 @@ describe('parseConfig', () => {
       expect(parsed, key).toEqual(given);
     }
     expect([feeds.length, feeds[0]?.id, config.feedsListed]).toEqual([1, KEYS.feedId, false]);
-    // Derived: 5 per feed, half the subscriber retention, the default rate(1 minute).
+    // Derived: half the subscriber retention, the default rate(1 minute) as minutes; the consumer's 20 whatever
+    // the number of feeds, the pollers' budget of 10, the token path.
     expect([
-      config.consumerMaxConcurrency,
       config.subscriberMaxAgeHours,
-      scheduleInterval.toMinutes(),
-    ]).toEqual([5, 168, 1]);
+      feeds[0]?.schedule,
+      config.consumerMaxConcurrency,
+      config.maxConcurrentPollers,
+      config.tokenParameterPath,
+    ]).toEqual([168, 1, 20, 10, '/order-feed-ingester/']);
   });
 
   it('names every missing required key (no configuration at all)', () => {
@@ -173,9 +177,9 @@ describe('parseConfig', () => {
     [15, 15],
     ['15', 15],
   ])('reads the schedule %j as %i minutes', (schedule, minutes) => {
-    expect(
-      parseConfig({ ...REQUIRED_CONFIG, schedule, alarmLagMinutes: 120 }).scheduleInterval.toMinutes(),
-    ).toBe(minutes);
+    expect(parseConfig({ ...REQUIRED_CONFIG, schedule, alarmLagMinutes: 120 }).feeds[0]?.schedule).toBe(
+      minutes,
+    );
   });
 
   it.each([
@@ -201,6 +205,23 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('names a key that is gone with what replaced it, rather than as unknown', () => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, maxContinuations: 10 })).toEqual([
+      expect.stringMatching(/^orderFeed\.maxContinuations: is no longer a setting: .*the dispatcher/),
+    ]);
+  });
+
+  it.each([
+    ['the root alone (every parameter of the account)', '/'],
+    ['a path without the trailing slash', '/order-feed-ingester'],
+    ['a path without the leading slash', 'order-feed-ingester/'],
+    ['the reserved aws prefix', '/aws/tokens/'],
+  ])('rejects a tokenParameterPath that is %s', (_case, tokenParameterPath) => {
+    expect(issuesOf({ ...REQUIRED_CONFIG, tokenParameterPath })).toEqual([
+      expect.stringMatching(/^orderFeed\.tokenParameterPath: must /),
+    ]);
+  });
+
   it('reports every problem at once', () => {
     expect(issuesOf({ partnerBaseUrl: 'http://partner.example.com', pageSize: 0 })).toHaveLength(3);
   });
@@ -211,7 +232,9 @@ const loadConfig = (context: ContextReader) => parseConfig(readContext(context))
 
 describe('readContext then parseConfig', () => {
   it("reads the orderFeed object, or the whole object as a JSON string (-c orderFeed='{…}')", () => {
-    expect(loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } })).pageSize).toBe(25);
+    expect(
+      loadConfig(contextOf({ orderFeed: { ...REQUIRED_CONFIG, pageSize: 25 } })).feeds[0]?.pageSize,
+    ).toBe(25);
     const fromJson = loadConfig(
       contextOf({ orderFeed: JSON.stringify({ ...REQUIRED_CONFIG, feedId: 'f1' }) }),
     );
@@ -229,7 +252,7 @@ describe('readContext then parseConfig', () => {
       }),
     );
 
-    expect([config.pageSize, config.downstreamSubscribers, config.feeds[0]?.vendorIds]).toEqual([
+    expect([config.feeds[0]?.pageSize, config.downstreamSubscribers, config.feeds[0]?.vendorIds]).toEqual([
       7,
       ['billing', 'audit-log'],
       ['v1', 'v2'],
@@ -244,8 +267,11 @@ describe('readContext then parseConfig', () => {
     );
 
     // Each key comes from the -c object if it names it (null unsets), else from cdk.json.
-    expect(merged.feeds[0]).toMatchObject({ id: 'f1', partnerBaseUrl: REQUIRED_CONFIG.partnerBaseUrl });
-    expect(merged.pageSize).toBe(25);
+    expect(merged.feeds[0]).toMatchObject({
+      id: 'f1',
+      partnerBaseUrl: REQUIRED_CONFIG.partnerBaseUrl,
+      pageSize: 25,
+    });
     expect(merged.alarmEmail).toBeUndefined();
     expect(readContext(contextOf({ orderFeed: { feedId: 'f1' } }), { ...REQUIRED_CONFIG })).toEqual({
       feedId: 'f1',
@@ -277,6 +303,8 @@ describe('orderFeed.feeds', () => {
     tokenKmsKeyArn: undefined,
     vendorIds: undefined,
     minAgeMinutes: 30,
+    pageSize: 100,
+    schedule: 1,
     enabled: true,
     ...own,
   });
@@ -320,12 +348,7 @@ describe('orderFeed.feeds', () => {
 
   const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc';
   it.each([
-    ['an empty list', { feeds: [] }, /^orderFeed\.feeds: must be a list of 1 to 20 feed objects/],
-    [
-      'too many feeds',
-      { feeds: Array.from({ length: MAX_FEEDS + 1 }, (_, index) => ({ id: `f${index}` })) },
-      /^orderFeed\.feeds: must be a list of 1 to 20/,
-    ],
+    ['an empty list', { feeds: [] }, /^orderFeed\.feeds: must be a list of at least one feed object/],
     ['an object instead of a list', { feeds: { id: 'eu' } }, /^orderFeed\.feeds: must be a list/],
     [
       'a feed that is not an object',
@@ -336,8 +359,8 @@ describe('orderFeed.feeds', () => {
     ['an invalid id', { feeds: [{ id: 'eu west' }] }, /^orderFeed\.feeds\[0\]\.id: must be letters, digits/],
     [
       'an unknown feed key',
-      { feeds: [{ id: 'eu', pageSize: 5 }] },
-      /^orderFeed\.feeds\[0\]\.pageSize: unknown feed key/,
+      { feeds: [{ id: 'eu', pagesize: 5 }] },
+      /^orderFeed\.feeds\[0\]\.pagesize: unknown feed key \(did you mean pageSize\?\)/,
     ],
     [
       'an invalid feed value',
@@ -347,12 +370,12 @@ describe('orderFeed.feeds', () => {
     [
       'a repeated id',
       { feeds: [{ id: 'eu' }, { id: 'eu' }] },
-      /^orderFeed\.feeds: must not repeat a feed id/,
+      /^orderFeed\.feeds: must not repeat a feed id \("eu"\)/,
     ],
     [
-      'ids that differ only by punctuation (same construct ids)',
-      { feeds: [{ id: 'eu-west' }, { id: 'eu.west' }] },
-      /^orderFeed\.feeds: must not repeat a feed id \("eu-west" and "eu\.west" collide/,
+      'a feed whose interval the stale alarm does not exceed',
+      { feeds: [{ id: 'eu' }, { id: 'slow', schedule: 30 }], alarmLagMinutes: 30 },
+      /^orderFeed\.alarmLagMinutes: must exceed the schedule interval of feed "slow" \(30 minutes\)/,
     ],
     [
       'no partnerBaseUrl on the feed nor at the top',
@@ -374,26 +397,21 @@ describe('orderFeed.feeds', () => {
     expect(issuesOf({ ...REQUIRED_CONFIG, ...override })).toEqual([expect.stringMatching(expected)]);
   });
 
-  it("refuses a vendor list too long for Lambda's 4 KB environment, less room beside the downstream queue URLs", () => {
-    const vendorIds = (length: number) =>
-      Array.from({ length }, (_, index) => `vendor-${String(index).padStart(4, '0')}`);
-    // 200 vendors: 2399 characters, which fit alone (2800) but not beside three subscribers' URLs.
-    const downstreamSubscribers = ['analytics', 'billing', 'search'];
-    const room = 2800 - downstreamQueueUrlsCharacters(downstreamSubscribers);
+  it("refuses an initial set larger than the dispatcher's 4 KB environment, pointing to ops feeds add", () => {
+    const feeds = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({ id: `merchant-${String(index).padStart(4, '0')}` }));
+    const vendorIds = Array.from({ length: 300 }, (_, index) => `vendor-${String(index).padStart(4, '0')}`);
 
-    expect(
-      issuesOf({ ...REQUIRED_CONFIG, feeds: [{ id: 'eu' }, { id: 'all', vendorIds: vendorIds(300) }] }),
-    ).toEqual([
+    expect(issuesOf({ ...REQUIRED_CONFIG, feeds: feeds(100) })).toEqual([]);
+    expect(issuesOf({ ...REQUIRED_CONFIG, feeds: feeds(200) })).toEqual([
       expect.stringMatching(
-        /^orderFeed\.feeds\[1\]\.vendorIds: is 3599 characters as the poller's VENDOR_IDS; at most 2800/,
+        /^orderFeed\.feeds: takes \d{4} bytes as the dispatcher's INITIAL_FEEDS; at most 2800 fit in Lambda's 4 KB environment: list fewer feeds here and add the others at runtime with `npm run ops -- feeds add`/,
       ),
     ]);
-    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds: vendorIds(300) })).toEqual([
-      expect.stringMatching(/^orderFeed\.vendorIds: is 3599 characters/),
-    ]);
-    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds: vendorIds(200) })).toEqual([]);
-    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds: vendorIds(200), downstreamSubscribers })).toEqual([
-      `orderFeed.vendorIds: is 2399 characters as the poller's VENDOR_IDS; at most ${room} fit in Lambda's 4 KB environment beside the 3 downstream queue URLs (split the vendors over more feeds)`,
+    expect(issuesOf({ ...REQUIRED_CONFIG, vendorIds })).toEqual([
+      expect.stringMatching(
+        /^orderFeed\.vendorIds: takes \d{4} bytes in the dispatcher's INITIAL_FEEDS; .*`npm run ops -- feeds add`/,
+      ),
     ]);
   });
 
@@ -401,12 +419,71 @@ describe('orderFeed.feeds', () => {
     const names = (length: number) =>
       Array.from({ length }, (_, index) => `subscriber-${String(index).padStart(2, '0')}-${'x'.repeat(26)}`);
 
-    expect(downstreamQueueUrlsCharacters(names(15))).toBeLessThanOrEqual(2800);
+    expect(downstreamQueueUrlsCharacters(names(15))).toBeLessThanOrEqual(MAX_GROWING_VARIABLE_BYTES);
     expect(issuesOf({ ...REQUIRED_CONFIG, downstreamSubscribers: names(15) })).toEqual([]);
     expect(issuesOf({ ...REQUIRED_CONFIG, downstreamSubscribers: names(16) })).toEqual([
       expect.stringMatching(
         /^orderFeed\.downstreamSubscribers: has 16 subscribers, whose queue URLs take up to 2976 characters/,
       ),
+    ]);
+  });
+});
+
+describe("the initial set as the dispatcher's INITIAL_FEEDS", () => {
+  it('is what the dispatcher reads back at cold start: each feed its row, shared values once, defaults left out', () => {
+    const config = parseConfig({
+      ...FEEDS_CONFIG,
+      feeds: [...FEEDS_CONFIG.feeds, { id: 'slow', pageSize: 50, schedule: 'rate(5 minutes)' }],
+    });
+    const text = initialFeedsTextOf(config.feeds, config.partnerBaseUrl);
+
+    expect(parseInitialFeeds(text)).toEqual([
+      {
+        feedId: 'eu',
+        state: 'enabled',
+        config: {
+          tokenParameterName: '/order-feed-ingester/partner-token',
+          vendorIds: ['vendor-eu-1', 'vendor-eu-2'],
+          minAgeMinutes: 30,
+          purpose: 'stream',
+          pageSize: 100,
+          scheduleMinutes: 1,
+        },
+      },
+      expect.objectContaining({ feedId: 'uk', config: expect.objectContaining({ minAgeMinutes: 5 }) }),
+      {
+        feedId: 'us.second-account',
+        state: 'paused',
+        config: {
+          tokenParameterName: '/order-feed-ingester/us-token',
+          partnerBaseUrl: 'https://us.partner.example.com',
+          minAgeMinutes: 30,
+          purpose: 'stream',
+          pageSize: 100,
+          scheduleMinutes: 1,
+        },
+      },
+      expect.objectContaining({
+        feedId: 'slow',
+        config: expect.objectContaining({ pageSize: 50, scheduleMinutes: 5 }),
+      }),
+    ]);
+    // The deployment's URL is the poller's own default (PARTNER_BASE_URL): a row names only another one.
+    expect(text).not.toContain('"https://partner.example.com"');
+  });
+
+  it('writes a value every feed shares once', () => {
+    const config = parseConfig({
+      ...REQUIRED_CONFIG,
+      vendorIds: ['vendor-1', 'vendor-2'],
+      feeds: [{ id: 'a' }, { id: 'b', minAgeMinutes: 5 }],
+    });
+    const text = initialFeedsTextOf(config.feeds, config.partnerBaseUrl);
+
+    expect(text.match(/vendor-1/g)).toHaveLength(1);
+    expect(parseInitialFeeds(text).map((feed) => feed.config.vendorIds)).toEqual([
+      ['vendor-1', 'vendor-2'],
+      ['vendor-1', 'vendor-2'],
     ]);
   });
 });

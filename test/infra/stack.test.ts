@@ -19,19 +19,24 @@ import { FEATURE_FLAGS } from 'order-feed-ingester/infra/feature-flags';
 import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { ENVIRONMENT, type RULES, readMetricsNamespace } from '../../functions/core/config/settings.js';
+import { initialFeedsText } from '../../functions/core/fleet/feed-config.js';
 import {
   CONSUMER_COUNTS,
+  DISPATCHER_COUNTS,
   type FindingMetricName,
+  FLEET_GAUGES,
   type MetricName,
   POLLER_COUNTS,
   POLLER_MILLISECONDS,
   POLLER_SECONDS,
 } from '../../functions/core/observability/metric-names.js';
+import { loadDispatcherConfig } from '../../functions/dispatcher/config.js';
 import { loadPollerConfig, type PollerConfig } from '../../functions/poller/config.js';
 import { buildApp, STACK_NAME } from '../../infra/app.js';
-import { type ConfigKey, FEED_KEYS, MAX_FEEDS, parseConfig, SETTINGS } from '../../infra/config.js';
+import { type ConfigKey, FEED_KEYS, initialFeedsTextOf, parseConfig, SETTINGS } from '../../infra/config.js';
 import { PROP_KEYS } from '../../infra/config-props.js';
 import { CONSUMER_ENTRY, ordersQueueVisibilityTimeout } from '../../infra/constructs/consumer.js';
+import { DISPATCHER_ENTRY } from '../../infra/constructs/dispatcher.js';
 import { LAMBDA_ENVIRONMENT_LIMIT_BYTES } from '../../infra/constructs/lambda-environment.js';
 import { DEAD_LETTER_RETENTION, QUEUE_RETENTION } from '../../infra/constructs/order-queues.js';
 import { POLLER_ENTRY } from '../../infra/constructs/poller.js';
@@ -45,7 +50,6 @@ import {
   FEEDS_CONFIG,
   FULL_CONFIG,
   REQUIRED_CONFIG,
-  synthStack,
   THROWAWAY_CONFIG,
   templateOf,
 } from '../support/synth.js';
@@ -59,27 +63,28 @@ type Resource = {
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 
 const DAY = 24 * 3600;
-const vendorList = (length: number) =>
-  Array.from({ length }, (_, index) => `vendor-${String(index).padStart(4, '0')}`);
-/** Beside the defaults: the longest vendor list the configuration allows, no history TTL, short quarantine. */
+/** Beside the defaults: no history TTL, short quarantine. */
 const VARIANT_CONFIG = {
   ...REQUIRED_CONFIG,
-  vendorIds: vendorList(233),
   historyRetentionDays: 0,
   quarantineRetentionDays: 7,
 };
-/** The most feeds a deployment may have. */
-const MOST_FEEDS_CONFIG = {
+/** An initial set as large as the dispatcher's environment holds (1,000 feeds are rows added at runtime). */
+const MANY_FEEDS_CONFIG = {
   ...REQUIRED_CONFIG,
-  feeds: Array.from({ length: MAX_FEEDS }, (_, index) => ({ id: `f${index}` })),
+  feeds: Array.from({ length: 100 }, (_, index) => ({ id: `merchant-${String(index).padStart(4, '0')}` })),
 };
 
 /** Every metric name, as a typed object: a name renamed in metric-names.ts fails to compile here. */
 const M = Object.fromEntries(
-  [...POLLER_COUNTS, ...POLLER_MILLISECONDS, ...POLLER_SECONDS, ...CONSUMER_COUNTS].map((name) => [
-    name,
-    name,
-  ]),
+  [
+    ...POLLER_COUNTS,
+    ...POLLER_MILLISECONDS,
+    ...POLLER_SECONDS,
+    ...CONSUMER_COUNTS,
+    ...DISPATCHER_COUNTS,
+    ...Object.values(FLEET_GAUGES),
+  ].map((name) => [name, name]),
 ) as { readonly [K in Exclude<MetricName, FindingMetricName>]: K };
 
 let full: Template;
@@ -336,7 +341,7 @@ describe('queues', () => {
 });
 
 describe('functions', () => {
-  it.each(['PollerFunction', 'ConsumerFunction'])(
+  it.each(['PollerFunction', 'DispatcherFunction', 'ConsumerFunction'])(
     '%s: Node.js 22 on ARM64, source maps, X-Ray active, JSON logs to its own log group kept 30 days',
     (prefix) => {
       const [, fn] = resource(full, 'AWS::Lambda::Function', prefix);
@@ -376,15 +381,13 @@ describe('functions', () => {
     expect(variablesOf(large).MAX_PAGE_BODY_BYTES).toBe('67108864');
   });
 
-  it('sets exactly the poller environment the handler reads', () => {
+  it('sets exactly the poller environment the handler reads: the deployment-wide settings only', () => {
     const [, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
     const id = (type: string, prefix: string) => resource(full, type, prefix)[0];
 
     expect(variablesOf(poller)).toEqual({
-      FEED_ID: 'partner-orders',
       CURSOR_TABLE_NAME: ref(id('AWS::DynamoDB::Table', 'CursorTable')),
       PARTNER_BASE_URL: 'https://partner.example.com',
-      PARTNER_TOKEN_PARAMETER: '/order-feed-ingester/partner-token',
       ORDERS_QUEUE_URL: ref(id('AWS::SQS::Queue', 'QueuesOrdersQueue')),
       DOWNSTREAM_QUEUE_URLS: {
         'Fn::Join': [
@@ -399,16 +402,38 @@ describe('functions', () => {
         ],
       },
       QUARANTINE_BUCKET_NAME: ref(id('AWS::S3::Bucket', 'QuarantineBucket')),
-      PAGE_SIZE: '50',
       MAX_PAGES_PER_RUN: '30',
       MAX_PAGE_BODY_BYTES: '8388608',
-      MAX_CONTINUATIONS: '1000',
-      MIN_AGE_MINUTES: '60',
-      VENDOR_IDS: 'vendor-1,vendor-2',
-      FEED_ENABLED: 'true',
       ARRAY_QUERY_ENCODING: 'comma',
       CURSOR_RECOVERY_LOOKBACK_MINUTES: '120',
       POWERTOOLS_SERVICE_NAME: 'order-feed-poller',
+      POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedTest',
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      INGESTER_INSTANCE: 'OrderFeedIngester/Default',
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+  });
+
+  it('sets exactly the dispatcher environment the handler reads, the single feed as its initial set', () => {
+    const [, dispatcher] = resource(full, 'AWS::Lambda::Function', 'DispatcherFunction');
+    const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
+
+    expect(variablesOf(dispatcher)).toEqual({
+      CURSOR_TABLE_NAME: ref(resource(full, 'AWS::DynamoDB::Table', 'CursorTable')[0]),
+      POLLER_FUNCTION_NAME: ref(pollerId),
+      MAX_CONCURRENT_POLLERS: '10',
+      STALE_AFTER_MINUTES: '30',
+      INITIAL_FEEDS: JSON.stringify({
+        shared: {
+          tokenParameterName: '/order-feed-ingester/partner-token',
+          vendorIds: ['vendor-1', 'vendor-2'],
+          minAgeMinutes: 60,
+          pageSize: 50,
+          scheduleMinutes: 5,
+        },
+        feeds: [{ id: 'partner-orders' }],
+      }),
+      POWERTOOLS_SERVICE_NAME: 'order-feed-dispatcher',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedTest',
       POWERTOOLS_LOG_LEVEL: 'INFO',
       INGESTER_INSTANCE: 'OrderFeedIngester/Default',
@@ -431,54 +456,64 @@ describe('functions', () => {
     });
   });
 
-  it('refuses at synth an environment over 4 KB that passes key by key, and accepts the longest vendor list', () => {
-    // Each value is within its own rule; together with the longest generated names they pass 4 KB.
-    const config = {
-      ...REQUIRED_CONFIG,
-      tokenParameterName: `/${'p'.repeat(1010)}`,
-      vendorIds: vendorList(220),
+  it('refuses at synth an environment over 4 KB that passes key by key', () => {
+    // The initial set at its own budget (2,800 bytes), the namespace at its longest, and a long instance id (a
+    // construct nested under long ids in a platform team's app): together with the longest generated names they
+    // pass Lambda's 4 KB.
+    const feeds = Array.from({ length: 132 }, (_, index) => ({ id: `m-${String(index).padStart(4, '0')}` }));
+    const props = {
+      partnerBaseUrl: 'https://partner.example.com',
+      tokenParameterName: '/order-feed-ingester/partner-token',
+      metricsNamespace: `N${'n'.repeat(254)}`,
+      feeds,
     };
+    const app = new App({ context: { ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'PlatformServices');
+    expect(() => parseConfig({ ...props, feeds })).not.toThrow();
 
-    expect(() => synthStack(config)).toThrow(
+    expect(() => new OrderFeedIngester(stack, `Orders${'x'.repeat(500)}`, props)).toThrow(
       new RegExp(
-        `/Poller\\w*/Function: its environment can reach \\d+ bytes, over Lambda's limit of ${LAMBDA_ENVIRONMENT_LIMIT_BYTES} \\(largest: VENDOR_IDS 26\\d\\d, PARTNER_TOKEN_PARAMETER 10\\d\\d`,
+        `/Dispatcher/Function: its environment can reach \\d+ bytes, over Lambda's limit of ${LAMBDA_ENVIRONMENT_LIMIT_BYTES} \\(largest: INITIAL_FEEDS 2\\d{3}, INGESTER_INSTANCE 5\\d\\d, `,
       ),
     );
-    expect(VARIANT_CONFIG.vendorIds.join(',').length).toBeLessThanOrEqual(2800);
-    expect(
-      variablesOf(resource(templateOf(VARIANT_CONFIG).template, 'AWS::Lambda::Function', 'Poller')[1]),
-    ).toHaveProperty('VENDOR_IDS');
   });
 
-  it('lets only the poller run past Lambda’s 16-hop loop detection, never retries it, and drops stale ticks', () => {
-    const [pollerId, poller] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
-
-    expect(poller.Properties.RecursiveLoop).toBe('Allow');
-    expect(
-      resource(full, 'AWS::Lambda::Function', 'ConsumerFunction')[1].Properties.RecursiveLoop,
-    ).toBeUndefined();
-    full.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-      FunctionName: ref(pollerId),
-      MaximumRetryAttempts: 0,
-      MaximumEventAgeInSeconds: 300,
-    });
-  });
-
-  it('invokes the poller on the configured rate', () => {
+  it('runs no function past Lambda’s loop detection, never retries the poller or the dispatcher, and drops stale batches', () => {
     const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
+    const [dispatcherId] = resource(full, 'AWS::Lambda::Function', 'DispatcherFunction');
 
-    expect(resource(full, 'AWS::Events::Rule', 'PollScheduleRule')[1].Properties).toMatchObject({
-      ScheduleExpression: 'rate(5 minutes)',
+    for (const [id, fn] of resources(full, 'AWS::Lambda::Function')) {
+      expect(fn.Properties.RecursiveLoop, id).toBeUndefined();
+    }
+    for (const functionId of [pollerId, dispatcherId]) {
+      full.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: ref(functionId),
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 60,
+      });
+    }
+  });
+
+  it('runs the dispatcher every minute, whatever the feeds’ intervals, and nothing else on a schedule', () => {
+    const [dispatcherId] = resource(full, 'AWS::Lambda::Function', 'DispatcherFunction');
+
+    expect(resources(full, 'AWS::Events::Rule')).toHaveLength(1);
+    expect(resource(full, 'AWS::Events::Rule', 'DispatcherSchedule')[1].Properties).toMatchObject({
+      ScheduleExpression: 'rate(1 minute)',
       State: 'ENABLED',
       Targets: [
-        { Arn: arnOf(pollerId), RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 300 } },
+        {
+          Arn: arnOf(dispatcherId),
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 60 },
+        },
       ],
     });
     full.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
       Principal: 'events.amazonaws.com',
-      FunctionName: arnOf(pollerId),
+      FunctionName: arnOf(dispatcherId),
     });
+    full.resourceCountIs('AWS::Lambda::Permission', 1);
   });
 
   it('reads the orders queue into the consumer with partial batch responses and the configured batching', () => {
@@ -493,7 +528,7 @@ describe('functions', () => {
     });
   });
 
-  it('lets the consumer run 5 per feed by default (1, 3 and the most feeds)', () => {
+  it('lets the consumer run 20 at once by default, whatever the number of feeds', () => {
     const concurrency = (template: Template) =>
       (
         resource(template, 'AWS::Lambda::EventSourceMapping', '')[1].Properties.ScalingConfig as {
@@ -501,14 +536,28 @@ describe('functions', () => {
         }
       ).MaximumConcurrency;
 
-    expect(concurrency(minimal)).toBe(5);
-    expect(concurrency(feeds)).toBe(15);
-    expect(concurrency(templateOf(MOST_FEEDS_CONFIG).template)).toBe(5 * MAX_FEEDS);
+    expect([minimal, feeds, templateOf(MANY_FEEDS_CONFIG).template].map(concurrency)).toEqual([20, 20, 20]);
   });
 });
 
+/** arn:<partition>:ssm:<region>:<account>:parameter/<name> of the stack's own account and region. */
+const parameterArn = (name: string) => ({
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      ref('AWS::Partition'),
+      ':ssm:',
+      ref('AWS::Region'),
+      ':',
+      ref('AWS::AccountId'),
+      `:parameter/${name}`,
+    ],
+  ],
+});
+
 describe('IAM', () => {
-  it('gives the poller cursor access, SendMessage to every queue, PutObject under quarantine/ and the token', () => {
+  it('gives the poller its batch’s rows, SendMessage to every queue, PutObject under quarantine/ and the token path', () => {
     const statements = statementsOfRole(full, 'PollerFunctionRole');
     const [cursorId] = resource(full, 'AWS::DynamoDB::Table', 'CursorTable');
     const [bucketId] = resource(full, 'AWS::S3::Bucket', 'QuarantineBucket');
@@ -518,7 +567,11 @@ describe('IAM', () => {
       'QueuesDownstreamAuditLogQueue',
     ].map((prefix) => resource(full, 'AWS::SQS::Queue', prefix)[0]);
 
-    expect(actionsOn(statements, arnOf(cursorId))).toEqual(['dynamodb:UpdateItem']);
+    expect(actionsOn(statements, arnOf(cursorId))).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+    ]);
     // The recommended feature flags list a statement's resources in sorted order.
     expect(statements).toContainEqual({
       Effect: 'Allow',
@@ -530,13 +583,12 @@ describe('IAM', () => {
       Action: 's3:PutObject',
       Resource: { 'Fn::Join': ['', [arnOf(bucketId), '/quarantine/*']] },
     });
-    // arn:<partition>:ssm:<region>:<account>:parameter/… of the stack's own account and region.
-    const ssm = statements.filter((statement) => statement.Action === 'ssm:GetParameter');
-    expect(ssm.map((statement) => JSON.stringify(statement.Resource))).toEqual([
-      expect.stringMatching(
-        /^\{"Fn::Join":\["",\["arn:",\{"Ref":"AWS::Partition"\},":ssm:",\{"Ref":"AWS::Region"\},":",\{"Ref":"AWS::AccountId"\},":parameter\/order-feed-ingester\/partner-token"\]\]\}$/,
-      ),
-    ]);
+    // The single feed's parameter is under tokenParameterPath: the path covers it.
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: 'ssm:GetParameter',
+      Resource: parameterArn('order-feed-ingester/*'),
+    });
     expect(statements).toContainEqual({
       Effect: 'Allow',
       Action: 'kms:Decrypt',
@@ -547,6 +599,51 @@ describe('IAM', () => {
         },
       },
     });
+  });
+
+  it('gives the dispatcher the rows, the poller to invoke, the account’s concurrency and the token versions, no KMS', () => {
+    const statements = statementsOfRole(full, 'DispatcherFunctionRole');
+    const [cursorId] = resource(full, 'AWS::DynamoDB::Table', 'CursorTable');
+    const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
+
+    expect(actionsOn(statements, arnOf(cursorId))).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:Scan',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: 'lambda:InvokeFunction',
+      Resource: arnOf(pollerId),
+    });
+    expect(statements.filter((statement) => statement.Resource === '*').flatMap(actionsOf)).toContain(
+      'lambda:GetAccountSettings',
+    );
+    expect(statements).toContainEqual({
+      Effect: 'Allow',
+      Action: 'ssm:GetParameter',
+      Resource: parameterArn('order-feed-ingester/*'),
+    });
+    // Versions only (GetParameter without decryption): the customer-managed key is the poller's alone.
+    expect(statements.flatMap(actionsOf)).not.toContain('kms:Decrypt');
+  });
+
+  it('lets the poller invoke the dispatcher alone, from a policy of its own (no cycle), and nothing invoke itself', () => {
+    const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
+    const [dispatcherId] = resource(full, 'AWS::Lambda::Function', 'DispatcherFunction');
+    const [, policy] = resource(full, 'AWS::IAM::Policy', 'PollerDispatchRequests');
+
+    expect(policy.Properties.PolicyDocument).toEqual({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: arnOf(dispatcherId) }],
+    });
+    expect(policy.Properties.Roles).toEqual([ref(resource(full, 'AWS::IAM::Role', 'PollerFunctionRole')[0])]);
+    // The poller's function waits for its role's default policy, which must not name the dispatcher.
+    expect(
+      JSON.stringify(resource(full, 'AWS::IAM::Policy', 'PollerFunctionRoleDefaultPolicy')[1]),
+    ).not.toContain(dispatcherId);
+    expect(actionsOn(statementsOfRole(full, 'PollerFunctionRole'), arnOf(pollerId))).toEqual([]);
+    expect(actionsOn(statementsOfRole(full, 'DispatcherFunctionRole'), arnOf(dispatcherId))).toEqual([]);
   });
 
   it('keeps the poller off the orders table and queue reads, the consumer off the token, cursors and sends', () => {
@@ -567,7 +664,7 @@ describe('IAM', () => {
     expect(actionsOn(consumer, resource(full, 'AWS::DynamoDB::Table', 'CursorTable')[0])).toEqual([]);
   });
 
-  it('uses no managed policies and no "*" but X-Ray’s, once per role (the other wildcard is the quarantine/ prefix)', () => {
+  it('uses no managed policies and no "*" but X-Ray’s and GetAccountSettings’ (the other wildcards: quarantine/, the token path)', () => {
     for (const [, role] of resources(full, 'AWS::IAM::Role')) {
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
     }
@@ -575,20 +672,31 @@ describe('IAM', () => {
       ([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
     );
     const wildcards = statements.filter((s) => JSON.stringify(s.Resource).includes('*'));
-    // X-Ray's two write actions take no resource-level permissions: "*" is their only form.
-    expect(wildcards.filter((s) => s.Resource !== '*').map((s) => JSON.stringify(s.Resource))).toEqual([
-      expect.stringContaining('"/quarantine/*"'),
-    ]);
+    const [bucketId] = resource(full, 'AWS::S3::Bucket', 'QuarantineBucket');
+    expect(wildcards.filter((s) => s.Resource !== '*').map((s) => s.Resource)).toEqual(
+      expect.arrayContaining([
+        { 'Fn::Join': ['', [arnOf(bucketId), '/quarantine/*']] },
+        parameterArn('order-feed-ingester/*'),
+      ]),
+    );
+    // The quarantine prefix for the poller, the token path for the poller and the dispatcher.
+    expect(wildcards.filter((s) => s.Resource !== '*')).toHaveLength(3);
     expect(statements.flatMap(actionsOf).filter((a) => a.includes('*'))).toEqual([]);
+    // X-Ray's two write actions and GetAccountSettings take no resource-level permissions: "*" is their only form.
     for (const role of ['PollerFunctionRole', 'ConsumerFunctionRole']) {
       expect(statementsOfRole(full, role).filter((s) => s.Resource === '*')).toEqual([XRAY_WRITE]);
     }
+    expect(statementsOfRole(full, 'DispatcherFunctionRole').filter((s) => s.Resource === '*')).toEqual([
+      { ...XRAY_WRITE, Action: ['lambda:GetAccountSettings', ...XRAY_WRITE.Action] },
+    ]);
   });
 });
 
 describe('IAM by action: each role holds exactly the AWS actions its code calls', () => {
   // moto runs every call whatever the role allows, so this compares the synthesized statements with the SDK
-  // commands found in each handler's module graph (esbuild's metafile: every file of ours the bundle takes in).
+  // commands in each handler's bundle: esbuild's, tree-shaken as the deployed one is, our code only (the
+  // packages left outside), so a command in a class the function never uses (the poller's token reader in the
+  // dispatcher's graph) is not counted.
   const ROOT = fileURLToPath(new URL('../../', import.meta.url));
   /** IAM's name of an action whose SDK command is named otherwise (SQS batch actions take the single one's). */
   const ACTION_OF_COMMAND: Readonly<Record<string, string>> = {
@@ -609,31 +717,31 @@ describe('IAM by action: each role holds exactly the AWS actions its code calls'
       absWorkingDir: ROOT,
       bundle: true,
       write: false,
-      metafile: true,
+      packages: 'external',
       platform: 'node',
       format: 'esm',
       outdir: 'unused',
       logLevel: 'silent',
     });
-    const actions = new Set<string>();
-    for (const path of Object.keys(result.metafile.inputs).filter((p) => p.startsWith('functions/'))) {
-      const source = readFileSync(`${ROOT}${path}`, 'utf8');
-      const clients = new Map<string, string>();
-      for (const [, names, service] of source.matchAll(
-        /import\s*\{([^}]*)\}\s*from\s*'@aws-sdk\/client-([a-z0-9-]+)'/g,
-      )) {
-        for (const name of (names ?? '').split(','))
-          clients.set(name.replace(/^\s*type\s+/, '').trim(), service ?? '');
+    const source = result.outputFiles.map((file) => file.text).join('\n');
+    const clients = new Map<string, string>();
+    for (const [, names, service] of source.matchAll(
+      /import\s*\{([^}]*)\}\s*from\s*"@aws-sdk\/client-([a-z0-9-]+)"/g,
+    )) {
+      for (const name of (names ?? '').split(',')) {
+        const [imported, local] = name.split(/\s+as\s+/).map((part) => part.trim());
+        if (imported) clients.set(local ?? imported, service ?? '');
       }
-      for (const [, command] of source.matchAll(/new (\w+)Command\(/g)) {
-        const service = clients.get(`${command}Command`);
-        expect(service, `${path}: ${command}Command is imported from an @aws-sdk client`).toBeDefined();
-        const action = `${service}:${command}`;
-        actions.add(ACTION_OF_COMMAND[action] ?? action);
-      }
-      for (const call of LIBRARY_CALLS)
-        if (call.pattern.test(source)) for (const a of call.actions) actions.add(a);
     }
+    const actions = new Set<string>();
+    for (const [, command] of source.matchAll(/new (\w+)Command\(/g)) {
+      const service = clients.get(`${command}Command`);
+      expect(service, `${entry}: ${command}Command is imported from an @aws-sdk client`).toBeDefined();
+      const action = `${service}:${command}`;
+      actions.add(ACTION_OF_COMMAND[action] ?? action);
+    }
+    for (const call of LIBRARY_CALLS)
+      if (call.pattern.test(source)) for (const a of call.actions) actions.add(a);
     return [...actions].sort();
   }
 
@@ -642,7 +750,20 @@ describe('IAM by action: each role holds exactly the AWS actions its code calls'
       'poller',
       POLLER_ENTRY,
       'PollerFunctionRole',
-      ['dynamodb:UpdateItem', 'sqs:SendMessage', 's3:PutObject', 'ssm:GetParameter'],
+      [
+        'dynamodb:BatchGetItem',
+        'dynamodb:UpdateItem',
+        'sqs:SendMessage',
+        's3:PutObject',
+        'ssm:GetParameter',
+        'lambda:InvokeFunction',
+      ],
+    ],
+    [
+      'dispatcher',
+      DISPATCHER_ENTRY,
+      'DispatcherFunctionRole',
+      ['dynamodb:Scan', 'dynamodb:UpdateItem', 'lambda:InvokeFunction', 'lambda:GetAccountSettings'],
     ],
     ['consumer', CONSUMER_ENTRY, 'ConsumerFunctionRole', ['dynamodb:PutItem']],
   ])('the %s (DynamoDB, SQS, S3, SSM, KMS, Lambda)', async (_name, entry, role, mustCall) => {
@@ -670,8 +791,8 @@ describe('monitoring', () => {
   });
 
   it('creates one alarm per failure signal, plus two per downstream subscriber, each on a listed metric', () => {
-    full.resourceCountIs('AWS::CloudWatch::Alarm', 19);
-    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 15);
+    full.resourceCountIs('AWS::CloudWatch::Alarm', 23);
+    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 19);
     const alarms = resources(full, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
     expect(alarms.map((alarm) => (alarm.MetricName as string | undefined) ?? 'metric math').sort()).toEqual(
       [
@@ -684,7 +805,11 @@ describe('monitoring', () => {
         M.UnreadablePages,
         M.LongRateLimitHolds,
         M.OrderOverBodyCap,
-        M.SecondsSinceCaughtUp,
+        M.StaleFeeds,
+        M.StoppedFeeds,
+        M.AuthFailingFeeds,
+        M.UnregisteredFeeds,
+        'Errors',
         'Errors',
         'Errors',
         ...Array(3).fill('ApproximateNumberOfMessagesVisible'),
@@ -749,16 +874,50 @@ describe('monitoring', () => {
     });
   });
 
-  it("alarms on the feed's lag above the threshold, treating missing data as breaching", () => {
-    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+  it('alarms on the fleet by count: feeds stale (missing gauges breach: no dispatcher), stopped, failing auth, unregistered', () => {
+    const gauge = (metricName: string) => ({
       Namespace: 'OrderFeedTest',
-      MetricName: M.SecondsSinceCaughtUp,
-      Dimensions: [{ Name: 'FeedId', Value: 'partner-orders' }, ...emf('').Dimensions],
+      MetricName: metricName,
+      Dimensions: [
+        { Name: 'Ingester', Value: INSTANCE },
+        { Name: 'service', Value: 'order-feed-dispatcher' },
+      ],
       Statistic: 'Maximum',
-      Threshold: 30 * 60,
+      Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
+    });
+
+    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...gauge(M.StaleFeeds),
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
       TreatMissingData: 'breaching',
     });
+    for (const metricName of [M.StoppedFeeds, M.AuthFailingFeeds, M.UnregisteredFeeds]) {
+      full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        ...gauge(metricName),
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+    }
+    // Staleness is the dispatcher's judgement, at alarmLagMinutes: the gauge counts, the alarm rings on any.
+    expect(
+      variablesOf(resource(full, 'AWS::Lambda::Function', 'DispatcherFunction')[1]).STALE_AFTER_MINUTES,
+    ).toBe(String(FULL_CONFIG.alarmLagMinutes));
+  });
+
+  it('has no per-feed alarm, metric dimension or dashboard row, whatever the initial set', () => {
+    for (const template of [full, feeds, templateOf(MANY_FEEDS_CONFIG).template]) {
+      const monitoring = JSON.stringify([
+        template.findResources('AWS::CloudWatch::Alarm'),
+        template.findResources('AWS::CloudWatch::Dashboard'),
+      ]);
+      expect(monitoring).not.toContain('FeedId');
+      expect(monitoring).not.toMatch(/merchant-|"eu"|Feed eu/);
+    }
+    expect(resources(feeds, 'AWS::CloudWatch::Alarm')).toHaveLength(
+      resources(minimal, 'AWS::CloudWatch::Alarm').length + 2, // feeds' stack: one subscriber's two alarms
+    );
   });
 
   it('alarms on any dead letter, an old orders-queue message, the orders queue growing, and function errors', () => {
@@ -801,7 +960,7 @@ describe('monitoring', () => {
         sqsSum('deleted', 'NumberOfMessagesDeleted'),
       ]),
     });
-    for (const prefix of ['PollerFunction', 'ConsumerFunction']) {
+    for (const prefix of ['PollerFunction', 'DispatcherFunction', 'ConsumerFunction']) {
       full.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'AWS/Lambda',
         MetricName: 'Errors',
@@ -813,7 +972,7 @@ describe('monitoring', () => {
     }
   });
 
-  it('has a dashboard of pages, versions, quarantine, apply outcomes, sales, queues, lag and subscriber queue age', () => {
+  it('has a dashboard of the fleet, pages, versions, quarantine, apply outcomes, sales, queues and subscriber queue age', () => {
     const body = JSON.stringify(
       resource(full, 'AWS::CloudWatch::Dashboard', 'MonitoringDashboard')[1].Properties.DashboardBody,
     );
@@ -829,15 +988,48 @@ describe('monitoring', () => {
       M.SalesAmountChanged,
       'ApproximateNumberOfMessagesVisible',
       'ApproximateAgeOfOldestMessage',
-      M.SecondsSinceCaughtUp,
+      M.EnabledFeeds,
+      M.PausedFeeds,
+      M.StoppedFeeds,
+      M.RemovedFeeds,
+      M.UnregisteredFeeds,
+      M.StaleFeeds,
+      M.AuthFailingFeeds,
+      M.FailingFeeds,
+      M.BehindFeeds,
+      M.RunningPollers,
+      M.DispatchedPollers,
+      M.WaitingFeeds,
+      M.MaxLagSeconds,
     ]) {
       expect(body).toContain(`\\"${metricName}\\"`);
     }
+    // The pollers' budget and the stale threshold as lines; the poller's warnings by feed as a log query.
+    expect(body).toContain('\\"label\\":\\"maxConcurrentPollers\\"');
+    expect(body).toContain(`\\"value\\":${FULL_CONFIG.alarmLagMinutes * 60}`);
+    expect(body).toContain('stats count(*) as lines, latest(@timestamp) as last by feedId');
     // One line per subscriber, with the alarm threshold.
     expect(body).toContain('Subscriber queues: age of oldest message');
     expect(body).toContain('\\"label\\":\\"billing\\"');
     expect(body).toContain('\\"label\\":\\"audit-log\\"');
     expect(body).toContain(`\\"value\\":${7 * DAY}`);
+  });
+});
+
+describe('the saved query for one feed', () => {
+  it('reads the poller’s log group by feedId, newest first, named under the instance', () => {
+    const [, query] = resource(full, 'AWS::Logs::QueryDefinition', 'MonitoringFeedDetailQuery');
+
+    expect(query.Properties).toEqual({
+      Name: 'order-feed-ingester/OrderFeedIngester/Default/feed-detail',
+      QueryString: [
+        'fields @timestamp, level, message, outcome, pages, versionsPublished, secondsSinceCaughtUp, error.message',
+        '| filter feedId = "FEED_ID"',
+        '| sort @timestamp desc',
+        '| limit 200',
+      ].join('\n'),
+      LogGroupNames: [ref(resource(full, 'AWS::Logs::LogGroup', 'PollerFunctionLogGroup')[0])],
+    });
   });
 });
 
@@ -910,6 +1102,11 @@ describe('alarm topic (alarms reach someone)', () => {
   });
 });
 
+/** The single-feed stack's logical ids and outputs now, and its resources' logical ids before the fleet. */
+const FIXTURE = JSON.parse(
+  readFileSync(new URL('../fixtures/single-feed-logical-ids.json', import.meta.url), 'utf8'),
+) as { resources: string[]; outputs: string[]; before: string[] };
+
 describe('stack', () => {
   it('names no physical resources (CloudFormation generates every name)', () => {
     const names = ['TableName', 'QueueName', 'BucketName', 'FunctionName', 'RoleName', 'LogGroupName'];
@@ -944,14 +1141,27 @@ describe('stack', () => {
     });
   });
 
-  it('keeps, without feeds, every logical id an existing single-feed deployment has', () => {
-    const expected = JSON.parse(
-      readFileSync(new URL('../fixtures/single-feed-logical-ids.json', import.meta.url), 'utf8'),
-    ) as { resources: string[]; outputs: string[] };
+  it('has, without feeds, the logical ids and outputs listed in the fixture', () => {
     const template = minimal.toJSON();
 
-    expect(Object.keys(template.Resources).sort()).toEqual(expected.resources);
-    expect(Object.keys(template.Outputs).sort()).toEqual([...expected.outputs, 'FeedPollers'].sort());
+    expect(Object.keys(template.Resources).sort()).toEqual(FIXTURE.resources);
+    expect(Object.keys(template.Outputs).sort()).toEqual(FIXTURE.outputs);
+  });
+
+  it('keeps the stateful resources’ logical ids of a deployed stack, and the poller’s (updated in place)', () => {
+    // What a single-feed stack deployed before the fleet has (test/fixtures/single-feed-logical-ids.json,
+    // `before`): CloudFormation replaces a resource whose logical id moves, and a table, queue, bucket, key or
+    // topic replaced is its data lost. Listed feeds' stacks had the same stateful ids.
+    const stateful = FIXTURE.before.filter((id) =>
+      /^(OrdersTable|HistoryTable|CursorTable|Quarantine|Queues|MonitoringAlarmTopic)/.test(id),
+    );
+    expect(stateful).toHaveLength(12);
+    for (const template of [minimal, feeds, templateOf(MANY_FEEDS_CONFIG).template]) {
+      expect(Object.keys(template.toJSON().Resources)).toEqual(expect.arrayContaining(stateful));
+    }
+    expect(FIXTURE.resources).toEqual(
+      expect.arrayContaining(['PollerFunctionD1C91003', 'PollerFunctionRole8235B617']),
+    );
   });
 
   it('names its stack from the stackName context, by default the name a deployed stack has', () => {
@@ -973,110 +1183,77 @@ describe('stack', () => {
   });
 });
 
-describe('a stack with three feeds', () => {
-  const pollerOf = (suffix: string) => resource(feeds, 'AWS::Lambda::Function', `Poller${suffix}Function`);
-  const SUFFIXES = ['Eu', 'Uk', 'UsSecondAccount'];
+describe('the initial set of feeds', () => {
+  it('has the same resources for one feed and for as many as the dispatcher’s environment holds', () => {
+    const many = templateOf(MANY_FEEDS_CONFIG).template.toJSON();
+    const one = minimal.toJSON();
+    const shape = (template: Record<string, unknown>) =>
+      Object.entries(template.Resources as Record<string, { Type: string }>)
+        .map(([id, { Type }]) => `${id} ${Type}`)
+        .sort();
 
-  it('has one poller per feed with its own settings, one consumer, and a schedule per feed (off for the disabled one)', () => {
-    const pollers = SUFFIXES.map((suffix) => variablesOf(pollerOf(suffix)[1]));
+    expect(shape(many)).toEqual(shape(one));
+    // And the templates differ in nothing but the initial set itself (feeds beyond it are rows added at runtime).
+    const withoutInitialFeeds = (template: unknown) =>
+      JSON.stringify(template).replace(/"INITIAL_FEEDS":"(?:[^"\\]|\\.)*"/, '');
+    expect(withoutInitialFeeds(many)).toBe(withoutInitialFeeds(one));
+  });
 
-    expect(
-      pollers.map((v) => [v.FEED_ID, v.VENDOR_IDS, v.MIN_AGE_MINUTES, v.PARTNER_BASE_URL, v.FEED_ENABLED]),
-    ).toEqual([
-      ['eu', 'vendor-eu-1,vendor-eu-2', '30', 'https://partner.example.com', 'true'],
-      ['uk', 'vendor-uk-1', '5', 'https://partner.example.com', 'true'],
-      ['us.second-account', undefined, '30', 'https://us.partner.example.com', 'false'],
+  it('travels in the dispatcher’s environment as its cold start reads it: per feed its row, disabled ones paused', () => {
+    const environment = environmentOf(feeds, 'DispatcherFunction');
+    const loaded = loadDispatcherConfig(environment);
+    const config = parseConfig(FEEDS_CONFIG);
+
+    expect(environment.INITIAL_FEEDS).toBe(initialFeedsTextOf(config.feeds, config.partnerBaseUrl));
+    expect(loaded.initialFeeds.map((feed) => [feed.feedId, feed.state, feed.config.vendorIds])).toEqual([
+      ['eu', 'enabled', ['vendor-eu-1', 'vendor-eu-2']],
+      ['uk', 'enabled', ['vendor-uk-1']],
+      ['us.second-account', 'paused', undefined],
     ]);
-    expect(resources(feeds, 'AWS::Lambda::Function', 'ConsumerFunction')).toHaveLength(1);
-    const rules = SUFFIXES.map((suffix) => {
-      const [, rule] = resource(feeds, 'AWS::Events::Rule', `PollSchedule${suffix}Rule`);
-      expect(rule.Properties.Targets).toEqual([expect.objectContaining({ Arn: arnOf(pollerOf(suffix)[0]) })]);
-      return rule.Properties.State;
+    expect(loaded.initialFeeds[2]?.config).toMatchObject({
+      partnerBaseUrl: 'https://us.partner.example.com',
+      tokenParameterName: '/order-feed-ingester/us-token',
     });
-    expect(rules).toEqual(['ENABLED', 'ENABLED', 'DISABLED']);
+    // The one poller's environment names no feed.
+    expect(Object.keys(environmentOf(feeds, 'PollerFunction'))).toEqual(
+      Object.keys(environmentOf(minimal, 'PollerFunction')),
+    );
   });
 
-  it("lets each poller read only its own feed's token parameter and invoke only itself", () => {
-    const resourcesFor = (suffix: string, action: string) =>
-      statementsOfRole(feeds, `Poller${suffix}FunctionRole`)
-        .filter((s) => actionsOf(s).includes(action))
-        .map((s) => JSON.stringify(s.Resource));
+  it('lets the poller decrypt with each initial feed’s key, and read a parameter outside the path only if listed', () => {
+    const decrypt = statementsOfRole(feeds, 'PollerFunctionRole').filter((s) => s.Action === 'kms:Decrypt');
+    expect(decrypt.map((s) => s.Resource)).toEqual([FEEDS_CONFIG.feeds[2].tokenKmsKeyArn]);
 
-    expect(resourcesFor('Eu', 'ssm:GetParameter').join()).toContain(
-      'parameter/order-feed-ingester/partner-token',
-    );
-    expect(resourcesFor('Eu', 'ssm:GetParameter').join()).not.toContain('us-token');
-    expect(resourcesFor('UsSecondAccount', 'ssm:GetParameter').join()).toContain(
-      'parameter/order-feed-ingester/us-token',
-    );
-    expect(resourcesFor('Eu', 'kms:Decrypt')).toEqual([]);
-    expect(resourcesFor('UsSecondAccount', 'kms:Decrypt')).toHaveLength(1);
-    // Self-continuation: each poller invokes itself alone, from a policy on its own role only.
-    for (const suffix of SUFFIXES) {
-      expect(resourcesFor(suffix, 'lambda:InvokeFunction')).toEqual([
-        JSON.stringify(arnOf(pollerOf(suffix)[0])),
-      ]);
+    const elsewhere = templateOf({
+      ...REQUIRED_CONFIG,
+      feeds: [{ id: 'a' }, { id: 'b', tokenParameterName: '/merchants/b/token' }],
+    }).template;
+    for (const role of ['PollerFunctionRole', 'DispatcherFunctionRole']) {
+      const ssm = statementsOfRole(elsewhere, role).filter((s) => s.Action === 'ssm:GetParameter');
+      expect(ssm).toHaveLength(1);
+      expect(ssm[0]?.Resource).toEqual(
+        expect.arrayContaining([parameterArn('order-feed-ingester/*'), parameterArn('merchants/b/token')]),
+      );
+      expect(ssm[0]?.Resource).toHaveLength(2);
     }
   });
 
-  it('alarms on the lag of each switched-on feed by FeedId, sums every poller’s errors, gives each feed a dashboard row', () => {
-    const alarms = resources(feeds, 'AWS::CloudWatch::Alarm');
-    const lag = alarms
-      .filter(([, alarm]) => alarm.Properties.MetricName === M.SecondsSinceCaughtUp)
-      .map(([id, alarm]) => [id.replace(/[0-9A-F]{8}$/, ''), alarm.Properties.Dimensions]);
-    const dimensions = (feedId: string) => [
-      { Name: 'FeedId', Value: feedId },
-      { Name: 'Ingester', Value: 'OrderFeedIngester/Default' },
-      { Name: 'service', Value: 'order-feed-poller' },
-    ];
-    expect(lag).toEqual([
-      ['MonitoringFeedLagAlarmEu', dimensions('eu')],
-      ['MonitoringFeedLagAlarmUk', dimensions('uk')],
-    ]);
-    const [, errors] = resource(feeds, 'AWS::CloudWatch::Alarm', 'MonitoringPollerErrorsAlarm');
-    expect(
-      (errors.Properties.Metrics as { Expression?: string }[]).find((m) => m.Expression)?.Expression,
-    ).toBe('FILL(e0, 0) + FILL(e1, 0) + FILL(e2, 0)');
-    const body = JSON.stringify(
-      resources(feeds, 'AWS::CloudWatch::Dashboard')[0]?.[1].Properties.DashboardBody,
-    );
-    for (const feedId of ['eu', 'uk', 'us.second-account']) {
-      expect(body).toContain(`Feed ${feedId}: seconds since caught up`);
-    }
-  });
-
-  it('outputs each feed’s poller and rule, and the feed → poller map', () => {
+  it('outputs the poller, the dispatcher and its rule and the token path, no per-feed output', () => {
     const outputs = Object.keys(feeds.toJSON().Outputs);
 
     expect(outputs).toEqual(
       expect.arrayContaining([
-        'PollerFunctionNameEu',
-        'PollerFunctionNameUk',
-        'PollerFunctionNameUsSecondAccount',
-        'PollScheduleRuleNameEu',
-        'FeedPollers',
+        'PollerFunctionName',
+        'DispatcherFunctionName',
+        'DispatchScheduleRuleName',
+        'TokenParameterPath',
       ]),
     );
-    expect(outputs).not.toContain('PollerFunctionName');
-  });
-
-  it('keeps every metric-math alarm within CloudWatch’s 10 metrics at the most feeds, each poller in one PollerErrors alarm', () => {
-    const alarms = resources(templateOf(MOST_FEEDS_CONFIG).template, 'AWS::CloudWatch::Alarm');
-    type Stat = { MetricStat?: { Metric: { Dimensions: { Value: unknown }[] } } };
-
-    for (const [, alarm] of alarms) {
-      expect(
-        ((alarm.Properties.Metrics ?? []) as Stat[]).filter((m) => m.MetricStat).length,
-      ).toBeLessThanOrEqual(10);
-    }
-    const pollerErrors = alarms.filter(([id]) => id.startsWith('MonitoringPollerErrors'));
-    const watched = pollerErrors.flatMap(([, alarm]) =>
-      (alarm.Properties.Metrics as Stat[])
-        .filter((m) => m.MetricStat)
-        .map((m) => JSON.stringify(m.MetricStat?.Metric.Dimensions[0]?.Value)),
-    );
-    expect(pollerErrors).toHaveLength(Math.ceil(MAX_FEEDS / 10));
-    expect(new Set(watched).size).toBe(MAX_FEEDS);
+    expect(outputs.filter((name) => /Eu|Uk|FeedPollers|PollSchedule/.test(name))).toEqual([]);
+    feeds.hasOutput('DispatcherFunctionName', {
+      Value: ref(resource(feeds, 'AWS::Lambda::Function', 'DispatcherFunction')[0]),
+    });
+    feeds.hasOutput('TokenParameterPath', { Value: '/order-feed-ingester/' });
   });
 });
 
@@ -1116,37 +1293,68 @@ describe('the AsyncAPI document’s SQS bindings', () => {
 
 // The configuration contract end to end: every setting at the lowest and the highest value its rule allows,
 // and at its default, goes through synth into the template; the functions' cold-start loaders must accept
-// exactly what the template carries, and both sides must refuse one step beyond each bound.
-type PollerKey = Exclude<keyof typeof RULES, 'metricsNamespace' | 'historyRetentionDays'>;
+// exactly what the template carries, and both sides must refuse one step beyond each bound. A deployment-wide
+// setting is a variable of the poller or the dispatcher; a feed's own arrives as the initial set
+// (INITIAL_FEEDS), read back by the dispatcher's loader into registry rows.
+type ContractKey = Exclude<keyof typeof RULES, 'metricsNamespace' | 'historyRetentionDays'>;
+type DispatcherConfig = ReturnType<typeof loadDispatcherConfig>;
+type InitialFeed = DispatcherConfig['initialFeeds'][number];
 
-/** Where the poller's loader puts each key it reads, and the variable it reads it from (a new key fails to compile). */
-const POLLER_FIELD: Record<PollerKey, [field: keyof PollerConfig, variable: string]> = {
-  feedId: ['feedId', 'FEED_ID'],
-  partnerBaseUrl: ['partnerBaseUrl', 'PARTNER_BASE_URL'],
-  tokenParameterName: ['tokenParameterName', 'PARTNER_TOKEN_PARAMETER'],
-  vendorIds: ['vendorIds', 'VENDOR_IDS'],
-  minAgeMinutes: ['minAgeMinutes', 'MIN_AGE_MINUTES'],
-  enabled: ['enabled', 'FEED_ENABLED'],
-  pageSize: ['pageSize', 'PAGE_SIZE'],
-  maxPagesPerRun: ['maxPagesPerRun', 'MAX_PAGES_PER_RUN'],
-  maxPageBodyBytes: ['maxPageBodyBytes', 'MAX_PAGE_BODY_BYTES'],
-  maxContinuations: ['maxContinuations', 'MAX_CONTINUATIONS'],
-  arrayQueryEncoding: ['arrayQueryEncoding', 'ARRAY_QUERY_ENCODING'],
-  cursorRecoveryLookbackMinutes: ['recoveryLookbackMinutes', 'CURSOR_RECOVERY_LOOKBACK_MINUTES'],
-  partnerRequestsPerSecond: ['partnerRequestsPerSecond', 'PARTNER_REQUESTS_PER_SECOND'],
+/** How a function reads each setting (a new rule fails to compile until it is placed here). */
+type Reading =
+  | { from: 'PollerFunction'; variable: string; value: (loaded: PollerConfig) => unknown }
+  | { from: 'DispatcherFunction'; variable: string; value: (loaded: DispatcherConfig) => unknown }
+  | { from: 'initial set'; rowKey?: string; value: (feed: InitialFeed) => unknown };
+const poller = (variable: string, value: (loaded: PollerConfig) => unknown): Reading => ({
+  from: 'PollerFunction',
+  variable,
+  value,
+});
+const row = (value: (feed: InitialFeed) => unknown, rowKey?: string): Reading => ({
+  from: 'initial set',
+  value,
+  ...(rowKey === undefined ? {} : { rowKey }),
+});
+const READING: Record<ContractKey, Reading> = {
+  partnerBaseUrl: poller('PARTNER_BASE_URL', (c) => c.partnerBaseUrl),
+  maxPagesPerRun: poller('MAX_PAGES_PER_RUN', (c) => c.maxPagesPerRun),
+  maxPageBodyBytes: poller('MAX_PAGE_BODY_BYTES', (c) => c.maxPageBodyBytes),
+  arrayQueryEncoding: poller('ARRAY_QUERY_ENCODING', (c) => c.arrayQueryEncoding),
+  cursorRecoveryLookbackMinutes: poller('CURSOR_RECOVERY_LOOKBACK_MINUTES', (c) => c.recoveryLookbackMinutes),
+  partnerRequestsPerSecond: poller('PARTNER_REQUESTS_PER_SECOND', (c) => c.partnerRequestsPerSecond),
+  maxConcurrentPollers: {
+    from: 'DispatcherFunction',
+    variable: 'MAX_CONCURRENT_POLLERS',
+    value: (c) => c.dispatch.maxConcurrentPollers,
+  },
+  alarmLagMinutes: {
+    from: 'DispatcherFunction',
+    variable: 'STALE_AFTER_MINUTES',
+    value: (c) => c.dispatch.staleAfterMs / 60_000,
+  },
+  feedId: row((feed) => feed.feedId),
+  tokenParameterName: row((feed) => feed.config.tokenParameterName),
+  vendorIds: row((feed) => feed.config.vendorIds),
+  minAgeMinutes: row((feed) => feed.config.minAgeMinutes, 'minAgeMinutes'),
+  pageSize: row((feed) => feed.config.pageSize, 'pageSize'),
+  scheduleMinutes: row((feed) => feed.config.scheduleMinutes, 'scheduleMinutes'),
+  enabled: row((feed) => feed.state === 'enabled'),
 };
-const POLLER_KEYS = Object.keys(POLLER_FIELD) as PollerKey[];
+const CONTRACT_KEYS = Object.keys(READING) as ContractKey[];
+/** The `orderFeed` key of a rule (the interval's key is `schedule`). */
+const configKeyOf = (key: ContractKey): ConfigKey => (key === 'scheduleMinutes' ? 'schedule' : key);
 
 /** The lowest and the highest value each bounded key accepts. */
 const EDGES: Partial<Record<ConfigKey, readonly [lowest: unknown, highest: unknown]>> = {
   partnerBaseUrl: ['http://127.0.0.1:1', 'https://partner.example.com/test-pagination'],
   tokenParameterName: ['p', `/${'p'.repeat(1010)}`],
+  tokenParameterPath: ['/t/', `/${'p'.repeat(998)}/`],
   feedId: ['f', `F${'x'.repeat(63)}`],
   schedule: [1, 60],
   pageSize: [1, 100],
   maxPageBodyBytes: [2 * 1024 * 1024, 64 * 1024 * 1024],
   maxPagesPerRun: [1, 100_000],
-  maxContinuations: [0, 100_000],
+  maxConcurrentPollers: [1, 1000],
   minAgeMinutes: [1, 1440],
   vendorIds: [['v'], ['v-1', `V${'v'.repeat(127)}`]],
   enabled: [false, true],
@@ -1175,6 +1383,7 @@ const CHOSEN: ConfigKey[] = ['enabled', 'arrayQueryEncoding', 'removalPolicy', '
 /** Variables a function gets that no setting declares: fixed by the constructs themselves. */
 const FIXED_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
 const DECLARED_VARIABLES = Object.keys(ENVIRONMENT.shape);
+const FUNCTIONS = ['PollerFunction', 'DispatcherFunction', 'ConsumerFunction'];
 
 const atEdge = (edge: 0 | 1) => Object.fromEntries(EDGE_KEYS.map((key) => [key, EDGES[key]?.[edge]]));
 const CASES = { defaults: { ...REQUIRED_CONFIG }, lowest: atEdge(0), highest: atEdge(1) };
@@ -1202,19 +1411,34 @@ function environmentOf(template: Template, prefix: string): Record<string, strin
 describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (_edge, raw) => {
   const template = () => templateOf(raw).template;
 
-  it('gives the poller an environment its cold start accepts, with the values synth validated', () => {
+  it('gives the poller and the dispatcher environments their cold starts accept, with the values synth validated', () => {
     const expected = parseConfig(raw);
-    const loaded = loadPollerConfig(environmentOf(template(), 'PollerFunction'));
-
-    const feed = expected.feeds[0];
-    const synthValue = (key: PollerKey): unknown => {
-      if (key === 'feedId') return feed?.id;
-      return (FEED_KEYS as readonly string[]).includes(key)
-        ? feed?.[key as (typeof FEED_KEYS)[number]]
-        : expected[key as Exclude<PollerKey, 'feedId' | (typeof FEED_KEYS)[number]>];
+    const loaded = {
+      PollerFunction: loadPollerConfig(environmentOf(template(), 'PollerFunction')),
+      DispatcherFunction: loadDispatcherConfig(environmentOf(template(), 'DispatcherFunction')),
     };
-    for (const key of POLLER_KEYS) expect(loaded[POLLER_FIELD[key][0]], key).toEqual(synthValue(key));
-    expect(Object.keys(loaded.downstreamQueueUrls)).toEqual(expected.downstreamSubscribers);
+    const [initialFeed] = loaded.DispatcherFunction.initialFeeds;
+    const feed = expected.feeds[0] as Record<string, unknown> | undefined;
+
+    for (const key of CONTRACT_KEYS) {
+      const reading = READING[key];
+      const configKey = configKeyOf(key);
+      const synthValue =
+        configKey === 'feedId'
+          ? feed?.id
+          : (FEED_KEYS as readonly string[]).includes(configKey) && configKey !== 'partnerBaseUrl'
+            ? feed?.[configKey]
+            : (expected as unknown as Record<string, unknown>)[configKey];
+      const read =
+        reading.from === 'initial set'
+          ? reading.value(initialFeed as InitialFeed)
+          : reading.from === 'PollerFunction'
+            ? reading.value(loaded.PollerFunction)
+            : reading.value(loaded.DispatcherFunction);
+      expect(read, key).toEqual(synthValue);
+    }
+    expect(loaded.DispatcherFunction.initialFeeds).toHaveLength(1);
+    expect(Object.keys(loaded.PollerFunction.downstreamQueueUrls)).toEqual(expected.downstreamSubscribers);
   });
 
   it('gives the consumer an environment its cold start accepts, and refuses history retention beyond bounds', () => {
@@ -1232,10 +1456,8 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
     }
   });
 
-  it('gives both functions the metrics namespace synth validated, and only variables a setting declares', () => {
-    const environments = ['PollerFunction', 'ConsumerFunction'].map((prefix) =>
-      environmentOf(template(), prefix),
-    );
+  it('gives every function the metrics namespace synth validated, and only variables a setting declares', () => {
+    const environments = FUNCTIONS.map((prefix) => environmentOf(template(), prefix));
 
     for (const environment of environments) {
       expect(readMetricsNamespace(environment)).toBe(parseConfig(raw).metricsNamespace);
@@ -1251,9 +1473,7 @@ describe('settings and variables', () => {
   it('every variable the functions read is one the stack writes from a documented key', () => {
     // At the highest edge every optional key is set, so every variable a key feeds is written.
     const { template } = templateOf(CASES.highest);
-    const written = new Set(
-      ['PollerFunction', 'ConsumerFunction'].flatMap((p) => Object.keys(environmentOf(template, p))),
-    );
+    const written = new Set(FUNCTIONS.flatMap((p) => Object.keys(environmentOf(template, p))));
 
     expect(DECLARED_VARIABLES.filter((name) => !written.has(name))).toEqual([]);
   });
@@ -1264,11 +1484,30 @@ describe('settings and variables', () => {
       ? [[key, lowest - 1, highest + 1] as const]
       : [];
   });
+  const readingOf = (key: ConfigKey) =>
+    CONTRACT_KEYS.filter((contractKey) => configKeyOf(contractKey) === key).map(
+      (contractKey) => READING[contractKey],
+    )[0];
 
-  it('cover every integer and every choice the poller reads', () => {
-    const covered = [...ranged.map(([key]) => key), ...CHOSEN];
+  /** The function's environment with one variable, or the initial set's one row's key, set to `value`. */
+  function refusedByColdStart(reading: Reading, value: unknown): () => unknown {
+    if (reading.from === 'initial set') {
+      const feeds = initialFeedsText({ tokenParameterName: '/t' }, [
+        { id: 'f', [reading.rowKey ?? '']: value },
+      ]);
+      const environment = { ...environmentOf(minimal, 'DispatcherFunction'), INITIAL_FEEDS: feeds };
+      return () => loadDispatcherConfig(environment);
+    }
+    const environment = { ...environmentOf(minimal, reading.from), [reading.variable]: String(value) };
+    return reading.from === 'PollerFunction'
+      ? () => loadPollerConfig(environment)
+      : () => loadDispatcherConfig(environment);
+  }
 
-    expect(POLLER_KEYS.filter((key) => !covered.includes(key))).toEqual([
+  it('cover every integer and every choice the functions read', () => {
+    const covered: string[] = [...ranged.map(([key]) => key), ...CHOSEN];
+
+    expect(CONTRACT_KEYS.filter((key) => !covered.includes(configKeyOf(key))).sort()).toEqual([
       'feedId',
       'partnerBaseUrl',
       'tokenParameterName',
@@ -1276,29 +1515,35 @@ describe('settings and variables', () => {
     ]);
   });
 
-  it.each(ranged)('synth and the poller refuse orderFeed.%s at %i and %i', (key, below, above) => {
-    const base = environmentOf(minimal, 'PollerFunction');
+  it.each(ranged)('synth and the cold start refuse orderFeed.%s at %i and %i', (key, below, above) => {
+    const reading = readingOf(key);
     for (const value of [below, above]) {
       expect(() => parseConfig({ ...REQUIRED_CONFIG, [key]: value })).toThrow(`orderFeed.${key}: must be`);
-      if (!(POLLER_KEYS as string[]).includes(key)) continue;
-      const [, variable] = POLLER_FIELD[key as PollerKey];
-      expect(() => loadPollerConfig({ ...base, [variable]: String(value) })).toThrow(
-        `configuration error: ${variable} must be an integer from`,
+      if (reading === undefined) continue;
+      const where =
+        reading.from === 'initial set' ? `INITIAL_FEEDS feeds[0].${reading.rowKey}:` : reading.variable;
+      expect(refusedByColdStart(reading, value)).toThrow(
+        `configuration error: ${where} must be an integer from`,
       );
     }
   });
 
-  it.each(CHOSEN)('synth and the poller refuse orderFeed.%s outside its choices', (key) => {
+  it.each(CHOSEN)('synth and the cold start refuse orderFeed.%s outside its choices', (key) => {
     expect(() => parseConfig({ ...REQUIRED_CONFIG, [key]: 'not-a-choice' })).toThrow(
       `orderFeed.${key}: must be one of`,
     );
-    if (!(POLLER_KEYS as string[]).includes(key)) return;
-    const [, variable] = POLLER_FIELD[key as PollerKey];
-    expect(() =>
-      loadPollerConfig({ ...environmentOf(minimal, 'PollerFunction'), [variable]: 'not-a-choice' }),
-    ).toThrow(`configuration error: ${variable} must be one of`);
+    const reading = readingOf(key);
+    // `enabled` travels as a row's state (`paused`), not as a value the cold start could misread.
+    if (reading === undefined || reading.from === 'initial set') return;
+    expect(refusedByColdStart(reading, 'not-a-choice')).toThrow(
+      `configuration error: ${reading.variable} must be one of`,
+    );
   });
 });
+
+/** The token path's wildcard as cdk-nag names it. */
+const TOKEN_PATH_FINDING =
+  'arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/order-feed-ingester/*';
 
 function nagViolations(scope: App): string[] {
   return new AwsSolutionsChecks()
@@ -1340,9 +1585,13 @@ describe('cdk-nag AWS Solutions checks and cfn-lint', () => {
       [
         'OrderFeedIngester/Default/Consumer/Function AwsSolutions-L1',
         'OrderFeedIngester/Default/Consumer/FunctionRole AwsSolutions-IAM5[Resource::*]',
+        'OrderFeedIngester/Default/Dispatcher/Function AwsSolutions-L1',
+        'OrderFeedIngester/Default/Dispatcher/FunctionRole AwsSolutions-IAM5[Resource::*]',
+        `OrderFeedIngester/Default/Dispatcher/FunctionRole AwsSolutions-IAM5[Resource::${TOKEN_PATH_FINDING}]`,
         'OrderFeedIngester/Default/Poller/Function AwsSolutions-L1',
         'OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::*]',
         'OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::<QuarantineBucket2B128B57.Arn>/quarantine/*]',
+        `OrderFeedIngester/Default/Poller/FunctionRole AwsSolutions-IAM5[Resource::${TOKEN_PATH_FINDING}]`,
         'OrderFeedIngester/Default/Quarantine/Bucket AwsSolutions-S1',
       ].sort(),
     );
@@ -1412,7 +1661,7 @@ describe('OrderFeedIngester in a platform team’s own app', () => {
 
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::DynamoDB::Table', 3); // orders, cursor, history
-    expect(ingester.feedPollers.map((feed) => feed.feed.id)).toEqual(['eu', 'uk']);
+    expect(ingester.config.feeds.map((feed) => feed.id)).toEqual(['eu', 'uk']);
     expect(
       Object.keys(template.findResources('AWS::Lambda::Function')).every((id) =>
         id.startsWith('PartnerOrders'),
@@ -1467,9 +1716,14 @@ describe('OrderFeedIngester in a platform team’s own app', () => {
     const second = new OrderFeedIngester(stack, 'Second', PROPS);
 
     const alarms = Object.entries(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm'));
-    const lag = alarms.find(([id]) => id.startsWith('FirstMonitoringFeedLagAlarm'))?.[1];
-    expect(lag?.Properties.Threshold).toBe(3600);
-    expect(lag?.Properties.AlarmActions).toEqual([ref(stack.getLogicalId(topic.node.defaultChild as never))]);
+    const stale = alarms.find(([id]) => id.startsWith('FirstMonitoringFeedsStaleAlarm'))?.[1];
+    expect(stale?.Properties.AlarmActions).toEqual([
+      ref(stack.getLogicalId(topic.node.defaultChild as never)),
+    ]);
+    const dispatcher = stack.resolve(
+      (first.dispatcher.function.node.defaultChild as CfnFunction).environment,
+    );
+    expect(dispatcher.variables.STALE_AFTER_MINUTES).toBe('60');
     expect(first.instanceId).toBe('PlatformServices/First');
     const dimensionsOf = (prefix: string) =>
       alarms
