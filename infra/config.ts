@@ -84,7 +84,8 @@ export const SETTINGS = {
   /** The largest page body the poller reads (bytes); a larger page is asked again with a smaller page size. */
   maxPageBodyBytes: { rule: RULES.maxPageBodyBytes, default: DEFAULTS.maxPageBodyBytes, spelt: 'integer' },
   /** Runs that may follow one another at once while a backlog lasts (0: none). */
-  maxContinuations: { rule: RULES.maxContinuations, default: DEFAULTS.maxContinuations, spelt: 'integer' },
+  // No function reads it any more (self-continuation is gone, issue 32); kept until the fleet's config drops it.
+  maxContinuations: { rule: integer(0, 100_000), default: 1000, spelt: 'integer' },
   minAgeMinutes: { rule: RULES.minAgeMinutes, spelt: 'integer' },
   vendorIds: { rule: RULES.vendorIds, spelt: 'list' },
   /** False: the feed's schedule is disabled and its runs do nothing; the cursor is kept. */

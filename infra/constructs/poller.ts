@@ -168,16 +168,10 @@ export function pollerEnvironment(
   for (const [name, pair] of resources.queues.subscribers) downstreamQueueUrls[name] = pair.queue.queueUrl;
   const text = (value: number | undefined) => (value === undefined ? undefined : String(value));
   return {
-    FEED_ID: feed.id,
+    // The feed's own settings are its registry row's now (issue 32): the fleet's constructs seed them.
     PARTNER_BASE_URL: feed.partnerBaseUrl,
-    PARTNER_TOKEN_PARAMETER: feed.tokenParameterName,
-    VENDOR_IDS: feed.vendorIds?.join(','),
-    MIN_AGE_MINUTES: text(feed.minAgeMinutes),
-    FEED_ENABLED: feed.enabled ? 'true' : 'false',
-    PAGE_SIZE: String(config.pageSize),
     MAX_PAGES_PER_RUN: text(config.maxPagesPerRun),
     MAX_PAGE_BODY_BYTES: String(config.maxPageBodyBytes),
-    MAX_CONTINUATIONS: String(config.maxContinuations),
     ARRAY_QUERY_ENCODING: config.arrayQueryEncoding,
     CURSOR_RECOVERY_LOOKBACK_MINUTES: text(config.cursorRecoveryLookbackMinutes),
     PARTNER_REQUESTS_PER_SECOND: text(config.partnerRequestsPerSecond),
