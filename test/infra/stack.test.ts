@@ -21,7 +21,9 @@ import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { ENVIRONMENT, type RULES, readMetricsNamespace } from '../../functions/core/config/settings.js';
 import {
   CONSUMER_COUNTS,
+  DISPATCHER_COUNTS,
   type FindingMetricName,
+  FLEET_GAUGES,
   type MetricName,
   POLLER_COUNTS,
   POLLER_MILLISECONDS,
@@ -76,10 +78,14 @@ const MOST_FEEDS_CONFIG = {
 
 /** Every metric name, as a typed object: a name renamed in metric-names.ts fails to compile here. */
 const M = Object.fromEntries(
-  [...POLLER_COUNTS, ...POLLER_MILLISECONDS, ...POLLER_SECONDS, ...CONSUMER_COUNTS].map((name) => [
-    name,
-    name,
-  ]),
+  [
+    ...POLLER_COUNTS,
+    ...POLLER_MILLISECONDS,
+    ...POLLER_SECONDS,
+    ...CONSUMER_COUNTS,
+    ...DISPATCHER_COUNTS,
+    ...Object.values(FLEET_GAUGES),
+  ].map((name) => [name, name]),
 ) as { readonly [K in Exclude<MetricName, FindingMetricName>]: K };
 
 let full: Template;
@@ -1117,20 +1123,22 @@ describe('the AsyncAPI document’s SQS bindings', () => {
 // The configuration contract end to end: every setting at the lowest and the highest value its rule allows,
 // and at its default, goes through synth into the template; the functions' cold-start loaders must accept
 // exactly what the template carries, and both sides must refuse one step beyond each bound.
-type PollerKey = Exclude<keyof typeof RULES, 'metricsNamespace' | 'historyRetentionDays'>;
+// The poller reads the deployment-wide settings only (a feed's own are on its registry row: issue 32).
+type PollerKey = Extract<
+  keyof typeof RULES,
+  | 'partnerBaseUrl'
+  | 'maxPagesPerRun'
+  | 'maxPageBodyBytes'
+  | 'arrayQueryEncoding'
+  | 'cursorRecoveryLookbackMinutes'
+  | 'partnerRequestsPerSecond'
+>;
 
 /** Where the poller's loader puts each key it reads, and the variable it reads it from (a new key fails to compile). */
 const POLLER_FIELD: Record<PollerKey, [field: keyof PollerConfig, variable: string]> = {
-  feedId: ['feedId', 'FEED_ID'],
   partnerBaseUrl: ['partnerBaseUrl', 'PARTNER_BASE_URL'],
-  tokenParameterName: ['tokenParameterName', 'PARTNER_TOKEN_PARAMETER'],
-  vendorIds: ['vendorIds', 'VENDOR_IDS'],
-  minAgeMinutes: ['minAgeMinutes', 'MIN_AGE_MINUTES'],
-  enabled: ['enabled', 'FEED_ENABLED'],
-  pageSize: ['pageSize', 'PAGE_SIZE'],
   maxPagesPerRun: ['maxPagesPerRun', 'MAX_PAGES_PER_RUN'],
   maxPageBodyBytes: ['maxPageBodyBytes', 'MAX_PAGE_BODY_BYTES'],
-  maxContinuations: ['maxContinuations', 'MAX_CONTINUATIONS'],
   arrayQueryEncoding: ['arrayQueryEncoding', 'ARRAY_QUERY_ENCODING'],
   cursorRecoveryLookbackMinutes: ['recoveryLookbackMinutes', 'CURSOR_RECOVERY_LOOKBACK_MINUTES'],
   partnerRequestsPerSecond: ['partnerRequestsPerSecond', 'PARTNER_REQUESTS_PER_SECOND'],
@@ -1207,12 +1215,10 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
     const loaded = loadPollerConfig(environmentOf(template(), 'PollerFunction'));
 
     const feed = expected.feeds[0];
-    const synthValue = (key: PollerKey): unknown => {
-      if (key === 'feedId') return feed?.id;
-      return (FEED_KEYS as readonly string[]).includes(key)
-        ? feed?.[key as (typeof FEED_KEYS)[number]]
-        : expected[key as Exclude<PollerKey, 'feedId' | (typeof FEED_KEYS)[number]>];
-    };
+    const synthValue = (key: PollerKey): unknown =>
+      (FEED_KEYS as readonly string[]).includes(key)
+        ? feed?.[key as Extract<PollerKey, (typeof FEED_KEYS)[number]>]
+        : expected[key as Exclude<PollerKey, (typeof FEED_KEYS)[number]>];
     for (const key of POLLER_KEYS) expect(loaded[POLLER_FIELD[key][0]], key).toEqual(synthValue(key));
     expect(Object.keys(loaded.downstreamQueueUrls)).toEqual(expected.downstreamSubscribers);
   });
@@ -1268,12 +1274,7 @@ describe('settings and variables', () => {
   it('cover every integer and every choice the poller reads', () => {
     const covered = [...ranged.map(([key]) => key), ...CHOSEN];
 
-    expect(POLLER_KEYS.filter((key) => !covered.includes(key))).toEqual([
-      'feedId',
-      'partnerBaseUrl',
-      'tokenParameterName',
-      'vendorIds',
-    ]);
+    expect(POLLER_KEYS.filter((key) => !covered.includes(key))).toEqual(['partnerBaseUrl']);
   });
 
   it.each(ranged)('synth and the poller refuse orderFeed.%s at %i and %i', (key, below, above) => {

@@ -575,11 +575,11 @@ function shrinkPageSize(ctx: RunState, request: OrderUpdatesQuery): OrderUpdates
 
 /** Rule 5 after a 404 `pageId not found`; the mark is never trusted past now (a future start is empty forever). */
 function recover(ctx: RunState): OrderUpdatesQuery {
-  const { deps, settings, counters, lease } = ctx;
+  const { deps, settings, counters, lease, invocation } = ctx;
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
   const request = baseQuery(ctx, undefined);
-  const mark = lease?.state.highWaterMark;
+  const mark = (lease?.state ?? invocation.item.state).highWaterMark;
   if (settings.recoveryLookbackMinutes !== undefined && mark !== undefined) {
     const from = Math.min(Date.parse(mark), deps.now()) - settings.recoveryLookbackMinutes * 60_000;
     request.fromTimestamp = new Date(from).toISOString();

@@ -323,7 +323,7 @@ export class RequestBudget {
         try {
           const turns = await this.reserveAndAdjust(this.now(), waiters.length);
           const served = turns === undefined ? waiters.length : turns.length;
-          waiters.slice(0, served).forEach((waiter, index) => waiter.resolve(turns?.[index]));
+          for (const [index, waiter] of waiters.slice(0, served).entries()) waiter.resolve(turns?.[index]);
           this.waiting.unshift(...waiters.slice(served));
         } catch (error) {
           for (const waiter of waiters) waiter.reject(error);
