@@ -1,4 +1,8 @@
-// The one wiring of adapters into pollFeed's ports; a failed outcome is thrown so Lambda counts an error.
+// The one wiring of adapters into pollFeed's ports, for a batch of feeds per invocation (functions/README.md,
+// "Poller"): 1. read the batch's items (one read) 2. poll every feed at once, each with its own lease, cursor
+// and settings from its row, for at most the batch's slice, parsing one page at a time in the invocation
+// 3. ask the dispatcher for a dispatch when a feed is behind or feeds wait. A failed feed is thrown at the
+// end (Lambda counts an error), never before the others are done.
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
@@ -6,21 +10,38 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
+import type { Agent } from 'undici';
 import { DynamoCursorStore } from '../core/adapters/dynamo-cursor-store.js';
+import { DynamoFeedRegistry, FeedRegistryConflictError } from '../core/adapters/dynamo-feed-registry.js';
 import { budgetItemKey, DynamoRequestBudgetStore } from '../core/adapters/dynamo-request-budget.js';
-import { LambdaContinuation } from '../core/adapters/lambda-continuation.js';
+import { invokeAsync } from '../core/adapters/lambda-invoke.js';
 import { S3Quarantine } from '../core/adapters/s3-quarantine.js';
 import { SqsFanoutPublisher } from '../core/adapters/sqs-fanout-publisher.js';
 import { SsmTokenProvider } from '../core/adapters/ssm-token.js';
-import { continuationOf } from '../core/ingest/continuation.js';
-import { type PollDeps, type PollOutcome, pollFeed } from '../core/ingest/poll-feed.js';
-import type { Continuation } from '../core/ingest/ports.js';
+import { type BatchEvent, batchOf, type DispatchRequest, leftBehind } from '../core/fleet/dispatch.js';
+import { FeedConfigError, parseFeedConfig } from '../core/fleet/feed-config.js';
+import {
+  oneAtATime,
+  type PollDeps,
+  type PollOutcome,
+  type PollOutcomeKind,
+  pollFeed,
+  pollSettingsOf,
+} from '../core/ingest/poll-feed.js';
+import type {
+  DispatchRequests,
+  FeedItem,
+  FeedStates,
+  PollSettings,
+  TokenParameter,
+} from '../core/ingest/ports.js';
 import { RequestBudget } from '../core/ingest/request-budget.js';
 import type { FunctionMetrics } from '../core/observability/metric-names.js';
 import { NO_METRICS } from '../core/observability/powertools.js';
 import { span, tracer } from '../core/observability/tracer.js';
 import { withRequestBudget } from '../core/partner/budgeted-dispatcher.js';
 import { createPartnerAgent, createPartnerClient } from '../core/partner/client.js';
+import type { PartnerApi } from '../core/partner/types.js';
 import type { PollerConfig } from './config.js';
 
 export interface PollerClients {
@@ -28,55 +49,82 @@ export interface PollerClients {
   sqs: SQSClient;
   s3: S3Client;
   ssm: SSMClient;
-  /** Invokes the poller itself at once while a backlog lasts; none (and no `overrides.continuation`): no chains. */
-  selfInvoke?: LambdaClient;
+  /** Asks the dispatcher (its ARN in the batch event) for a dispatch; none: the poller never asks. */
+  lambda?: LambdaClient;
   /** The request budget's own client, with few retries (each call also has a deadline); default `dynamo`. */
   budgetDynamo?: DynamoDBClient;
 }
 
 /** What a caller replaces: a port, the log and metrics sinks (default: INFO logs, no metrics), the clock. */
 export interface PollerOverrides
-  extends Partial<
-    Pick<PollDeps, 'cursorStore' | 'partner' | 'publisher' | 'quarantine' | 'sleep' | 'tokens'>
-  > {
+  extends Partial<Pick<PollDeps, 'cursorStore' | 'publisher' | 'quarantine' | 'sleep' | 'feedStates'>> {
+  /** The partner API of a feed (default: the client on its base URL and token, through its token's budget). */
+  partner?: (settings: PollSettings) => PartnerApi;
+  /** A token parameter read afresh after a 401 (default: SSM). */
+  tokens?: (parameterName: string) => TokenParameter;
+  /** Where the poller asks for a dispatch (default: the batch's dispatcher, invoked asynchronously). */
+  dispatchRequests?: DispatchRequests;
   logger?: Logger;
   metrics?: FunctionMetrics;
-  continuation?: Continuation;
   now?: () => number;
   /** False: per-feed pacing only, no request budget shared with the other feeds (the bench's comparison). */
   shareBudget?: boolean;
 }
 
-/** What an invocation returns: the run's outcome, and the chain step it started at once, if it did. */
-export type PollResult = Omit<PollOutcome, 'next'> & { continuedWith?: number };
+/** One feed's run in a batch: pollFeed's outcome, or `error` with what was thrown. */
+export type FeedRunResult = PollOutcome & {
+  feedId: string;
+  error?: { name: string; message: string; code?: string | undefined };
+};
+/** What an invocation returns: each feed's run, and whether it asked for a dispatch. */
+export interface PollResult {
+  batchId: string;
+  feeds: FeedRunResult[];
+  dispatchRequested: boolean;
+}
 
+/** A batch in which a feed failed (a 401, a lost lease, an error): Lambda counts the invocation an error. */
 export class PollRunFailedError extends Error {
-  constructor(readonly outcome: PollResult) {
-    super(`poll run failed: ${outcome.kind}`);
+  constructor(readonly result: PollResult) {
+    const failed = result.feeds.filter((feed) => feed.failed).map((feed) => `${feed.feedId} ${feed.kind}`);
+    super(`poll run failed: ${failed.join(', ')}`);
     this.name = 'PollRunFailedError';
   }
 }
+
+const noCounts = {
+  pages: 0,
+  versionsPublished: 0,
+  quarantined: 0,
+  cursorRecoveries: 0,
+  partnerRetries: 0,
+  rateLimitWaits: 0,
+  paceDelayMs: 0,
+};
 
 export function buildPoller(
   clients: PollerClients,
   config: PollerConfig,
   overrides: PollerOverrides = {},
 ): (event: unknown, context: Context) => Promise<PollResult> {
-  const { feedId } = config;
   const logger = overrides.logger ?? new Logger({ serviceName: 'order-feed-poller' });
   const metrics = overrides.metrics ?? NO_METRICS;
   const now = overrides.now ?? Date.now;
-  const ssmToken = new SsmTokenProvider(clients.ssm, config.tokenParameterName);
-  const continuation =
-    overrides.continuation ?? (clients.selfInvoke ? new LambdaContinuation(clients.selfInvoke) : undefined);
-  let budget: RequestBudget | undefined;
-  const deps: PollDeps = {
+  const cursorStore = overrides.cursorStore ?? new DynamoCursorStore(clients.dynamo, config.cursorTableName);
+  const registry = new DynamoFeedRegistry(clients.dynamo, config.cursorTableName);
+  const feedStates: FeedStates = overrides.feedStates ?? {
+    stop: (feedId, reason, at) =>
+      registry.setState(feedId, 'stopped', at, reason).catch((error: unknown) => {
+        // Paused or removed by an operator meanwhile: that state stands.
+        if (!(error instanceof FeedRegistryConflictError)) throw error;
+      }),
+  };
+  const shared = {
     log: logger,
     metrics,
     now,
-    tokens: overrides.tokens ?? ssmToken,
-    cursorStore: overrides.cursorStore ?? new DynamoCursorStore(clients.dynamo, config.cursorTableName),
-    partner: overrides.partner ?? budgetedPartner(),
+    cursorStore,
+    feedStates,
     publisher:
       overrides.publisher ??
       new SqsFanoutPublisher(clients.sqs, [
@@ -87,99 +135,223 @@ export function buildPoller(
     ...(overrides.sleep ? { sleep: overrides.sleep } : {}),
   };
 
-  /** Every partner request taken from the token's request budget, shared by the feeds (a cursor table item). */
-  function budgetedPartner() {
-    const agent = createPartnerAgent();
-    if (overrides.shareBudget !== false) {
-      budget = new RequestBudget({
-        store: new DynamoRequestBudgetStore(clients.budgetDynamo ?? clients.dynamo, config.cursorTableName),
-        key: budgetItemKey(config.tokenParameterName),
-        cap: config.partnerRequestsPerSecond,
-        // The feed goes on without the budget (its own pace and the client's 429 handling still hold).
-        onStoreError: (error) =>
-          logger.warn('request budget unavailable; this request is not paced with the other feeds', {
-            feedId,
-            error: error instanceof Error ? error.message : String(error),
-          }),
-        onLongHold: ({ clamped, askedMs, heldMs, until, retryAfter, date }) => {
-          metrics.count('LongRateLimitHolds');
-          const what = clamped ? 'longer than the longest hold; holding for the longest' : 'over a minute';
-          logger.warn(`partner API asked every feed on the token to wait ${what}`, {
-            feedId,
-            askedMs,
-            heldMs,
-            holdUntil: new Date(until).toISOString(),
-            retryAfter,
-            partnerDate: date,
-          });
-        },
-      });
-    }
-    return createPartnerClient({
-      baseUrl: config.partnerBaseUrl,
-      token: () => ssmToken.token(),
-      arrayEncoding: config.arrayQueryEncoding,
-      maxBodyBytes: config.maxPageBodyBytes,
-      dispatcher: budget ? withRequestBudget(agent, budget) : agent,
+  // Kept across warm invocations: a token's cache, its budget and a client per base URL, one Agent.
+  const tokenProviders = new Map<string, SsmTokenProvider>();
+  const budgets = new Map<string, RequestBudget>();
+  const partners = new Map<string, PartnerApi>();
+  let agent: Agent | undefined;
+  const tokenProvider = (name: string) => {
+    const provider = tokenProviders.get(name) ?? new SsmTokenProvider(clients.ssm, name);
+    tokenProviders.set(name, provider);
+    return provider;
+  };
+  const tokensOf = overrides.tokens ?? tokenProvider;
+
+  /** A token's request budget, shared by its feeds in this process and, through its item, by every process. */
+  function budgetOf(tokenParameterName: string): RequestBudget {
+    let budget = budgets.get(tokenParameterName);
+    if (budget) return budget;
+    budget = new RequestBudget({
+      store: new DynamoRequestBudgetStore(clients.budgetDynamo ?? clients.dynamo, config.cursorTableName),
+      key: budgetItemKey(tokenParameterName),
+      cap: config.partnerRequestsPerSecond,
+      // The feeds go on without the budget (their own pace and the client's 429 handling still hold).
+      onStoreError: (error) =>
+        logger.warn('request budget unavailable; this request is not paced with the other feeds', {
+          tokenParameter: tokenParameterName,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      onLongHold: ({ clamped, askedMs, heldMs, until, retryAfter, date }) => {
+        metrics.count('LongRateLimitHolds');
+        const what = clamped ? 'longer than the longest hold; holding for the longest' : 'over a minute';
+        logger.warn(`partner API asked every feed on the token to wait ${what}`, {
+          tokenParameter: tokenParameterName,
+          askedMs,
+          heldMs,
+          holdUntil: new Date(until).toISOString(),
+          retryAfter,
+          partnerDate: date,
+        });
+      },
     });
+    budgets.set(tokenParameterName, budget);
+    return budget;
   }
 
-  async function invoke(event: unknown, context: Context): Promise<PollResult> {
-    const startedAt = now();
-    const remainingMs = context.getRemainingTimeInMillis();
+  /** Every partner request taken from the token's request budget, shared by the feeds (a cursor table item). */
+  function partnerOf(settings: PollSettings): PartnerApi {
+    if (overrides.partner) return overrides.partner(settings);
+    const { tokenParameterName, partnerBaseUrl } = settings;
+    const key = `${tokenParameterName}\u0000${partnerBaseUrl}`;
+    let partner = partners.get(key);
+    if (partner) return partner;
+    agent ??= createPartnerAgent();
+    const provider = tokenProvider(tokenParameterName);
+    partner = createPartnerClient({
+      baseUrl: partnerBaseUrl,
+      token: () => provider.token(),
+      arrayEncoding: config.arrayQueryEncoding,
+      maxBodyBytes: config.maxPageBodyBytes,
+      dispatcher:
+        overrides.shareBudget === false ? agent : withRequestBudget(agent, budgetOf(tokenParameterName)),
+    });
+    partners.set(key, partner);
+    return partner;
+  }
+
+  /** The default: the batch's dispatcher, invoked asynchronously; the lock item counts the feeds waiting. */
+  function dispatchRequestsOf(batch: BatchEvent['batch']): DispatchRequests | undefined {
+    if (overrides.dispatchRequests) return overrides.dispatchRequests;
+    const { dispatcher } = batch;
+    if (dispatcher === undefined || !clients.lambda) return undefined;
+    const lambda = clients.lambda;
+    return {
+      request: (requestedAt, by) =>
+        invokeAsync(lambda, dispatcher, { dispatchRequest: { requestedAt, by } } satisfies DispatchRequest),
+      waiting: () => registry.waitingFeeds(),
+    };
+  }
+
+  async function pollOne(
+    feedId: string,
+    item: FeedItem | undefined,
+    run: { runId: string; batch: BatchEvent['batch']; startedAt: number; remainingMs: number },
+    pageTurns: ReturnType<typeof oneAtATime>,
+  ): Promise<FeedRunResult> {
+    const skipped = (kind: PollOutcomeKind): FeedRunResult => ({
+      feedId,
+      kind,
+      failed: false,
+      ...noCounts,
+      secondsSinceCaughtUp: undefined,
+    });
+    const dispatch = { batchId: run.batch.batchId, dispatchedAt: run.batch.dispatchedAt };
+    if (item?.config === undefined) {
+      logger.warn('the feed has no registry row; nothing to poll', { feedId });
+      return skipped('unregistered');
+    }
+    if (item.feedState !== 'enabled') {
+      logger.info(`the feed is ${item.feedState}; this run does nothing`, { feedId });
+      return skipped('disabled');
+    }
+    let settings: PollSettings;
     try {
-      const deadline = startedAt + remainingMs - config.safetyMarginMs;
-      const current = continuationOf(event);
-      const { next, ...outcome } = await pollFeed(deps, config, {
-        owner: context.awsRequestId,
+      settings = pollSettingsOf(feedId, parseFeedConfig(item.config), config);
+    } catch (error) {
+      if (!(error instanceof FeedConfigError)) throw error;
+      const stopReason = `the feed's configuration on its row is invalid (${error.message}); fix it with ops feeds set`;
+      logger.error('the feed’s configuration on its row is invalid; nothing polled', {
+        feedId,
+        error: error.message,
+      });
+      await cursorStore
+        .record(feedId, item.state.revision, { outcome: 'config-invalid', at: now(), dispatch, stopReason })
+        .catch(() => false);
+      return skipped('config-invalid');
+    }
+    const deadline = run.startedAt + run.remainingMs - config.safetyMarginMs;
+    const outcome = await pollFeed(
+      { ...shared, partner: partnerOf(settings), tokens: tokensOf(settings.tokenParameterName), pageTurns },
+      settings,
+      {
+        runId: run.runId,
+        item,
         deadline,
         requestDeadline: deadline + config.safetyMarginMs / 2,
-        leaseExpiresAt: startedAt + remainingMs + config.leaseGraceMs,
-        ...(current ? { continuation: current } : {}),
-        canContinue: continuation !== undefined,
-      });
-      metrics.milliseconds('RunDurationMs', now() - startedAt);
-      metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
-      if (outcome.secondsSinceCaughtUp !== undefined)
-        metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
-      const result: PollResult = outcome;
-      // pollFeed has already handed the lease over to `next`; a failed invoke leaves the next run to the
-      // schedule, once the handed-over lease lapses.
-      if (continuation && next) {
-        try {
-          await continuation.request(next, context.invokedFunctionArn);
-          result.continuedWith = next.continuation.chain;
-        } catch (error) {
-          logger.warn('could not start the next run at once; the schedule will', {
-            feedId,
-            error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
-          });
-        }
-      }
-      logger.info('poll run finished', { feedId, ...result });
-      if (result.failed) throw new PollRunFailedError(result);
-      return result;
-    } catch (error) {
-      if (!(error instanceof PollRunFailedError)) {
-        // E.g. a queue or the cursor table unavailable: the cursor was not committed past the failed page.
-        const code = error instanceof Error && 'code' in error ? error.code : undefined;
-        logger.error('poll run failed; the next run resumes from the committed cursor', {
-          feedId,
-          error:
+        leaseExpiresAt: run.startedAt + run.remainingMs + config.leaseGraceMs,
+        sliceEndsAt: run.startedAt + run.batch.sliceMs,
+        dispatch,
+      },
+    );
+    metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
+    if (outcome.secondsSinceCaughtUp !== undefined)
+      metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
+    return { feedId, ...outcome };
+  }
+
+  /** Each feed of the batch at once; one that throws is reported, never waited for by the others. */
+  async function pollBatch(batch: BatchEvent['batch'], context: Context): Promise<PollResult> {
+    const startedAt = now();
+    const run = {
+      runId: context.awsRequestId,
+      batch,
+      startedAt,
+      remainingMs: context.getRemainingTimeInMillis(),
+    };
+    const items = await cursorStore.read(batch.feedIds);
+    // The memory of one parsed page (and its hand-off) at a time in this invocation.
+    const pageTurns = oneAtATime();
+    const feeds = await Promise.all(
+      batch.feedIds.map((feedId) =>
+        pollOne(feedId, items.get(feedId), run, pageTurns).catch((error: unknown): FeedRunResult => {
+          // E.g. a queue or the cursor table unavailable: the cursor was not committed past the failed page.
+          const code = error instanceof Error && 'code' in error ? error.code : undefined;
+          const described =
             error instanceof Error
               ? {
                   name: error.name,
                   message: error.message,
                   code: typeof code === 'string' ? code : undefined,
                 }
-              : String(error),
-        });
-      }
-      throw error;
+              : { name: 'Error', message: String(error) };
+          logger.error('poll run failed; the next run resumes from the committed cursor', {
+            feedId,
+            error: described,
+          });
+          return {
+            feedId,
+            kind: 'error',
+            failed: true,
+            ...noCounts,
+            secondsSinceCaughtUp: undefined,
+            error: described,
+          };
+        }),
+      ),
+    );
+    for (const feed of feeds) {
+      const { error: _, ...line } = feed;
+      if (feed.kind !== 'error') logger.info('poll run finished', line);
+    }
+    metrics.milliseconds('RunDurationMs', now() - startedAt);
+    const dispatchRequested = await askForDispatch(batch, feeds, context.awsRequestId);
+    return { batchId: batch.batchId, feeds, dispatchRequested };
+  }
+
+  /** When a feed is behind, or the last dispatch left feeds waiting for a slot: the next dispatch, now. */
+  async function askForDispatch(batch: BatchEvent['batch'], feeds: FeedRunResult[], runId: string) {
+    const requests = dispatchRequestsOf(batch);
+    if (!requests) return false;
+    try {
+      const behind = feeds.some((feed) => leftBehind(feed.kind));
+      if (!behind && (await requests.waiting()) === 0) return false;
+      await requests.request(now(), runId);
+      metrics.count('DispatchRequests');
+      return true;
+    } catch (error) {
+      // The next tick (a minute at most) dispatches instead.
+      logger.warn('could not ask for a dispatch; the next tick dispatches', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return false;
+    }
+  }
+
+  async function invoke(event: unknown, context: Context): Promise<PollResult> {
+    const batch = batchOf(event);
+    if (!batch) {
+      // An event from before the fleet (a schedule's, a continuation's), still on its way after a deploy.
+      logger.warn('not a batch from the dispatcher; nothing to poll');
+      return { batchId: '', feeds: [], dispatchRequested: false };
+    }
+    try {
+      const result = await pollBatch(batch, context);
+      if (result.feeds.some((feed) => feed.failed)) throw new PollRunFailedError(result);
+      return result;
     } finally {
       try {
         // A 429's hold is written without holding up the request: it lands before the invocation returns.
-        await budget?.settled();
+        await Promise.all([...budgets.values()].map((budget) => budget.settled()));
       } finally {
         metrics.publish();
       }
@@ -188,14 +360,22 @@ export function buildPoller(
 
   return async (event, context) => {
     logger.addContext(context);
-    // The run id is the lease owner and the `<runId>` of every correlation id this run writes.
-    return span('## poll run', { feedId, runId: context.awsRequestId }, async (subsegment) => {
+    const batch = batchOf(event);
+    // The run id is the `<runId>` of every correlation id this run writes, and of its leases' owners.
+    const annotations = { runId: context.awsRequestId, batchId: batch?.batchId ?? '' };
+    return span('## poll run', annotations, async (subsegment) => {
       tracer?.annotateColdStart();
       tracer?.addServiceNameAnnotation();
       const result = await invoke(event, context);
-      subsegment?.addMetadata('outcome', result.kind);
-      subsegment?.addMetadata('pages', result.pages);
-      subsegment?.addMetadata('versionsPublished', result.versionsPublished);
+      subsegment?.addMetadata('feeds', result.feeds.length);
+      subsegment?.addMetadata(
+        'pages',
+        result.feeds.reduce((sum, feed) => sum + feed.pages, 0),
+      );
+      subsegment?.addMetadata(
+        'versionsPublished',
+        result.feeds.reduce((sum, feed) => sum + feed.versionsPublished, 0),
+      );
       return result;
     });
   };

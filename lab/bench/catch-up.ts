@@ -16,11 +16,12 @@ import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { DEFAULTS } from '../../functions/core/config/settings.js';
-import type { ContinuationEvent } from '../../functions/core/ingest/continuation.js';
+import { leftBehind } from '../../functions/core/fleet/dispatch.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import { buildPoller, type PollResult } from '../../functions/poller/build-poller.js';
+import type { FeedRunResult } from '../../functions/poller/build-poller.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createPipelineResources, pipelineEnv, useEmulator } from '../../tools/harness/pipeline.js';
+import { singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { generatedVendorIds } from '../../tools/simulator/generated-feed.js';
@@ -170,7 +171,6 @@ async function runChain(options: {
 }): Promise<FeedChain> {
   const { env } = options;
   delete env.MAX_PAGES_PER_RUN; // the default: no page cap
-  const pending: unknown[] = [{ source: 'aws.events' }];
   // Publish and commit of the page being handed off (the poller does them in that order, per page).
   let publishStarted = 0;
   const awsMsPerPage: number[] = [];
@@ -180,10 +180,11 @@ async function runChain(options: {
     ...Object.values(config.downstreamQueueUrls),
   ]);
   const cursorStore = new DynamoCursorStore(options.aws.dynamo, config.cursorTableName);
-  const handler = buildPoller(options.aws, config, {
-    ...createObservability('order-feed-poller', env, config.feedId),
+  // The fleet's poller on this one feed; a run that leaves the feed behind is followed at once, as the
+  // dispatch it asks for would start the next (the dispatch itself is not measured here).
+  const poller = singleFeedPoller(options.aws, env, {
+    ...createObservability('order-feed-poller', env),
     shareBudget: options.shareBudget,
-    continuation: { request: async (event: ContinuationEvent) => void pending.push(event) },
     publisher: {
       publish: async (messages) => {
         publishStarted = performance.now();
@@ -191,6 +192,8 @@ async function runChain(options: {
       },
     },
     cursorStore: {
+      read: (...args) => cursorStore.read(...args),
+      record: (...args) => cursorStore.record(...args),
       acquire: (...args) => cursorStore.acquire(...args),
       recordAuthFailure: (...args) => cursorStore.recordAuthFailure(...args),
       release: (...args) => cursorStore.release(...args),
@@ -206,13 +209,13 @@ async function runChain(options: {
   let pages = 0;
   let versions = 0;
   const started = performance.now();
-  while (pending.length > 0) {
-    const event = pending.shift();
-    const result: PollResult = await handler(event, lambdaContext('poller', options.timeoutMs));
+  for (let behind = true; behind; ) {
+    const result: FeedRunResult = await poller.poll(lambdaContext('poller', options.timeoutMs));
     runs += 1;
     pages += result.pages;
     versions += result.versionsPublished;
     outcomes[result.kind] = (outcomes[result.kind] ?? 0) + 1;
+    behind = leftBehind(result.kind);
   }
   const wallMs = performance.now() - started;
   const floorMs = awsMsPerPage.reduce((sum, ms) => sum + Math.max(options.latencyMs, ms), 0);

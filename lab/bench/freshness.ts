@@ -12,17 +12,17 @@
 // logs and one X-Ray trace per run; the custom metrics' monthly charge does not depend on the schedule and
 // is left out.
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import { buildPoller } from '../../functions/poller/build-poller.js';
-import { loadPollerConfig } from '../../functions/poller/config.js';
 import {
   createPipelineResources,
   drainQueue,
   pipelineEnv,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
+import { singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { startSimulator } from '../../tools/simulator/index.js';
@@ -66,7 +66,8 @@ export async function measureFreshness(options: {
     const resources = await createPipelineResources(aws, { token: TOKEN });
     const env = pipelineEnv(resources, sim.url, { PAGE_SIZE: String(pageSize), MAX_PAGES_PER_RUN: '1' });
     // Quiet (pipelineEnv: WARN, no metrics), as the harness runs them.
-    const poller = buildPoller(aws, loadPollerConfig(env), createObservability('order-feed-poller', env));
+    const fleetPoller = singleFeedPoller(aws, env, createObservability('order-feed-poller', env));
+    const poller = (_event: unknown, context: Context) => fleetPoller.poll(context);
     const consumer = buildConsumer(
       aws,
       loadConsumerConfig(env),

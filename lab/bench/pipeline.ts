@@ -26,8 +26,6 @@ import { ORDERS_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas
 import type { OutgoingMessage } from '../../functions/core/contract/order-version-message.js';
 import type { PollOutcome } from '../../functions/core/ingest/poll-feed.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import { buildPoller } from '../../functions/poller/build-poller.js';
-import { loadPollerConfig } from '../../functions/poller/config.js';
 import { createAwsClients } from '../../tools/aws.js';
 import {
   type AwsClients,
@@ -37,6 +35,7 @@ import {
   pipelineEnv,
   scanOrders,
 } from '../../tools/harness/pipeline.js';
+import { singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { EMULATOR_ENV, type RunningMoto } from '../../tools/local/moto.js';
 import type { RunningSimulator } from '../../tools/simulator/index.js';
@@ -311,12 +310,8 @@ export async function measurePipeline(inputs: PipelineInputs): Promise<PipelineM
     if (inputs.history === false) delete env.HISTORY_TABLE_NAME;
     const clients = harnessClients(endpoint);
     // As deployed (handlerEnv): INFO logs and EMF metrics on stdout (their bytes are the log ingestion cost).
-    const pollerConfig = loadPollerConfig(env);
-    const poller = buildPoller(
-      clients,
-      pollerConfig,
-      createObservability('order-feed-poller', env, pollerConfig.feedId),
-    );
+    const fleetPoller = singleFeedPoller(clients, env, createObservability('order-feed-poller', env));
+    const poller = (_event: unknown, context: Context) => fleetPoller.poll(context);
     const consumer = buildConsumer(
       clients,
       loadConsumerConfig(env),

@@ -1,15 +1,16 @@
-// Two adapters against the emulator (moto). The token adapter and SSM: `put-parameter --overwrite` bumps the
+// Adapters against the emulator (moto). The token adapter and SSM: `put-parameter --overwrite` bumps the
 // parameter's Version, the cached read keeps the old value for its max age, and the fresh read (after a 401)
-// sees the new value and version at once. The self-continuation adapter and Lambda: an asynchronous invoke of a
-// deployed function with the continuation event. moto cannot run the function (it needs Docker), but it accepts
-// and checks the request as Lambda does, so this shows the call shape: the right function, InvocationType Event
-// (202), and the event as the payload; and an unknown function fails loudly instead of silently.
+// sees the new value and version at once; the dispatcher reads the version alone. The functions' invokes of each
+// other (the dispatcher's batch to the poller, the poller's request for a dispatch): an asynchronous invoke of a
+// deployed function with the event. moto cannot run the function (it needs Docker), but it accepts and checks
+// the request as Lambda does, so this shows the call shape: the right function, InvocationType Event (202), and
+// the event as the payload; and an unknown function fails loudly instead of silently.
 import { CreateFunctionCommand } from '@aws-sdk/client-lambda';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { LambdaContinuation } from '../../functions/core/adapters/lambda-continuation.js';
-import { SsmTokenProvider } from '../../functions/core/adapters/ssm-token.js';
-import type { ContinuationEvent } from '../../functions/core/ingest/continuation.js';
+import { invokeAsync } from '../../functions/core/adapters/lambda-invoke.js';
+import { SsmTokenProvider, tokenParameterVersion } from '../../functions/core/adapters/ssm-token.js';
+import { type BatchEvent, dispatchRequestOf } from '../../functions/core/fleet/dispatch.js';
 import { type AwsClients, type PipelineResources, TEST_TOKEN } from '../../tools/harness/pipeline.js';
 import { pipelineOnMoto } from '../support/handlers.js';
 
@@ -49,6 +50,15 @@ describe('SsmTokenProvider', () => {
     expect(await cached.token()).toBe('rotated-token');
   });
 
+  it('reads the version alone for the dispatcher, which follows a rotation', async () => {
+    const tokens = new SsmTokenProvider(aws.ssm, resources.tokenParameter);
+    const { version } = await tokens.refresh();
+
+    expect(await tokenParameterVersion(aws.ssm, resources.tokenParameter)).toBe(version);
+    await overwrite('rotated-token');
+    expect(await tokenParameterVersion(aws.ssm, resources.tokenParameter)).toBe(version + 1);
+  });
+
   it('never puts the value in an error', async () => {
     const tokens = new SsmTokenProvider(aws.ssm, '/order-feed/missing');
     const error = await tokens.token().catch((thrown: unknown) => thrown);
@@ -57,9 +67,15 @@ describe('SsmTokenProvider', () => {
   });
 });
 
-describe('LambdaContinuation', () => {
-  const event: ContinuationEvent = {
-    continuation: { feedId: 'eu', chainId: 'req-0', chain: 1, chainStartedAt: '2026-11-23T06:00:00.000Z' },
+describe('invokeAsync (a batch to the poller, a request for a dispatch)', () => {
+  const event: BatchEvent = {
+    batch: {
+      batchId: 'd1-1',
+      dispatchedAt: 1,
+      sliceMs: 30_000,
+      feedIds: ['eu'],
+      dispatcher: 'arn:dispatcher',
+    },
   };
   let functionArn: string;
 
@@ -100,14 +116,15 @@ describe('LambdaContinuation', () => {
     functionArn = created.FunctionArn ?? '';
   });
 
-  it('is accepted by the Lambda API as an asynchronous invoke of the function (202)', async () => {
-    await expect(
-      new LambdaContinuation(pipeline.aws.lambda).request(event, functionArn),
-    ).resolves.toBeUndefined();
+  it('is accepted by the Lambda API as an asynchronous invoke of the function (202), by name or ARN', async () => {
+    await expect(invokeAsync(pipeline.aws.lambda, 'poller', event)).resolves.toBeUndefined();
+    const request = { dispatchRequest: { requestedAt: 5, by: 'run-1' } };
+    expect(dispatchRequestOf(request)).toEqual(request.dispatchRequest);
+    await expect(invokeAsync(pipeline.aws.lambda, functionArn, request)).resolves.toBeUndefined();
   });
 
-  it('fails when the function does not exist, so the handler can log it', async () => {
+  it('fails when the function does not exist, so the caller can log it', async () => {
     const missing = functionArn.replace(/:poller$/, ':no-such-function');
-    await expect(new LambdaContinuation(pipeline.aws.lambda).request(event, missing)).rejects.toThrow();
+    await expect(invokeAsync(pipeline.aws.lambda, missing, event)).rejects.toThrow();
   });
 });

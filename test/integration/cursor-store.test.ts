@@ -1,7 +1,9 @@
-// The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
-// keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change; the token's
-// request budget item beside the cursors (its conditional writes, its deadline behind a slow DynamoDB, and the
-// poller's wiring: a run ends only once its 429's hold is written). One moto, the cursor table alone.
+// The DynamoDB cursor store against emulated DynamoDB: the items of a batch read at once, an idle poll recorded
+// in one write fenced on the revision read, one lease holder at a time (taken on the revision read), and fencing
+// that keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change; the token's
+// request budget item beside the cursors (its conditional writes, several slots in one write, its deadline behind
+// a slow DynamoDB, and the poller's wiring: a run ends only once its 429's hold is written). One moto, the cursor
+// table alone.
 import {
   ConditionalCheckFailedException,
   CreateTableCommand,
@@ -25,10 +27,9 @@ import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type BudgetState, intervalOf } from '../../functions/core/ingest/request-budget.js';
 import type { FunctionMetrics } from '../../functions/core/observability/metric-names.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import { buildPoller } from '../../functions/poller/build-poller.js';
-import { loadPollerConfig } from '../../functions/poller/config.js';
 import { startInterceptingProxy } from '../../lab/aws-proxy.js';
 import { type AwsClients, pipelineEnv, useEmulator } from '../../tools/harness/pipeline.js';
+import { singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { operatorUpdate } from '../../tools/ops/operator-update.js';
 import { CountingMetrics } from '../support/fakes.js';
@@ -46,6 +47,12 @@ const NOW = 1_700_000_000_000;
 function granted<T>(lease: T | undefined): T {
   if (!lease) throw new Error('no lease');
   return lease;
+}
+
+/** The lease as a run takes it: on the revision it read of the item just before (none yet: 0). */
+async function take(feedId: string, owner: string, nowMs: number, expiresAt: number, via = store) {
+  const read = (await via.read([feedId])).get(feedId);
+  return via.acquire(feedId, owner, read?.state.revision ?? 0, nowMs, expiresAt);
 }
 
 beforeAll(async () => {
@@ -72,16 +79,113 @@ const itemOf = async (feedId = 'feed') =>
   (await aws.dynamo.send(new GetItemCommand({ TableName: resources.cursorTable, Key: marshall({ feedId }) })))
     .Item;
 
-describe('DynamoCursorStore: the lease and the continuation chain', () => {
+describe('DynamoCursorStore: the read, the idle record and the lease on the revision read', () => {
+  const dispatch = { batchId: 'd1-1', dispatchedAt: NOW - 500 };
+
+  it('reads the items of a batch in one consistent read each 100 keys, with their state, lease and row, leaving out the missing', async () => {
+    for (let index = 0; index < 130; index += 1) {
+      await store.record(`feed-${index}`, 0, { outcome: 'caught-up', at: NOW + index });
+    }
+    await aws.dynamo.send(
+      new UpdateItemCommand({
+        TableName: resources.cursorTable,
+        Key: marshall({ feedId: 'feed-7' }),
+        UpdateExpression: 'SET config = :config, feedState = :state',
+        ExpressionAttributeValues: marshall({
+          ':config': { tokenParameterName: '/t', pageSize: 5 },
+          ':state': 'paused',
+        }),
+      }),
+    );
+    granted(await take('feed-8', 'run-1#feed-8', NOW, NOW + 60_000));
+
+    const ids = [...Array.from({ length: 130 }, (_, index) => `feed-${index}`), 'missing'];
+    const items = await store.read(ids);
+
+    expect(items.size).toBe(130);
+    expect(items.get('feed-7')).toMatchObject({
+      feedId: 'feed-7',
+      state: { revision: 1, createdAt: new Date(NOW + 7).toISOString() },
+      config: { tokenParameterName: '/t', pageSize: 5 },
+      feedState: 'paused',
+    });
+    expect(items.get('feed-8')).toMatchObject({ leaseOwner: 'run-1#feed-8', leaseExpiresAt: NOW + 60_000 });
+    expect(items.get('feed-9')?.feedState).toBe('enabled');
+  });
+
+  it('records an idle poll in one write fenced on the revision read and no live lease; refused once anything moved', async () => {
+    const lease = granted(await take('feed', 'a', NOW, NOW + 60_000));
+    const committed = await store.commit(lease, {
+      pageId: 'p-1',
+      pageSize: 25,
+      recentCursors: ['h1'],
+      partialPage: { records: 100, digest: 'x' },
+    });
+    await store
+      .recordAuthFailure(committed, { failures: 1, retryNotBefore: NOW + 1, tokenVersion: 2 })
+      .then((failed) => store.release(failed, { outcome: 'auth-failed', at: NOW, stopReason: 'refused' }));
+    const read = granted((await store.read(['feed'])).get('feed'));
+    const idle = {
+      outcome: 'caught-up',
+      at: NOW + 1_000,
+      dispatch,
+      caughtUp: { lastCaughtUpAt: new Date(NOW + 1_000).toISOString(), paceDelayMs: 0, pageSize: 26 },
+    };
+
+    expect(await store.record('feed', read.state.revision, idle)).toBe(true);
+
+    const item = unmarshall((await itemOf()) ?? {});
+    expect(item).toMatchObject({
+      pageId: 'p-1',
+      revision: read.state.revision + 1,
+      lastRunOutcome: 'caught-up',
+      lastRunAt: new Date(NOW + 1_000).toISOString(),
+      lastCaughtUpAt: new Date(NOW + 1_000).toISOString(),
+      lastDispatchId: 'd1-1',
+      lastDispatchedAt: NOW - 500,
+      pageSize: 26,
+    });
+    for (const gone of ['recentCursors', 'partialPage', 'authFailures', 'authRetryNotBefore', 'stopReason'])
+      expect(item).not.toHaveProperty(gone);
+    // The same revision again (a duplicate run, a run that read before this record): nothing is written.
+    expect(await store.record('feed', read.state.revision, { ...idle, at: NOW + 2_000 })).toBe(false);
+    expect(unmarshall((await itemOf()) ?? {}).lastRunAt).toBe(new Date(NOW + 1_000).toISOString());
+    // A live lease on the revision read: nothing is written either.
+    const held = granted(await take('feed', 'b', NOW + 3_000, NOW + 60_000));
+    expect(await store.record('feed', held.state.revision, { ...idle, at: NOW + 3_000 })).toBe(false);
+  });
+
+  it('refuses a lease on a revision that moved (an idle record, a commit, an operator) and while another holds it', async () => {
+    // A run read the feed before any write (revision 0); an idle record lands first.
+    expect((await store.read(['feed'])).size).toBe(0);
+    expect(await store.record('feed', 0, { outcome: 'caught-up', at: NOW })).toBe(true);
+
+    // The run's lease on what it read: refused, nothing written.
+    expect(await store.acquire('feed', 'late', 0, NOW + 1, NOW + 60_000)).toBeUndefined();
+    expect(unmarshall((await itemOf()) ?? {}).leaseOwner).toBeUndefined();
+
+    const lease = granted(await take('feed', 'a', NOW + 2, NOW + 60_000));
+    expect(await take('feed', 'b', NOW + 3, NOW + 60_000)).toBeUndefined();
+    const committed = await store.commit(lease, { pageId: 'p-1' });
+    await store.release(committed, { outcome: 'caught-up', at: NOW + 4 });
+    // Free again, but on the revision the holder's commit left, not the one before it.
+    expect(await store.acquire('feed', 'c', lease.state.revision, NOW + 5, NOW + 60_000)).toBeUndefined();
+    const next = granted(
+      await store.acquire('feed', 'd', committed.state.revision, NOW + 5, NOW + 60_000, dispatch),
+    );
+    expect(next.state.pageId).toBe('p-1');
+    expect(unmarshall((await itemOf()) ?? {})).toMatchObject({ lastDispatchId: 'd1-1', leaseOwner: 'd' });
+  });
+
   it('keeps the expiry it was taken with: commits do not extend it', async () => {
-    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 80_000));
+    const lease = granted(await take('feed', 'a', NOW, NOW + 80_000));
     const committed = await store.commit(lease, { pageId: 'p-1' });
     await store.commit(committed, { pageId: 'p-2' });
     expect((await itemOf())?.leaseExpiresAt).toEqual({ N: String(NOW + 80_000) });
   });
 
-  it("keeps a reduced page size, the chain's cursor memory and a page handed off in part, and removes them when a commit leaves them out", async () => {
-    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
+  it('keeps a reduced page size, the cursor memory and a page handed off in part, and removes them when a commit leaves them out', async () => {
+    const lease = granted(await take('feed', 'a', NOW, NOW + 60_000));
     const partialPage = { records: 300, digest: 'Qm9va3M' };
     const kept = await store.commit(lease, {
       pageId: 'p-1',
@@ -96,8 +200,8 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
       recentCursors: { S: 'h1 h2' },
       partialPage: { S: '300 Qm9va3M' },
     });
-    await store.release(kept);
-    const next = await store.acquire('feed', 'b', NOW + 1, NOW + 60_000);
+    await store.release(kept, { outcome: 'out-of-time', at: NOW });
+    const next = await take('feed', 'b', NOW + 1, NOW + 60_000);
     expect(next?.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'], partialPage });
 
     const cleared = await store.commit(granted(next), { pageId: 'p-2' });
@@ -108,47 +212,16 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
     expect(await itemOf()).not.toHaveProperty('partialPage');
   });
 
-  it('hands the lease over to the next step only: ticks, other steps and duplicates get nothing', async () => {
-    const lease = granted(await store.acquire('feed', 'tick-1', NOW, NOW + 60_000));
-    await store.release(
-      lease,
-      { outcome: 'page-limit', at: NOW + 10 },
-      { chainId: 'tick-1', step: 1, expiresAt: NOW + 70_000 },
-    );
-    expect(await itemOf()).toMatchObject({ chainId: { S: 'tick-1' }, chainStep: { N: '1' } });
+  it('records a documented stop’s reason as the lease is given up, and removes it on the next release without one', async () => {
+    const lease = granted(await take('feed', 'a', NOW, NOW + 60_000));
+    await store.release(lease, { outcome: 'stuck-cursor', at: NOW, stopReason: 'the cursor repeats' });
+    expect(unmarshall((await itemOf()) ?? {})).toMatchObject({ stopReason: 'the cursor repeats' });
 
-    expect(await store.acquire('feed', 'tick-2', NOW + 20, NOW + 60_000)).toBeUndefined();
-    expect(
-      await store.acquire('feed', 'other', NOW + 20, NOW + 60_000, { chainId: 'tick-0', step: 1 }),
-    ).toBeUndefined();
-    expect(
-      await store.acquire('feed', 'other', NOW + 20, NOW + 60_000, { chainId: 'tick-1', step: 2 }),
-    ).toBeUndefined();
-    const [a, b] = await Promise.all([
-      store.acquire('feed', 'cont-a', NOW + 30, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
-      store.acquire('feed', 'cont-b', NOW + 30, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
-    ]);
-    expect([a, b].filter(Boolean)).toHaveLength(1);
-    const taken = a ?? b;
-    if (!taken) throw new Error('no lease');
-    await store.release(taken, { outcome: 'caught-up', at: NOW + 40 });
-    // The chain ended with that run: a late duplicate gets nothing, the schedule's next tick the lease.
-    expect(
-      await store.acquire('feed', 'late', NOW + 50, NOW + 60_000, { chainId: 'tick-1', step: 1 }),
-    ).toBeUndefined();
-    expect((await itemOf())?.chainId).toBeUndefined();
-    expect(await store.acquire('feed', 'tick-3', NOW + 60, NOW + 60_000)).toBeDefined();
-  });
-
-  it('lets a tick take a hand-over that lapsed (the continuation was lost), ending that chain', async () => {
-    const lease = granted(await store.acquire('feed', 'tick-1', NOW, NOW + 60_000));
-    await store.release(lease, undefined, { chainId: 'tick-1', step: 1, expiresAt: NOW + 1_000 });
-
-    expect(await store.acquire('feed', 'tick-2', NOW + 2_000, NOW + 60_000)).toBeDefined();
-    expect((await itemOf())?.chainStep).toBeUndefined();
-    expect(
-      await store.acquire('feed', 'late', NOW + 90_000, NOW + 150_000, { chainId: 'tick-1', step: 1 }),
-    ).toBeUndefined();
+    await store.release(granted(await take('feed', 'b', NOW + 1, NOW + 60_000)), {
+      outcome: 'caught-up',
+      at: NOW,
+    });
+    expect(await itemOf()).not.toHaveProperty('stopReason');
   });
 });
 
@@ -157,15 +230,15 @@ describe('DynamoCursorStore', () => {
     // Ten races, each on a feed nobody holds yet.
     for (let attempt = 0; attempt < 10; attempt++) {
       const [a, b] = await Promise.all([
-        store.acquire(`feed-${attempt}`, 'invocation-a', NOW, NOW + 60_000),
-        store.acquire(`feed-${attempt}`, 'invocation-b', NOW, NOW + 60_000),
+        take(`feed-${attempt}`, 'invocation-a', NOW, NOW + 60_000),
+        take(`feed-${attempt}`, 'invocation-b', NOW, NOW + 60_000),
       ]);
       expect([a, b].filter(Boolean)).toHaveLength(1);
     }
   });
 
   it('starts a new feed from the beginning, commits under the lease and hands the cursor to the next holder', async () => {
-    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
+    const lease = granted(await take('feed', 'a', NOW, NOW + 60_000));
     expect(lease.state).toMatchObject({
       pageId: undefined,
       authFailures: 0,
@@ -177,9 +250,9 @@ describe('DynamoCursorStore', () => {
       lastCaughtUpAt: '2024-01-01T00:05:00.000Z',
       paceDelayMs: 250,
     });
-    await store.release(committed);
+    await store.release(committed, { outcome: 'caught-up', at: NOW });
 
-    const next = await store.acquire('feed', 'b', NOW + 1, NOW + 1 + 60_000);
+    const next = await take('feed', 'b', NOW + 1, NOW + 1 + 60_000);
 
     expect(next?.state).toMatchObject({
       pageId: 'p-1',
@@ -191,19 +264,19 @@ describe('DynamoCursorStore', () => {
   });
 
   it('lets another invocation take an expired lease, after which the old holder cannot commit', async () => {
-    const stale = granted(await store.acquire('feed', 'slow', NOW, NOW + 1_000));
-    const fresh = granted(await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000));
+    const stale = granted(await take('feed', 'slow', NOW, NOW + 1_000));
+    const fresh = granted(await take('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000));
     const advanced = await store.commit(fresh, { pageId: 'p-9' });
 
     await expect(store.commit(stale, { pageId: 'p-1' })).rejects.toBeInstanceOf(LeaseLostError);
 
-    const after = await store.acquire('feed', 'probe', NOW + 10 * 60_000, NOW + 10 * 60_000 + 60_000);
+    const after = await take('feed', 'probe', NOW + 10 * 60_000, NOW + 10 * 60_000 + 60_000);
     expect(after?.state.pageId).toBe('p-9');
     expect(after?.state.revision).toBeGreaterThan(advanced.state.revision);
   });
 
   it('records auth failures, their backoff and the refused token version (not the token), and clears them on the next good page', async () => {
-    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
+    const lease = granted(await take('feed', 'a', NOW, NOW + 60_000));
     const failed = await store.recordAuthFailure(lease, {
       failures: 1,
       retryNotBefore: NOW + 300_000,
@@ -221,16 +294,16 @@ describe('DynamoCursorStore', () => {
   });
 
   it('does not release a lease it no longer holds', async () => {
-    const stale = granted(await store.acquire('feed', 'slow', NOW, NOW + 1_000));
-    await store.acquire('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
+    const stale = granted(await take('feed', 'slow', NOW, NOW + 1_000));
+    await take('feed', 'fresh', NOW + 2_000, NOW + 2_000 + 60_000);
     await store.release(stale, { outcome: 'out-of-time', at: NOW + 2_500 });
-    expect(await store.acquire('feed', 'third', NOW + 3_000, NOW + 3_000 + 60_000)).toBeUndefined();
+    expect(await take('feed', 'third', NOW + 3_000, NOW + 3_000 + 60_000)).toBeUndefined();
     // Nor does it record its outcome over the holder's item.
     expect((await itemOf())?.lastRunOutcome).toBeUndefined();
   });
 
   it("records the run's outcome and end as it releases the lease", async () => {
-    const lease = granted(await store.acquire('feed', 'run', NOW, NOW + 60_000));
+    const lease = granted(await take('feed', 'run', NOW, NOW + 60_000));
 
     await store.release(lease, { outcome: 'caught-up', at: NOW + 1_000 });
 
@@ -265,7 +338,7 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   it('recognises its own lease acquisition and holds the lease', async () => {
     const { lossy, updates, dropNextAnswer } = await storeLosingOneAnswer();
     dropNextAnswer();
-    const lease = granted(await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000));
+    const lease = granted(await take('feed', 'invocation-a', NOW, NOW + 60_000, lossy));
 
     expect(updates().map((call) => [call.forwarded, call.delivered, call.errorType])).toEqual([
       [true, false, undefined],
@@ -274,12 +347,21 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
     expect(lease.owner).toBe('invocation-a');
     // It really holds it: a commit under it succeeds, another invocation cannot take it.
     await expect(lossy.commit(lease, { pageId: 'p-1' })).resolves.toBeDefined();
-    expect(await store.acquire('feed', 'invocation-b', NOW, NOW + 60_000)).toBeUndefined();
+    expect(await take('feed', 'invocation-b', NOW, NOW + 60_000)).toBeUndefined();
+  });
+
+  it('recognises its own idle record', async () => {
+    const { lossy, updates, dropNextAnswer } = await storeLosingOneAnswer();
+    dropNextAnswer();
+
+    expect(await lossy.record('feed', 0, { outcome: 'caught-up', at: NOW })).toBe(true);
+    expect(updates().at(-1)?.errorType).toBe('ConditionalCheckFailedException');
+    expect(unmarshall((await itemOf()) ?? {})).toMatchObject({ revision: 1, lastRunOutcome: 'caught-up' });
   });
 
   it('recognises its own cursor commit and goes on from it', async () => {
     const { lossy, updates, dropNextAnswer } = await storeLosingOneAnswer();
-    const lease = granted(await lossy.acquire('feed', 'invocation-a', NOW, NOW + 60_000));
+    const lease = granted(await take('feed', 'invocation-a', NOW, NOW + 60_000, lossy));
     dropNextAnswer();
     const committed = await lossy.commit(lease, { pageId: 'p-1' });
 
@@ -339,9 +421,9 @@ describe("the poller's request budget (buildPoller: the store, the interceptor, 
       budgetDynamo.destroy();
       await proxy.close();
     });
-    const poll = buildPoller({ ...aws, budgetDynamo }, loadPollerConfig(env), { logger, metrics });
+    const poller = singleFeedPoller({ ...aws, budgetDynamo }, env, { logger, metrics });
 
-    const result = await poll({}, lambdaContext('poller', 60_000));
+    const result = await poller.poll(lambdaContext('poller', 60_000));
 
     const key = budgetItemKey('/budget/token');
     expect(result.kind).toBe('retry-later');
@@ -368,7 +450,7 @@ describe('operatorUpdate (the ops CLI change)', () => {
   });
 
   it('moves the cursor and bumps the revision, so the running holder cannot commit over it', async () => {
-    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
+    const lease = granted(await take('feed', 'a', NOW, NOW + 60_000));
     const held = await store.commit(lease, { pageId: 'p-1', highWaterMark: '2026-01-01T00:00:00.000Z' });
 
     const output = await aws.dynamo.send(
@@ -386,7 +468,7 @@ describe('operatorUpdate (the ops CLI change)', () => {
   });
 
   it('changes nothing when the revision moved after the operator read it, or a live lease is held', async () => {
-    const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
+    const lease = granted(await take('feed', 'a', NOW, NOW + 60_000));
     const stale = operatorUpdate(resources.cursorTable, change(lease.state.revision - 1), NOW);
     const leased = operatorUpdate(
       resources.cursorTable,
@@ -438,6 +520,26 @@ describe('DynamoRequestBudgetStore (the token budget item in the cursor table)',
     );
     expect(new Set(slots).size).toBe(8);
     expect(Math.max(...slots)).toBe(NOW + 800);
+  });
+
+  it('takes several slots in one write for the requests of a process waiting at once, at the interval it saw', async () => {
+    await budget.reserve(KEY, NOW, 1, 500, initial(10));
+    const several = await budget.reserve(KEY, NOW, 3, 500, initial(10), true, { slots: 3, intervalMs: 100 });
+    expect(several).toMatchObject({ slotAt: NOW + 100, slots: 3 });
+    expect(several.state).toMatchObject({ nextSlotAt: NOW + 400, taken: 4 });
+    // Idle since: the slots start now.
+    const idle = await budget.reserve(KEY, NOW + 10_000, 2, 500, initial(10), true, {
+      slots: 2,
+      intervalMs: 100,
+    });
+    expect(idle).toMatchObject({ slotAt: NOW + 10_000, slots: 2, state: { nextSlotAt: NOW + 10_200 } });
+    // The interval changed since the process saw it: one slot only (the others ask again).
+    const changed = await budget.reserve(KEY, NOW + 10_000, 2, 500, initial(10), true, {
+      slots: 2,
+      intervalMs: 50,
+    });
+    expect(changed.slots).toBeUndefined();
+    expect(changed).toMatchObject({ slotAt: NOW + 10_200, state: { nextSlotAt: NOW + 10_300, taken: 8 } });
   });
 
   it('only counts while unlimited (rate 0), the requests a feed took since its last write included', async () => {

@@ -43,7 +43,7 @@ const itemOf = async (feedId: string) => {
 
 /** A feed's cursor item as today's poller leaves it: leased, a page committed, released with its outcome. */
 async function todaysCursorItem(feedId: string) {
-  const lease = await cursors.acquire(feedId, `run-${feedId}`, NOW, NOW + 60_000);
+  const lease = await cursors.acquire(feedId, `run-${feedId}`, 0, NOW, NOW + 60_000);
   if (!lease) throw new Error('no lease');
   const committed = await cursors.commit(lease, {
     pageId: `cursor-of-${feedId}`,
@@ -99,7 +99,7 @@ describe('the initial set on a deployed stack (the migration)', () => {
   });
 
   it('does not disturb a run in progress: its commits go on under the same lease and revision', async () => {
-    const lease = await cursors.acquire('eu', 'run-1', NOW, NOW + 60_000);
+    const lease = await cursors.acquire('eu', 'run-1', 0, NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
     await registry.seedMissing([initial('eu')], [], NOW);
     await admin.setConfig('eu', config({ vendorIds: ['v-1'] }), 1, NOW);
@@ -161,7 +161,7 @@ describe("an operator's changes", () => {
   it('replace the configuration only if unchanged since read; a commit never touches it', async () => {
     await admin.add('eu', config({ pageSize: 50 }), NOW);
     // The poller keeps a reduced page size of its own (`pageSize`) and removes it: not the configured one.
-    const lease = await cursors.acquire('eu', 'run-1', NOW, NOW + 60_000);
+    const lease = await cursors.acquire('eu', 'run-1', 0, NOW, NOW + 60_000);
     if (!lease) throw new Error('no lease');
     await cursors.commit(lease, { pageId: 'p-1', pageSize: undefined });
     expect((await admin.get('eu'))?.config?.pageSize).toBe(50);
@@ -202,7 +202,7 @@ describe("an operator's changes", () => {
 
   it('delete a removed feed’s cursor, keeping its tombstone and fencing out a stale run', async () => {
     await admin.add('eu', config(), NOW);
-    const stale = await cursors.acquire('eu', 'run-1', NOW, NOW + 60_000);
+    const stale = await cursors.acquire('eu', 'run-1', 0, NOW, NOW + 60_000);
     if (!stale) throw new Error('no lease');
     const committed = await cursors.commit(stale, { pageId: 'p-9' });
     await registry.setState('eu', 'removed', NOW);

@@ -6,7 +6,7 @@
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
-import type { PollResult } from '../../functions/poller/build-poller.js';
+import type { FeedRunResult } from '../../functions/poller/build-poller.js';
 import {
   type AwsClients,
   createPipelineResources,
@@ -107,7 +107,7 @@ async function runScenario(id: ScenarioId) {
     sales: await readLedger(aws, resources.ordersTable),
     requests: sim.requests.length,
   };
-  const results: Array<{ outcome?: PollResult; error?: Error }> = [];
+  const results: Array<{ outcome?: FeedRunResult; error?: Error }> = [];
   const states: Array<Awaited<ReturnType<typeof stateSince>>> = [];
   const requestsPerRun: number[] = [];
   let consumed = 0;

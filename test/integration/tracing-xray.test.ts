@@ -98,7 +98,7 @@ const inTrace = (index: 0 | 1 | 2 | 3) => documents.filter((doc) => doc.trace_id
 const named = (docs: XRayDocument[], name: string) => docs.filter((doc) => doc.name === name);
 
 describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
-  it('annotates the poll run with cold start, service, feed and run id, and each page with feed, page and its messages’ correlation id', () => {
+  it('annotates the poll run with cold start, service, run and batch id, and each page with feed, page and its messages’ correlation id', () => {
     const trace = inTrace(0);
     const [run] = named(trace, '## poll run');
     const runId = child.runIds[0];
@@ -106,10 +106,10 @@ describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
     expect(run?.annotations).toEqual({
       ColdStart: true,
       Service: 'order-feed-poller',
-      feedId: 'feed-a',
       runId,
+      batchId: 'b-1',
     });
-    expect(run?.metadata?.default).toMatchObject({ outcome: 'caught-up', pages: 2, versionsPublished: 3 });
+    expect(run?.metadata?.default).toMatchObject({ feeds: 1, pages: 2, versionsPublished: 3 });
     const pages = named(trace, '### page');
     expect(pages.map((page) => [page.annotations, page.metadata?.default])).toEqual([
       [
@@ -137,7 +137,7 @@ describe('Powertools Tracer on Lambda (X-Ray daemon documents)', () => {
 
     expect(run?.annotations).toMatchObject({ ColdStart: false, runId: child.runIds[1] });
     expect(run?.fault || run?.error).toBe(true);
-    expect(run?.cause?.exceptions?.[0]?.message).toBe('poll run failed: auth-failed');
+    expect(run?.cause?.exceptions?.[0]?.message).toBe('poll run failed: feed-a auth-failed');
     expect(fetch?.parent_id).toBe(run?.id);
     expect(fetch?.cause?.exceptions?.[0]?.type).toBe('PartnerError');
     expect(named(trace, '### page')).toEqual([]);

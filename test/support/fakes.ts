@@ -18,14 +18,18 @@ import { LeaseLostError, PublishError } from '../../functions/core/ingest/errors
 import { pollFeed } from '../../functions/core/ingest/poll-feed.js';
 import type {
   AuthFailure,
-  ChainLink,
   CursorCommit,
   CursorState,
   CursorStore,
+  DispatchMark,
+  FeedItem,
+  LastRun,
   Lease,
   OrderVersionPublisher,
+  PollSettings,
   Quarantine,
   QuarantinedRecord,
+  RunRecord,
 } from '../../functions/core/ingest/ports.js';
 import type { FunctionMetrics } from '../../functions/core/observability/metric-names.js';
 import type {
@@ -34,15 +38,20 @@ import type {
   PartnerApi,
   RawPage,
 } from '../../functions/core/partner/types.js';
-import type { PollerConfig } from '../../functions/poller/config.js';
 import { sampleOrder } from '../fixtures/orders.js';
-import { pollerConfig } from './poller-config.js';
+import { pollSettings } from './poller-config.js';
 
-interface StoredCursor extends CursorState {
-  leaseOwner?: string;
-  leaseExpiresAt?: number;
-  chainId?: string;
-  chainStep?: number;
+/** A feed's item as the fake keeps it: the cursor, the lease, the registry row and what the runs recorded. */
+export interface StoredCursor extends CursorState {
+  leaseOwner?: string | undefined;
+  leaseExpiresAt?: number | undefined;
+  config?: unknown;
+  feedState?: FeedItem['feedState'];
+  lastRunOutcome?: string;
+  lastRunAt?: number;
+  stopReason?: string | undefined;
+  lastDispatchId?: string;
+  lastDispatchedAt?: number;
 }
 
 /** A cursor item's state as a new feed starts it, with `overrides`. */
@@ -59,39 +68,70 @@ export function cursorState(overrides: Partial<CursorState> = {}): CursorState {
   };
 }
 
-const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
-
 export class MemoryCursorStore implements CursorStore {
   readonly items = new Map<string, StoredCursor>();
   /** Every operation, in order, for asserting that commits follow publishing. */
   constructor(private readonly journal: string[] = []) {}
 
+  async read(feedIds: readonly string[]): Promise<Map<string, FeedItem>> {
+    this.journal.push(`read ${feedIds.join(' ')}`);
+    const found = new Map<string, FeedItem>();
+    for (const feedId of feedIds) {
+      const item = this.items.get(feedId);
+      if (item) found.set(feedId, feedItemOf(feedId, item));
+    }
+    return found;
+  }
+
+  async record(feedId: string, revision: number, run: RunRecord): Promise<boolean> {
+    const item = this.items.get(feedId) ?? cursorState({ createdAt: new Date(run.at).toISOString() });
+    if (!this.unmovedAndFree(item, revision, run.at)) return false;
+    const next: StoredCursor = {
+      ...item,
+      revision: item.revision + 1,
+      lastRunOutcome: run.outcome,
+      lastRunAt: run.at,
+      stopReason: run.stopReason,
+      ...dispatchOf(run.dispatch),
+    };
+    if (run.caughtUp) {
+      Object.assign(next, run.caughtUp, { recentCursors: undefined, partialPage: undefined });
+      Object.assign(next, {
+        authFailures: 0,
+        authRetryNotBefore: undefined,
+        authFailedTokenVersion: undefined,
+      });
+    }
+    if (run.authFailure) {
+      const { failures, retryNotBefore, tokenVersion } = run.authFailure;
+      Object.assign(next, {
+        authFailures: failures,
+        authRetryNotBefore: retryNotBefore,
+        authFailedTokenVersion: tokenVersion,
+      });
+    }
+    this.items.set(feedId, next);
+    this.journal.push(`record ${run.outcome}`);
+    return true;
+  }
+
   async acquire(
     feedId: string,
     owner: string,
+    revision: number,
     nowMs: number,
     expiresAt: number,
-    chain?: ChainLink,
+    dispatch?: DispatchMark,
   ): Promise<Lease | undefined> {
-    const item: StoredCursor =
-      this.items.get(feedId) ?? cursorState({ createdAt: new Date(nowMs).toISOString() });
-    const lapsed = item.leaseOwner === undefined || (item.leaseExpiresAt ?? 0) < nowMs;
-    if (chain) {
-      const current = item.chainId === chain.chainId && item.chainStep === chain.step;
-      if (!current || (item.leaseOwner !== handOverOwner(chain) && !lapsed)) return undefined;
-    } else if (!lapsed) {
-      return undefined;
-    }
+    const item = this.items.get(feedId) ?? cursorState({ createdAt: new Date(nowMs).toISOString() });
+    if (!this.unmovedAndFree(item, revision, nowMs)) return undefined;
     const next: StoredCursor = {
       ...item,
       leaseOwner: owner,
       leaseExpiresAt: expiresAt,
       revision: item.revision + 1,
+      ...dispatchOf(dispatch),
     };
-    if (!chain) {
-      delete next.chainId;
-      delete next.chainStep;
-    }
     this.items.set(feedId, next);
     this.journal.push(`acquire ${owner}`);
     return { feedId, owner, state: stateOf(next) };
@@ -132,35 +172,27 @@ export class MemoryCursorStore implements CursorStore {
     return { ...lease, state: stateOf(next) };
   }
 
-  /** The last run recorded by each release, per feed. */
-  readonly lastRuns = new Map<string, { outcome: string; at: number }>();
+  /** The last run recorded by each release or record, per feed. */
+  get lastRuns(): Map<string, { outcome: string; at: number }> {
+    const runs = new Map<string, { outcome: string; at: number }>();
+    for (const [feedId, item] of this.items) {
+      if (item.lastRunOutcome !== undefined)
+        runs.set(feedId, { outcome: item.lastRunOutcome, at: item.lastRunAt ?? 0 });
+    }
+    return runs;
+  }
 
-  async release(
-    lease: Lease,
-    lastRun?: { outcome: string; at: number },
-    handOver?: ChainLink & { expiresAt: number },
-  ): Promise<void> {
+  async release(lease: Lease, lastRun: LastRun): Promise<void> {
     const item = this.items.get(lease.feedId);
     if (!item || item.leaseOwner !== lease.owner || item.revision !== lease.state.revision) return;
-    this.items.set(
-      lease.feedId,
-      handOver
-        ? {
-            ...item,
-            leaseOwner: handOverOwner(handOver),
-            leaseExpiresAt: handOver.expiresAt,
-            chainId: handOver.chainId,
-            chainStep: handOver.step,
-          }
-        : {
-            ...item,
-            leaseOwner: undefined,
-            leaseExpiresAt: undefined,
-            chainId: undefined,
-            chainStep: undefined,
-          },
-    );
-    if (lastRun) this.lastRuns.set(lease.feedId, lastRun);
+    this.items.set(lease.feedId, {
+      ...item,
+      leaseOwner: undefined,
+      leaseExpiresAt: undefined,
+      lastRunOutcome: lastRun.outcome,
+      lastRunAt: lastRun.at,
+      stopReason: lastRun.stopReason,
+    });
     this.journal.push('release');
   }
 
@@ -168,6 +200,11 @@ export class MemoryCursorStore implements CursorStore {
   steal(feedId: string, owner: string): void {
     const item = this.items.get(feedId);
     if (item) this.items.set(feedId, { ...item, leaseOwner: owner, revision: item.revision + 1 });
+  }
+
+  private unmovedAndFree(item: StoredCursor, revision: number, nowMs: number): boolean {
+    const free = item.leaseOwner === undefined || (item.leaseExpiresAt ?? 0) < nowMs;
+    return item.revision === revision && free;
   }
 
   private fenced(lease: Lease): StoredCursor {
@@ -179,9 +216,35 @@ export class MemoryCursorStore implements CursorStore {
   }
 }
 
+const dispatchOf = (dispatch: DispatchMark | undefined) =>
+  dispatch ? { lastDispatchId: dispatch.batchId, lastDispatchedAt: dispatch.dispatchedAt } : {};
+
 function stateOf(item: StoredCursor): CursorState {
-  const { leaseOwner: _owner, leaseExpiresAt: _expires, chainId: _chain, chainStep: _step, ...state } = item;
+  const {
+    leaseOwner: _owner,
+    leaseExpiresAt: _expires,
+    config: _config,
+    feedState: _state,
+    lastRunOutcome: _outcome,
+    lastRunAt: _at,
+    stopReason: _reason,
+    lastDispatchId: _dispatch,
+    lastDispatchedAt: _dispatchedAt,
+    ...state
+  } = item;
   return state;
+}
+
+/** The item as the poller reads it (a new feed's, when there is none). */
+export function feedItemOf(feedId: string, item: StoredCursor): FeedItem {
+  return {
+    feedId,
+    state: stateOf(item),
+    ...(item.leaseOwner === undefined ? {} : { leaseOwner: item.leaseOwner }),
+    ...(item.leaseExpiresAt === undefined ? {} : { leaseExpiresAt: item.leaseExpiresAt }),
+    ...(item.config === undefined ? {} : { config: item.config }),
+    feedState: item.feedState ?? 'enabled',
+  };
 }
 
 /** A partner whose answers are scripted per call: a page, or an error to throw. */
@@ -324,12 +387,13 @@ export function sqsRecord(messageId: string, body: string, correlationId?: strin
 type PollDepsOf = Parameters<typeof pollFeed>[0];
 type PollRunOf = Parameters<typeof pollFeed>[2];
 
-type FixtureOptions = { clock?: { now: number }; settings?: PollerConfig };
+type FixtureOptions = { clock?: { now: number }; settings?: PollSettings };
 
 /**
  * pollFeed over the in-memory ports, a ScriptedPartner answering `answer`, and a clock that only sleeps and the
- * test move (`sleeps` lists them). `run` gives each run a minute before its deadline; `journal` interleaves
- * the store's and the publisher's operations.
+ * test move (`sleeps` lists them). `run` reads the feed's item as the poller does (a new feed's when there is
+ * none) and gives each run a minute before its deadline; `journal` interleaves the store's and the
+ * publisher's operations (the read left out).
  */
 export function pollFeedFixture(
   answer: ConstructorParameters<typeof ScriptedPartner>[0],
@@ -341,7 +405,7 @@ export function pollFeedFixture(
 /** The same with a partner of the test's own. */
 export function pollFeedFixtureFor<P extends PartnerApi>(
   partner: P,
-  { clock = { now: 1_000_000 }, settings = pollerConfig() }: FixtureOptions = {},
+  { clock = { now: 1_000_000 }, settings = pollSettings() }: FixtureOptions = {},
 ) {
   const journal: string[] = [];
   const sleeps: number[] = [];
@@ -365,14 +429,28 @@ export function pollFeedFixtureFor<P extends PartnerApi>(
       clock.now += ms;
     },
   };
-  const run = (owner = 'run-1', runSettings: PollerConfig = settings, extra: Partial<PollRunOf> = {}) =>
+  const read = (feedId: string): FeedItem =>
+    feedItemOf(
+      feedId,
+      deps.cursorStore.items.get(feedId) ?? cursorState({ createdAt: new Date(clock.now).toISOString() }),
+    );
+  const run = (runId = 'run-1', runSettings: PollSettings = settings, extra: Partial<PollRunOf> = {}) =>
     pollFeed(deps, runSettings, {
-      owner,
+      runId,
+      item: read(runSettings.feedId),
       deadline: clock.now + 60_000,
       leaseExpiresAt: clock.now + 120_000,
       ...extra,
     });
-  return { deps, journal, sleeps, clock, run, stored: () => deps.cursorStore.items.get(settings.feedId) };
+  return {
+    deps,
+    journal,
+    sleeps,
+    clock,
+    run,
+    read,
+    stored: () => deps.cursorStore.items.get(settings.feedId),
+  };
 }
 
 /** Pages c0 → c1 → c2 (the last), two orders each (ids 1, 2 / 11, 12 / 21, 22), chained by c1, c2, c3. */

@@ -5,31 +5,34 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import { buildPoller, type PollerOverrides, type PollResult } from '../../functions/poller/build-poller.js';
-import { loadPollerConfig } from '../../functions/poller/config.js';
+import type { FeedRunResult, PollerOverrides } from '../../functions/poller/build-poller.js';
 import {
   type AwsClients,
   createPipelineResources,
   type PipelineResources,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
+import { singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { type RunningMoto, startMoto } from './moto.js';
 
 export interface Handlers {
-  poll(event?: unknown): Promise<PollResult>;
+  /** One run of the environment's feed: the poller on a batch of that feed (its row written first). */
+  poll(): Promise<FeedRunResult>;
   consume(event: SQSEvent, context: Context): Promise<SQSBatchResponse>;
 }
 
-/** Both handlers for `env`, talking to the emulator through `aws`; the poller runs with `pollerTimeoutMs`. */
+/**
+ * Both handlers for `env` (the deployment's variables with a feed's: FEED_ID, PARTNER_TOKEN_PARAMETER, …, which
+ * become its registry row), talking to the emulator through `aws`; the poller runs with `pollerTimeoutMs`.
+ */
 export function handlersFor(
   aws: AwsClients,
   env: Record<string, string>,
   options: { pollerTimeoutMs?: number; poller?: PollerOverrides } = {},
 ): Handlers {
-  const config = loadPollerConfig(env);
-  const poller = buildPoller(aws, config, {
-    ...createObservability('order-feed-poller', env, config.feedId),
+  const poller = singleFeedPoller(aws, env, {
+    ...createObservability('order-feed-poller', env),
     ...options.poller,
   });
   const consumer = buildConsumer(
@@ -38,7 +41,7 @@ export function handlersFor(
     createObservability('order-feed-consumer', env),
   );
   return {
-    poll: (event = {}) => poller(event, lambdaContext('poller', options.pollerTimeoutMs ?? 60_000)),
+    poll: () => poller.poll(lambdaContext('poller', options.pollerTimeoutMs ?? 60_000)),
     consume: (event, context) => consumer(event, context),
   };
 }

@@ -6,6 +6,7 @@ import {
   type BudgetStore,
   intervalOf,
   type Reservation,
+  type SeveralSlots,
 } from '../../functions/core/ingest/request-budget.js';
 
 export class MemoryBudgetStore implements BudgetStore {
@@ -20,17 +21,22 @@ export class MemoryBudgetStore implements BudgetStore {
     count: number,
     slackMs: number,
     initial: BudgetState,
+    _limited?: boolean,
+    several?: SeveralSlots,
   ): Promise<Reservation> {
     this.writes += 1;
     const item = this.items.get(key) ?? { ...initial, nextSlotAt: nowMs };
     this.items.set(key, item);
     item.taken += count;
+    // Several slots only at the interval the caller saw (the DynamoDB write's condition).
+    const slots = several && several.intervalMs === item.intervalMs ? several.slots : 1;
+    const span = slots * item.intervalMs;
     if (item.intervalMs > 0 && item.nextSlotAt >= nowMs - slackMs) {
-      item.nextSlotAt += item.intervalMs;
-      return { slotAt: item.nextSlotAt - item.intervalMs, state: { ...item } };
+      item.nextSlotAt += span;
+      return { slotAt: item.nextSlotAt - span, slots, state: { ...item } };
     }
-    item.nextSlotAt = nowMs + item.intervalMs;
-    return { slotAt: nowMs, state: { ...item } };
+    item.nextSlotAt = nowMs + span;
+    return { slotAt: nowMs, slots, state: { ...item } };
   }
 
   async hold(key: string, nowMs: number, until: number, rate: number, step: number): Promise<void> {

@@ -17,12 +17,11 @@
 // killed local process is released at once rather than after its expiry.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
-import type { ScheduledEvent } from 'aws-lambda';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import { buildPoller, type PollResult, PollRunFailedError } from '../../functions/poller/build-poller.js';
-import { loadPollerConfig } from '../../functions/poller/config.js';
+import type { FeedRunResult } from '../../functions/poller/build-poller.js';
+import { failedRunOf, singleFeedPoller } from '../harness/single-feed.js';
 import { formatDuration } from '../ops/format.js';
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
@@ -303,14 +302,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const feeds = environments.pollers.map(({ feedId, env }, index) => {
     const deployed = deployment.pollers[index]?.function;
     if (deployed === undefined) throw new LocalPipelineError(`no deployed poller for feed ${feedId}`);
-    const config = loadPollerConfig(env);
-    const observability = createObservability('order-feed-poller', env, config.feedId);
-    reportRetryLater(observability.logger, (failure) => reportedFailures.set(config.feedId, failure));
-    return {
-      feedId: config.feedId,
-      deployed,
-      handler: buildPoller(aws, config, observability),
-    };
+    // The fleet's poller on a batch of this one feed (its row written from the deployed environment).
+    const observability = createObservability('order-feed-poller', env);
+    const poller = singleFeedPoller(aws, env, observability);
+    reportRetryLater(observability.logger, (failure) => reportedFailures.set(poller.feedId, failure));
+    return { feedId: poller.feedId, deployed, poller };
   });
   type Feed = (typeof feeds)[number];
   const lagByFeed = new Map<string, number>();
@@ -353,29 +349,17 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   };
 
   // ---- schedule: the poller, one run at a time ----------------------------------------------------
-  const scheduledEvent = (): ScheduledEvent => ({
-    version: '0',
-    id: localInvocationId(),
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    account: '000000000000',
-    time: new Date().toISOString(),
-    region: deployment.region,
-    resources: [`arn:aws:events:${deployment.region}:000000000000:rule/${deployment.schedule.ruleName}`],
-    detail: {},
-  });
-
-  async function invokePoller(feed: Feed): Promise<{ result: PollResult } | { error: unknown }> {
+  async function invokePoller(feed: Feed): Promise<{ result: FeedRunResult } | { error: unknown }> {
     const context = {
       ...lambdaContext(feed.deployed.name, feed.deployed.timeoutSeconds * 1000),
-      // The lease owner: names this process, so a restart can tell that a lease's holder is gone.
+      // The lease owner's run id: names this process, so a restart can tell that a lease's holder is gone.
       awsRequestId: localInvocationId(),
     };
     try {
-      return { result: await feed.handler(scheduledEvent(), context) };
+      return { result: await feed.poller.poll(context) };
     } catch (error) {
-      if (error instanceof PollRunFailedError) return { result: error.outcome };
-      return { error };
+      const failed = failedRunOf(error);
+      return failed ? { result: failed } : { error };
     }
   }
 

@@ -16,6 +16,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { invocationOf } from '../../functions/core/fleet/dispatch.js';
 import { processMayBeAlive } from './deploy-lock.js';
 
 const PREFIX = 'local';
@@ -46,7 +47,8 @@ export async function releaseDeadLease(
   if (!Item) return undefined;
   const item = unmarshall(Item);
   if (typeof item.leaseOwner !== 'string') return undefined;
-  const holder = parseLocalInvocationId(item.leaseOwner);
+  // The owner is `<run id>#<feed id>`; the run id names the process.
+  const holder = parseLocalInvocationId(invocationOf(item.leaseOwner));
   if (!holder) return undefined;
   const ours = holder.host === hostname() && holder.pid === process.pid;
   if (!ours && processMayBeAlive(holder.host, holder.pid)) return undefined;

@@ -1,6 +1,11 @@
-// A feed's cursor and lease, one item: the one place that knows its attribute names (the ops CLI uses these).
+// A feed's cursor and lease, one item (its registry row too: dynamo-feed-registry.ts): the one place that
+// knows the cursor's attribute names (the ops CLI uses these). Every write is a conditional UpdateItem fenced
+// on the revision (bumped by every write): a run's idle record and its lease on the revision it read, its
+// commits on its lease and the revision of its last write.
 import {
   type AttributeValue,
+  BatchGetItemCommand,
+  type BatchGetItemCommandOutput,
   ConditionalCheckFailedException,
   type DynamoDBClient,
   UpdateItemCommand,
@@ -9,15 +14,27 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseLostError } from '../ingest/errors.js';
 import type {
   AuthFailure,
-  ChainLink,
   CursorCommit,
   CursorState,
   CursorStore,
+  DispatchMark,
+  FeedItem,
+  LastRun,
   Lease,
+  RunRecord,
 } from '../ingest/ports.js';
+import { stateOf } from './dynamo-feed-registry.js';
 
-const handOverOwner = (link: ChainLink) => `continuation:${link.chainId}:${link.step}`;
 const FENCED = 'leaseOwner = :owner AND #revision = :revision';
+/** The item still at the revision a run read (0: never written by a run, no revision yet), with no live lease. */
+const unmovedAndFree = (revision: number) =>
+  `${revision === 0 ? 'attribute_not_exists(#revision)' : '#revision = :revision'} AND ` +
+  '(attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now)';
+/** BatchGetItem takes at most 100 keys a call. */
+const READ_KEYS_PER_CALL = 100;
+/** Attempts at the keys DynamoDB leaves unprocessed (throttling), with a short backoff between them. */
+const READ_ATTEMPTS = 5;
+const AUTH_ATTRIBUTES = ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'];
 
 /** `SET` of `assignments` and each defined `set` value (as `:<name>` in `values`), then `REMOVE` of `remove`. */
 export function updateOf(
@@ -42,43 +59,98 @@ export class DynamoCursorStore implements CursorStore {
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) =>
+      new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
+
+  async read(feedIds: readonly string[]): Promise<Map<string, FeedItem>> {
+    const items = new Map<string, FeedItem>();
+    const unique = [...new Set(feedIds)];
+    for (let start = 0; start < unique.length; start += READ_KEYS_PER_CALL) {
+      let keys: Array<Record<string, AttributeValue>> | undefined = unique
+        .slice(start, start + READ_KEYS_PER_CALL)
+        .map((feedId) => marshall({ feedId }));
+      for (let attempt = 1; keys && keys.length > 0; attempt += 1) {
+        if (attempt > READ_ATTEMPTS)
+          throw new Error(
+            `cursor table ${this.tableName}: ${keys.length} items unread after ${READ_ATTEMPTS} attempts`,
+          );
+        if (attempt > 1) await this.sleep(50 * 2 ** attempt);
+        const output: BatchGetItemCommandOutput = await this.client.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        for (const raw of output.Responses?.[this.tableName] ?? []) {
+          const item = feedItemOf(raw);
+          items.set(item.feedId, item);
+        }
+        keys = output.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    return items;
+  }
+
+  async record(feedId: string, revision: number, run: RunRecord): Promise<boolean> {
+    const at = new Date(run.at).toISOString();
+    const { caughtUp, authFailure } = run;
+    const remove = [
+      ...(run.stopReason === undefined ? ['stopReason'] : []),
+      // An idle poll is a page like any other: the end of the stream (no cursor memory, no part handed off),
+      // and a successful answer, which ends a 401 backoff.
+      ...(caughtUp ? ['recentCursors', 'partialPage', ...AUTH_ATTRIBUTES] : []),
+      ...(caughtUp && caughtUp.pageSize === undefined ? ['pageSize'] : []),
+      ...(authFailure && authFailure.tokenVersion === undefined ? ['authFailedTokenVersion'] : []),
+    ];
+    const { expression, values } = updateOf(
+      {
+        lastRunOutcome: run.outcome,
+        lastRunAt: at,
+        ...dispatchAttributes(run.dispatch),
+        stopReason: run.stopReason,
+        ...caughtUp,
+        authFailures: authFailure?.failures,
+        authRetryNotBefore: authFailure?.retryNotBefore,
+        authFailedTokenVersion: authFailure?.tokenVersion,
+      },
+      remove,
+      { ':revision': revision, ':zero': 0, ':one': 1, ':now': run.at, ':nowIso': at },
+      ['#revision = if_not_exists(#revision, :zero) + :one', 'createdAt = if_not_exists(createdAt, :nowIso)'],
+    );
+    try {
+      await this.update(feedId, expression, unmovedAndFree(revision), values);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Our own write with its answer lost (the SDK's retry then failed the condition): the next revision,
+      // with this record's time and outcome.
+      const item = error.Item && unmarshall(error.Item);
+      return item?.revision === revision + 1 && item.lastRunAt === at && item.lastRunOutcome === run.outcome;
+    }
+  }
 
   async acquire(
     feedId: string,
     owner: string,
+    revision: number,
     nowMs: number,
     expiresAt: number,
-    chain?: ChainLink,
+    dispatch?: DispatchMark,
   ): Promise<Lease | undefined> {
-    const set =
-      'SET leaseOwner = :owner, leaseExpiresAt = :expires, #revision = if_not_exists(#revision, :zero) + :one, createdAt = if_not_exists(createdAt, :nowIso)';
+    const nowIso = new Date(nowMs).toISOString();
+    const { expression, values } = updateOf(
+      { leaseOwner: owner, leaseExpiresAt: expiresAt, ...dispatchAttributes(dispatch) },
+      [],
+      { ':revision': revision, ':zero': 0, ':one': 1, ':now': nowMs, ':nowIso': nowIso },
+      ['#revision = if_not_exists(#revision, :zero) + :one', 'createdAt = if_not_exists(createdAt, :nowIso)'],
+    );
     try {
-      const output = await this.update(
-        feedId,
-        // A scheduled run ends whatever chain it finds (its hand-over lapsed: the continuation was lost);
-        // a continuation takes only the lease handed over to its own step (or that step's lapsed lease).
-        chain ? set : `${set} REMOVE chainId, chainStep`,
-        chain
-          ? 'chainId = :chainId AND chainStep = :step AND (leaseOwner = :handOver OR leaseExpiresAt < :now)'
-          : 'attribute_not_exists(leaseOwner) OR leaseExpiresAt < :now',
-        {
-          ':owner': owner,
-          ':expires': expiresAt,
-          ':zero': 0,
-          ':one': 1,
-          ':now': nowMs,
-          ':nowIso': new Date(nowMs).toISOString(),
-          ...(chain
-            ? { ':chainId': chain.chainId, ':step': chain.step, ':handOver': handOverOwner(chain) }
-            : {}),
-        },
-      );
+      const output = await this.update(feedId, expression, unmovedAndFree(revision), values);
       return { feedId, owner, state: toState(output.Attributes) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // The owner is unique per invocation: finding it on the item means our own write landed and only its
-      // answer was lost (the SDK's retry then failed the condition). The lease is ours.
+      // The owner is unique per invocation and feed: finding it on the item means our own write landed and
+      // only its answer was lost (the SDK's retry then failed the condition). The lease is ours.
       if (error.Item && unmarshall(error.Item).leaseOwner === owner)
         return { feedId, owner, state: toState(error.Item) };
       return undefined;
@@ -117,22 +189,15 @@ export class DynamoCursorStore implements CursorStore {
     );
   }
 
-  async release(
-    lease: Lease,
-    lastRun?: { outcome: string; at: number },
-    handOver?: ChainLink & { expiresAt: number },
-  ): Promise<void> {
-    // The last run's outcome rides on the release: no extra write, and only the lease holder records it.
+  async release(lease: Lease, lastRun: LastRun): Promise<void> {
+    // How the run ended rides on the release: no extra write, and only the lease holder records it.
     const { expression, values } = updateOf(
       {
-        lastRunOutcome: lastRun?.outcome,
-        lastRunAt: lastRun && new Date(lastRun.at).toISOString(),
-        leaseOwner: handOver && handOverOwner(handOver),
-        leaseExpiresAt: handOver?.expiresAt,
-        chainId: handOver?.chainId,
-        chainStep: handOver?.step,
+        lastRunOutcome: lastRun.outcome,
+        lastRunAt: new Date(lastRun.at).toISOString(),
+        stopReason: lastRun.stopReason,
       },
-      handOver ? [] : ['leaseOwner', 'leaseExpiresAt', 'chainId', 'chainStep'],
+      ['leaseOwner', 'leaseExpiresAt', ...(lastRun.stopReason === undefined ? ['stopReason'] : [])],
       { ':owner': lease.owner, ':revision': lease.state.revision },
     );
     try {
@@ -172,6 +237,11 @@ export class DynamoCursorStore implements CursorStore {
   }
 
   private update(feedId: string, expression: string, condition: string, values: Record<string, unknown>) {
+    // DynamoDB refuses a value the expressions do not use (the revision of an item never written, say).
+    const text = `${expression} ${condition}`;
+    const used = Object.fromEntries(
+      Object.entries(values).filter(([name]) => new RegExp(`${name}(?!\\w)`).test(text)),
+    );
     return this.client.send(
       new UpdateItemCommand({
         TableName: this.tableName,
@@ -179,7 +249,7 @@ export class DynamoCursorStore implements CursorStore {
         UpdateExpression: expression,
         ConditionExpression: condition,
         ExpressionAttributeNames: { '#revision': 'revision' },
-        ExpressionAttributeValues: marshall(values),
+        ExpressionAttributeValues: marshall(used),
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -193,12 +263,18 @@ export interface CursorItemAttributes extends Partial<CursorState> {
   leaseExpiresAt?: number;
   lastRunOutcome?: string;
   lastRunAt?: string;
+  /** A documented stop's reason, from the last run that ended in one (removed by the next that did not). */
+  stopReason?: string;
+  lastDispatchId?: string;
+  lastDispatchedAt?: number;
 }
 
 const TEXT_ATTRIBUTES =
-  'pageId highWaterMark lastCaughtUpAt createdAt leaseOwner lastRunOutcome lastRunAt'.split(' ');
+  'pageId highWaterMark lastCaughtUpAt createdAt leaseOwner lastRunOutcome lastRunAt stopReason lastDispatchId'.split(
+    ' ',
+  );
 const NUMBER_ATTRIBUTES =
-  'revision leaseExpiresAt authFailures authRetryNotBefore authFailedTokenVersion paceDelayMs pageSize'.split(
+  'revision leaseExpiresAt authFailures authRetryNotBefore authFailedTokenVersion paceDelayMs pageSize lastDispatchedAt'.split(
     ' ',
   );
 
@@ -211,6 +287,24 @@ export function cursorAttributesOf(item: Record<string, unknown> | undefined): C
   const [records, digest] = typeof item?.partialPage === 'string' ? item.partialPage.split(' ') : [];
   if (digest !== undefined) attributes.partialPage = { records: Number(records), digest };
   return attributes;
+}
+
+/** The dispatch that started a run, as the dispatcher reads it back (FeedRow). */
+function dispatchAttributes(dispatch: DispatchMark | undefined) {
+  return { lastDispatchId: dispatch?.batchId, lastDispatchedAt: dispatch?.dispatchedAt };
+}
+
+function feedItemOf(raw: Record<string, AttributeValue>): FeedItem {
+  const item = unmarshall(raw);
+  const attributes = cursorAttributesOf(item);
+  return {
+    feedId: String(item.feedId),
+    state: toState(raw),
+    ...(attributes.leaseOwner === undefined ? {} : { leaseOwner: attributes.leaseOwner }),
+    ...(attributes.leaseExpiresAt === undefined ? {} : { leaseExpiresAt: attributes.leaseExpiresAt }),
+    ...(item.config === undefined ? {} : { config: item.config }),
+    feedState: stateOf(item.feedState),
+  };
 }
 
 function toState(raw: Record<string, AttributeValue> | undefined): CursorState {

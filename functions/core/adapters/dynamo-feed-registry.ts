@@ -204,7 +204,8 @@ export class DynamoFeedRegistry {
       }),
     );
     const lock = output.Attributes ? unmarshall(output.Attributes) : {};
-    return typeof lock.rerunRequestedAt === 'number' && lock.rerunRequestedAt >= lock.lastScanAt;
+    // A request from the instant the scan began is answered by it (the poller asks after its last write).
+    return typeof lock.rerunRequestedAt === 'number' && lock.rerunRequestedAt > lock.lastScanAt;
   }
 
   /** Due feeds the last dispatch left waiting: a poller that ends asks for a dispatch when there are any. */

@@ -15,6 +15,7 @@ import {
   type BudgetStore,
   intervalOf,
   type Reservation,
+  type SeveralSlots,
 } from '../ingest/request-budget.js';
 
 export const budgetItemKey = (tokenParameterName: string) => `budget#${tokenParameterName}`;
@@ -50,9 +51,35 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     slackMs: number,
     initial: BudgetState,
     limited = true,
+    several?: SeveralSlots,
   ): Promise<Reservation> {
     const values = { ':now': nowMs, ':floor': nowMs - slackMs, ':count': count, ':zero': 0 };
     const signal = this.deadline();
+    // Several slots in one write: DynamoDB cannot multiply, so the span comes from the interval last seen,
+    // and the write holds only while the item still has that interval (else one slot, the usual forms).
+    const span = several && several.slots * several.intervalMs;
+    const spanValues = several && {
+      ...values,
+      ':interval': several.intervalMs,
+      ':span': span,
+      ':start': nowMs + (span ?? 0),
+    };
+    const busySeveral = () =>
+      this.update(
+        signal,
+        key,
+        'SET nextSlotAt = nextSlotAt + :span ADD taken :count',
+        'intervalMs = :interval AND intervalMs > :zero AND nextSlotAt >= :floor',
+        spanValues ?? values,
+      ).then((state) => state && { slotAt: state.nextSlotAt - (span ?? 0), slots: several?.slots, state });
+    const idleSeveral = () =>
+      this.update(
+        signal,
+        key,
+        'SET nextSlotAt = :start ADD taken :count',
+        'intervalMs = :interval AND intervalMs > :zero AND nextSlotAt < :floor',
+        spanValues ?? values,
+      ).then((state) => state && { slotAt: nowMs, slots: several?.slots, state });
     const busy = () =>
       this.update(
         signal,
@@ -89,14 +116,18 @@ export class DynamoRequestBudgetStore implements BudgetStore {
       ).then((state) => state && { slotAt: nowMs, state });
     // Usually one write, the form the caller expects first (`limited`: the rate it last saw was not 0).
     // A write whose condition fails (another feed moved the item, or it is missing) tries the next form.
-    const forms = limited ? [busy, idle, created] : [idle, busy, created];
+    const forms = several
+      ? [busySeveral, idleSeveral, busy, idle, created]
+      : limited
+        ? [busy, idle, created]
+        : [idle, busy, created];
     for (let attempt = 0; attempt < 2; attempt += 1) {
       for (const form of forms) {
         const reservation = await form();
         if (reservation) return reservation;
       }
     }
-    throw new Error(`request budget ${key}: no reservation after 6 contended writes`);
+    throw new Error(`request budget ${key}: no reservation after ${2 * forms.length} contended writes`);
   }
 
   async hold(key: string, nowMs: number, until: number, rate: number, step: number): Promise<void> {

@@ -82,6 +82,8 @@ export const DISPATCH_DEFAULTS: DispatchSettings = {
 
 /** Outcomes after which the feed has more to fetch at once (the run ended for time, its slice or page cap). */
 const MORE_TO_FETCH = new Set(['out-of-time', 'page-limit', 'slice-end']);
+/** Whether a run that ended so left its feed behind: the poller then asks for a dispatch at once. */
+export const leftBehind = (outcome: string) => MORE_TO_FETCH.has(outcome);
 /** Outcomes of a run that stopped on a failure; such a feed waits for its interval, in batches of its own. */
 const FAILED = new Set([
   'retry-later',
@@ -92,6 +94,7 @@ const FAILED = new Set([
   'missing-next-page-id',
   'stuck-cursor',
   'order-over-body-cap',
+  'config-invalid',
   'error',
 ]);
 

@@ -1,28 +1,40 @@
-// One poll of the partner's order-update stream: functions/README.md, "Poller".
+// One poll of one feed of the partner's order-update stream: functions/README.md, "Poller". The item is read
+// before (one read for the poller's batch); an idle poll is one write, the lease is taken only for data.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { pollCorrelationId, SQS_MAX_MESSAGE_BYTES } from '../contract/order-version-message.js';
+import { leaseOwnerOf } from '../fleet/dispatch.js';
+import type { FeedConfig } from '../fleet/feed-config.js';
 import type { FunctionMetrics } from '../observability/metric-names.js';
 import { span } from '../observability/tracer.js';
 import { PartnerError, partnerErrorKind } from '../partner/errors.js';
 import type { OrderUpdatesQuery, PartnerApi, RawPage } from '../partner/types.js';
-import { type ContinuationEvent, nextContinuation } from './continuation.js';
 import { CursorCycles } from './cursor-cycles.js';
 import { LeaseLostError } from './errors.js';
 import { handOffPage } from './hand-off.js';
 import { grownPageSize, shrunkPageSize, startingPageSize } from './page-size.js';
 import type {
+  AuthFailure,
   CursorStore,
+  DispatchMark,
+  FeedItem,
+  FeedStates,
+  LastRun,
   Lease,
   OrderVersionPublisher,
+  PageTurns,
+  PollDeployment,
   PollSettings,
   Quarantine,
+  RunRecord,
   TokenParameter,
 } from './ports.js';
 
 export interface PollInvocation {
-  /** The Lambda request id: the lease owner, and the run id in every message's `poll:<owner>:<page>`. */
-  owner: string;
+  /** The Lambda request id: the run id of every message's `poll:<runId>:<page>`, and of the lease owner. */
+  runId: string;
+  /** The feed's item as read before the run (its cursor, lease and revision). */
+  item: FeedItem;
   /** Epoch ms after which no new page is requested (the handler leaves a margin to publish and commit). */
   deadline: number;
   /**
@@ -32,27 +44,46 @@ export interface PollInvocation {
   requestDeadline?: number;
   /** The invocation's own deadline plus a grace, fixed for the run: only a crashed run's lease lapses. */
   leaseExpiresAt: number;
-  /** The continuation event that started this run (undefined: a scheduled run, which may start a chain). */
-  continuation?: ContinuationEvent;
-  canContinue?: boolean;
+  /**
+   * Epoch ms when the feed's slice of the invocation ends (the dispatcher's round robin): a run still paging
+   * then ends `slice-end`, and the next dispatch gives it another slice. Undefined: the invocation's deadline.
+   */
+  sliceEndsAt?: number;
+  /** The dispatch that started the run, recorded on the item. */
+  dispatch?: DispatchMark;
 }
 
-/** How a run ended (functions/README.md); every kind is observable (cursor item, ops status, logs). */
-type PollOutcomeKind =
+/** How a run ended (functions/README.md); every kind is observable (the feed's row, ops status, logs). */
+export type PollOutcomeKind =
   | 'caught-up'
   | 'page-limit'
   | 'out-of-time'
+  | 'slice-end'
   | 'retry-later'
   | 'cursor-expired-again'
   | 'lease-held'
-  | 'stale-continuation'
   | 'auth-backoff'
   | 'auth-failed'
   | 'lease-lost'
   | 'missing-next-page-id'
   | 'stuck-cursor'
   | 'order-over-body-cap'
-  | 'disabled';
+  | 'disabled'
+  | 'unregistered'
+  | 'config-invalid'
+  | 'error';
+
+/** The documented stops (tools/RUNBOOK.md): the reason each puts on the feed's row for the operator. */
+const STOP_REASONS: Partial<Record<PollOutcomeKind, string>> = {
+  'stuck-cursor':
+    'the partner answered hasMore with a cursor it was already sent; every run stops there until the partner moves on (tools/RUNBOOK.md)',
+  'missing-next-page-id':
+    'the partner answered hasMore without a nextPageId; every run reads that page again until it sends one (tools/RUNBOOK.md)',
+  'order-over-body-cap':
+    'one order is over the page body cap (maxPageBodyBytes) at page size 1; raise the cap, then resume the feed (tools/RUNBOOK.md)',
+  'auth-failed':
+    'the partner refused the token (401); rotate it in SSM (a new version is tried at once) (tools/RUNBOOK.md)',
+};
 
 /** What a run counts (partnerRetries: every retry but a 429's; paceDelayMs: the pace at the run's end). */
 const noCounts = () => ({
@@ -71,8 +102,6 @@ export interface PollOutcome extends ReturnType<typeof noCounts> {
   failed: boolean;
   /** Seconds since the feed was last caught up, at the end of the run (lag). */
   secondsSinceCaughtUp: number | undefined;
-  /** The continuation this run handed its lease over to: the caller starts it at once. */
-  next?: ContinuationEvent;
 }
 
 export interface PollDeps {
@@ -89,21 +118,77 @@ export interface PollDeps {
   sleep?: (ms: number) => Promise<void>;
   /** The SQS message size limit (default SQS_MAX_MESSAGE_BYTES; tests lower it). */
   maxMessageBytes?: number;
+  /** One parsed page at a time in the invocation (none: no limit). */
+  pageTurns?: PageTurns;
+  /** Moves the feed to `stopped` on a stop only an operator can resume (order-over-body-cap). */
+  feedStates?: FeedStates;
 }
 
 /** A page request's result; a failure is a value, so a prefetch nobody awaits never rejects unhandled. */
 type Fetched =
-  | { ok: true; page: RawPage; fetchedAt: number; rateLimited: boolean }
+  | { ok: true; page: RawPage; fetchedAt: number; rateLimited: boolean; done: () => void }
   | { ok: false; error: unknown };
+
+const noTurn = () => undefined;
 
 /** What the helpers of one run share; `lease` is the one still held (none when never taken or lost). */
 interface RunState {
   deps: PollDeps;
   settings: PollSettings;
   invocation: PollInvocation;
+  owner: string;
+  /** The feed's deadlines: the invocation's, or its slice's when that ends first. */
+  deadline: number;
+  requestDeadline: number;
+  /** How a run that runs out of time ends: `slice-end` when its slice ended before the invocation. */
+  timeUp: 'out-of-time' | 'slice-end';
   counters: ReturnType<typeof noCounts>;
   lease?: Lease | undefined;
   pageSize: number;
+  /** What a run without a lease records (an idle poll's catch-up, a 401's backoff). */
+  record: Pick<RunRecord, 'caughtUp' | 'authFailure'>;
+}
+
+/** Page turns one at a time, first come first served (PageTurns); a turn given back twice counts once. */
+export function oneAtATime(): PageTurns {
+  let last: Promise<void> = Promise.resolve();
+  return {
+    take() {
+      let giveBack = () => {};
+      const held = new Promise<void>((resolve) => {
+        giveBack = resolve;
+      });
+      const before = last;
+      last = before.then(() => held);
+      return before.then(() => {
+        let given = false;
+        return () => {
+          if (given) return;
+          given = true;
+          giveBack();
+        };
+      });
+    },
+  };
+}
+
+/** A feed's settings: its registry row's configuration, with the deployment's. */
+export function pollSettingsOf(feedId: string, config: FeedConfig, deployment: PollDeployment): PollSettings {
+  return {
+    feedId,
+    tokenParameterName: config.tokenParameterName,
+    partnerBaseUrl: config.partnerBaseUrl ?? deployment.partnerBaseUrl,
+    pageSize: config.pageSize,
+    vendorIds: config.vendorIds,
+    orderIds: config.purpose === 'reconcile' ? config.orderIds : undefined,
+    fromTimestamp: config.fromTimestamp,
+    minAgeMinutes: config.minAgeMinutes,
+    maxPagesPerRun: deployment.maxPagesPerRun,
+    maxPageBodyBytes: deployment.maxPageBodyBytes,
+    recoveryLookbackMinutes: deployment.recoveryLookbackMinutes,
+    leaseGraceMs: deployment.leaseGraceMs,
+    authBackoff: deployment.authBackoff,
+  };
 }
 
 export async function pollFeed(
@@ -111,67 +196,64 @@ export async function pollFeed(
   settings: PollSettings,
   invocation: PollInvocation,
 ): Promise<PollOutcome> {
-  const ctx: RunState = { deps, settings, invocation, counters: noCounts(), pageSize: settings.pageSize };
-  const startedAt = deps.now();
-  const kind = await poll(ctx);
-  const { lease, counters } = ctx;
-  const failed = kind === 'auth-failed' || kind === 'lease-lost';
-  let next: ContinuationEvent | undefined;
-  if (lease) {
-    const wanted = invocation.canContinue
-      ? nextContinuation(
-          { kind, failed, pages: counters.pages },
-          {
-            ...settings,
-            current: invocation.continuation,
-            runId: invocation.owner,
-            startedAt: new Date(startedAt).toISOString(),
-          },
-        )
-      : undefined;
-    // A continuation is started only when the lease was handed over to it (else it could not take it).
-    if ((await releaseQuietly(ctx, kind, wanted)) && wanted) next = wanted;
+  const requestDeadline = invocation.requestDeadline ?? invocation.deadline;
+  const sliced = invocation.sliceEndsAt !== undefined && invocation.sliceEndsAt < invocation.deadline;
+  const deadline = sliced ? (invocation.sliceEndsAt as number) : invocation.deadline;
+  const ctx: RunState = {
+    deps,
+    settings,
+    invocation,
+    owner: leaseOwnerOf(invocation.runId, settings.feedId),
+    deadline,
+    // A slice keeps the invocation's margin after its end for the request on its way.
+    requestDeadline: Math.min(requestDeadline, deadline + (requestDeadline - invocation.deadline)),
+    timeUp: sliced ? 'slice-end' : 'out-of-time',
+    counters: noCounts(),
+    pageSize: settings.pageSize,
+    record: {},
+  };
+  let kind: PollOutcomeKind;
+  try {
+    kind = await poll(ctx);
+  } catch (error) {
+    // Leased, poll gave the lease up with the outcome; else the row still learns that the run failed.
+    if (!ctx.lease)
+      await recordQuietly(ctx, { outcome: 'error', at: deps.now(), dispatch: invocation.dispatch });
+    throw error;
   }
-  const reference = lease?.state.lastCaughtUpAt ?? lease?.state.createdAt;
-  const secondsSinceCaughtUp =
-    reference === undefined
-      ? undefined
-      : Math.max(0, Math.round((deps.now() - Date.parse(reference)) / 1000));
-  return { kind, failed, ...counters, secondsSinceCaughtUp, ...(next ? { next } : {}) };
+  const { counters } = ctx;
+  const failed = kind === 'auth-failed' || kind === 'lease-lost';
+  const stopReason = STOP_REASONS[kind];
+  const at = deps.now();
+  let caughtUpAt = ctx.lease?.state.lastCaughtUpAt ?? invocation.item.state.lastCaughtUpAt;
+  if (ctx.lease) {
+    await releaseQuietly(ctx, { outcome: kind, at, stopReason });
+  } else if (kind !== 'lease-held' && kind !== 'lease-lost') {
+    const run: RunRecord = { outcome: kind, at, dispatch: invocation.dispatch, stopReason, ...ctx.record };
+    if (await recordQuietly(ctx, run)) caughtUpAt = run.caughtUp?.lastCaughtUpAt ?? caughtUpAt;
+  }
+  if (kind === 'order-over-body-cap') await stopFeed(ctx, stopReason as string);
+  const reference = caughtUpAt ?? invocation.item.state.createdAt;
+  const secondsSinceCaughtUp = Math.max(0, Math.round((deps.now() - Date.parse(reference)) / 1000));
+  return { kind, failed, ...counters, secondsSinceCaughtUp };
 }
 
-/** Takes the lease, then the page loop; returns how the run ended, or releases the lease and throws. */
+/**
+ * The page loop from the cursor read. Until there is data no lease is held: a page with none after the cursor
+ * (idle) ends the run with one write (pollFeed's record); the first page with data takes the lease on the
+ * revision read, then every page is handed off and committed under it. Returns how the run ended, or gives
+ * the lease up and throws.
+ */
 async function poll(ctx: RunState): Promise<PollOutcomeKind> {
   const { deps, settings, invocation, counters } = ctx;
   const { feedId } = settings;
-  if (settings.enabled === false) {
-    deps.log.info('feed is disabled; this run does nothing', { feedId });
-    return 'disabled';
-  }
-  const chain = invocation.continuation?.continuation;
-  const link = chain && { chainId: chain.chainId, step: chain.chain };
-  ctx.lease = await deps.cursorStore.acquire(
-    feedId,
-    invocation.owner,
-    deps.now(),
-    invocation.leaseExpiresAt,
-    link,
-  );
-  if (!ctx.lease && chain) {
-    // A duplicated or retried event, or one whose chain a scheduled run has ended: it must do nothing.
-    deps.log.info("this continuation is not the feed's current chain step; doing nothing", {
-      feedId,
-      chainId: chain.chainId,
-      chain: chain.chain,
-    });
-    return 'stale-continuation';
-  }
-  if (!ctx.lease) {
+  const { item } = invocation;
+  const { state } = item;
+  if (item.leaseOwner !== undefined && (item.leaseExpiresAt ?? 0) >= deps.now()) {
     deps.metrics.count('LeaseContended');
     deps.log.info('another invocation holds the feed lease; skipping this run', { feedId });
     return 'lease-held';
   }
-  const { state } = ctx.lease;
   counters.paceDelayMs = state.paceDelayMs ?? 0;
   if (state.authRetryNotBefore !== undefined && deps.now() < state.authRetryNotBefore) {
     // The backoff holds only while the token parameter keeps the refused version: a rotated token (a new
@@ -196,7 +278,7 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
 
   const pageCap = settings.maxPagesPerRun ?? Number.POSITIVE_INFINITY;
   ctx.pageSize = startingPageSize(state.pageSize, settings.pageSize);
-  // The memory of cursors goes on across runs, chained or scheduled (cursor-cycles.ts).
+  // The memory of cursors goes on across runs (cursor-cycles.ts).
   const cycles = new CursorCycles(state.recentCursors, state.pageId);
   let request = baseQuery(ctx, state.pageId);
   // One recovery per run: never reset, or an always-expiring cursor would loop until the page limit.
@@ -204,12 +286,15 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
   // One retry per run after a 401, and only with a token that changed in SSM since the request was sent.
   let retriedWithNewToken = false;
   let prefetched: Promise<Fetched> | undefined;
+  // The parse turn of the page in hand, given back however the run goes on (giving it back twice is harmless).
+  let inHand: (() => void) | undefined;
   try {
     for (;;) {
       if (counters.pages >= pageCap) return 'page-limit';
-      if (!prefetched && deps.now() >= invocation.deadline) return 'out-of-time';
+      if (!prefetched && deps.now() >= ctx.deadline) return ctx.timeUp;
       const result = await (prefetched ?? fetchPage(ctx, request));
       prefetched = undefined;
+      inHand = result.ok ? result.done : undefined;
       if (!result.ok && partnerErrorKind(result.error) === 'cursor-expired' && !recoveredThisRun) {
         recoveredThisRun = true;
         cycles.forget();
@@ -238,6 +323,40 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
       if (!result.ok) return fetchFailure(ctx, result.error);
 
       const { page } = result;
+      if (!ctx.lease && idle(page, request, state.pageId, counters.pages)) {
+        result.done();
+        counters.pages += 1;
+        deps.metrics.count('PagesFetched');
+        // The empty page is a clean page: the pace and the page size recover as after any other.
+        counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, result.rateLimited);
+        const size = grownPageSize(ctx.pageSize, settings.pageSize);
+        ctx.record.caughtUp = {
+          lastCaughtUpAt: new Date(deps.now()).toISOString(),
+          paceDelayMs: counters.paceDelayMs,
+          pageSize: size < settings.pageSize ? size : undefined,
+        };
+        return 'caught-up';
+      }
+      if (!ctx.lease) {
+        ctx.lease = await deps.cursorStore.acquire(
+          feedId,
+          ctx.owner,
+          state.revision,
+          deps.now(),
+          invocation.leaseExpiresAt,
+          invocation.dispatch,
+        );
+        if (!ctx.lease) {
+          // Another run took the feed (or an operator moved its cursor) since it was read: that run goes on
+          // from the committed cursor; this page is dropped unpublished.
+          result.done();
+          deps.metrics.count('LeaseContended');
+          deps.log.info("the feed's item moved since it was read (another run took it); skipping this run", {
+            feedId,
+          });
+          return 'lease-held';
+        }
+      }
       counters.pages += 1;
       counters.paceDelayMs = nextPaceDelayMs(counters.paceDelayMs, result.rateLimited);
       deps.metrics.count('PagesFetched');
@@ -251,15 +370,15 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
       if (!stop) prefetched = prefetchNext(ctx, nextRequest, pageCap);
       const committed = await commitPage(ctx, ctx.lease, request, result, cycles.recent);
       ctx.lease = committed.lease;
-      // Handed off in part: the cursor stayed, and the next run (at once, chained) does the rest.
-      if (committed.inPart) return 'out-of-time';
+      // Handed off in part: the cursor stayed, and the feed's next run does the rest.
+      if (committed.inPart) return ctx.timeUp;
       if (stop === 'missing-next-page-id') {
         deps.metrics.count('MissingNextPageId');
         deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', {
           feedId,
         });
       } else if (stop === 'stuck-cursor') {
-        // Asking again would get the same pages back: end the run (and the chain) instead.
+        // Asking again would get the same pages back: end the run instead.
         deps.metrics.count('StuckCursor');
         deps.log.warn('partner answered hasMore with a cursor it was already sent; ending the run', {
           feedId,
@@ -277,9 +396,24 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
       });
       return 'lease-lost';
     }
-    await releaseQuietly(ctx, 'error');
+    await releaseQuietly(ctx, { outcome: 'error', at: deps.now() });
     throw error;
+  } finally {
+    inHand?.();
+    // A page fetched ahead that the run will not hand off gives its parse turn back when it arrives.
+    void prefetched?.then((unused) => unused.ok && unused.done());
   }
+}
+
+/**
+ * The partner served nothing after the stored cursor (rule 3's empty page, or the empty stream), on the
+ * run's first request: nothing to hand off, and the cursor stays where it is.
+ */
+function idle(page: RawPage, request: OrderUpdatesQuery, stored: string | undefined, pages: number): boolean {
+  const cursor = page.nextPageId ?? request.pageId;
+  return (
+    pages === 0 && page.data.length === 0 && !page.hasMore && cursor === stored && request.pageId === stored
+  );
 }
 
 /** The token parameter read afresh; undefined without the port or when SSM cannot be read (logged). */
@@ -297,13 +431,22 @@ async function tokenVersion({ deps, settings }: RunState) {
 }
 
 function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
-  const { deps, settings, invocation, counters } = ctx;
+  const { deps, settings, counters } = ctx;
   let rateLimited = false;
+  // The turn to parse (and hold) a page, taken before the client parses one, given back after its hand-off.
+  let done: (() => void) | undefined;
+  const { pageTurns } = deps;
+  const beforeParse =
+    pageTurns &&
+    (async () => {
+      done ??= await pageTurns.take();
+    });
   // A span per page request, retries and waits included (metadata only: the page's own span annotates).
   const traced = span('### partner fetch', {}, async (subsegment) => {
     subsegment?.addMetadata('page', counters.pages + 1);
     const page = await deps.partner.getOrderUpdates(query, {
-      deadline: invocation.requestDeadline ?? invocation.deadline,
+      deadline: ctx.requestDeadline,
+      ...(beforeParse ? { beforeParse } : {}),
       onRetry: (event) => {
         rateLimited ||= event.kind === 'rate-limited';
         if (event.kind === 'rate-limited') counters.rateLimitWaits += 1;
@@ -317,8 +460,11 @@ function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
     return page;
   });
   return traced.then(
-    (page) => ({ ok: true as const, page, fetchedAt: deps.now(), rateLimited }),
-    (error: unknown) => ({ ok: false as const, error }),
+    (page) => ({ ok: true as const, page, fetchedAt: deps.now(), rateLimited, done: done ?? noTurn }),
+    (error: unknown) => {
+      done?.();
+      return { ok: false as const, error };
+    },
   );
 }
 
@@ -331,8 +477,8 @@ function prefetchNext(
   query: OrderUpdatesQuery,
   pageCap: number,
 ): Promise<Fetched> | undefined {
-  const { deps, invocation, counters } = ctx;
-  if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= invocation.deadline) return undefined;
+  const { deps, counters } = ctx;
+  if (counters.pages >= pageCap || deps.now() + counters.paceDelayMs >= ctx.deadline) return undefined;
   if (counters.paceDelayMs <= 0) return fetchPage(ctx, query);
   return (deps.sleep ?? sleep)(counters.paceDelayMs).then(() => fetchPage(ctx, query));
 }
@@ -343,14 +489,14 @@ function prefetchNext(
  * the run has no time left to finish is committed in part: the cursor stays, with what is handed off.
  */
 function commitPage(
-  { deps, settings, invocation, counters, pageSize }: RunState,
+  { deps, settings, invocation, counters, pageSize, requestDeadline }: RunState,
   held: Lease,
   request: OrderUpdatesQuery,
-  { page, fetchedAt }: { page: RawPage; fetchedAt: number },
+  { page, fetchedAt, done }: { page: RawPage; fetchedAt: number; done: () => void },
   recentCursors: string[],
 ): Promise<{ lease: Lease; inPart: boolean }> {
   const { feedId } = settings;
-  const correlationId = pollCorrelationId(invocation.owner, counters.pages);
+  const correlationId = pollCorrelationId(invocation.runId, counters.pages);
   return span('### page', { feedId, page: counters.pages, correlationId }, async (subsegment) => {
     subsegment?.addMetadata('versions', page.data.length);
     const handed = await handOffPage(
@@ -364,12 +510,8 @@ function commitPage(
         maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
       },
       // The half margin left after the last request's answer is what the last slice and the commit take.
-      {
-        until: invocation.requestDeadline ?? invocation.deadline,
-        now: deps.now,
-        handedBefore: held.state.partialPage,
-      },
-    );
+      { until: requestDeadline, now: deps.now, handedBefore: held.state.partialPage },
+    ).finally(done);
     const { partial } = handed;
     counters.versionsPublished += handed.versionsPublished;
     counters.quarantined += handed.quarantined;
@@ -433,11 +575,11 @@ function shrinkPageSize(ctx: RunState, request: OrderUpdatesQuery): OrderUpdates
 
 /** Rule 5 after a 404 `pageId not found`; the mark is never trusted past now (a future start is empty forever). */
 function recover(ctx: RunState): OrderUpdatesQuery {
-  const { deps, settings, counters, lease } = ctx;
+  const { deps, settings, counters, lease, invocation } = ctx;
   counters.cursorRecoveries += 1;
   deps.metrics.count('CursorRecoveries');
   const request = baseQuery(ctx, undefined);
-  const mark = lease?.state.highWaterMark;
+  const mark = (lease?.state ?? invocation.item.state).highWaterMark;
   if (settings.recoveryLookbackMinutes !== undefined && mark !== undefined) {
     const from = Math.min(Date.parse(mark), deps.now()) - settings.recoveryLookbackMinutes * 60_000;
     request.fromTimestamp = new Date(from).toISOString();
@@ -449,21 +591,23 @@ function recover(ctx: RunState): OrderUpdatesQuery {
   return request;
 }
 
-/** A 401: the refused token version and the next attempt's time (doubling per 401 with that version, capped). */
+/**
+ * A 401: the refused token version and the next attempt's time (doubling per 401 with that version, capped),
+ * written under the lease when the run holds one, else with the run's record.
+ */
 async function authFailed(ctx: RunState, tokenVersion: number | undefined): Promise<void> {
   const { deps, settings, lease } = ctx;
-  if (!lease) return;
+  const state = lease?.state ?? ctx.invocation.item.state;
   deps.metrics.count('AuthFailures');
-  const failures = lease.state.authFailedTokenVersion === tokenVersion ? lease.state.authFailures : 0;
+  const failures = state.authFailedTokenVersion === tokenVersion ? state.authFailures : 0;
   const waitMs = Math.min(settings.authBackoff.maxMs, settings.authBackoff.initialMs * 2 ** failures);
   const retryNotBefore = deps.now() + waitMs;
-  ctx.lease = await deps.cursorStore.recordAuthFailure(lease, {
-    failures: failures + 1,
-    retryNotBefore,
-    tokenVersion,
-  });
+  const failure: AuthFailure = { failures: failures + 1, retryNotBefore, tokenVersion };
+  if (lease) ctx.lease = await deps.cursorStore.recordAuthFailure(lease, failure);
+  else ctx.record.authFailure = failure;
   deps.log.error('partner API rejected the token (401 Unauthorized); rotate the token in SSM', {
     feedId: settings.feedId,
+    tokenParameter: settings.tokenParameterName,
     consecutiveFailures: failures + 1,
     failedTokenVersion: tokenVersion,
     nextAttemptAt: new Date(retryNotBefore).toISOString(),
@@ -471,7 +615,7 @@ async function authFailed(ctx: RunState, tokenVersion: number | undefined): Prom
 }
 
 /** How any other failed request ends the run; what is not a partner's "later" is thrown. */
-function fetchFailure({ deps, settings, counters }: RunState, error: unknown): PollOutcomeKind {
+function fetchFailure({ deps, settings, counters, timeUp }: RunState, error: unknown): PollOutcomeKind {
   const { feedId } = settings;
   if (partnerErrorKind(error) === 'cursor-expired') {
     // The spec's expired-cursor scenario re-expires on every restart: a loop here would never end.
@@ -484,9 +628,9 @@ function fetchFailure({ deps, settings, counters }: RunState, error: unknown): P
   if (later && error.deadlinePassed && counters.pages > 0) {
     // The run's time ran out with the next page (usually the prefetch) still on its way: nothing of it
     // was published, the cursor is that page's; the next run asks again. A run that ends like this has
-    // made progress, so it may hand over at once (self-continuation) like any run out of time.
+    // made progress: the feed is behind, like any run out of time.
     deps.log.info('run out of time with a page request in flight; the next run repeats it', { feedId });
-    return 'out-of-time';
+    return timeUp;
   }
   if (later) {
     // Counted per give-up: one is a partner's passing hiccup, an alarm rings when they repeat.
@@ -511,11 +655,16 @@ function fetchFailure({ deps, settings, counters }: RunState, error: unknown): P
   throw error;
 }
 
+/** A request from `pageId` with the feed's filters; without a cursor, from the feed's first-sync start. */
 function baseQuery({ settings, pageSize }: RunState, pageId: string | undefined): OrderUpdatesQuery {
   return {
     ...(pageId === undefined ? {} : { pageId }),
     pageSize,
     ...(settings.vendorIds?.length ? { vendorIds: settings.vendorIds } : {}),
+    ...(settings.orderIds?.length ? { orderIds: settings.orderIds } : {}),
+    ...(pageId === undefined && settings.fromTimestamp !== undefined
+      ? { fromTimestamp: settings.fromTimestamp }
+      : {}),
     ...(settings.minAgeMinutes === undefined ? {} : { minAgeMinutes: settings.minAgeMinutes }),
   };
 }
@@ -539,29 +688,48 @@ export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number
   return Math.max(0, currentMs - 50);
 }
 
-/** Gives the lease up (or hands it over to `next` for the lease grace); false when the release failed. */
-async function releaseQuietly(
-  { deps, settings, lease }: RunState,
-  outcome: string,
-  next?: ContinuationEvent,
-) {
-  if (!lease) return false;
-  const now = deps.now();
+/** Gives the lease up with how the run ended; a failure only delays the next run (the lease expires). */
+async function releaseQuietly({ deps, lease }: RunState, lastRun: LastRun): Promise<void> {
+  if (!lease) return;
   try {
-    const chain = next?.continuation;
-    const handOver = chain && {
-      chainId: chain.chainId,
-      step: chain.chain,
-      expiresAt: now + settings.leaseGraceMs,
-    };
-    await deps.cursorStore.release(lease, { outcome, at: now }, handOver);
-    return true;
+    await deps.cursorStore.release(lease, lastRun);
   } catch (error) {
-    // The lease expires on its own; failing to release early only delays the next run.
     deps.log.warn('could not release the feed lease; it will expire on its own', {
       feedId: lease.feedId,
       error: error instanceof Error ? error.message : String(error),
     });
-    return false;
+  }
+}
+
+/** Records a run that held no lease; false when it was not written (nothing was published either way). */
+async function recordQuietly({ deps, settings, invocation }: RunState, run: RunRecord): Promise<boolean> {
+  try {
+    if (await deps.cursorStore.record(settings.feedId, invocation.item.state.revision, run)) return true;
+    deps.log.info(
+      "the feed's item moved since it was read (another run, an operator); this run's record is dropped",
+      {
+        feedId: settings.feedId,
+        outcome: run.outcome,
+      },
+    );
+  } catch (error) {
+    deps.log.warn("could not record the run on the feed's row", {
+      feedId: settings.feedId,
+      outcome: run.outcome,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+  return false;
+}
+
+/** A stop only an operator can resume: the feed leaves the rotation (`stopped`, the reason on its row). */
+async function stopFeed({ deps, settings }: RunState, reason: string): Promise<void> {
+  try {
+    await deps.feedStates?.stop(settings.feedId, reason, deps.now());
+  } catch (error) {
+    deps.log.warn('could not mark the feed stopped; it stops again on its next run', {
+      feedId: settings.feedId,
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
 }

@@ -1,27 +1,44 @@
 import type { OutgoingMessage } from '../contract/order-version-message.js';
+import type { FeedState } from '../fleet/feed-config.js';
 import type { Int64 } from '../model/int64.js';
-import type { ContinuationEvent } from './continuation.js';
 
-/** What pollFeed needs of the poller's configuration (poller/config.ts reads it from the environment). */
+/**
+ * What one poll of a feed uses: its own settings (its registry row's `config`) with the deployment's
+ * (poller/config.ts), combined by pollSettingsOf (poll-feed.ts).
+ */
 export interface PollSettings {
   feedId: string;
-  enabled: boolean;
+  tokenParameterName: string;
+  partnerBaseUrl: string;
   pageSize: number;
-  /** Undefined: no page cap; the run ends when caught up or out of time. */
+  vendorIds: string[] | undefined;
+  /** A reconcile feed's order ids (int64 as text); never set on a stream. */
+  orderIds: string[] | undefined;
+  /** Where a feed without a cursor starts (a first sync); undefined: the earliest retained entry. */
+  fromTimestamp: string | undefined;
+  minAgeMinutes: number | undefined;
+  /** Undefined: no page cap; the run ends when caught up, out of time or at the end of its slice. */
   maxPagesPerRun: number | undefined;
   /** The partner client's cap on a 200 body; a larger page is asked again smaller (page-size.ts). */
   maxPageBodyBytes: number;
-  /** Runs that may follow one another at once while a backlog lasts (0: every run waits for the schedule). */
-  maxContinuations: number;
-  minAgeMinutes: number | undefined;
-  vendorIds: string[] | undefined;
   recoveryLookbackMinutes: number | undefined;
   /** How long the lease outlives the invocation's deadline: what a crashed run blocks the feed beyond it. */
   leaseGraceMs: number;
   authBackoff: { initialMs: number; maxMs: number };
 }
 
-/** The cursor item's state, as read when the lease was taken. */
+/** What of the deployment's settings a poll uses (poller/config.ts's PollerConfig has them all). */
+export type PollDeployment = Pick<
+  PollSettings,
+  | 'partnerBaseUrl'
+  | 'maxPagesPerRun'
+  | 'maxPageBodyBytes'
+  | 'recoveryLookbackMinutes'
+  | 'leaseGraceMs'
+  | 'authBackoff'
+>;
+
+/** The cursor item's state, as read before the run (or returned by its last write). */
 export interface CursorState {
   /** Cursor to resume from; none: from the start of the stream. */
   pageId?: string;
@@ -74,10 +91,50 @@ export interface CursorCommit {
   partialPage?: PartialPage | undefined;
 }
 
-/** A link of a feed's continuation chain: the chain's id and the position of a run in it (1, 2, …). */
-export interface ChainLink {
-  chainId: string;
-  step: number;
+/** The dispatch that started a run (its batch and time), recorded on the feed's item by the run. */
+export interface DispatchMark {
+  batchId: string;
+  dispatchedAt: number;
+}
+
+/** A feed's item as read (strongly consistent) before its run: the cursor, the lease and the registry row. */
+export interface FeedItem {
+  feedId: string;
+  state: CursorState;
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+  /** The row's configuration as stored (unchecked: the poller checks it); undefined: not registered. */
+  config?: unknown;
+  feedState: FeedState;
+}
+
+/**
+ * How a run that held no lease ended, in one write: an idle poll (the partner served nothing after the
+ * cursor) or a run that stopped before any data (a failure, a 401, the backoff).
+ */
+export interface RunRecord {
+  outcome: string;
+  at: number;
+  dispatch?: DispatchMark | undefined;
+  /** Set for an idle poll: what a commit of its empty page would write (the cursor stays). */
+  caughtUp?: {
+    lastCaughtUpAt: string;
+    paceDelayMs: number;
+    /** undefined: back at the configured page size (removed). */
+    pageSize: number | undefined;
+  };
+  /** A 401: the backoff, as recordAuthFailure writes it. */
+  authFailure?: AuthFailure | undefined;
+  /** A documented stop's reason (undefined removes an earlier one). */
+  stopReason?: string | undefined;
+}
+
+/** How a leased run ended, written as it gives the lease up. */
+export interface LastRun {
+  outcome: string;
+  at: number;
+  /** A documented stop's reason (undefined removes an earlier one). */
+  stopReason?: string | undefined;
 }
 
 /** A 401 run: consecutive 401s with this token version (this one included), and when to try again. */
@@ -89,23 +146,51 @@ export interface AuthFailure {
 }
 
 export interface CursorStore {
-  /** The lease until `expiresAt`, or undefined when held; a continuation only at its handed-over chain step. */
+  /** The items of `feedIds` that exist, strongly consistent (one read for a batch of feeds). */
+  read(feedIds: readonly string[]): Promise<Map<string, FeedItem>>;
+  /**
+   * A run without a lease, recorded in one write fenced on the revision read and no live lease (bumping
+   * the revision); false when the item moved meanwhile (a run took it, an operator moved the cursor): nothing
+   * is written, and nothing was published.
+   */
+  record(feedId: string, revision: number, run: RunRecord): Promise<boolean>;
+  /**
+   * The lease until `expiresAt`, taken only if the item is still at `revision` (as read) with no live lease;
+   * undefined otherwise. Records the dispatch that started the run.
+   */
   acquire(
     feedId: string,
     owner: string,
+    revision: number,
     nowMs: number,
     expiresAt: number,
-    chain?: ChainLink,
+    dispatch?: DispatchMark,
   ): Promise<Lease | undefined>;
   /** Writes the cursor under the lease and the fencing revision. Throws LeaseLostError if either moved. */
   commit(lease: Lease, commit: CursorCommit): Promise<Lease>;
   recordAuthFailure(lease: Lease, failure: AuthFailure): Promise<Lease>;
-  /** Gives the lease up early (or hands it over); losing the lease meanwhile is not an error. */
-  release(
-    lease: Lease,
-    lastRun?: { outcome: string; at: number },
-    handOver?: ChainLink & { expiresAt: number },
-  ): Promise<void>;
+  /** Gives the lease up, recording how the run ended; losing the lease meanwhile is not an error. */
+  release(lease: Lease, lastRun: LastRun): Promise<void>;
+}
+
+/** A feed's registry state as the poller moves it: a documented stop that only an operator can resume. */
+export interface FeedStates {
+  stop(feedId: string, reason: string, nowMs: number): Promise<void>;
+}
+
+/**
+ * One parsed page at a time per invocation (its memory: functions/README.md, "Poller"): a turn is taken
+ * before the client parses a 200 body and given back once the page is handed off.
+ */
+export interface PageTurns {
+  take(): Promise<() => void>;
+}
+
+/** Asks the dispatcher for a dispatch now (a feed behind, feeds waiting); AWS: an async invoke. */
+export interface DispatchRequests {
+  request(requestedAt: number, by: string): Promise<void>;
+  /** Due feeds the last dispatch left waiting (the dispatch lock item's count). */
+  waiting(): Promise<number>;
 }
 
 /** The token's SSM parameter read afresh: its version (never its value), and whether the value changed. */
@@ -135,9 +220,4 @@ export interface QuarantinedRecord {
 /** Stores a record durably under a key derived from its content, so a replay overwrites, never doubles. */
 export interface Quarantine {
   put(record: QuarantinedRecord): Promise<string>;
-}
-
-/** Starts the next run of the same feed at once (self-continuation); AWS: an async self-invoke. */
-export interface Continuation {
-  request(event: ContinuationEvent, functionArn: string): Promise<void>;
 }

@@ -23,10 +23,18 @@ export interface BudgetState {
   step: number;
 }
 
-/** How a take ended in the store: the slot reserved (epoch ms) and the state after the write. */
+/** How a take ended in the store: the (first) slot reserved (epoch ms) and the state after the write. */
 export interface Reservation {
   slotAt: number;
+  /** Slots reserved, one interval apart from slotAt (undefined: one). */
+  slots?: number;
   state: BudgetState;
+}
+
+/** Several slots wanted in one write, at the interval last seen (the write holds only while it is so). */
+export interface SeveralSlots {
+  slots: number;
+  intervalMs: number;
 }
 
 /** The port: a DynamoDB item per token in production (adapters/dynamo-request-budget.ts), in memory in tests. */
@@ -35,6 +43,8 @@ export interface BudgetStore {
    * Takes `count` requests: with a rate, reserves the next slot (moves nextSlotAt on by intervalMs, or to
    * now + intervalMs when the budget lay idle longer than `slackMs`); without, counts only. Creates the
    * item with `initial` when missing. `limited`: whether the caller last saw a rate (which write to try first).
+   * `several`: the requests of a process that wait at once take that many slots in the same write, while the
+   * interval is still the one given (else one slot: the others ask again).
    */
   reserve(
     key: string,
@@ -43,6 +53,7 @@ export interface BudgetStore {
     slackMs: number,
     initial: BudgetState,
     limited?: boolean,
+    several?: SeveralSlots,
   ): Promise<Reservation>;
   /**
    * A 429: holds until `until` (or longer, if held so already), and moves nextSlotAt there unless slots are
@@ -227,7 +238,22 @@ const abortableSleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', aborted, { once: true });
   });
 
-/** One feed's handle on its token's budget (one per poller; feeds share through the store). */
+/** When a take may go (epoch ms), and the hold it waits for, if any. */
+interface Turn {
+  at: number;
+  heldUntil?: number;
+}
+
+/** A take waiting for the store's answer. */
+interface Waiter {
+  resolve(turn: Turn | undefined): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * A process's handle on its token's budget (one per token per poller process; its feeds and the other
+ * processes share through the store). Takes that wait at once share one write of the store.
+ */
 export class RequestBudget {
   private seen: BudgetState | undefined;
   /** When `seen` was written: the end of the window its count covers. */
@@ -236,6 +262,9 @@ export class RequestBudget {
   /** Requests taken without a write while unlimited; added on the next write. */
   private uncounted = 0;
   private refreshing = false;
+  /** Takes waiting for a turn, and whether a write for them is on its way. */
+  private readonly waiting: Waiter[] = [];
+  private reserving = false;
   /** Writes not awaited by a request (a hold, a background count): settled() waits for them. */
   private readonly pending = new Set<Promise<unknown>>();
   private bug: unknown;
@@ -266,7 +295,7 @@ export class RequestBudget {
       return;
     }
     this.refreshedAt = now;
-    const turn = await this.reserveAndAdjust(now);
+    const turn = await this.turn();
     const waitMs = turn ? turn.at - this.now() : 0;
     if (!turn || waitMs <= 0) return;
     try {
@@ -274,6 +303,34 @@ export class RequestBudget {
     } catch (error) {
       if (signal?.aborted) throw new BudgetWaitError(turn.at, turn.heldUntil);
       throw error;
+    }
+  }
+
+  /** This take's turn: from the next write, shared by every take that waits for it (undefined: go now). */
+  private turn(): Promise<Turn | undefined> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      if (!this.reserving) void this.reserveForWaiting();
+    });
+  }
+
+  /** One write for all the takes waiting; the ones it found no slot for wait for the next. */
+  private async reserveForWaiting(): Promise<void> {
+    this.reserving = true;
+    try {
+      while (this.waiting.length > 0) {
+        const waiters = this.waiting.splice(0);
+        try {
+          const turns = await this.reserveAndAdjust(this.now(), waiters.length);
+          const served = turns === undefined ? waiters.length : turns.length;
+          for (const [index, waiter] of waiters.slice(0, served).entries()) waiter.resolve(turns?.[index]);
+          this.waiting.unshift(...waiters.slice(served));
+        } catch (error) {
+          for (const waiter of waiters) waiter.reject(error);
+        }
+      }
+    } finally {
+      this.reserving = false;
     }
   }
 
@@ -325,16 +382,23 @@ export class RequestBudget {
     }
   }
 
-  /** Takes the requests counted so far: when to go (slot or hold), or undefined when the store failed. */
-  private async reserveAndAdjust(now: number): Promise<{ at: number; heldUntil?: number } | undefined> {
+  /**
+   * Takes the requests counted so far, with a slot for each of `wanted` takes if one write can (several
+   * slots at the interval last seen): their turns (slot or hold), as many as were reserved, or undefined
+   * when the store failed.
+   */
+  private async reserveAndAdjust(now: number, wanted = 1): Promise<Turn[] | undefined> {
     const { store, key, cap } = this.options;
-    const count = checked('count', this.uncounted, 1, Number.MAX_SAFE_INTEGER);
+    // 0 when the takes that wait were counted by the write before (it had no slot for them).
+    const count = checked('count', this.uncounted, 0, Number.MAX_SAFE_INTEGER);
     this.uncounted = 0;
     let reservation: Reservation;
     try {
       const initial = initialState(now, cap);
       const limited = (this.seen?.rate ?? initial.rate) > 0;
-      reservation = await store.reserve(key, now, count, BUDGET_POLICY.slackMs, initial, limited);
+      const intervalMs = this.seen?.intervalMs ?? 0;
+      const several = wanted > 1 && intervalMs > 0 ? { slots: wanted, intervalMs } : undefined;
+      reservation = await store.reserve(key, now, count, BUDGET_POLICY.slackMs, initial, limited, several);
     } catch (error) {
       this.uncounted += count;
       this.options.onStoreError?.(error);
@@ -349,8 +413,12 @@ export class RequestBudget {
         this.options.onStoreError?.(error);
       });
     }
-    const at = Math.max(slotAt, state.holdUntil);
-    return state.holdUntil > now ? { at, heldUntil: state.holdUntil } : { at };
+    // Without a rate every take goes at once (no slot to wait for); with one, each reserved slot is a take's.
+    const slots = state.intervalMs > 0 ? Math.min(wanted, reservation.slots ?? 1) : wanted;
+    return Array.from({ length: slots }, (_, index) => {
+      const at = Math.max(slotAt + index * state.intervalMs, state.holdUntil);
+      return state.holdUntil > now ? { at, heldUntil: state.holdUntil } : { at };
+    });
   }
 }
 

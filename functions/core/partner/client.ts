@@ -454,6 +454,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         last = { reason: 'unreadable', statusCode: status };
         failed = { describe: `redirect (${status} to ${location}), not followed`, location };
       } else if (outcome.kind === 'answer' && status !== 429) {
+        if (status === 200) await callOptions.beforeParse?.();
         try {
           return interpret(resource, outcome.answer, token);
         } catch (err) {

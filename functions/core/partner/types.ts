@@ -7,7 +7,8 @@ export interface OrderUpdatesQuery {
   pageId?: string;
   pageSize?: number;
   vendorIds?: string[];
-  orderIds?: number[];
+  /** int64 ids, as numbers or their decimal text. */
+  orderIds?: Array<Int64 | string>;
   /** ISO 8601 with a zone; only results after it. */
   fromTimestamp?: string;
   minAgeMinutes?: number;
@@ -23,6 +24,11 @@ export interface RawPage {
 export interface CallOptions {
   /** Epoch ms by which the call must have settled, retries and waits included. */
   deadline: number;
+  /**
+   * Awaited before a 200 body is parsed (each attempt): the caller's turn to hold a parsed page (the poller
+   * parses one page at a time per invocation, for memory).
+   */
+  beforeParse?: () => Promise<void>;
   signal?: AbortSignal;
   /** Called before every wait of this call, for metrics and logs. Its errors are ignored. */
   onRetry?: (event: RetryEvent) => void;

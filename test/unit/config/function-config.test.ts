@@ -1,59 +1,44 @@
 import { describe, expect, it, vi } from 'vitest';
 import { loadConsumerConfig } from '../../../functions/consumer/config.js';
+import { initialFeedsText } from '../../../functions/core/fleet/feed-config.js';
+import { loadDispatcherConfig } from '../../../functions/dispatcher/config.js';
 import { loadPollerConfig } from '../../../functions/poller/config.js';
 
 const VALID = {
-  FEED_ID: 'orders',
   CURSOR_TABLE_NAME: 'cursors',
   PARTNER_BASE_URL: 'https://partner.example',
-  PARTNER_TOKEN_PARAMETER: '/order-feed-ingester/partner-token',
   ORDERS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/1/orders',
   DOWNSTREAM_QUEUE_URLS: '{"billing":"https://sqs.us-east-1.amazonaws.com/1/billing"}',
   QUARANTINE_BUCKET_NAME: 'quarantine',
 };
 
 describe('poller configuration', () => {
-  it('reads a complete environment, with defaults for what is optional', () => {
-    const config = loadPollerConfig({ ...VALID, VENDOR_IDS: 'v-1, v-2', MIN_AGE_MINUTES: '90' });
+  it('reads the deployment’s settings, with defaults for what is optional', () => {
+    const config = loadPollerConfig({ ...VALID, MAX_PAGES_PER_RUN: '5' });
     expect(config).toMatchObject({
-      feedId: 'orders',
-      pageSize: 100,
-      maxPagesPerRun: undefined,
-      enabled: true,
-      minAgeMinutes: 90,
-      vendorIds: ['v-1', 'v-2'],
+      partnerBaseUrl: 'https://partner.example',
+      maxPagesPerRun: 5,
+      maxPageBodyBytes: 8 * 1024 * 1024,
       arrayQueryEncoding: 'repeat',
       downstreamQueueUrls: { billing: 'https://sqs.us-east-1.amazonaws.com/1/billing' },
       recoveryLookbackMinutes: undefined,
-      maxContinuations: 1000,
     });
-    expect(loadPollerConfig({ ...VALID, FEED_ENABLED: 'false', DOWNSTREAM_QUEUE_URLS: ' ' })).toMatchObject({
-      enabled: false,
+    expect(loadPollerConfig({ ...VALID, DOWNSTREAM_QUEUE_URLS: ' ' })).toMatchObject({
       downstreamQueueUrls: {},
     });
   });
 
   // Every bound, one step beyond, on both sides (synth and cold start): test/infra/stack.test.ts.
   it.each([
-    [{ FEED_ID: '' }, /FEED_ID is required/],
     [{ CURSOR_TABLE_NAME: undefined }, /CURSOR_TABLE_NAME is required/],
     [{ PARTNER_BASE_URL: 'http://partner.example' }, /PARTNER_BASE_URL must use https/],
     [
       { PARTNER_BASE_URL: 'https://user:secret@partner.example' },
       /PARTNER_BASE_URL must not carry credentials/,
     ],
-    [{ PAGE_SIZE: '0' }, 'PAGE_SIZE must be an integer from 1 to 100 (got "0")'],
-    [{ PAGE_SIZE: '10.5' }, 'PAGE_SIZE must be an integer (got "10.5")'],
+    [{ MAX_PAGES_PER_RUN: '0' }, 'MAX_PAGES_PER_RUN must be an integer from 1 to 100000 (got "0")'],
+    [{ MAX_PAGES_PER_RUN: '10.5' }, 'MAX_PAGES_PER_RUN must be an integer (got "10.5")'],
     [{ DOWNSTREAM_QUEUE_URLS: '["a"]' }, /DOWNSTREAM_QUEUE_URLS must be a JSON object of strings/],
-    [{ VENDOR_IDS: 'a,,b' }, /VENDOR_IDS has an empty entry/],
-    // The deployment configuration's rules hold at cold start too.
-    [{ FEED_ID: 'orders/eu' }, /FEED_ID must be letters, digits/],
-    [{ VENDOR_IDS: 'v-1,v-1' }, /VENDOR_IDS must not repeat a vendor id/],
-    [{ VENDOR_IDS: 'v 1' }, /VENDOR_IDS has an invalid vendor id "v 1"/],
-    [
-      { PARTNER_TOKEN_PARAMETER: 'arn:aws:ssm:us-east-1:123456789012:parameter/x' },
-      /PARTNER_TOKEN_PARAMETER must be the parameter name, not its ARN/,
-    ],
     [
       { DOWNSTREAM_QUEUE_URLS: '{"billing":""}' },
       /DOWNSTREAM_QUEUE_URLS entry "billing" must be a non-empty string/,
@@ -66,9 +51,15 @@ describe('poller configuration', () => {
     expect(() => loadPollerConfig({ ...VALID, ...override })).toThrow(message);
   });
 
-  it('reads its timings from constants, never from a variable the deployment does not write', () => {
-    // ORDER_IDS is gone: on a live feed it committed cursors of an order-filtered stream (reconcile --ids replays).
+  it('reads no feed’s settings (they are on its registry row) and its timings from constants', () => {
+    // A per-feed poller's variables (before the fleet), even invalid ones, are not read; nor are timings.
     const hidden = {
+      FEED_ID: 'orders/eu',
+      PARTNER_TOKEN_PARAMETER: 'arn:aws:ssm:us-east-1:1:parameter/x',
+      VENDOR_IDS: 'a,,b',
+      PAGE_SIZE: '500',
+      FEED_ENABLED: 'maybe',
+      MAX_CONTINUATIONS: '-1',
       ORDER_IDS: '12',
       SAFETY_MARGIN_SECONDS: '1',
       LEASE_GRACE_SECONDS: '1',
@@ -78,7 +69,8 @@ describe('poller configuration', () => {
 
     const config = loadPollerConfig({ ...VALID, ...hidden });
 
-    expect(config).not.toHaveProperty('orderIds');
+    for (const field of ['feedId', 'tokenParameterName', 'vendorIds', 'pageSize', 'enabled', 'orderIds'])
+      expect(config).not.toHaveProperty(field);
     expect(config).toMatchObject({
       safetyMarginMs: 20_000,
       leaseGraceMs: 60_000,
@@ -86,18 +78,55 @@ describe('poller configuration', () => {
     });
   });
 
+  it('never echoes the base URL credentials it refuses', () => {
+    expect(() =>
+      loadPollerConfig({ ...VALID, PARTNER_BASE_URL: 'https://user:s3cr3t@partner.example' }),
+    ).toThrow(expect.objectContaining({ message: expect.not.stringContaining('s3cr3t') }));
+  });
+});
+
+describe('dispatcher configuration', () => {
+  const DISPATCHER = { CURSOR_TABLE_NAME: 'cursors', POLLER_FUNCTION_NAME: 'poller' };
+
+  it('reads the poller, the budget and the initial set, every feed checked by the registry’s rules', () => {
+    const INITIAL_FEEDS = initialFeedsText({ tokenParameterName: '/t' }, [
+      { id: 'eu', vendorIds: ['v-1'] },
+      { id: 'uk', paused: true, pageSize: 50 },
+    ]);
+
+    const config = loadDispatcherConfig({ ...DISPATCHER, INITIAL_FEEDS, MAX_CONCURRENT_POLLERS: '4' });
+
+    expect(config).toMatchObject({
+      pollerFunctionName: 'poller',
+      dispatch: { maxConcurrentPollers: 4, staleAfterMs: 30 * 60_000, batchSize: 25 },
+      accountConcurrencyShare: 0.3,
+    });
+    expect(config.initialFeeds).toEqual([
+      {
+        feedId: 'eu',
+        state: 'enabled',
+        config: expect.objectContaining({ vendorIds: ['v-1'], pageSize: 100 }),
+      },
+      {
+        feedId: 'uk',
+        state: 'paused',
+        config: expect.objectContaining({ pageSize: 50, scheduleMinutes: 1 }),
+      },
+    ]);
+    expect(loadDispatcherConfig(DISPATCHER).initialFeeds).toEqual([]);
+  });
+
   it.each([
+    [{ POLLER_FUNCTION_NAME: undefined }, 'POLLER_FUNCTION_NAME is required but not set'],
+    [{ MAX_CONCURRENT_POLLERS: '0' }, 'MAX_CONCURRENT_POLLERS must be an integer from 1 to 1000 (got "0")'],
+    [{ STALE_AFTER_MINUTES: '1' }, 'STALE_AFTER_MINUTES must be an integer from 2 to 1440 (got "1")'],
     [
-      'a token pasted in place of the parameter name',
-      'PARTNER_TOKEN_PARAMETER',
-      'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc',
-      'eyJ',
+      { INITIAL_FEEDS: initialFeedsText({}, [{ id: 'eu', tokenParameterName: '/t', pageSize: 0 }]) },
+      'configuration error: INITIAL_FEEDS feeds[0].pageSize: must be an integer from 1 to 100',
     ],
-    ['the base URL credentials', 'PARTNER_BASE_URL', 'https://user:s3cr3t@partner.example', 's3cr3t'],
-  ])('never echoes %s it refuses', (_case, variable, value, secret) => {
-    expect(() => loadPollerConfig({ ...VALID, [variable]: value })).toThrow(
-      expect.objectContaining({ message: expect.not.stringContaining(secret) }),
-    );
+    [{ INITIAL_FEEDS: '{feeds' }, 'configuration error: INITIAL_FEEDS feeds: is not JSON'],
+  ])('fails naming the variable (and the feed and key): %o', (override, message) => {
+    expect(() => loadDispatcherConfig({ ...DISPATCHER, ...override })).toThrow(message);
   });
 });
 
@@ -120,10 +149,23 @@ describe('consumer configuration', () => {
 
 describe('cold start', () => {
   it('fails importing the poller handler with a message naming the bad variable', async () => {
-    Object.assign(process.env, VALID, { PAGE_SIZE: '500', AWS_REGION: 'us-east-1' });
+    Object.assign(process.env, VALID, { MAX_PAGE_BODY_BYTES: '500', AWS_REGION: 'us-east-1' });
     vi.resetModules();
     await expect(import('../../../functions/poller/handler.js')).rejects.toThrow(
-      'configuration error: PAGE_SIZE must be an integer from 1 to 100 (got "500")',
+      'configuration error: MAX_PAGE_BODY_BYTES must be an integer from 2097152 to 67108864 (got "500")',
+    );
+  });
+
+  it('fails importing the dispatcher handler with a message naming the feed and key of its initial set', async () => {
+    const INITIAL_FEEDS = initialFeedsText({}, [{ id: 'eu' }]);
+    Object.assign(process.env, {
+      CURSOR_TABLE_NAME: 'cursors',
+      POLLER_FUNCTION_NAME: 'poller',
+      INITIAL_FEEDS,
+    });
+    vi.resetModules();
+    await expect(import('../../../functions/dispatcher/handler.js')).rejects.toThrow(
+      'configuration error: INITIAL_FEEDS feeds[0].tokenParameterName: is required',
     );
   });
 

@@ -5,17 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { storedOrderItem } from '../../../functions/core/adapters/stored-order-item.js';
 import { saleOf } from '../../../functions/core/apply/sale.js';
 import { parseOrderVersionMessage } from '../../../functions/core/contract/consumer-kit.js';
-import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
+import { parseFeedConfig } from '../../../functions/core/fleet/feed-config.js';
 import { findingMetricName } from '../../../functions/core/ingest/hand-off.js';
-import { nextPaceDelayMs } from '../../../functions/core/ingest/poll-feed.js';
+import { nextPaceDelayMs, pollSettingsOf } from '../../../functions/core/ingest/poll-feed.js';
 import { parseOrder } from '../../../functions/core/model/parse-order.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
 import type { CallOptions, OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
 import { PLACED_AT_MS, type RawOrder, sampleOrder } from '../../fixtures/orders.js';
 import { cursorState, pollFeedFixture, ScriptedPartner, threePages } from '../../support/fakes.js';
-import { pollerConfig } from '../../support/poller-config.js';
+import { pollerConfig, pollSettings } from '../../support/poller-config.js';
 
-const SETTINGS = pollerConfig();
+const SETTINGS = pollSettings();
 const NOW = Date.parse('2026-11-23T06:00:00.000Z');
 
 /** A stored cursor item, as a previous run left it. */
@@ -39,7 +39,7 @@ describe('pollFeed', () => {
 
     expect(await run()).toMatchObject({ kind: 'caught-up', failed: false, pages: 3, versionsPublished: 6 });
     expect(journal).toEqual([
-      'acquire run-1',
+      'acquire run-1#feed-a',
       ...['publish 2', 'commit c1', 'publish 2', 'commit c2', 'publish 2', 'commit c3'],
       'release',
     ]);
@@ -300,7 +300,7 @@ describe('correlation ids of published messages', () => {
 describe('the lease', () => {
   it('skips the run without calling the API while another invocation holds the lease', async () => {
     const { deps, run } = pollFeedFixture(threePages);
-    await deps.cursorStore.acquire('feed-a', 'other', 1_000_000, 1_120_000);
+    await deps.cursorStore.acquire('feed-a', 'other', 0, 1_000_000, 1_120_000);
 
     expect((await run()).kind).toBe('lease-held');
     expect(deps.partner.calls).toHaveLength(0);
@@ -328,7 +328,8 @@ describe('the lease', () => {
     const outcome = await run('run-1', SETTINGS, { deadline: 1_050_000, leaseExpiresAt: 1_110_000 });
 
     expect(outcome).toMatchObject({ kind: 'caught-up', pages: 3 });
-    expect(expiries).toEqual([1_110_000, 1_110_000, 1_110_000]);
+    // No lease while the first page is on its way: it is taken for the data that page brings.
+    expect(expiries).toEqual([undefined, 1_110_000, 1_110_000]);
   });
 });
 
@@ -394,7 +395,6 @@ describe('when the partner answers no page', () => {
     const outcome = await run();
 
     expect(outcome).toMatchObject({ kind: 'retry-later', failed: false, pages: 1 });
-    expect(outcome.next).toBeUndefined();
     expect(stored()?.pageId).toBe('c1');
     expect(deps.metrics.counts.UnreadablePages).toBe(1);
     expect(deps.log.lines).toContainEqual(
@@ -416,12 +416,13 @@ describe('when the partner answers no page', () => {
       query.pageId === 'c1' ? outOfTime() : threePages(query),
     );
 
-    // Out of time with progress: the run may hand over at once; the next run asks for c1 again.
+    // Out of time with progress: the feed is behind (its invocation asks for a dispatch); the next run asks
+    // for c1 again.
     expect(await run()).toMatchObject({ kind: 'out-of-time', failed: false, pages: 1 });
     expect(stored()?.pageId).toBe('c1');
 
-    // The same on the run's first request is no progress: retry-later, so no continuation. The log says whose
-    // deadline it was: ours, not the partner's Retry-After.
+    // The same on the run's first request is no progress: retry-later, so the feed is not behind but failing.
+    // The log says whose deadline it was: ours, not the partner's Retry-After.
     const first = pollFeedFixture(() => outOfTime());
     expect(await first.run()).toMatchObject({ kind: 'retry-later', pages: 0 });
     const messages = first.deps.log.lines.map((line) => line.message);
@@ -510,7 +511,14 @@ describe('pages that break the pagination rules', () => {
     );
 
     expect(await run()).toMatchObject({ kind: 'missing-next-page-id', failed: false, versionsPublished: 3 });
-    expect(journal).toEqual(['acquire run-1', 'publish 1', 'commit c1', 'publish 2', 'commit c1', 'release']);
+    expect(journal).toEqual([
+      'acquire run-1#feed-a',
+      'publish 1',
+      'commit c1',
+      'publish 2',
+      'commit c1',
+      'release',
+    ]);
     expect(deps.partner.calls).toHaveLength(2);
     expect(deps.metrics.counts.MissingNextPageId).toBe(1);
     expect(stored()?.lastCaughtUpAt).toBeUndefined();
@@ -567,34 +575,22 @@ describe('a cursor cycle (a cursor handed back that was already asked for)', () 
     expect(stored()?.pageId).toBe('B');
   });
 
-  it.each([
-    ['a continuation chain', true],
-    ['scheduled runs (one page each, as local mode)', false],
-  ])(
-    'catches a cycle across the runs of %s (the memory rides on the cursor item), and ends the chain',
-    async (_, asChain) => {
-      const { deps, run, stored } = pollFeedFixture(cycle({ start: 'A', A: 'B', B: 'A' }));
-      const settings = { ...SETTINGS, maxPagesPerRun: 1, maxContinuations: 10 };
-      const kinds: string[] = [];
-      let continuation: ContinuationEvent | undefined;
-      for (let step = 0; step < 6; step += 1) {
-        const outcome = await run(`run-${step}`, settings, {
-          canContinue: asChain,
-          ...(continuation ? { continuation } : {}),
-        });
-        kinds.push(outcome.kind);
-        continuation = outcome.next;
-        if (outcome.kind !== 'page-limit') break;
-      }
+  it('catches a cycle across runs of one page each (the memory rides on the cursor item), and stops there', async () => {
+    const { deps, run, stored } = pollFeedFixture(cycle({ start: 'A', A: 'B', B: 'A' }));
+    const settings = { ...SETTINGS, maxPagesPerRun: 1 };
+    const kinds: string[] = [];
+    for (let step = 0; step < 6; step += 1) {
+      const outcome = await run(`run-${step}`, settings);
+      kinds.push(outcome.kind);
+      if (outcome.kind !== 'page-limit') break;
+    }
 
-      expect(kinds).toEqual(['page-limit', 'page-limit', 'page-limit', 'stuck-cursor']);
-      expect(pageIds(deps.partner)).toEqual([undefined, 'A', 'B', 'A']);
-      expect(continuation).toBeUndefined();
-      expect(stored()?.recentCursors?.length).toBe(4);
-      // The next scheduled run remembers the cycle: one page, and it stops again.
-      expect(await run('run-next')).toMatchObject({ kind: 'stuck-cursor', pages: 1 });
-    },
-  );
+    expect(kinds).toEqual(['page-limit', 'page-limit', 'page-limit', 'stuck-cursor']);
+    expect(pageIds(deps.partner)).toEqual([undefined, 'A', 'B', 'A']);
+    expect(stored()?.recentCursors?.length).toBe(4);
+    // The next run remembers the cycle: one page, and it stops again.
+    expect(await run('run-next')).toMatchObject({ kind: 'stuck-cursor', pages: 1 });
+  });
 
   it('drops the memory at the end of the stream (what comes after it is new)', async () => {
     const { run, stored } = pollFeedFixture(chained);
@@ -830,5 +826,243 @@ describe('pollFeed with a rotated token', () => {
       authFailedTokenVersion: 2,
       authRetryNotBefore: clock.now + 60_000,
     });
+  });
+});
+
+describe('no lease until there is data', () => {
+  const dispatch = { batchId: 'd1-1', dispatchedAt: 999_000 };
+  const rule3 = (query: OrderUpdatesQuery): RawPage => ({
+    data: [],
+    hasMore: false,
+    nextPageId: query.pageId,
+  });
+
+  it('records an idle poll (rule 3, the empty stream) with one write fenced on the revision read, and no lease', async () => {
+    const { deps, journal, clock, run, stored } = pollFeedFixture(rule3);
+    deps.cursorStore.items.set('feed-a', { ...storedCursor('c7'), authFailures: 2, recentCursors: ['x'] });
+
+    const outcome = await run('run-1', SETTINGS, { dispatch });
+
+    expect(outcome).toMatchObject({
+      kind: 'caught-up',
+      pages: 1,
+      versionsPublished: 0,
+      secondsSinceCaughtUp: 0,
+    });
+    expect(journal).toEqual(['record caught-up']);
+    expect(stored()).toMatchObject({
+      pageId: 'c7',
+      revision: 4,
+      lastCaughtUpAt: new Date(clock.now).toISOString(),
+      lastRunOutcome: 'caught-up',
+      lastDispatchId: 'd1-1',
+      lastDispatchedAt: 999_000,
+      authFailures: 0,
+    });
+    expect([stored()?.leaseOwner, stored()?.recentCursors]).toEqual([undefined, undefined]);
+    // A feed never polled, on an empty stream: the same one write.
+    const empty = pollFeedFixture(() => ({ data: [], hasMore: false }));
+    expect(await empty.run()).toMatchObject({ kind: 'caught-up' });
+    expect(empty.journal).toEqual(['record caught-up']);
+    expect(empty.deps.log.lines.map((line) => line.message)).not.toContain('page handed off');
+  });
+
+  it('writes nothing when the item moved since it was read (another run, an operator): nothing was published', async () => {
+    const { deps, journal, run, read, stored } = pollFeedFixture(rule3);
+    deps.cursorStore.items.set('feed-a', storedCursor('c7'));
+    const item = read('feed-a');
+    deps.cursorStore.items.set('feed-a', { ...storedCursor('c8'), revision: 4 });
+
+    expect(await run('run-1', SETTINGS, { item })).toMatchObject({ kind: 'caught-up' });
+    expect(journal).toEqual([]);
+    expect(stored()).toMatchObject({ pageId: 'c8', revision: 4 });
+    expect(stored()?.lastRunOutcome).toBeUndefined();
+    expect(deps.log.lines.map((line) => line.message)).toContainEqual(
+      expect.stringContaining("this run's record is dropped"),
+    );
+  });
+
+  it('takes the lease on the revision read for a page with data; refused when the revision moved, it publishes nothing', async () => {
+    const { deps, journal, run, read, stored } = pollFeedFixture(threePages);
+    const item = read('feed-a');
+    // Another run took the feed and committed between this run's read and its first page.
+    await deps.cursorStore.acquire('feed-a', 'other#feed-a', 0, 1_000_000, 1_000_001);
+    deps.cursorStore.items.set('feed-a', { ...(stored() ?? storedCursor(undefined)), leaseOwner: undefined });
+    journal.length = 0;
+
+    expect(await run('run-1', SETTINGS, { item })).toMatchObject({ kind: 'lease-held', failed: false });
+    expect(journal).toEqual([]);
+    expect(deps.publisher.published).toEqual([]);
+    expect(deps.metrics.counts.LeaseContended).toBe(1);
+
+    // Read afresh, the run takes the lease and records its dispatch on the item.
+    expect(await run('run-2', SETTINGS, { dispatch })).toMatchObject({ kind: 'caught-up', pages: 3 });
+    expect(journal[0]).toBe('acquire run-2#feed-a');
+    expect(stored()).toMatchObject({
+      lastDispatchId: 'd1-1',
+      lastRunOutcome: 'caught-up',
+      leaseOwner: undefined,
+    });
+  });
+
+  it('records a run that failed before any data with one write, the 401 backoff included', async () => {
+    const later = new PartnerError('retry-later', 'down', { reason: 'server-error', statusCode: 503 });
+    const failing = pollFeedFixture(() => later);
+    expect(await failing.run('run-1', SETTINGS, { dispatch })).toMatchObject({
+      kind: 'retry-later',
+      pages: 0,
+    });
+    expect(failing.journal).toEqual(['record retry-later']);
+    expect(failing.stored()).toMatchObject({ lastRunOutcome: 'retry-later', lastDispatchId: 'd1-1' });
+
+    const refused = pollFeedFixture(() => new PartnerError('auth'));
+    expect(await refused.run()).toMatchObject({ kind: 'auth-failed', failed: true });
+    expect(refused.journal).toEqual(['record auth-failed']);
+    expect(refused.stored()).toMatchObject({
+      authFailures: 1,
+      authRetryNotBefore: 1_060_000,
+      stopReason: expect.stringContaining('rotate it in SSM'),
+    });
+  });
+
+  it('records a run that threw before any data as an error, and rethrows', async () => {
+    const { deps, journal, run, stored } = pollFeedFixture(threePages);
+    deps.cursorStore.acquire = async () => {
+      throw new Error('cursor table unavailable');
+    };
+
+    await expect(run()).rejects.toThrow('cursor table unavailable');
+    expect(journal).toEqual(['record error']);
+    expect(stored()?.lastRunOutcome).toBe('error');
+  });
+});
+
+describe('a slice of the invocation', () => {
+  /** An endless backlog whose every page takes 10 s. */
+  const slow = (clock: { now: number }) => (query: OrderUpdatesQuery) => {
+    clock.now += 10_000;
+    const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+    return { data: [sampleOrder({ id: index + 1 })], hasMore: true, nextPageId: `c${index + 1}` };
+  };
+
+  it('pages until its slice ends, then ends slice-end with every fetched page committed', async () => {
+    const clock = { now: 1_000_000 };
+    const { deps, run, stored } = pollFeedFixture(slow(clock), { clock });
+    const unlimited = { ...SETTINGS, maxPagesPerRun: undefined };
+
+    const outcome = await run('run-1', unlimited, { sliceEndsAt: clock.now + 25_000 });
+
+    expect(outcome).toMatchObject({ kind: 'slice-end', failed: false });
+    expect(stored()?.lastRunOutcome).toBe('slice-end');
+    expect(stored()?.pageId).toBe(`c${outcome.pages}`);
+    expect(deps.publisher.published).toHaveLength(outcome.pages);
+    // A slice longer than the invocation ends as the invocation does.
+    const whole = await run('run-2', unlimited, { sliceEndsAt: clock.now + 600_000 });
+    expect(whole.kind).toBe('out-of-time');
+  });
+
+  it('commits a page in part at the end of its slice, as at the end of an invocation', async () => {
+    const data = Array.from({ length: 350 }, (_, index) => sampleOrder({ id: index + 1 }));
+    const { deps, clock, run, stored } = pollFeedFixture(() => ({ data, hasMore: true, nextPageId: 'c1' }));
+    const publish = deps.publisher.publish.bind(deps.publisher);
+    deps.publisher.publish = async (messages) => {
+      clock.now += 1000;
+      return publish(messages);
+    };
+
+    // The slice's end plus the invocation's half margin (requestDeadline − deadline) bounds the hand-off.
+    const outcome = await run('run-1', SETTINGS, {
+      sliceEndsAt: clock.now + 1_000,
+      requestDeadline: clock.now + 61_500,
+    });
+
+    expect(outcome).toMatchObject({ kind: 'slice-end', versionsPublished: 300 });
+    expect(stored()).toMatchObject({ pageId: undefined, partialPage: { records: 300 } });
+  });
+});
+
+describe("a feed's settings from its row", () => {
+  const deployment = pollerConfig();
+
+  it('takes the row’s configuration, the deployment’s base URL when the row names none, and orderIds only for reconcile', () => {
+    const stream = parseFeedConfig({ tokenParameterName: '/t/eu', vendorIds: ['v1'], pageSize: 50 });
+    expect(pollSettingsOf('eu', stream, deployment)).toEqual({
+      feedId: 'eu',
+      tokenParameterName: '/t/eu',
+      partnerBaseUrl: deployment.partnerBaseUrl,
+      pageSize: 50,
+      vendorIds: ['v1'],
+      orderIds: undefined,
+      fromTimestamp: undefined,
+      minAgeMinutes: undefined,
+      maxPagesPerRun: deployment.maxPagesPerRun,
+      maxPageBodyBytes: deployment.maxPageBodyBytes,
+      recoveryLookbackMinutes: undefined,
+      leaseGraceMs: deployment.leaseGraceMs,
+      authBackoff: deployment.authBackoff,
+    });
+    const reconcile = parseFeedConfig({
+      tokenParameterName: '/t/eu',
+      partnerBaseUrl: 'https://other.example.com/api',
+      purpose: 'reconcile',
+      orderIds: ['9223372036854775807'],
+    });
+    expect(pollSettingsOf('eu', reconcile, deployment)).toMatchObject({
+      partnerBaseUrl: 'https://other.example.com/api',
+      orderIds: ['9223372036854775807'],
+    });
+  });
+
+  it('asks with the feed’s filters, and from its first-sync start only while it has no cursor', async () => {
+    const { deps, run } = pollFeedFixture(chained);
+    const settings = {
+      ...SETTINGS,
+      orderIds: ['7', '9223372036854775807'],
+      fromTimestamp: '2026-01-01T00:00:00.000Z',
+      minAgeMinutes: 60,
+    };
+
+    await run('run-1', settings);
+
+    expect(deps.partner.calls.slice(0, 2)).toEqual([
+      {
+        pageSize: 10,
+        orderIds: ['7', '9223372036854775807'],
+        fromTimestamp: '2026-01-01T00:00:00.000Z',
+        minAgeMinutes: 60,
+      },
+      { pageId: 'c1', pageSize: 10, orderIds: ['7', '9223372036854775807'], minAgeMinutes: 60 },
+    ]);
+  });
+});
+
+describe('documented stops on the row', () => {
+  it('puts the stop’s reason on the row, and the next run that ends otherwise removes it', async () => {
+    let stuck = true;
+    const { run, stored } = pollFeedFixture((query) => {
+      if (query.pageId === undefined)
+        return { data: [sampleOrder({ id: 1 })], hasMore: true, nextPageId: 'c1' };
+      return stuck
+        ? { data: [], hasMore: true, nextPageId: 'c1' }
+        : { data: [sampleOrder({ id: 2 })], hasMore: false, nextPageId: 'c2' };
+    });
+
+    expect((await run('run-1')).kind).toBe('stuck-cursor');
+    expect(stored()?.stopReason).toMatch(/cursor it was already sent/);
+    stuck = false;
+    expect((await run('run-2')).kind).toBe('caught-up');
+    expect(stored()?.stopReason).toBeUndefined();
+  });
+
+  it('stops the feed (state stopped, with the reason) when one order is over the body cap', async () => {
+    const { deps, run, stored } = pollFeedFixture(
+      () => new PartnerError('body-too-large', 'over the cap', { statusCode: 200 }),
+    );
+    const stopped: Array<[string, string]> = [];
+    deps.feedStates = { stop: async (feedId, reason) => void stopped.push([feedId, reason]) };
+
+    expect(await run()).toMatchObject({ kind: 'order-over-body-cap', failed: false });
+    expect(stopped).toEqual([['feed-a', expect.stringContaining('raise the cap, then resume the feed')]]);
+    expect(stored()).toMatchObject({ lastRunOutcome: 'order-over-body-cap', stopReason: stopped[0]?.[1] });
   });
 });

@@ -15,7 +15,7 @@ import type {
 } from '../../../functions/core/partner/types.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import { pollFeedFixtureFor } from '../../support/fakes.js';
-import { pollerConfig } from '../../support/poller-config.js';
+import { pollSettings } from '../../support/poller-config.js';
 
 const KNOWN_OUTCOMES = new Set([
   'caught-up',
@@ -164,7 +164,7 @@ describe('the poll loop against a hostile partner (property)', () => {
         fc.integer({ min: 0, max: 20_000 }),
         async (script, length, pageSize, capRecords, msPerCall) => {
           const clock = { now: 1_000_000 };
-          const settings = pollerConfig({ pageSize, maxPagesPerRun: 12 });
+          const settings = pollSettings({ pageSize, maxPagesPerRun: 12 });
           const partner = new ModelPartner(script, length, capRecords, clock, msPerCall);
           const { deps, run: poll } = pollFeedFixtureFor(partner, { clock, settings });
           const published = () => new Set(deps.publisher.published.map((m) => `${m.orderId}@${m.version}`));

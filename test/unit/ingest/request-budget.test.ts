@@ -109,6 +109,27 @@ describe('RequestBudget: feeds sharing a token', () => {
     expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
   });
 
+  it('gives the requests of one process that wait at once their slots in one write (the feeds of a batch)', async () => {
+    const { time, store, budgets } = setUp({ cap: 10, feeds: 1 });
+    const [shared] = budgets as [RequestBudget];
+    const sentAt: number[] = [];
+    const take = () => shared.take().then(() => void sentAt.push(time.now()));
+
+    // 25 feeds of one invocation ask at once: the first write, then one for the 24 that waited for it.
+    const first = Array.from({ length: 25 }, take);
+    await time.run(5_000);
+    await Promise.all(first);
+
+    expect(store.writes).toBe(2);
+    expect(sentAt).toEqual(Array.from({ length: 25 }, (_, index) => index * 100));
+    // Unlimited (no cap, no 429 yet): one write, then none, every request at once.
+    const unlimited = setUp({ feeds: 1 });
+    const [free] = unlimited.budgets as [RequestBudget];
+    await Promise.all(Array.from({ length: 25 }, () => free.take()));
+    expect(unlimited.store.writes).toBe(2);
+    expect(unlimited.state()?.taken).toBe(25);
+  });
+
   it('holds every feed until the Retry-After of a 429 any one of them saw', async () => {
     const { time, budgets } = setUp({ cap: 10, feeds: 3 });
     const feeds = keepAsking(budgets, time, 50);

@@ -1,15 +1,22 @@
-// The poller built by its factory with fake ports: what it reports per invocation (outcome, duration and pace
-// metrics, one flush), how a failed run surfaces (PollRunFailedError), and its continuation chains.
+// The poller built by its factory with fake ports, on batches of feeds as the dispatcher sends them: each feed
+// from its row, all at once, one page parsed at a time, each for its slice; what it reports (each feed's
+// outcome, metrics flushed once), how a failed feed surfaces (PollRunFailedError, after the others), and when
+// it asks for the next dispatch. What one feed's run does with the partner's answers: poll-feed.test.ts.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import type { ContinuationEvent } from '../../../functions/core/ingest/continuation.js';
+import type { BatchEvent } from '../../../functions/core/fleet/dispatch.js';
 import type { FunctionMetrics } from '../../../functions/core/observability/metric-names.js';
 import { PartnerError } from '../../../functions/core/partner/errors.js';
-import { buildPoller, PollRunFailedError } from '../../../functions/poller/build-poller.js';
-import type { PollerConfig } from '../../../functions/poller/config.js';
+import type { CallOptions, OrderUpdatesQuery, RawPage } from '../../../functions/core/partner/types.js';
+import {
+  buildPoller,
+  type PollerOverrides,
+  PollRunFailedError,
+} from '../../../functions/poller/build-poller.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 import {
+  cursorState,
   MemoryCursorStore,
   MemoryQuarantine,
   RecordingPublisher,
@@ -17,10 +24,28 @@ import {
 } from '../../support/fakes.js';
 import { NO_CLIENTS, pollerConfig } from '../../support/poller-config.js';
 
-const config = pollerConfig({ maxContinuations: 3 });
+const config = pollerConfig({ maxPagesPerRun: undefined });
 const context = () => lambdaContext('poller', 60_000);
+const batchOf = (feedIds: string[], sliceMs = 60_000): BatchEvent => ({
+  batch: { batchId: 'd1-1', dispatchedAt: 1_000, sliceMs, feedIds },
+});
+const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
 
-function build(partner: ScriptedPartner, overrides: Partial<PollerConfig> = {}) {
+/** Three pages per feed (ids distinct per feed), the last caught up; then nothing new (rule 3). */
+const pagesOf = (feedId: string) => (query: OrderUpdatesQuery) => {
+  const index = query.pageId === undefined ? 0 : Number(query.pageId.split('-')[1]);
+  if (index >= 3) return { data: [], hasMore: false, nextPageId: query.pageId };
+  const id = (feedId.charCodeAt(feedId.length - 1) % 32) * 100 + index + 1;
+  return { data: [sampleOrder({ id })], hasMore: index < 2, nextPageId: `${feedId}-${index + 1}` };
+};
+
+/** The poller over fakes: the feeds' rows (registered, enabled) in a journaled store, a partner per feed. */
+function build(
+  feeds: Record<string, Partial<{ config: unknown; feedState: 'enabled' | 'paused' }>>,
+  answer: (feedId: string, query: OrderUpdatesQuery, options: CallOptions) => Promise<RawPage | Error>,
+  overrides: PollerOverrides = {},
+) {
+  const journal: string[] = [];
   const recorded: string[] = [];
   const metrics: FunctionMetrics = {
     count: (name) => recorded.push(name),
@@ -28,180 +53,258 @@ function build(partner: ScriptedPartner, overrides: Partial<PollerConfig> = {}) 
     seconds: (name) => recorded.push(name),
     publish: () => recorded.push('(flush)'),
   };
-  let refreshed = 0;
-  const cursorStore = new MemoryCursorStore();
-  const continued: Array<{ event: ContinuationEvent; functionArn: string }> = [];
-  const handler = buildPoller(
-    NO_CLIENTS,
-    { ...config, ...overrides },
-    {
-      continuation: { request: async (event, functionArn) => void continued.push({ event, functionArn }) },
-      cursorStore,
-      partner,
-      publisher: new RecordingPublisher(),
-      quarantine: new MemoryQuarantine(),
-      logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
-      metrics,
-      tokens: {
-        refresh: async () => {
-          refreshed += 1;
-          return { version: 7, changed: false };
-        },
-      },
-    },
-  );
-  return {
-    handler,
-    recorded,
-    continued,
+  const cursorStore = new MemoryCursorStore(journal);
+  for (const [feedId, row] of Object.entries(feeds)) {
+    cursorStore.items.set(feedId, {
+      ...cursorState(),
+      config: { tokenParameterName: `/token/${feedId}`, pageSize: 10 },
+      feedState: 'enabled',
+      ...row,
+    });
+  }
+  const calls: Array<{ feedId: string; query: OrderUpdatesQuery }> = [];
+  const publisher = new RecordingPublisher(journal);
+  const requests: number[] = [];
+  const handler = buildPoller(NO_CLIENTS, config, {
     cursorStore,
-    published: () => recorded.filter((name) => name === '(flush)').length,
-    refreshed: () => refreshed,
-  };
+    publisher,
+    quarantine: new MemoryQuarantine(),
+    logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
+    metrics,
+    partner: ({ feedId }) => ({
+      getOrderUpdates: async (query, options) => {
+        calls.push({ feedId, query });
+        const result = await answer(feedId, query, options);
+        if (result instanceof Error) throw result;
+        return result;
+      },
+      getOrder: async () => {
+        throw new Error('not scripted');
+      },
+    }),
+    tokens: () => ({ refresh: async () => ({ version: 7, changed: false }) }),
+    dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 0 },
+    ...overrides,
+  });
+  return { handler, journal, recorded, cursorStore, publisher, calls, requests };
 }
 
-/** A long backlog: every page has more; `fail` makes every request fail. */
-const backlog = (fail = { now: false }) =>
-  new ScriptedPartner((query) => {
-    if (fail.now) return new Error('socket hang up');
-    const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
-    return { data: [sampleOrder({ id: index + 1 })], hasMore: true, nextPageId: `c${index + 1}` };
-  });
-
-describe('buildPoller', () => {
-  // That commits do not extend the lease: poll-feed.test.ts ('expires at the time the run was given').
-  it("returns the run's outcome, records its duration and pace, flushing metrics once, and holds the lease until the invocation's deadline plus the grace", async () => {
-    const expiries: Array<number | undefined> = [];
-    const { handler, recorded, published, cursorStore } = build(
-      new ScriptedPartner(() => {
-        expiries.push(cursorStore.items.get('feed-a')?.leaseExpiresAt);
-        return { data: [sampleOrder()], hasMore: false, nextPageId: 'c1' };
-      }),
-    );
-    const before = Date.now();
-
-    const outcome = await handler({}, context());
-
-    expect(outcome).toMatchObject({ kind: 'caught-up', pages: 1, versionsPublished: 1, paceDelayMs: 0 });
-    expect(recorded).toEqual(
-      expect.arrayContaining(['PagesFetched', 'VersionsPublished', 'RunDurationMs', 'PaceDelayMs']),
-    );
-    expect(published()).toBe(1);
-    expect(expiries[0]).toBeGreaterThanOrEqual(before + 60_000 + config.leaseGraceMs - 1_000);
-    expect(expiries[0]).toBeLessThanOrEqual(Date.now() + 60_000 + config.leaseGraceMs);
-  });
-
-  it('throws PollRunFailedError carrying the outcome on a 401, after reading the token parameter afresh', async () => {
-    const { handler, published, refreshed, cursorStore } = build(
-      new ScriptedPartner(() => new PartnerError('auth')),
-    );
-
-    const error = await handler({}, context()).catch((thrown: unknown) => thrown);
-
-    expect(error).toBeInstanceOf(PollRunFailedError);
-    expect((error as PollRunFailedError).outcome).toMatchObject({ kind: 'auth-failed', failed: true });
-    expect(refreshed()).toBe(1);
-    expect(cursorStore.items.get('feed-a')).toMatchObject({ authFailures: 1, authFailedTokenVersion: 7 });
-    expect(published()).toBe(1);
-  });
-
-  it('starts the next run at once, with itself as the target, and the next run carries the chain on', async () => {
-    const { handler, continued } = build(backlog(), { maxPagesPerRun: 2 });
-    const first = context();
-
-    expect(await handler({ source: 'aws.events' }, first)).toMatchObject({
-      kind: 'page-limit',
-      pages: 2,
-      continuedWith: 1,
+describe('buildPoller: a batch of feeds', () => {
+  it('polls every feed of the batch at once, each from its row, and returns each outcome', async () => {
+    // Feed a's first answer waits until feed c has committed a page: polled one after another, this hangs.
+    let cCommitted: () => void = () => {};
+    const cDone = new Promise<void>((resolve) => {
+      cCommitted = resolve;
     });
-    expect(continued).toEqual([
-      {
-        event: {
-          continuation: {
-            feedId: 'feed-a',
-            chainId: first.awsRequestId,
-            chain: 1,
-            chainStartedAt: expect.any(String),
-          },
-        },
-        functionArn: first.invokedFunctionArn,
-      },
-    ]);
-    await handler(continued[0]?.event, context());
-    expect(continued.map((call) => call.event.continuation.chain)).toEqual([1, 2]);
-  });
-
-  it('does nothing on a switched-off feed, not even for a continuation already requested', async () => {
-    const partner = backlog();
-    const { handler, cursorStore, continued } = build(partner, { enabled: false });
-    const inFlight = {
-      continuation: {
-        feedId: 'feed-a',
-        chainId: 'req-0',
-        chain: 4,
-        chainStartedAt: new Date(0).toISOString(),
-      },
+    const { handler, cursorStore, calls } = build({ a: {}, b: {}, c: {} }, async (feedId, query) => {
+      if (feedId === 'a' && query.pageId === undefined) await cDone;
+      return pagesOf(feedId)(query);
+    });
+    const commit = cursorStore.commit.bind(cursorStore);
+    cursorStore.commit = async (lease, change) => {
+      if (lease.feedId === 'c') cCommitted();
+      return commit(lease, change);
     };
 
-    expect(await handler(inFlight, context())).toMatchObject({ kind: 'disabled', failed: false, pages: 0 });
-    expect([partner.calls, continued, cursorStore.items.has('feed-a')]).toEqual([[], [], false]);
-  });
+    const result = await handler(batchOf(['a', 'b', 'c']), context());
 
-  it('only the chain’s next step runs: a tick during the chain and a duplicated event do nothing', async () => {
-    const partner = backlog();
-    const { handler, continued, cursorStore } = build(partner, { maxPagesPerRun: 2 });
-    await handler({ source: 'aws.events' }, context());
-    const event = continued[0]?.event;
-    const calls = partner.calls.length;
-
-    // The continuation is on its way (its event queued): the lease is handed over to it.
-    const tick = await handler({ source: 'aws.events' }, context());
-    expect(tick).toMatchObject({ kind: 'lease-held', pages: 0 });
-    expect(tick.continuedWith).toBeUndefined();
-    expect(partner.calls).toHaveLength(calls);
-    expect(cursorStore.items.get('feed-a')).toMatchObject({ chainStep: 1 });
-
-    // The event delivered twice at once (async delivery, or an Invoke retried by the SDK), then again later.
-    const [first, second] = await Promise.all([handler(event, context()), handler(event, context())]);
-    expect([first.kind, second.kind].sort()).toEqual(['page-limit', 'stale-continuation']);
-    expect([first.continuedWith, second.continuedWith].sort()).toEqual([2, undefined]);
-    const callsBefore = partner.calls.length;
-    expect(await handler(event, context())).toMatchObject({
-      kind: 'stale-continuation',
-      pages: 0,
-      failed: false,
+    expect(result.feeds.map(({ feedId, kind, pages }) => [feedId, kind, pages])).toEqual([
+      ['a', 'caught-up', 3],
+      ['b', 'caught-up', 3],
+      ['c', 'caught-up', 3],
+    ]);
+    // Each with its own lease (owner <run id>#<feed id>), cursor and settings (pageSize 10 from its row).
+    expect(calls.filter((call) => call.feedId === 'b').map((call) => call.query)).toEqual([
+      { pageSize: 10 },
+      { pageId: 'b-1', pageSize: 10 },
+      { pageId: 'b-2', pageSize: 10 },
+    ]);
+    expect(cursorStore.items.get('b')).toMatchObject({
+      pageId: 'b-3',
+      lastRunOutcome: 'caught-up',
+      lastDispatchId: 'd1-1',
+      lastDispatchedAt: 1_000,
     });
-    expect(partner.calls).toHaveLength(callsBefore);
-    expect(continued.map((call) => call.event.continuation.chain)).toEqual([1, 2]);
   });
 
-  it('an async retry of a failed continuation does nothing: the failed run ended the chain', async () => {
-    const fail = { now: false };
-    const { handler, continued, cursorStore } = build(backlog(fail), { maxPagesPerRun: 1 });
-    await handler({ source: 'aws.events' }, context());
-    const event = continued[0]?.event;
-    fail.now = true;
-    await expect(handler(event, context())).rejects.toThrow('socket hang up');
-    fail.now = false;
+  it('parses and hands off one page at a time in the invocation, whatever the feeds', async () => {
+    let holding = 0;
+    let mostHeld = 0;
+    const { handler, publisher } = build({ a: {}, b: {}, c: {} }, async (feedId, query, options) => {
+      await tick();
+      await options.beforeParse?.();
+      holding += 1;
+      mostHeld = Math.max(mostHeld, holding);
+      return pagesOf(feedId)(query);
+    });
+    // A page (one order) is one publish: handed off once it is sent, while the other pages have arrived.
+    const publish = publisher.publish.bind(publisher);
+    publisher.publish = async (messages) => {
+      await tick();
+      holding -= 1;
+      return publish(messages);
+    };
 
-    // Lambda retries the failed asynchronous event (up to 2 times); the schedule starts a new chain.
-    expect(await handler(event, context())).toMatchObject({ kind: 'stale-continuation' });
-    expect(cursorStore.items.get('feed-a')?.pageId).toBe('c1');
-    expect(await handler({ source: 'aws.events' }, context())).toMatchObject({ continuedWith: 1 });
+    const result = await handler(batchOf(['a', 'b', 'c']), context());
+
+    expect(result.feeds.every((feed) => feed.kind === 'caught-up')).toBe(true);
+    expect(mostHeld).toBe(1);
   });
 
-  it.each([
-    ['does not continue when continuations are off (maxContinuations 0)', 1, 0, 'page-limit', 1],
-    ['runs until caught up or out of time when no page cap is set', undefined, 3, 'caught-up', 120],
-  ])('%s', async (_name, maxPagesPerRun, maxContinuations, kind, pages) => {
+  it('records an idle feed with one write and no lease, and asks for no dispatch when nothing waits', async () => {
+    const { handler, journal, requests } = build({ a: {}, b: {} }, async () => ({
+      data: [],
+      hasMore: false,
+    }));
+
+    const result = await handler(batchOf(['a', 'b']), context());
+
+    expect(result).toMatchObject({ dispatchRequested: false });
+    expect(result.feeds.map((feed) => feed.kind)).toEqual(['caught-up', 'caught-up']);
+    expect(journal).toEqual(['read a b', 'record caught-up', 'record caught-up']);
+    expect(requests).toEqual([]);
+  });
+
+  it('ends a feed at its slice (slice-end) and asks the dispatcher for the next dispatch', async () => {
+    const clock = { now: 1_000_000 };
+    // An endless backlog, each page 10 s of the fake clock.
+    const { handler, requests, cursorStore } = build(
+      { a: {} },
+      async (_feedId, query) => {
+        clock.now += 10_000;
+        const index = query.pageId === undefined ? 0 : Number(query.pageId.slice(1));
+        return { data: [sampleOrder({ id: index + 1 })], hasMore: true, nextPageId: `c${index + 1}` };
+      },
+      { now: () => clock.now },
+    );
+
+    const result = await handler(batchOf(['a'], 25_000), context());
+
+    expect(result.feeds[0]).toMatchObject({ kind: 'slice-end' });
+    expect(result.dispatchRequested).toBe(true);
+    expect(requests).toEqual([clock.now]);
+    expect(cursorStore.items.get('a')?.lastRunOutcome).toBe('slice-end');
+  });
+
+  it('asks for a dispatch when the last dispatch left feeds waiting, though none of its own is behind', async () => {
+    const { handler, requests } = build({ a: {} }, async () => ({ data: [], hasMore: false }), {
+      dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 3 },
+    });
+
+    expect(await handler(batchOf(['a']), context())).toMatchObject({ dispatchRequested: true });
+    expect(requests).toHaveLength(1);
+  });
+
+  it('reports a failing feed after the others are done, which it never delays (PollRunFailedError, an error counted)', async () => {
+    const { handler, cursorStore, recorded } = build(
+      { bad: {}, refused: {}, good: {} },
+      async (feedId, query) => {
+        if (feedId === 'bad') throw new Error('socket hang up');
+        if (feedId === 'refused') return new PartnerError('auth');
+        await tick();
+        return pagesOf(feedId)(query);
+      },
+    );
+
+    const error = await handler(batchOf(['bad', 'refused', 'good']), context()).catch(
+      (thrown: unknown) => thrown,
+    );
+
+    expect(error).toBeInstanceOf(PollRunFailedError);
+    const { feeds } = (error as PollRunFailedError).result;
+    expect(feeds.map(({ feedId, kind, failed }) => [feedId, kind, failed])).toEqual([
+      ['bad', 'error', true],
+      ['refused', 'auth-failed', true],
+      ['good', 'caught-up', false],
+    ]);
+    expect(feeds[0]?.error).toMatchObject({ message: 'socket hang up' });
+    expect(cursorStore.items.get('good')?.pageId).toBe('good-3');
+    expect(cursorStore.items.get('bad')?.lastRunOutcome).toBe('error');
+    expect(cursorStore.items.get('refused')).toMatchObject({ authFailures: 1, authFailedTokenVersion: 7 });
+    expect(recorded.filter((name) => name === '(flush)')).toHaveLength(1);
+  });
+
+  it('runs a paused, unregistered or misconfigured feed not at all (the last recorded on its row)', async () => {
+    const { handler, calls, cursorStore } = build(
+      { paused: { feedState: 'paused' }, broken: { config: { tokenParameterName: '/t', pageSize: 0 } } },
+      async () => ({ data: [], hasMore: false }),
+    );
+
+    const result = await handler(batchOf(['paused', 'gone', 'broken']), context());
+
+    expect(result.feeds.map((feed) => feed.kind)).toEqual(['disabled', 'unregistered', 'config-invalid']);
+    expect(calls).toEqual([]);
+    expect(cursorStore.items.get('paused')?.lastRunOutcome).toBeUndefined();
+    expect(cursorStore.items.get('broken')).toMatchObject({
+      lastRunOutcome: 'config-invalid',
+      stopReason: expect.stringContaining('pageSize: must be an integer from 1 to 100'),
+    });
+  });
+
+  it('records the duration and each feed’s pace and lag, flushing metrics once, and holds each lease until the invocation’s deadline plus the grace', async () => {
+    const expiries: Array<number | undefined> = [];
+    const { handler, recorded, cursorStore } = build({ a: {}, b: {} }, async (feedId, query) => {
+      if (query.pageId !== undefined) expiries.push(cursorStore.items.get(feedId)?.leaseExpiresAt);
+      return pagesOf(feedId)(query);
+    });
+    const before = Date.now();
+
+    await handler(batchOf(['a', 'b']), context());
+
+    expect(recorded.filter((name) => name === 'RunDurationMs')).toHaveLength(1);
+    expect(recorded.filter((name) => name === 'PaceDelayMs')).toHaveLength(2);
+    expect(recorded.filter((name) => name === 'SecondsSinceCaughtUp')).toHaveLength(2);
+    expect(recorded.filter((name) => name === '(flush)')).toHaveLength(1);
+    for (const expiry of expiries) {
+      expect(expiry).toBeGreaterThanOrEqual(before + 60_000 + config.leaseGraceMs - 1_000);
+      expect(expiry).toBeLessThanOrEqual(Date.now() + 60_000 + config.leaseGraceMs);
+    }
+    expect(expiries).toHaveLength(4);
+  });
+
+  it('runs one feed once at a time: the same batch delivered twice at once, then again, moves each cursor once', async () => {
+    const partner = new ScriptedPartner((query) => pagesOf('a')(query));
+    const { handler, cursorStore, publisher } = build({ a: {} }, async (_feedId, query, options) => {
+      await tick();
+      return partner.getOrderUpdates(query, options);
+    });
+    const event = batchOf(['a']);
+
+    // Lambda may deliver an asynchronous event twice: both read the item, one takes the lease.
+    const [first, second] = await Promise.all([handler(event, context()), handler(event, context())]);
+    const kinds = [first.feeds[0]?.kind, second.feeds[0]?.kind].sort();
+    expect(kinds).toEqual(['caught-up', 'lease-held']);
+    expect(cursorStore.items.get('a')?.pageId).toBe('a-3');
+    const versions = publisher.published.length;
+
+    // Delivered again later: the feed is caught up, its cursor stays, nothing is published twice.
+    partner.calls.length = 0;
+    const again = await handler(event, context());
+    expect(again.feeds[0]).toMatchObject({ kind: 'caught-up', versionsPublished: 0 });
+    expect(publisher.published).toHaveLength(versions);
+  });
+
+  it('runs each feed until caught up or out of time when no page cap is set', async () => {
     // A backlog of 120 pages.
-    const partner = new ScriptedPartner((query) => {
+    const { handler } = build({ a: {} }, async (_feedId, query) => {
       const served = query.pageId === undefined ? 1 : Number(query.pageId.slice(1)) + 1;
       return { data: [sampleOrder({ id: served })], hasMore: served < 120, nextPageId: `c${served}` };
     });
-    const { handler, continued } = build(partner, { maxPagesPerRun, maxContinuations });
 
-    expect(await handler({}, context())).toMatchObject({ kind, pages });
-    expect(continued).toEqual([]);
+    expect((await handler(batchOf(['a']), context())).feeds[0]).toMatchObject({
+      kind: 'caught-up',
+      pages: 120,
+    });
+  });
+
+  it('does nothing with an event that is not a batch (a schedule’s or a continuation’s from before the fleet)', async () => {
+    const { handler, journal, calls } = build({ a: {} }, async () => ({ data: [], hasMore: false }));
+
+    expect(await handler({ source: 'aws.events' }, context())).toEqual({
+      batchId: '',
+      feeds: [],
+      dispatchRequested: false,
+    });
+    expect([journal, calls]).toEqual([[], []]);
   });
 });
