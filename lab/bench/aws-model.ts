@@ -2,9 +2,9 @@
 // not reachable from here) and the poller's page CPU, not a bench section. With self-continuation a feed fetches
 // pages back to back until it is caught up, so a feed's rate is pageSize per t_page, and the whole deployment's
 // rate is the lower of the feeds' sum and the consumer's ceiling (the orders queue absorbs the difference, and
-// the growth alarm says so). The consumer's concurrency follows the number of feeds unless configured
-// (infra/config.ts, consumerMaxConcurrencyFor). lab/bench/RESULTS.md and infra/README.md show its table.
-import { consumerMaxConcurrencyFor } from '../../infra/config.js';
+// the growth alarm says so). The consumer's concurrency is the deployment's default (20, whatever the number of
+// feeds: infra/config.ts) unless configured. lab/bench/RESULTS.md and infra/README.md show its table.
+import { KEYS } from '../../infra/config.js';
 import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
 import type { Section } from './report.js';
 
@@ -35,7 +35,7 @@ export interface Defaults {
   /** The poller's timeout minus its safety margin: one run's fetching budget. */
   runBudgetMs: number;
   consumerBatchSize: number;
-  /** Undefined: the deployment's default, which follows the number of feeds. */
+  /** Undefined: the deployment's default (KEYS.consumerMaxConcurrency). */
   consumerMaxConcurrency: number | undefined;
   /** Poller CPU per page (the bench's section 1 measures it: about 2.5 ms). */
   cpuPerPageMs: number;
@@ -72,7 +72,7 @@ export function drainRate(feeds: number, latency: AwsLatencies, defaults: Defaul
   const perPage = pageMs(latency, defaults);
   const efficiency = defaults.runBudgetMs / (defaults.runBudgetMs + latency.continuationGapMs);
   const feedRate = (defaults.pageSize / perPage) * 1000 * efficiency;
-  const consumerConcurrency = defaults.consumerMaxConcurrency ?? consumerMaxConcurrencyFor(feeds);
+  const consumerConcurrency = defaults.consumerMaxConcurrency ?? KEYS.consumerMaxConcurrency;
   const consumerRate = (consumerConcurrency * defaults.consumerBatchSize * 1000) / latency.consumerBatchMs;
   const fetched = feeds * feedRate;
   return {

@@ -134,7 +134,8 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
     scheduleMinutes: options.scheduleMinutes,
     apiLatencyMs: options.apiLatencyMs,
     backlog: options.backlog,
-    continuation: KEYS.maxContinuations > 0,
+    // A feed behind gets its next turn at once (the dispatcher, issue 32; self-continuation before it).
+    continuation: true,
   };
 
   const sim = await startSimulator({
