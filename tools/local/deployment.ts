@@ -11,13 +11,13 @@ import { DescribeRuleCommand } from '@aws-sdk/client-eventbridge';
 import { ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand } from '@aws-sdk/client-ssm';
+import { type InitialFeed, parseInitialFeeds } from '../../functions/core/fleet/feed-config.js';
 import { parseRateExpression } from '../../infra/schedule-rate.js';
 import type { LocalFeed } from '../deploy-local.js';
 import {
   describeStack,
   downstreamQueueUrls,
   type FunctionDeployment,
-  feedPollersOf,
   readFunction,
   stackOutputs,
 } from '../stack.js';
@@ -170,9 +170,11 @@ async function deployWithCdk(
   }
 }
 
-/** One feed's poller as deployed. */
+/** A feed of the deployment's initial set (the dispatcher's INITIAL_FEEDS), and the one poller that polls it. */
 export interface FeedDeployment {
   feedId: string;
+  /** Its registry row's configuration and state, as the dispatcher seeds it. */
+  initial: InitialFeed;
   function: FunctionDeployment;
 }
 
@@ -189,8 +191,11 @@ export interface Deployment {
   deadLetterQueueUrl: string;
   /** Downstream subscriber queues and their DLQs (published to by the poller; nobody local reads them). */
   downstreamQueueUrls: string[];
-  /** Every feed's poller, in the order of the stack's `FeedPollers` output (at least one). */
+  /** The initial set's feeds, in its order (at least one), each with the one poller function. */
   pollers: FeedDeployment[];
+  /** The one poller function (every feed's) and the dispatcher its rule runs (and the pollers ask for). */
+  poller: FunctionDeployment;
+  dispatcher: FunctionDeployment;
   consumer: FunctionDeployment;
   schedule: { ruleName: string; expression: string; state: string; intervalMs: number | undefined };
   eventSource: {
@@ -245,22 +250,18 @@ export async function readDeployment(
     if (value === undefined) throw new DeploymentError(`stack ${stackName} has no output ${key}`);
     return value;
   };
-  const [pollers, consumer] = await Promise.all([
-    Promise.all(
-      pollerNames(outputs, stackName).map(async (name) => {
-        const fn = await readFunction(aws.lambda, name);
-        return { feedId: fn.environment.FEED_ID ?? '', function: fn };
-      }),
-    ),
+  const [poller, dispatcher, consumer] = await Promise.all([
+    readFunction(aws.lambda, output('PollerFunctionName')),
+    readFunction(aws.lambda, output('DispatcherFunctionName')),
     readFunction(aws.lambda, output('ConsumerFunctionName')),
   ]);
-  const poller = pollers[0]?.function;
-  if (poller === undefined) throw new DeploymentError(`stack ${stackName} has no poller`);
-  // Every feed runs on the same schedule: the first rule speaks for all.
-  const ruleName =
-    outputs.PollScheduleRuleName ??
-    Object.entries(outputs).find(([key]) => key.startsWith('PollScheduleRuleName'))?.[1] ??
-    output('PollScheduleRuleName');
+  const pollers = initialFeedsOf(dispatcher.environment, stackName).map((initial) => ({
+    feedId: initial.feedId,
+    initial,
+    function: poller,
+  }));
+  // The dispatcher's rule: the one schedule of every feed.
+  const ruleName = output('DispatchScheduleRuleName');
   const rule = await aws.events.send(new DescribeRuleCommand({ Name: ruleName }));
   const queueUrl = output('OrdersQueueUrl');
   const { Attributes: queueAttributes = {} } = await aws.sqs.send(
@@ -291,6 +292,8 @@ export async function readDeployment(
       )
       .map(([, value]) => value),
     pollers,
+    poller,
+    dispatcher,
     consumer,
     schedule: {
       ruleName,
@@ -312,18 +315,22 @@ export async function readDeployment(
       maxReceiveCount: redrive?.maxReceiveCount,
       deadLetterTargetArn: redrive?.deadLetterTargetArn ?? '',
     },
-    tokenParameterName: poller.environment.PARTNER_TOKEN_PARAMETER ?? DEFAULT_TOKEN_PARAMETER,
+    tokenParameterName: pollers[0]?.initial.config.tokenParameterName ?? DEFAULT_TOKEN_PARAMETER,
   };
 }
 
-/** Every feed's poller function: the `FeedPollers` output; a stack from before feeds: its one poller. */
-function pollerNames(outputs: Record<string, string>, stackName: string): string[] {
-  const names = Object.values(feedPollersOf(outputs));
-  if (names.length > 0) return names;
-  if (outputs.PollerFunctionName === undefined) {
-    throw new DeploymentError(`stack ${stackName} has no output FeedPollers`);
+/** The deployment's initial set, from the dispatcher's INITIAL_FEEDS (at least one feed). */
+function initialFeedsOf(environment: Record<string, string>, stackName: string): InitialFeed[] {
+  let feeds: InitialFeed[];
+  try {
+    feeds = parseInitialFeeds(environment.INITIAL_FEEDS ?? '{"feeds":[]}');
+  } catch (error) {
+    throw new DeploymentError(
+      `stack ${stackName}: the dispatcher's INITIAL_FEEDS is invalid (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
-  return [outputs.PollerFunctionName];
+  if (feeds.length === 0) throw new DeploymentError(`stack ${stackName} has no initial feed`);
+  return feeds;
 }
 
 function parseRedrivePolicy(

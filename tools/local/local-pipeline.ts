@@ -17,17 +17,21 @@
 // killed local process is released at once rather than after its expiry.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
+import type { Context } from 'aws-lambda';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import type { FeedRunResult } from '../../functions/poller/build-poller.js';
-import { failedRunOf, singleFeedPoller } from '../harness/single-feed.js';
+import { buildPoller, type FeedRunResult } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
+import { failedRunOf, singleFeedBatch, writeFeedRow } from '../harness/single-feed.js';
 import { formatDuration } from '../ops/format.js';
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
+import { type FleetFeedEnd, fleetFeedEnd, runFleet } from './fleet.js';
 import { lambdaContext } from './lambda-context.js';
 import {
+  AUTH_FAILED_MESSAGE,
   decideAfterRun,
   decideAtTheEnd,
   decideWait,
@@ -130,6 +134,26 @@ export interface LocalPipelineOptions {
   onProgress?: (snapshot: ProgressSnapshot) => void;
   /** One-line notes for the user (lease released, run failed, …). */
   note?: (message: string) => void;
+  /**
+   * A fleet (fleet.ts): these feeds' rows are registered, and the dispatcher drives them as on AWS, instead of a
+   * scheduler per deployed feed. The run ends when each has drained or stopped.
+   */
+  fleet?: { feedIds: readonly string[] };
+}
+
+/** One feed of a fleet: how it ended and what its runs did. */
+export interface FleetFeedRun {
+  feedId: string;
+  end: FleetFeedEnd | undefined;
+  /** Its last run's outcome (the poller's kind). */
+  lastRun: string | undefined;
+  polls: number;
+  pages: number;
+  versionsPublished: number;
+  quarantined: number;
+  partnerRetries: number;
+  rateLimitWaits: number;
+  cursorRecoveries: number;
 }
 
 export interface LocalPipelineResult {
@@ -140,6 +164,8 @@ export interface LocalPipelineResult {
   /** The poller's outcome kind that stopped the feed, for feed-stopped (e.g. stuck-cursor). */
   stoppedBy?: string;
   elapsedMs: number;
+  /** A fleet's feeds, in its order. */
+  feeds?: FleetFeedRun[];
 }
 
 export interface LocalPipeline {
@@ -162,6 +188,9 @@ export { AUTH_FAILED_MESSAGE } from './scheduling.js';
 export interface HandlerEnvironments {
   /** Every feed's poller, in the deployment's order. */
   pollers: { feedId: string; env: Record<string, string> }[];
+  /** The one poller function's (a fleet's batches) and the dispatcher's. */
+  poller: Record<string, string>;
+  dispatcher: Record<string, string>;
   consumer: Record<string, string>;
 }
 
@@ -194,7 +223,10 @@ export function handlerEnvironments(
   });
   const consumer: Record<string, string> = { ...deployment.consumer.environment, ...quiet };
   delete consumer.NODE_OPTIONS;
-  return { pollers, consumer };
+  const dispatcher: Record<string, string> = { ...deployment.dispatcher.environment, ...quiet };
+  delete dispatcher.NODE_OPTIONS;
+  const poller = pollers[0]?.env ?? {};
+  return { pollers, poller, dispatcher, consumer };
 }
 
 /**
@@ -300,13 +332,27 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const reportedFailures = new Map<string, string>();
   // One poller per feed, each scheduled on its own like its EventBridge rule; they share the consumer.
   const feeds = environments.pollers.map(({ feedId, env }, index) => {
-    const deployed = deployment.pollers[index]?.function;
-    if (deployed === undefined) throw new LocalPipelineError(`no deployed poller for feed ${feedId}`);
-    // The fleet's poller on a batch of this one feed (its row written from the deployed environment).
+    const deployed = deployment.pollers[index];
+    if (deployed === undefined) throw new LocalPipelineError(`no deployed feed ${feedId}`);
+    // The one poller function on a batch of this one feed, as the dispatcher would send it; an instance per
+    // feed, as each feed's scheduler runs its own invocations. The row is written as the initial set says.
     const observability = createObservability('order-feed-poller', env);
-    const poller = singleFeedPoller(aws, env, observability);
-    reportRetryLater(observability.logger, (failure) => reportedFailures.set(poller.feedId, failure));
-    return { feedId: poller.feedId, deployed, poller };
+    const config = loadPollerConfig(env);
+    const handler = buildPoller(aws, config, observability);
+    let registered: Promise<void> | undefined;
+    const poller = {
+      feedId,
+      async poll(context: Context): Promise<FeedRunResult> {
+        registered ??= writeFeedRow(aws.dynamo, config.cursorTableName, deployed.initial);
+        await registered;
+        const result = await handler(singleFeedBatch(feedId, context.getRemainingTimeInMillis()), context);
+        const [run] = result.feeds;
+        if (run === undefined) throw new LocalPipelineError(`the poller ran no feed for ${feedId}`);
+        return run;
+      },
+    };
+    reportRetryLater(observability.logger, (failure) => reportedFailures.set(feedId, failure));
+    return { feedId, deployed: deployed.function, poller };
   });
   type Feed = (typeof feeds)[number];
   const lagByFeed = new Map<string, number>();
@@ -521,6 +567,104 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     return { kind: 'caught-up' };
   }
 
+  // ---- a fleet: the dispatcher and the batches it starts (fleet.ts) -----------------------------------
+  const fleetRuns = new Map<string, FleetFeedRun>(
+    (options.fleet?.feedIds ?? []).map((feedId) => [
+      feedId,
+      {
+        feedId,
+        end: undefined,
+        lastRun: undefined,
+        polls: 0,
+        pages: 0,
+        versionsPublished: 0,
+        quarantined: 0,
+        partnerRetries: 0,
+        rateLimitWaits: 0,
+        cursorRecoveries: 0,
+      },
+    ]),
+  );
+
+  /** The fleet until each feed drained or stopped; its end in the terms of the per-feed schedulers'. */
+  async function fleetLoop(feedIds: readonly string[]): Promise<PollerEnd> {
+    let pageCommittedAt: number | undefined;
+    const end = await runFleet({
+      aws,
+      deployment,
+      pollerEnv: environments.poller,
+      dispatcherEnv: environments.dispatcher,
+      feedIds,
+      observability: {
+        poller: () => createObservability('order-feed-poller', environments.poller),
+        dispatcher: createObservability('order-feed-dispatcher', environments.dispatcher),
+      },
+      onRun: (run) => {
+        counters.polls += 1;
+        counters.pages += run.pages;
+        counters.versionsPublished += run.versionsPublished;
+        counters.rejected += run.quarantined;
+        counters.cursorRecoveries += run.cursorRecoveries;
+        counters.partnerRetries += run.partnerRetries;
+        counters.rateLimitWaits += run.rateLimitWaits;
+        lastPoll = run.kind;
+        if (run.secondsSinceCaughtUp !== undefined) lagByFeed.set(run.feedId, run.secondsSinceCaughtUp);
+        if (run.pages > 0) pageCommittedAt = Date.now();
+        const feed = fleetRuns.get(run.feedId);
+        if (feed === undefined) return;
+        feed.lastRun = run.kind;
+        feed.end = fleetFeedEnd(run.kind);
+        feed.polls += 1;
+        feed.pages += run.pages;
+        feed.versionsPublished += run.versionsPublished;
+        feed.quarantined += run.quarantined;
+        feed.partnerRetries += run.partnerRetries;
+        feed.rateLimitWaits += run.rateLimitWaits;
+        feed.cursorRecoveries += run.cursorRecoveries;
+      },
+      stopping: () => stopping,
+      giveUpAt: () =>
+        giveUpAfterMs === undefined
+          ? undefined
+          : lastProgressAt({
+              startedAtMs: startedAt,
+              pageCommittedAtMs: pageCommittedAt,
+              versionAppliedAtMs: versionAppliedAt,
+            }) + giveUpAfterMs,
+      note,
+    });
+    if (end.kind === 'stopped') return end;
+    if (end.kind === 'gave-up') {
+      const behind = [...fleetRuns.values()].filter((feed) => feed.end === undefined);
+      const detail = `gave up after ${formatDuration(giveUpAfterMs ?? 0)} without progress (no page committed, no version applied); ${behind.length} feed(s) not drained, e.g. ${behind
+        .slice(0, 3)
+        .map((feed) => `${feed.feedId} (last run ${feed.lastRun ?? 'none'})`)
+        .join(', ')}`;
+      return { kind: 'gave-up', detail };
+    }
+    // The fleet ends as its worst feed: a refused token, then a documented stop; else it drained.
+    const failed = (kind: FleetFeedEnd) => feedIds.filter((feedId) => end.feeds.get(feedId) === kind);
+    const refused = failed('auth-failed');
+    const stopped = failed('feed-stopped');
+    const list = (ids: string[]) =>
+      `${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ` and ${ids.length - 5} more` : ''}`;
+    if (refused.length > 0) {
+      return {
+        kind: 'auth-failed',
+        detail: `${AUTH_FAILED_MESSAGE} for ${refused.length} feed(s): ${list(refused)}; the other feeds went on`,
+      };
+    }
+    if (stopped.length > 0) {
+      const kinds = [...new Set(stopped.map((feedId) => fleetRuns.get(feedId)?.lastRun ?? ''))];
+      return {
+        kind: 'feed-stopped',
+        stoppedBy: kinds.join(', '),
+        detail: `${stopped.length} feed(s) stopped (${kinds.join(', ')}): ${list(stopped)}; the other feeds went on`,
+      };
+    }
+    return { kind: 'caught-up' };
+  }
+
   // ---- event source: the consumer, up to `concurrency` batches at once ------------------------------
   const { eventSource } = deployment;
   await takeOverEventSource(aws, deployment, note);
@@ -569,23 +713,23 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     let detail: string | undefined;
     let stoppedBy: string | undefined;
     try {
-      const end = await allPollerLoops();
-      if (end.kind === 'auth-failed' || end.kind === 'gave-up') {
+      const end = options.fleet ? await fleetLoop(options.fleet.feedIds) : await allPollerLoops();
+      // A fleet's 401 ends one feed, not the run: the others' versions are applied before the summary.
+      const fleetRefused = options.fleet !== undefined && end.kind === 'auth-failed';
+      if ((end.kind === 'auth-failed' && !fleetRefused) || end.kind === 'gave-up') {
         outcome = end.kind;
         detail = end.detail;
-      } else if (end.kind === 'caught-up' || end.kind === 'feed-stopped') {
+      } else if (end.kind === 'caught-up' || end.kind === 'feed-stopped' || fleetRefused) {
         // What was published before the end (or the stop) is applied before the summary.
         while (!stopping) {
           if ((await refreshDepth()) === 0) {
-            outcome = end.kind === 'caught-up' ? 'drained' : 'feed-stopped';
+            outcome = end.kind === 'caught-up' ? 'drained' : end.kind;
             break;
           }
           await sleep(250);
         }
-        if (end.kind === 'feed-stopped') {
-          detail = end.detail;
-          stoppedBy = end.stoppedBy;
-        }
+        if (end.kind === 'feed-stopped' || end.kind === 'auth-failed') detail = end.detail;
+        if (end.kind === 'feed-stopped') stoppedBy = end.stoppedBy;
       }
     } finally {
       monitoring = false;
@@ -599,6 +743,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       elapsedMs: Date.now() - startedAt,
       ...(detail === undefined ? {} : { detail }),
       ...(stoppedBy === undefined ? {} : { stoppedBy }),
+      ...(options.fleet ? { feeds: [...fleetRuns.values()] } : {}),
     };
   })();
 

@@ -8,12 +8,14 @@
 //   6. the real handlers, driven as Lambda would drive them      (local-pipeline.ts: startLocalPipeline)
 //   7. the summary: tables, ledger, quarantine, dead letters     (readSummary)
 import { randomBytes } from 'node:crypto';
+import { DynamoFeedRegistry } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import { parsePartnerBaseUrl } from '../../functions/core/partner/url-policy.js';
 import type { LocalFeed } from '../deploy-local.js';
 import { DEFAULT_VENDORS, generatedVendorIds } from '../simulator/generated-feed.js';
 import type { AnyScenarioId, RunningSimulator } from '../simulator/index.js';
 import { ALL_SCENARIO_IDS } from '../simulator/types.js';
 import type { SalesTotal } from '../store/sales-ledger.js';
+import { scanOrders } from '../store/stored-order.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 import { queueDepth, readDataWithOrders, readHistoryCount, resetData } from './data.js';
 import {
@@ -28,8 +30,18 @@ import {
   storeToken,
 } from './deployment.js';
 import {
+  acceptedTokens,
+  type FleetFeed,
+  type FleetFeedEnd,
+  type FleetPlan,
+  fleetPlan,
+  MAX_FLEET_FEEDS,
+  registerFleet,
+} from './fleet.js';
+import {
   DEFAULT_TUNING,
   emptyCounters,
+  type FleetFeedRun,
   type LocalPipeline,
   type LocalTuning,
   type PipelineCounters,
@@ -44,6 +56,7 @@ import { giveUpAfterOf } from './scheduling.js';
 export { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 export { resetData } from './data.js';
 export { DEFAULT_STACK_NAME, readDeployment, subscriberQueues } from './deployment.js';
+export { MAX_FLEET_FEEDS } from './fleet.js';
 export { AUTH_FAILED_MESSAGE, DEFAULT_TUNING } from './local-pipeline.js';
 export { DEFAULT_GIVE_UP_AFTER_MS } from './scheduling.js';
 
@@ -89,6 +102,11 @@ export interface LocalRunOptions {
   feeds?: readonly LocalFeed[];
   /** Downstream subscriber queues to deploy (`--subscriber`): nothing local drains them. */
   subscribers?: readonly string[];
+  /**
+   * Built-in generated feed only: a fleet (`--feeds N`, fleet.ts) of `feeds` feeds registered at runtime and
+   * driven by the dispatcher, plus `revokedTokenFeeds` feeds whose token the simulator refuses (401).
+   */
+  fleet?: { feeds: number; revokedTokenFeeds: number };
 }
 
 export interface LocalRunEvents {
@@ -113,6 +131,8 @@ export interface ReadyInfo {
   /** Deployed PARTNER_BASE_URL, when this run overrides it. */
   overriddenBaseUrl: string | undefined;
   resetData: boolean;
+  /** A fleet's feeds, as registered. */
+  fleet?: FleetFeed[];
 }
 
 export interface LocalSummary {
@@ -147,6 +167,35 @@ export interface LocalSummary {
   counters: PipelineCounters;
   /** Built-in simulator only: does the table and ledger equal what the simulator served? */
   matchesExpected?: { orders: boolean; sales: boolean };
+  /** A fleet (`--feeds N`): each feed, in its order; the fields above are the fleet's totals. */
+  feeds?: FleetFeedSummary[];
+}
+
+/** One feed of a fleet in the summary: its configuration, how it ended, its runs' counts, its row's reason. */
+export interface FleetFeedSummary {
+  feedId: string;
+  vendorIds: string[];
+  tokenParameter: string;
+  /** Read with a token the simulator refuses (--revoked-token-feeds). */
+  revokedToken: boolean;
+  /** drained, auth-failed or feed-stopped; `running` when the run ended first (gave up, interrupted). */
+  outcome: FleetFeedEnd | 'running';
+  /** The poller's outcome of its last run (undefined: never ran). */
+  lastRun: string | undefined;
+  /** The registry row's state and the reason its last run left (a 401, a documented stop). */
+  state: string;
+  stopReason?: string;
+  /** Stored orders of its vendors. */
+  orders: number;
+  counters: {
+    polls: number;
+    pages: number;
+    versionsPublished: number;
+    quarantined: number;
+    partnerRetries: number;
+    rateLimitWaits: number;
+    cursorRecoveries: number;
+  };
 }
 
 export type SummaryOutcome = RunOutcome | 'error';
@@ -225,7 +274,27 @@ export function checkLocalRunOptions(options: LocalRunOptions): void {
       );
     }
     if (options.feeds !== undefined)
-      throw new LocalUsageError('--shards and --feeds each choose the feeds: give one of them');
+      throw new LocalUsageError('--shards and --overlapping-feeds each choose the feeds: give one of them');
+  }
+  if (options.fleet !== undefined) {
+    const { feeds, revokedTokenFeeds } = options.fleet;
+    if (!Number.isSafeInteger(feeds) || feeds < 1 || feeds > MAX_FLEET_FEEDS) {
+      throw new LocalUsageError(`--feeds must be an integer from 1 to ${MAX_FLEET_FEEDS}`);
+    }
+    if (!Number.isSafeInteger(revokedTokenFeeds) || revokedTokenFeeds < 0 || revokedTokenFeeds > feeds) {
+      throw new LocalUsageError('--revoked-token-feeds must be an integer from 0 to --feeds');
+    }
+    if (options.apiUrl !== undefined || options.scenario !== undefined) {
+      throw new LocalUsageError(
+        '--feeds deals the built-in generated feed’s vendors over a fleet: not with --api-url or --scenario ' +
+          '(N feeds that each read every vendor of any partner API: --overlapping-feeds N)',
+      );
+    }
+    if (options.shards !== undefined || options.feeds !== undefined) {
+      throw new LocalUsageError(
+        '--feeds, --shards and --overlapping-feeds each choose the feeds: give one of them',
+      );
+    }
   }
   if (options.orders !== undefined && (!Number.isSafeInteger(options.orders) || options.orders < 1)) {
     throw new LocalUsageError('--orders must be a positive integer');
@@ -328,7 +397,7 @@ export async function readSummary(
 
 export const MAX_OVERLAPPING_FEEDS = 5;
 
-/** `n` feeds `feed-1` … `feed-n`, each reading every vendor (`npm start -- --feeds n`, `npm run verify -- --feeds n`). */
+/** `n` feeds `feed-1` … `feed-n`, each reading every vendor (`npm start -- --overlapping-feeds n`, `npm run verify -- --feeds n`). */
 export function overlappingFeeds(n: number): LocalFeed[] {
   return Array.from({ length: n }, (_, index) => ({ id: `feed-${index + 1}` }));
 }
@@ -355,6 +424,69 @@ function checkDeployedFeeds(deployment: Deployment, feeds: readonly LocalFeed[] 
   }
 }
 
+/** Where a fleet's token parameters live: the deployment's default tokenParameterPath. */
+const FLEET_TOKEN_PATH = '/order-feed-ingester/';
+
+/** Each feed of a fleet: its plan, its runs, its row's state and reason, its vendors' stored orders. */
+async function fleetSummary(
+  aws: LocalAwsClients,
+  deployment: Deployment,
+  plan: FleetPlan,
+  runs: readonly FleetFeedRun[],
+): Promise<FleetFeedSummary[]> {
+  const registry = new DynamoFeedRegistry(aws.dynamo, deployment.cursorTable);
+  const orders = await scanOrders(aws, deployment.ordersTable);
+  const ordersByVendor = new Map<string, number>();
+  for (const item of orders.values()) {
+    const vendor = String(item.vendorId);
+    ordersByVendor.set(vendor, (ordersByVendor.get(vendor) ?? 0) + 1);
+  }
+  const byId = new Map(runs.map((run) => [run.feedId, run]));
+  const rows = new Map<string, Record<string, unknown> | undefined>();
+  for (let start = 0; start < plan.feeds.length; start += 10) {
+    await Promise.all(
+      plan.feeds
+        .slice(start, start + 10)
+        .map(async ({ feedId }) => rows.set(feedId, await registry.item(feedId))),
+    );
+  }
+  return plan.feeds.map(({ feedId, config, revoked }) => {
+    const run = byId.get(feedId);
+    const row = rows.get(feedId);
+    const vendorIds = config.vendorIds ?? [];
+    const {
+      feedId: _,
+      end,
+      lastRun,
+      ...counters
+    } = run ?? {
+      feedId,
+      end: undefined,
+      lastRun: undefined,
+      polls: 0,
+      pages: 0,
+      versionsPublished: 0,
+      quarantined: 0,
+      partnerRetries: 0,
+      rateLimitWaits: 0,
+      cursorRecoveries: 0,
+    };
+    const reason = row?.stopReason ?? row?.stateReason;
+    return {
+      feedId,
+      vendorIds,
+      tokenParameter: config.tokenParameterName,
+      revokedToken: revoked,
+      outcome: end ?? 'running',
+      lastRun,
+      state: typeof row?.feedState === 'string' ? row.feedState : 'enabled',
+      ...(typeof reason === 'string' ? { stopReason: reason } : {}),
+      orders: vendorIds.reduce((sum, vendor) => sum + (ordersByVendor.get(vendor) ?? 0), 0),
+      counters,
+    };
+  });
+}
+
 interface BuiltInSimulator {
   sim: RunningSimulator;
   scenario: AnyScenarioId | undefined;
@@ -362,7 +494,11 @@ interface BuiltInSimulator {
   seed: number | undefined;
 }
 
-async function startBuiltInSimulator(options: LocalRunOptions, token: string): Promise<BuiltInSimulator> {
+async function startBuiltInSimulator(
+  options: LocalRunOptions,
+  token: string,
+  fleet: FleetPlan | undefined,
+): Promise<BuiltInSimulator> {
   // Loaded only when used: runs against another partner API never load the simulator.
   const { startSimulator } = await import('../simulator/index.js');
   const scenario = options.scenario as AnyScenarioId | undefined;
@@ -378,7 +514,13 @@ async function startBuiltInSimulator(options: LocalRunOptions, token: string): P
   }
   const orders = options.orders ?? DEFAULT_ORDERS;
   const seed = options.seed ?? DEFAULT_SEED;
-  const sim = await startSimulator({ token, feed: { seed, orders }, ...rateLimit });
+  // A fleet reads more vendors than the default five, each token of its own feeds accepted but the revoked one.
+  const sim = await startSimulator({
+    token,
+    feed: { seed, orders, ...(fleet && fleet.vendors !== DEFAULT_VENDORS ? { vendors: fleet.vendors } : {}) },
+    ...(fleet ? { additionalTokens: acceptedTokens(fleet) } : {}),
+    ...rateLimit,
+  });
   return { sim, scenario, orders, seed };
 }
 
@@ -440,6 +582,12 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
 
     /** Steps 1–7; resolves with the summary of a run that ended, throws on an error. */
     const run = async (): Promise<LocalSummary> => {
+      // A fleet's feeds and tokens (fresh ones each run: the rows and SSM take them).
+      const fleet =
+        options.fleet &&
+        fleetPlan(options.fleet.feeds, options.fleet.revokedTokenFeeds, FLEET_TOKEN_PATH, () =>
+          randomBytes(24).toString('base64url'),
+        );
       if (options.awsEndpoint === undefined) {
         moto = await startMoto();
         awsEndpoint = moto.endpoint;
@@ -451,7 +599,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         token ??=
           options.awsEndpoint === undefined ? undefined : await readStoredToken(aws, DEFAULT_TOKEN_PARAMETER);
         token ??= randomBytes(24).toString('base64url');
-        builtIn = await startBuiltInSimulator(options, token);
+        builtIn = await startBuiltInSimulator(options, token, fleet);
         apiUrl = builtIn.scenario === undefined ? builtIn.sim.url : `${builtIn.sim.url}/${builtIn.scenario}`;
       }
       if (token === undefined) throw new LocalUsageError('a partner API token is required with --api-url');
@@ -473,6 +621,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
       deployment = found;
       await storeToken(aws, deployment.tokenParameterName, token);
       if (options.resetData) await resetData(aws, deployment);
+      if (fleet) await registerFleet(aws, deployment, fleet);
       if (stopRequested) return summaryWithoutData('interrupted');
 
       const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
@@ -489,6 +638,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         giveUpAfterMs,
         overriddenBaseUrl: deployedBaseUrl !== apiUrl ? deployedBaseUrl : undefined,
         resetData: options.resetData ?? false,
+        ...(fleet ? { fleet: fleet.feeds } : {}),
       });
       pipeline = await startLocalPipeline({
         aws,
@@ -500,10 +650,16 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         tuning,
         note,
         ...(events.onProgress ? { onProgress: events.onProgress } : {}),
+        ...(fleet ? { fleet: { feedIds: fleet.feeds.map((feed) => feed.feedId) } } : {}),
       });
       if (stopRequested) pipeline.stop();
       const result = await pipeline.done;
-      return await readSummary(
+      // A fleet whose refused feeds read vendors other feeds read too: the rest must still reach the whole feed.
+      const checked =
+        result.outcome === 'drained' ||
+        result.outcome === 'feed-stopped' ||
+        (fleet !== undefined && result.outcome === 'auth-failed');
+      const summary = await readSummary(
         aws,
         deployment,
         {
@@ -517,10 +673,10 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
           deploy: { deployed: stack.deployed, ms: stack.deployMs },
         },
         // Only a run that drained, or stopped where its scenario documents a stop, is expected to have reached it.
-        builtIn && (result.outcome === 'drained' || result.outcome === 'feed-stopped')
-          ? await expectedOf(builtIn)
-          : undefined,
+        builtIn && checked ? await expectedOf(builtIn) : undefined,
       );
+      if (fleet) summary.feeds = await fleetSummary(aws, deployment, fleet, result.feeds ?? []);
+      return summary;
     };
 
     /** What an error left: the data so far when there is a deployment to read it from. */

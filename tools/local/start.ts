@@ -44,12 +44,21 @@ Partner API
   --token-rate-limit R built-in simulator: allow each token R requests per second (a burst of R), 429 with
                        Retry-After beyond, as a rate-limiting partner does: the feeds (--shards) then pace
                        themselves through the token's shared request budget
-  --feeds N            deploy N feeds (orderFeed.feeds, 1 to 5) that each read every vendor: they overlap,
+  --feeds N            built-in generated feed: a fleet of N feeds (1 to 1000) registered in the feed
+                       registry at runtime, the feed's vendors dealt between them (max(5, N) vendors),
+                       4 feeds to a token parameter (sharing its request budget); the dispatcher runs
+                       every minute and on each poller's request, each batch a poller invocation here.
+                       The deployment's own feed is paused. The summary lists every feed (tools/local/README.md)
+  --revoked-token-feeds K
+                       with --feeds: K more feeds re-reading the first feeds' vendors with a token the
+                       simulator refuses (401): they stop, with the reason on their row; the others go on
+  --overlapping-feeds N
+                       deploy N feeds (orderFeed.feeds, 1 to 5) that each read every vendor: they overlap,
                        so every version arrives N times and the version guard keeps one (any partner API;
-                       needs a fresh emulator)
+                       needs a fresh emulator). Was --feeds N before fleets
   --shards N           built-in simulator: deploy N feeds (orderFeed.feeds) that split the generated
-                       feed's vendors between them, each with its own poller, cursor and lease, run side
-                       by side (1 to 5; needs a fresh emulator: moto cannot update a deployed stack)
+                       feed's vendors between them, each with its own scheduler, cursor and lease, run side
+                       by side (1 to 5; needs a fresh emulator)
   --token-file PATH    file holding the partner token; else env PARTNER_API_TOKEN. Required with
                        --api-url. The built-in simulator otherwise uses the token an earlier run stored at
                        --aws-endpoint, or a random one. Stored in the emulator's SSM as a SecureString,
@@ -156,6 +165,8 @@ const FLAGS = {
   shards: { type: 'string' },
   'token-rate-limit': { type: 'string' },
   feeds: { type: 'string' },
+  'revoked-token-feeds': { type: 'string' },
+  'overlapping-feeds': { type: 'string' },
   subscriber: { type: 'string', multiple: true },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -208,13 +219,19 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     }
     options.tokenRateLimit = tokenRateLimit;
   }
-  const feeds = integerFlag('feeds', values.feeds);
-  if (feeds !== undefined) {
-    if (feeds < 1 || feeds > MAX_OVERLAPPING_FEEDS) {
-      throw new LocalUsageError(`--feeds must be an integer from 1 to ${MAX_OVERLAPPING_FEEDS}`);
+  const overlapping = integerFlag('overlapping-feeds', values['overlapping-feeds']);
+  if (overlapping !== undefined) {
+    if (overlapping < 1 || overlapping > MAX_OVERLAPPING_FEEDS) {
+      throw new LocalUsageError(`--overlapping-feeds must be an integer from 1 to ${MAX_OVERLAPPING_FEEDS}`);
     }
-    options.feeds = overlappingFeeds(feeds);
+    options.feeds = overlappingFeeds(overlapping);
   }
+  const fleet = integerFlag('feeds', values.feeds);
+  const revoked = integerFlag('revoked-token-feeds', values['revoked-token-feeds']);
+  if (revoked !== undefined && fleet === undefined) {
+    throw new LocalUsageError('--revoked-token-feeds adds feeds to a fleet: give --feeds N too');
+  }
+  if (fleet !== undefined) options.fleet = { feeds: fleet, revokedTokenFeeds: revoked ?? 0 };
   const giveUpAfter = values['give-up-after'];
   if (giveUpAfter !== undefined) options.giveUpAfterMs = durationFlag('--give-up-after', giveUpAfter);
   return {
@@ -247,7 +264,9 @@ export function resumeCommand(cli: Cli, awsEndpoint: string): string {
     ['--seed', options.seed],
     ['--token-rate-limit', options.tokenRateLimit],
     ['--shards', options.shards],
-    ['--feeds', options.feeds?.length],
+    ['--overlapping-feeds', options.feeds?.length],
+    ['--feeds', options.fleet?.feeds],
+    ['--revoked-token-feeds', options.fleet?.revokedTokenFeeds || undefined],
     ...(options.subscribers ?? []).map((name): [string, string] => ['--subscriber', name]),
     ['--give-up-after', cli.giveUpAfter],
     ['--summary-json', cli.summaryJson],

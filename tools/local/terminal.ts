@@ -47,7 +47,9 @@ export function formatBanner(ready: ReadyInfo): string[] {
     ...(deployment.pollers.length > 1
       ? [
           `feeds          ${deployment.pollers
-            .map(({ feedId, function: fn }) => `${feedId} (${fn.environment.VENDOR_IDS ?? 'all vendors'})`)
+            .map(
+              ({ feedId, initial }) => `${feedId} (${initial.config.vendorIds?.join(',') ?? 'all vendors'})`,
+            )
             .join(', ')}: one poller each, side by side`,
         ]
       : []),

@@ -115,7 +115,7 @@ async function runScenario(
 ): Promise<ScenarioRun & { gaveUp?: string }> {
   const summaryPath = join(workDir, `summary-${randomBytes(4).toString('hex')}.json`);
   const args = ['--import', 'tsx', START, '--aws-endpoint', endpoint, '--api-url', apiUrl, '--reset-data'];
-  if (options.feeds !== undefined) args.push('--feeds', String(options.feeds));
+  if (options.feeds !== undefined) args.push('--overlapping-feeds', String(options.feeds));
   if (options.giveUpAfter !== undefined) args.push('--give-up-after', options.giveUpAfter);
   const exitCode = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, [...args, '--summary-json', summaryPath], {

@@ -33,6 +33,21 @@ describe('npm start flags', () => {
     [['--give-up-after', '25h'], '--give-up-after must be a duration from 1s to 24h'],
     [['--give-up-after', '1.5m'], '--give-up-after must be a duration'],
     [['--senario', 'test-versioning'], "Unknown option '--senario'; did you mean --scenario?"],
+    // --feeds N was N overlapping feeds of any partner API: that use now names its new spelling.
+    [
+      ['--feeds', '2', '--api-url', 'http://127.0.0.1:9/x'],
+      'not with --api-url or --scenario (N feeds that each read every vendor of any partner API: --overlapping-feeds N)',
+      { PARTNER_API_TOKEN: 't' },
+    ],
+    [['--feeds', '2', '--scenario', 'test-versioning'], '--overlapping-feeds N'],
+    [['--feeds', '1001'], '--feeds must be an integer from 1 to 1000'],
+    [
+      ['--feeds', '3', '--revoked-token-feeds', '4'],
+      '--revoked-token-feeds must be an integer from 0 to --feeds',
+    ],
+    [['--revoked-token-feeds', '1'], 'give --feeds N too'],
+    [['--feeds', '3', '--shards', '2'], 'each choose the feeds: give one of them'],
+    [['--overlapping-feeds', '6'], '--overlapping-feeds must be an integer from 1 to 5'],
   ] as Array<[string[], string, NodeJS.ProcessEnv?]>)(
     'refuses %j before starting anything',
     (argv, message, env = {}) => {
@@ -54,7 +69,7 @@ describe('npm start flags', () => {
       [
         ...['--api-url', 'http://127.0.0.1:9/test-versioning', '--token-file', tokenFile, '--reset-data'],
         ...[
-          '--feeds',
+          '--overlapping-feeds',
           '2',
           '--subscriber',
           'billing',
@@ -71,7 +86,7 @@ describe('npm start flags', () => {
     const command = resumeCommand(cli, 'http://localhost:41191');
 
     expect(command).toBe(
-      `npm start -- --aws-endpoint http://localhost:41191 --api-url http://127.0.0.1:9/test-versioning --token-file '${tokenFile}' --feeds 2 --subscriber billing --give-up-after 15s --summary-json out.json`,
+      `npm start -- --aws-endpoint http://localhost:41191 --api-url http://127.0.0.1:9/test-versioning --token-file '${tokenFile}' --overlapping-feeds 2 --subscriber billing --give-up-after 15s --summary-json out.json`,
     );
     expect(command).not.toContain('secret-token-4f1d');
     // The built-in simulator: its feed again (the token is the one stored at the endpoint).
