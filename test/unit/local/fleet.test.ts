@@ -2,10 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { acceptedTokens, FEEDS_PER_TOKEN, fleetFeedEnd, fleetPlan } from '../../../tools/local/fleet.js';
 import { generatedVendorIds } from '../../../tools/simulator/generated-feed.js';
 
+/** Distinct tokens, one a call. */
+function counter(): () => string {
+  let next = 0;
+  return () => {
+    next += 1;
+    return `token-${next}`;
+  };
+}
+
 describe('a local fleet (npm start -- --feeds N)', () => {
   it('deals every vendor of the generated feed to exactly one of N feeds, four feeds to a token parameter', () => {
-    let next = 0;
-    const plan = fleetPlan(50, 0, '/order-feed-ingester/', () => `token-${(next += 1)}`);
+    const plan = fleetPlan(50, 0, '/order-feed-ingester/', counter());
 
     expect(plan.vendors).toBe(50);
     expect(plan.feeds.map((feed) => feed.feedId).slice(0, 2)).toEqual(['feed-001', 'feed-002']);
@@ -35,8 +43,7 @@ describe('a local fleet (npm start -- --feeds N)', () => {
   });
 
   it('adds revoked-token feeds over the first feeds’ vendors, with a token the partner is not given', () => {
-    let next = 0;
-    const plan = fleetPlan(3, 1, '/order-feed-ingester/', () => `token-${(next += 1)}`);
+    const plan = fleetPlan(3, 1, '/order-feed-ingester/', counter());
 
     const revoked = plan.feeds.filter((feed) => feed.revoked);
     expect(revoked.map((feed) => [feed.feedId, feed.config.vendorIds])).toEqual([
