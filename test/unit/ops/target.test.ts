@@ -57,9 +57,14 @@ describe('targetFromOutputs', () => {
         },
       ],
       pollers: { orders: 'poller-fn' },
+      // A stack of a poller per feed: no dispatcher to ask for a dispatch.
+      dispatcher: undefined,
     });
     const outputs = { ...OUTPUTS, HistoryTableName: 'history-table' };
     expect(targetFromOutputs('Stack', outputs, {}, {}).historyTable).toBe('history-table');
+    // A fleet's stack (infra adds the output): its dispatcher, no poller of a feed's own.
+    const fleet = targetFromOutputs('Stack', { ...OUTPUTS, DispatcherFunctionName: 'dispatcher-fn' }, {}, {});
+    expect(fleet).toMatchObject({ dispatcher: 'dispatcher-fn', pollers: {} });
   });
 
   it('names a missing output', () => {
