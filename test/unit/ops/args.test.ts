@@ -113,17 +113,7 @@ describe('parseOpsArgs', () => {
     [['feeds', 'list', '--stalest=4'], { stalest: 4 }],
     [['feeds', 'show', 'eu'], { command: 'feeds show', feedId: 'eu' }],
     [
-      [
-        'feeds',
-        'set',
-        'eu',
-        '--schedule-minutes',
-        '5',
-        '--unset',
-        'vendor-ids',
-        '--unset',
-        'from-timestamp',
-      ],
+      ['feeds', 'set', 'eu', '--schedule-minutes', '5', '--unset', 'vendor-ids', '--unset', 'from-timestamp'],
       { command: 'feeds set', changes: { scheduleMinutes: 5, vendorIds: null, fromTimestamp: null } },
     ],
     [
