@@ -54,9 +54,9 @@ export class FeedRegistryAdmin {
     const pages = paginateScan({ client: this.client }, { TableName: this.tableName, ConsistentRead: true });
     for await (const page of pages) {
       for (const raw of page.Items ?? []) {
-        const item = unmarshall(raw);
-        if (typeof item.feedId === 'string' && isFeedId(item.feedId))
-          records.push(recordOf(item.feedId, item));
+        // By the key first: another item may hold what unmarshall refuses (a backfill's int64 version).
+        const feedId = raw.feedId?.S;
+        if (feedId !== undefined && isFeedId(feedId)) records.push(recordOf(feedId, unmarshall(raw)));
       }
     }
     return records.sort((a, b) => (a.feedId < b.feedId ? -1 : a.feedId > b.feedId ? 1 : 0));

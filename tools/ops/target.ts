@@ -122,17 +122,19 @@ export async function discoverFeeds(aws: AwsAt, target: OpsTarget): Promise<stri
   return [...feeds].sort();
 }
 
-/** `--feed`, or the only feed; several feeds and no `--feed` is an error naming them. */
+/** `--feed`, or the only feed; several feeds and no `--feed` is an error naming them (a fleet's first few). */
 export function resolveFeed(requested: string | undefined, feeds: readonly string[]): string {
+  const named = (ids: readonly string[]) =>
+    ids.length <= 10 ? ids.join(', ') : `${ids.slice(0, 10).join(', ')}, … ${ids.length} in all: feeds list`;
   if (requested !== undefined) {
     if (!feeds.includes(requested)) {
       throw new CommandError(
-        `unknown feed "${requested}" (known: ${feeds.length > 0 ? feeds.join(', ') : 'none'})`,
+        `unknown feed "${requested}" (known: ${feeds.length > 0 ? named(feeds) : 'none'})`,
       );
     }
     return requested;
   }
   if (feeds.length === 1) return feeds[0] as string;
   if (feeds.length === 0) throw new CommandError('the stack has no feed (no poller and no cursor item)');
-  throw new CommandError(`the stack has several feeds (${feeds.join(', ')}): pass --feed ID`);
+  throw new CommandError(`the stack has several feeds (${named(feeds)}): pass --feed ID`);
 }
