@@ -1,5 +1,5 @@
 // `ops feeds …` and `ops status` in-process through runOps against emulated AWS (moto): the stack's tables,
-// queues and bucket created from its template (tools/harness/pipeline.ts), and stacks in the emulator whose
+// queues and bucket created from its template before each test (pipelineOnMoto), and stacks in the emulator whose
 // outputs name them: a fleet's (a dispatcher function, output DispatcherFunctionName), one without that output,
 // and one of a poller per feed (FeedPollers, as deployed today). What the rows hold is read back through the
 // registry adapter the dispatcher scans with, and runs leave their cursor through the poller's cursor store.
@@ -7,36 +7,29 @@
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { DynamoFeedRegistry } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import { budgetItemKey } from '../../functions/core/adapters/dynamo-request-budget.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
-import {
-  createPipelineResources,
-  type PipelineResources,
-  useEmulator,
-} from '../../tools/harness/pipeline.js';
-import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+import type { AwsAt } from '../../tools/aws.js';
+import type { PipelineResources } from '../../tools/harness/pipeline.js';
+import { pipelineOnMoto } from '../support/handlers.js';
+import { EMULATOR_ENV, type RunningMoto } from '../support/moto.js';
 import { createStackWithOutputs, runOpsCaptured } from '../support/ops.js';
 
 const TOKEN = '/order-feed-ingester/eu-token';
 const TOKEN_VALUE = 'eu-secret-token-4f1d9a77';
 const MINUTE = 60_000;
+const pipeline = pipelineOnMoto();
 let moto: RunningMoto;
-let aws: ReturnType<typeof useEmulator>;
+let aws: AwsAt;
 let resources: PipelineResources;
 let cursors: DynamoCursorStore;
 let registry: DynamoFeedRegistry;
 
-beforeAll(async () => {
-  moto = await startMoto();
-  aws = useEmulator(moto);
-});
-afterAll(async () => moto?.stop());
 beforeEach(async () => {
-  await moto.reset();
-  resources = await createPipelineResources(aws);
+  ({ moto, aws, resources } = pipeline);
   const outputs = {
     OrdersTableName: resources.ordersTable,
     HistoryTableName: resources.historyTable,

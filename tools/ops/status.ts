@@ -9,6 +9,7 @@
 // The last run's outcome is what the poller recorded on the cursor item when it gave its lease up
 // (`lastRunOutcome`, `lastRunAt`); a run that crashed or never released leaves the previous one there.
 
+import type { FleetGauges } from '../../functions/core/fleet/dispatch.js';
 import type { FeedConfig, FeedState } from '../../functions/core/fleet/feed-config.js';
 import type { AwsAt } from '../aws.js';
 import { CommandError } from '../cli-args.js';
@@ -44,15 +45,11 @@ export interface FeedStatus {
   authBackoffUntil: string | undefined;
 }
 
-/** Every feed by state; `unregistered`: items without a registry row (each also counted as enabled). */
-export interface FleetCounts {
-  feeds: number;
-  enabled: number;
-  paused: number;
-  stopped: number;
-  removed: number;
-  unregistered: number;
-}
+/** Every feed by state, as the dispatcher's gauges count them; `unregistered`: items without a registry row. */
+export type FleetCounts = Pick<
+  FleetGauges,
+  'feeds' | 'enabled' | 'paused' | 'stopped' | 'removed' | 'unregistered'
+>;
 
 export interface QueueStatus {
   name: string;
@@ -201,7 +198,7 @@ export function feedStatusOf(
 }
 
 export function countByState(feeds: readonly FeedStatus[]): FleetCounts {
-  const count = (state: FeedState) => feeds.filter((feed) => feed.state === state).length;
+  const count = (state: FeedState) => feeds.filter((feed) => feed.registered && feed.state === state).length;
   return {
     feeds: feeds.length,
     enabled: count('enabled'),
