@@ -167,7 +167,7 @@ export interface HandlerEnvironments {
 
 /**
  * The handlers' environments: each function's deployed variables (Lambda-only NODE_OPTIONS left out)
- * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and quiet logs and no metrics
+ * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and silent logs and no metrics
  * unless verbose. Their own names do not collide; the POWERTOOLS_* ones do, hence one map each.
  */
 export function handlerEnvironments(
@@ -175,9 +175,10 @@ export function handlerEnvironments(
   tuning: LocalTuning,
 ): HandlerEnvironments {
   const { deployment } = options;
+  // Quiet: the handlers print nothing themselves; their warnings and errors become notes (noteLogs).
   const quiet: Record<string, string> = options.verbose
     ? {}
-    : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' };
+    : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'SILENT' };
   const pollers = deployment.pollers.map(({ feedId, function: fn }) => {
     const env: Record<string, string> = {
       ...fn.environment,
@@ -253,6 +254,40 @@ function reportRetryLater(logger: Logger, report: (failure: string) => void): vo
   };
 }
 
+/**
+ * Without --verbose a handler prints no log line of its own (JSON among local mode's lines is hard to read):
+ * each warning or error it logs becomes one of local mode's one-line notes instead (`who`: the function, and
+ * the feed when there are several), its message and the error it names, the first time that message comes;
+ * repeats are what the counters and the progress line show (--verbose prints every line as deployed).
+ */
+export function noteLogs(logger: Logger, note: (message: string) => void, who: string): void {
+  const seen = new Set<string>();
+  for (const level of ['warn', 'error', 'critical'] as const) {
+    const log = logger[level];
+    logger[level] = (...args: Parameters<Logger['warn']>) => {
+      const [input, extra] = args;
+      const message = typeof input === 'string' ? input : String(input.message ?? '');
+      if (!seen.has(message)) {
+        seen.add(message);
+        note(`${who}: ${message}${errorOf(extra)}`);
+      }
+      Reflect.apply(log, logger, args);
+    };
+  }
+}
+
+/** The error a log line's attributes name (an Error, or `error` as text or as { message }), as ": …". */
+function errorOf(extra: unknown): string {
+  if (extra instanceof Error) return `: ${extra.message}`;
+  const error =
+    typeof extra === 'object' && extra !== null ? (extra as { error?: unknown }).error : undefined;
+  if (typeof error === 'string') return `: ${error}`;
+  if (typeof error === 'object' && error !== null && typeof (error as Error).message === 'string') {
+    return `: ${(error as Error).message}`;
+  }
+  return '';
+}
+
 /** Why local mode gave up, naming the window and the last run's failure. */
 function giveUpDetail(giveUpAfterMs: number, lastFailure: string | undefined): string {
   const waited = `after ${formatDuration(giveUpAfterMs)} without progress (no page committed, no version applied)`;
@@ -288,8 +323,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const consumerTotals = { applied: 0, stale: 0 };
   // A version applied is progress for every feed (scheduling.ts, lastProgressAt).
   let versionAppliedAt: number | undefined;
+  const consumerObservability = createObservability('order-feed-consumer', environments.consumer);
+  if (!options.verbose) noteLogs(consumerObservability.logger, note, 'consumer');
   const consumer = buildConsumer(aws, loadConsumerConfig(environments.consumer), {
-    ...createObservability('order-feed-consumer', environments.consumer),
+    ...consumerObservability,
     onBatchSettled: (counts) => {
       consumerTotals.applied += counts.applied;
       consumerTotals.stale += counts.stale;
@@ -306,6 +343,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     const observability = createObservability('order-feed-poller', env);
     const poller = singleFeedPoller(aws, env, observability);
     reportRetryLater(observability.logger, (failure) => reportedFailures.set(poller.feedId, failure));
+    if (!options.verbose) {
+      const who = environments.pollers.length > 1 ? `feed ${poller.feedId}: poller` : 'poller';
+      noteLogs(observability.logger, note, who);
+    }
     return { feedId: poller.feedId, deployed, poller };
   });
   type Feed = (typeof feeds)[number];
@@ -426,7 +467,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         case 'end-auth-failed':
           return { kind: 'auth-failed', detail: decision.detail };
         case 'end-feed-stopped':
-          note(`${feedLabel(feed)}${decision.detail}`);
+          // The summary's headline says it for one feed; with several it does not say which.
+          if (feeds.length > 1) note(`${feedLabel(feed)}${decision.detail}`);
           return { kind: 'feed-stopped', stoppedBy: decision.kind, detail: decision.detail };
         case 'stall':
           stalled += 1;
