@@ -4,6 +4,8 @@
 // and one of a poller per feed (FeedPollers, as deployed today). What the rows hold is read back through the
 // registry adapter the dispatcher scans with, and runs leave their cursor through the poller's cursor store.
 // The flags, plans and texts alone: test/unit/ops/args.test.ts and formatting.test.ts.
+
+import { Logger } from '@aws-lambda-powertools/logger';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -12,8 +14,16 @@ import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-s
 import { DynamoFeedRegistry } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import { budgetItemKey } from '../../functions/core/adapters/dynamo-request-budget.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
+import { buildDispatcher } from '../../functions/dispatcher/build-dispatcher.js';
+import { loadDispatcherConfig } from '../../functions/dispatcher/config.js';
+import { buildPoller } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import type { AwsAt } from '../../tools/aws.js';
 import type { PipelineResources } from '../../tools/harness/pipeline.js';
+import { pipelineEnv } from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
+import { dispatchRequestEvent } from '../../tools/ops/feeds.js';
+import { startSimulator } from '../../tools/simulator/index.js';
 import { pipelineOnMoto } from '../support/handlers.js';
 import { EMULATOR_ENV, type RunningMoto } from '../support/moto.js';
 import { createStackWithOutputs, runOpsCaptured } from '../support/ops.js';
@@ -21,6 +31,7 @@ import { createStackWithOutputs, runOpsCaptured } from '../support/ops.js';
 const TOKEN = '/order-feed-ingester/eu-token';
 const TOKEN_VALUE = 'eu-secret-token-4f1d9a77';
 const MINUTE = 60_000;
+const silent = new Logger({ serviceName: 'test', logLevel: 'SILENT' });
 const pipeline = pipelineOnMoto();
 let moto: RunningMoto;
 let aws: AwsAt;
@@ -162,6 +173,44 @@ describe('ops feeds add', () => {
     expect(withoutOutput.stdout).toContain('The dispatcher polls it at its next tick (within a minute');
     expect(perFeed.code, perFeed.stderr).toBe(0);
     expect(JSON.parse(perFeed.stdout)).toMatchObject({ applied: true, dispatch: 'per-feed-stack' });
+  });
+
+  it('leads to the first poll without a deploy: the request it sends starts the dispatcher, whose batch polls the new feed', async () => {
+    const sim = await startSimulator({
+      token: TOKEN_VALUE,
+      feed: { seed: 5, orders: 8, vendors: 2, currencies: ['EUR'] },
+    });
+    try {
+      const added = await fleet('feeds', 'add', 'eu', '--token-parameter', TOKEN, '--vendor-ids', 'vendor-1');
+      expect(added.stdout).toContain('Asked the dispatcher');
+      // moto cannot run a function: the dispatcher and the poller it starts run here, on the event ops sends.
+      const env = pipelineEnv(resources, sim.url, { DOWNSTREAM_QUEUE_URLS: '{}' });
+      const poller = buildPoller(aws, loadPollerConfig(env), { logger: silent });
+      const runs: Array<Promise<unknown>> = [];
+      const dispatcher = buildDispatcher(
+        { dynamo: aws.dynamo, ssm: aws.ssm, lambda: aws.lambda },
+        loadDispatcherConfig({ CURSOR_TABLE_NAME: resources.cursorTable, POLLER_FUNCTION_NAME: 'poller' }),
+        {
+          startPoller: async (event) => void runs.push(poller(event, lambdaContext('poller', 60_000))),
+          unreservedConcurrency: async () => undefined,
+          logger: silent,
+        },
+      );
+      await dispatcher(
+        dispatchRequestEvent(Date.now(), 'ops feeds add'),
+        lambdaContext('dispatcher', 60_000),
+      );
+      await Promise.all(runs);
+
+      expect(runs).toHaveLength(1);
+      const polled = sim.requests.filter((request) => request.status === 200);
+      expect(polled.length).toBeGreaterThan(0);
+      for (const request of polled)
+        expect(new URL(request.url, sim.url).searchParams.getAll('vendorIds')).toEqual(['vendor-1']);
+      expect(await itemOf('eu')).toMatchObject({ feedState: 'enabled', lastRunOutcome: 'caught-up' });
+    } finally {
+      await sim.close();
+    }
   });
 });
 

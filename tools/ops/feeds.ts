@@ -7,6 +7,7 @@
 // → write (unless --dry-run) → after `add` and `resume`, ask the dispatcher for a dispatch at once.
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { FeedRegistryConflictError } from '../../functions/core/adapters/dynamo-feed-registry.js';
+import type { DispatchRequest } from '../../functions/core/fleet/dispatch.js';
 import {
   changedFeedConfig,
   type FeedConfig,
@@ -358,9 +359,12 @@ function configDifferences(before: FeedConfig, after: FeedConfig): string[] {
   });
 }
 
-/** The event that asks the dispatcher for a dispatch now (a scan that starts after `requestedAt` sees the row). */
-export function dispatchRequestEvent(requestedAt: number, requestedBy: string) {
-  return { dispatchRequest: { requestedAt, requestedBy } };
+/**
+ * The event that asks the dispatcher for a dispatch now (a scan that starts after `requestedAt` sees the row):
+ * the dispatcher's own type (dispatchRequestOf), as a poller sends it.
+ */
+export function dispatchRequestEvent(requestedAt: number, requestedBy: string): DispatchRequest {
+  return { dispatchRequest: { requestedAt, by: requestedBy } };
 }
 
 export interface DispatchAsked {
