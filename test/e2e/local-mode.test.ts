@@ -228,7 +228,7 @@ describe('npm start', () => {
     expect(run.stdout + run.stderr).not.toContain(TOKEN);
   }, 180_000);
 
-  it('ends with the documented stop (exit 5), keeping what it was served, against a partner whose cursor is stuck (hasMore with the same cursor)', async () => {
+  it('ends with the documented stop (exit 5), keeping what it was served and saying so once, in its own lines, against a partner whose cursor is stuck (hasMore with the same cursor)', async () => {
     const partner = await startScriptedServer();
     partner.setFallback((request) =>
       request.query.get('pageId') === 'stuck'
@@ -255,7 +255,16 @@ describe('npm start', () => {
         stoppedBy: 'stuck-cursor',
         orders: 1,
       });
-      expect(run.stderr).toContain('tools/RUNBOOK.md');
+      // What a user reads: the stop said once (the summary's headline: why, and where the runbook is), the
+      // poller's warning as one of local mode's lines, no handler JSON (without --verbose).
+      const output = run.stdout + run.stderr;
+      expect(output.split("the poller ended 'stuck-cursor'")).toHaveLength(2);
+      expect(run.stdout).toContain('tools/RUNBOOK.md');
+      expect(run.stdout).toContain(
+        '· poller: partner answered hasMore with a cursor it was already sent; ending the run',
+      );
+      expect(output.split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
+      expect(run.stderr).toContain('error: the feed stopped (stuck-cursor): see the summary above');
       // Local mode stops at the first run that ends stuck, instead of asking again.
       expect(partner.requests.length).toBeLessThan(20);
     } finally {

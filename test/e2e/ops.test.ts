@@ -494,4 +494,44 @@ describe('npm run ops', () => {
     expect(keys).not.toContain(quarantineKey(nowValid));
     expect(keys).toContain(`retried/${quarantineKey(nowValid).slice('quarantine/'.length)}`);
   });
+
+  // Last: it adds a second feed, which the commands above would then ask --feed for.
+  it('feeds add writes a row into the deployed cursor table beside the feed the stack polls; list, show and status see both', async () => {
+    const token = deployment.tokenParameterName;
+
+    const added = await opsJson<{ applied: boolean; dispatch: string }>(
+      ...['feeds', 'add', 'eu', '--token-parameter', token, '--vendor-ids', 'vendor-1'],
+    );
+    const listed = await opsJson<Array<{ feedId: string; registered: boolean; state: string }>>(
+      'feeds',
+      'list',
+    );
+    const shown = await ops('feeds', 'show', FEED);
+    const status = await opsJson<{ fleet: Record<string, number> }>('status');
+
+    // A stack of a poller per feed polls the feeds it was deployed with; a fleet's is asked for a dispatch.
+    expect(added).toEqual(
+      expect.objectContaining({
+        applied: true,
+        dispatch: outputs.DispatcherFunctionName === undefined ? 'per-feed-stack' : 'requested',
+      }),
+    );
+    expect(await cursorItem('eu')).toMatchObject({
+      feedState: 'enabled',
+      config: { vendorIds: ['vendor-1'] },
+    });
+    expect(listed.map((feed) => [feed.feedId, feed.registered, feed.state])).toEqual([
+      ['eu', true, 'enabled'],
+      [FEED, outputs.DispatcherFunctionName !== undefined, 'enabled'],
+    ]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/last run\s+caught-up at /);
+    // On a stack of a poller per feed, the feed it was deployed with has no registry row: it counts as unregistered.
+    const fleetStack = outputs.DispatcherFunctionName !== undefined;
+    expect(status.fleet).toMatchObject({
+      feeds: 2,
+      enabled: fleetStack ? 2 : 1,
+      unregistered: fleetStack ? 0 : 1,
+    });
+  });
 });

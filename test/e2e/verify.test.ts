@@ -49,6 +49,8 @@ describe('npm run verify', () => {
     ]);
 
     expect(result.code, result.stdout + result.stderr).toBe(0);
+    // The AWS SDK's Node.js 20 notice is turned off, as in every CLI of the tools.
+    expect(result.stderr).not.toContain('NodeVersionSupportWarning');
     expect(result.stdout).toMatch(/test-versioning\s+PASS/);
     expect(result.stdout).toMatch(/test-rate-limit\s+PASS/);
     expect(result.stdout).toContain('2 passed, 0 failed');

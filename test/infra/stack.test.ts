@@ -1036,7 +1036,7 @@ describe('the saved query for one feed', () => {
     expect(query.Properties).toEqual({
       Name: 'order-feed-ingester/OrderFeedIngester/Default/feed-detail',
       QueryString: [
-        'fields @timestamp, level, message, outcome, pages, versionsPublished, secondsSinceCaughtUp, error.message',
+        'fields @timestamp, level, message, kind, pages, versionsPublished, quarantined, secondsSinceCaughtUp, correlationId, error.message',
         '| filter feedId = "FEED_ID"',
         '| sort @timestamp desc',
         '| limit 200',

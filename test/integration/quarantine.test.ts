@@ -19,6 +19,7 @@ import {
   quarantinedKeys,
   scanOrders,
 } from '../../tools/harness/pipeline.js';
+import { feedOfEnvironment, singleFeedBatch, writeFeedRow } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import {
   judgeQuarantined,
@@ -96,14 +97,19 @@ describe('quarantine', () => {
       body: { data: [sampleOrder({ id: 1 }), unknownStatus], hasMore: false, nextPageId: 'page-2' },
     };
     partner.script(page, page);
-    // As a cold start does: the entry modules read process.env and wire the real clients at import.
-    Object.assign(process.env, pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' }));
+    // As a cold start does: the entry modules read process.env and wire the real clients at import. The
+    // feed is a row of the cursor table; the dispatcher's batch names it.
+    const env = pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' });
+    Object.assign(process.env, env);
+    const feed = feedOfEnvironment(env);
+    await writeFeedRow(aws.dynamo, resources.cursorTable, feed);
     vi.resetModules();
     const poller = await import('../../functions/poller/handler.js');
     const consumer = await import('../../functions/consumer/handler.js');
 
-    await poller.handler({}, lambdaContext('poller', 60_000));
-    await poller.handler({}, lambdaContext('poller', 60_000)); // the partner answers the cursor with the same page
+    await poller.handler(singleFeedBatch(feed.feedId, 60_000), lambdaContext('poller', 60_000));
+    // The partner answers the cursor with the same page.
+    await poller.handler(singleFeedBatch(feed.feedId, 60_000), lambdaContext('poller', 60_000));
     await drainQueue(aws, resources.ordersQueueUrl, { consume: consumer.handler });
 
     expect(await quarantinedKeys(aws, resources.quarantineBucket)).toHaveLength(1);

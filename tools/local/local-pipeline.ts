@@ -196,7 +196,7 @@ export interface HandlerEnvironments {
 
 /**
  * The handlers' environments: each function's deployed variables (Lambda-only NODE_OPTIONS left out)
- * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and quiet logs and no metrics
+ * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and silent logs and no metrics
  * unless verbose. Their own names do not collide; the POWERTOOLS_* ones do, hence one map each.
  */
 export function handlerEnvironments(
@@ -204,9 +204,10 @@ export function handlerEnvironments(
   tuning: LocalTuning,
 ): HandlerEnvironments {
   const { deployment } = options;
+  // Quiet: the handlers print nothing themselves; their warnings and errors become notes (noteLogs).
   const quiet: Record<string, string> = options.verbose
     ? {}
-    : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' };
+    : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'SILENT' };
   const pollers = deployment.pollers.map(({ feedId, function: fn }) => {
     const env: Record<string, string> = {
       ...fn.environment,
@@ -285,6 +286,40 @@ function reportRetryLater(logger: Logger, report: (failure: string) => void): vo
   };
 }
 
+/**
+ * Without --verbose a handler prints no log line of its own (JSON among local mode's lines is hard to read):
+ * each warning or error it logs becomes one of local mode's one-line notes instead (`who`: the function, and
+ * the feed when there are several), its message and the error it names, the first time that message comes;
+ * repeats are what the counters and the progress line show (--verbose prints every line as deployed).
+ */
+export function noteLogs(logger: Logger, note: (message: string) => void, who: string): void {
+  const seen = new Set<string>();
+  for (const level of ['warn', 'error', 'critical'] as const) {
+    const log = logger[level];
+    logger[level] = (...args: Parameters<Logger['warn']>) => {
+      const [input, extra] = args;
+      const message = typeof input === 'string' ? input : String(input.message ?? '');
+      if (!seen.has(message)) {
+        seen.add(message);
+        note(`${who}: ${message}${errorOf(extra)}`);
+      }
+      Reflect.apply(log, logger, args);
+    };
+  }
+}
+
+/** The error a log line's attributes name (an Error, or `error` as text or as { message }), as ": …". */
+function errorOf(extra: unknown): string {
+  if (extra instanceof Error) return `: ${extra.message}`;
+  const error =
+    typeof extra === 'object' && extra !== null ? (extra as { error?: unknown }).error : undefined;
+  if (typeof error === 'string') return `: ${error}`;
+  if (typeof error === 'object' && error !== null && typeof (error as Error).message === 'string') {
+    return `: ${(error as Error).message}`;
+  }
+  return '';
+}
+
 /** Why local mode gave up, naming the window and the last run's failure. */
 function giveUpDetail(giveUpAfterMs: number, lastFailure: string | undefined): string {
   const waited = `after ${formatDuration(giveUpAfterMs)} without progress (no page committed, no version applied)`;
@@ -320,8 +355,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const consumerTotals = { applied: 0, stale: 0 };
   // A version applied is progress for every feed (scheduling.ts, lastProgressAt).
   let versionAppliedAt: number | undefined;
+  const consumerObservability = createObservability('order-feed-consumer', environments.consumer);
+  if (!options.verbose) noteLogs(consumerObservability.logger, note, 'consumer');
   const consumer = buildConsumer(aws, loadConsumerConfig(environments.consumer), {
-    ...createObservability('order-feed-consumer', environments.consumer),
+    ...consumerObservability,
     onBatchSettled: (counts) => {
       consumerTotals.applied += counts.applied;
       consumerTotals.stale += counts.stale;
@@ -352,6 +389,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       },
     };
     reportRetryLater(observability.logger, (failure) => reportedFailures.set(feedId, failure));
+    if (!options.verbose) {
+      const who = environments.pollers.length > 1 ? `feed ${feedId}: poller` : 'poller';
+      noteLogs(observability.logger, note, who);
+    }
     return { feedId, deployed: deployed.function, poller };
   });
   type Feed = (typeof feeds)[number];
@@ -472,7 +513,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         case 'end-auth-failed':
           return { kind: 'auth-failed', detail: decision.detail };
         case 'end-feed-stopped':
-          note(`${feedLabel(feed)}${decision.detail}`);
+          // The summary's headline says it for one feed; with several it does not say which.
+          if (feeds.length > 1) note(`${feedLabel(feed)}${decision.detail}`);
           return { kind: 'feed-stopped', stoppedBy: decision.kind, detail: decision.detail };
         case 'stall':
           stalled += 1;
@@ -586,6 +628,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     ]),
   );
 
+  /** A handler's warnings and errors as notes, unless verbose (noteLogs). */
+  function quietly<T extends { logger: Logger }>(observability: T, who: string): T {
+    if (!options.verbose) noteLogs(observability.logger, note, who);
+    return observability;
+  }
+
   /** The fleet until each feed drained or stopped; its end in the terms of the per-feed schedulers'. */
   async function fleetLoop(feedIds: readonly string[]): Promise<PollerEnd> {
     let pageCommittedAt: number | undefined;
@@ -596,8 +644,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       dispatcherEnv: environments.dispatcher,
       feedIds,
       observability: {
-        poller: () => createObservability('order-feed-poller', environments.poller),
-        dispatcher: createObservability('order-feed-dispatcher', environments.dispatcher),
+        poller: () => quietly(createObservability('order-feed-poller', environments.poller), 'poller'),
+        dispatcher: quietly(
+          createObservability('order-feed-dispatcher', environments.dispatcher),
+          'dispatcher',
+        ),
       },
       onRun: (run) => {
         counters.polls += 1;

@@ -344,10 +344,12 @@ export async function readSummary(
   run: SummaryRun,
   expected?: ExpectedEndState,
 ): Promise<LocalSummary> {
+  // When the run began (elapsedMs was taken just now): the history hint names an order this run stored.
+  const runStartedAt = new Date(Date.now() - run.elapsedMs).toISOString();
   const [data, depth, history] = await Promise.all([
     readDataWithOrders(aws, deployment),
     queueDepth(aws, deployment.queueUrl),
-    deployment.historyTable ? readHistoryCount(aws, deployment.historyTable) : undefined,
+    deployment.historyTable ? readHistoryCount(aws, deployment.historyTable, runStartedAt) : undefined,
   ]);
   const summary: LocalSummary = {
     region: deployment.region,

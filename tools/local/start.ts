@@ -23,7 +23,14 @@ import {
   subscriberQueues,
   worthResuming,
 } from './runtime.js';
-import { formatBanner, formatProgress, formatResume, formatSubscribers, formatSummary } from './terminal.js';
+import {
+  formatBanner,
+  formatProgress,
+  formatResume,
+  formatSubscribers,
+  formatSummary,
+  KEPT_EMULATOR,
+} from './terminal.js';
 
 const T = DEFAULT_TUNING;
 export const USAGE = `Usage: npm start -- [options]      (or: npx tsx tools/local/start.ts [options])
@@ -104,7 +111,9 @@ Lambda, emulated from the deployed configuration
                 receives. Received messages stay invisible ${T.visibilityTimeoutSeconds} s (not the queue's VisibilityTimeout),
                 so those of a killed run come back quickly. moto's own copy of the mapping is disabled.
   environment   each function's Environment.Variables and Timeout as deployed, plus
-                POWERTOOLS_LOG_LEVEL=WARN and POWERTOOLS_METRICS_DISABLED=true unless --verbose.
+                POWERTOOLS_LOG_LEVEL=SILENT and POWERTOOLS_METRICS_DISABLED=true unless --verbose:
+                then each warning or error a handler logs is one line of local mode's (its message,
+                the first time it comes), not the handler's JSON.
 
 Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 4 drained, but the table
 or ledger differs from the built-in simulator's expected state (Check: MISMATCH); 5 the feed stopped in a
@@ -249,9 +258,10 @@ function shellWord(word: string): string {
 }
 
 /**
- * The command that resumes this run against the emulator that kept its data: the same partner (never the
- * token: --token-file names the file; PARTNER_API_TOKEN stays in the environment), the same feeds, subscribers
- * and run flags, and never --reset-data, which would empty what it resumes from.
+ * This run's command against `awsEndpoint`: what resumes it against the emulator that kept its data, and what
+ * stores its data again in one that outlives the run (the summary's history hint). The same partner (never the
+ * token: --token-file names the file; PARTNER_API_TOKEN stays in the environment), scenario, feeds,
+ * subscribers and run flags, and never --reset-data, which would empty what it resumes from.
  */
 export function resumeCommand(cli: Cli, awsEndpoint: string): string {
   const { options } = cli;
@@ -345,7 +355,7 @@ async function main(): Promise<number> {
   const emulatorKept = cli.options.awsEndpoint !== undefined || summary.keptEmulator !== undefined;
   if (reachedTheStack || summary.outcome !== 'error') {
     const summaryLines = [
-      ...formatSummary(summary, emulatorKept, cli.options.resetData),
+      ...formatSummary(summary, emulatorKept, cli.options.resetData, resumeCommand(cli, KEPT_EMULATOR)),
       ...formatSubscribers(subscribers, summary, emulatorKept),
     ];
     process.stdout.write(`${summaryLines.join('\n')}\n`);
@@ -377,7 +387,10 @@ async function main(): Promise<number> {
     return EXIT_GAVE_UP;
   }
   if (summary.outcome === 'feed-stopped') {
-    process.stderr.write(`error: ${summary.detail ?? 'the feed stopped'}\n`);
+    // The summary's headline said why and where the runbook is: once is enough.
+    process.stderr.write(
+      `error: the feed stopped (${summary.stoppedBy ?? 'a documented stop'}): see the summary above\n`,
+    );
     return EXIT_FEED_STOPPED;
   }
   if (summary.outcome !== 'drained') return 1;

@@ -71,12 +71,21 @@ export function formatBanner(ready: ReadyInfo): string[] {
   return lines;
 }
 
+/** Where the history hint points a run whose own emulator stopped with it: one that outlives the run. */
+export const KEPT_EMULATOR = 'http://localhost:5000';
+
 /**
  * `emulatorKept`: the run used an emulator given with --aws-endpoint, which outlives it; without one, local mode's
- * own emulator stopped with the run, so a command against its data needs a run against a kept emulator first.
- * `dataReset`: the run emptied the tables first (--reset-data).
+ * own emulator stopped with the run, so a command against its data needs a run against a kept emulator first:
+ * `rerun`, this run's own command against KEPT_EMULATOR (its scenario and data flags, so the order the hint
+ * names is stored again). `dataReset`: the run emptied the tables first (--reset-data).
  */
-export function formatSummary(summary: LocalSummary, emulatorKept = true, dataReset = false): string[] {
+export function formatSummary(
+  summary: LocalSummary,
+  emulatorKept = true,
+  dataReset = false,
+  rerun = `npm start -- --aws-endpoint ${KEPT_EMULATOR}`,
+): string[] {
   const c = summary.counters;
   const headline =
     summary.outcome === 'drained'
@@ -102,7 +111,7 @@ export function formatSummary(summary: LocalSummary, emulatorKept = true, dataRe
         ? ''
         : emulatorKept
           ? `; look at one: ${lookUp}`
-          : `; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000) and: npm run ops -- history ${exampleOrderId} --aws-endpoint http://localhost:5000`;
+          : `; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then ${rerun}) and: npm run ops -- history ${exampleOrderId} --aws-endpoint ${KEPT_EMULATOR}`;
     lines.push(`History: ${entries} order versions kept${hint}`);
   }
   if (summary.sales.length === 0) lines.push('Sales by vendor (ledger): none');

@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Order } from '../../functions/core/model/types.js';
-import { flagInteger, parseCommandLine, parseFlags, UsageError } from '../cli-args.js';
+import {
+  flagInteger,
+  parseCommandLine,
+  parseFlags,
+  quietSdkNodeVersionWarning,
+  UsageError,
+} from '../cli-args.js';
 import { startSimulator } from '../simulator/index.js';
 import { type ScenarioRun, SPEC_CHECKS } from '../simulator/scenarios/expectations.js';
 import { SCENARIO_IDS, type ScenarioId } from '../simulator/types.js';
@@ -175,6 +181,8 @@ async function main(): Promise<number> {
   const parsed = parseCommandLine(() => parseOptions(process.argv.slice(2)), USAGE);
   if ('exitCode' in parsed) return parsed.exitCode;
   const { options } = parsed;
+  // Before the first AWS client (here, and in each local mode run, which inherits the environment).
+  quietSdkNodeVersionWarning();
   const cleanups: Array<() => Promise<void>> = [];
   const workDir = mkdtempSync(join(tmpdir(), 'order-feed-verify-'));
   cleanups.push(async () => rmSync(workDir, { recursive: true, force: true }));

@@ -16,10 +16,18 @@ import {
   quietSdkNodeVersionWarning,
   reportUsageError,
 } from '../cli-args.js';
-import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
+import {
+  FEED_COMMANDS,
+  type FeedsCommand,
+  type ParsedCommand,
+  parseOpsArgs,
+  type SharedOptions,
+  USAGE,
+} from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { readBudgets, releaseBudget, releasePlan, renderBudgets } from './budget.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
+import { runFeedsCommand } from './feeds.js';
 import { formatDuration, queueNameOf } from './format.js';
 import { awsHistoryReader, buildHistory, historyEntryOf, renderHistory } from './history.js';
 import {
@@ -88,11 +96,18 @@ interface Run {
 
 async function dispatch(parsed: Exclude<ParsedCommand, { command: 'help' | 'reconcile' }>, run: Run) {
   const { shared } = parsed;
-  const feeds = await discoverFeeds(run.aws, run.target);
+  if (isFeedsCommand(parsed)) {
+    const output = await runFeedsCommand(parsed, run);
+    print(run, shared, output.json, output.text);
+    return EXIT_OK;
+  }
+  // Only the commands that default --feed to the only feed, or need every feed id, scan for them.
+  const needsFeeds = FEED_COMMANDS.has(parsed.command) || parsed.command === 'backfill';
+  const feeds = needsFeeds ? await discoverFeeds(run.aws, run.target) : [];
   const feedId = FEED_COMMANDS.has(parsed.command) ? resolveFeed(shared.feed, feeds) : undefined;
   switch (parsed.command) {
     case 'status':
-      return status(run, shared, shared.feed === undefined ? feeds : [resolveFeed(shared.feed, feeds)]);
+      return status(run, shared);
     case 'reset-cursor':
       return changeCursor(run, shared, feedId as string, { kind: 'reset-cursor' });
     case 'replay':
@@ -127,8 +142,12 @@ function planOnly(run: Run, shared: SharedOptions, json: unknown, plan: string, 
   return EXIT_OK;
 }
 
-async function status(run: Run, shared: SharedOptions, feeds: string[]): Promise<number> {
-  const report = await gatherStatus(run.aws, run.target, feeds, run.now());
+function isFeedsCommand(parsed: ParsedCommand): parsed is FeedsCommand {
+  return parsed.command.startsWith('feeds ');
+}
+
+async function status(run: Run, shared: SharedOptions): Promise<number> {
+  const report = await gatherStatus(run.aws, run.target, shared.feed, run.now());
   print(run, shared, report, renderStatus(report));
   return EXIT_OK;
 }

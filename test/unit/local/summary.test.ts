@@ -1,13 +1,17 @@
-// Local mode's end-of-run summary: the history line counts the entries and names one command to run; a
-// MISMATCH on a reused stack is explained; each --subscriber queue comes with the command that reads it;
-// a run worth resuming says where its data is and how to resume. And the progress line of a waiting feed.
+// Local mode's end-of-run summary: the history line counts the entries and names one command to run (this
+// run's own, with an order it stored); a MISMATCH on a reused stack is explained; each --subscriber queue
+// comes with the command that reads it; a run worth resuming says where its data is and how to resume. And
+// the progress line of a waiting feed.
 import { describe, expect, it } from 'vitest';
+import { busiestOrder } from '../../../tools/local/data.js';
 import type { LocalSummary } from '../../../tools/local/runtime.js';
+import { parseCli, resumeCommand } from '../../../tools/local/start.js';
 import {
   formatProgress,
   formatResume,
   formatSubscribers,
   formatSummary,
+  KEPT_EMULATOR,
 } from '../../../tools/local/terminal.js';
 
 const SUMMARY: LocalSummary = {
@@ -56,15 +60,34 @@ describe('formatSummary', () => {
     expect(formatSummary(SUMMARY).some((line) => line.startsWith('History'))).toBe(false);
   });
 
-  it('says how to keep the data when the run’s own emulator stopped with it', () => {
+  it('says how to keep the data when the run’s own emulator stopped with it: this run again, its scenario included, against one that outlives it', () => {
+    const cli = parseCli(['--scenario', 'test-versioning', '--give-up-after', '90s']);
     const lines = formatSummary(
-      { ...SUMMARY, history: { table: 'history', entries: 5, exampleOrderId: '42' } },
+      { ...SUMMARY, history: { table: 'history', entries: 5, exampleOrderId: '3009000001' } },
       false,
+      false,
+      resumeCommand(cli, KEPT_EMULATOR),
     );
 
     expect(lines.find((line) => line.startsWith('History'))).toBe(
-      'History: 5 order versions kept; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000) and: npm run ops -- history 42 --aws-endpoint http://localhost:5000',
+      'History: 5 order versions kept; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000 --scenario test-versioning --give-up-after 90s) and: npm run ops -- history 3009000001 --aws-endpoint http://localhost:5000',
     );
+  });
+
+  it('names an order this run stored (the most versions since it began), not one an earlier run on the same emulator left', () => {
+    const stored = (orderId: string, storedAt?: string) => ({ orderId, storedAt });
+    const earlier = [1, 2, 3].map(() => stored('2000000001', '2026-05-01T09:00:00.000Z'));
+    const thisRun = [
+      stored('3009000001', '2026-05-01T10:00:01.000Z'),
+      stored('3009000001', '2026-05-01T10:00:02.000Z'),
+    ];
+
+    expect(busiestOrder([...earlier, ...thisRun, stored('7')], '2026-05-01T10:00:00.000Z')).toBe(
+      '3009000001',
+    );
+    // A run that stored nothing new (all duplicates): the table's busiest.
+    expect(busiestOrder(earlier, '2026-05-01T10:00:00.000Z')).toBe('2000000001');
+    expect(busiestOrder([])).toBeUndefined();
   });
 });
 

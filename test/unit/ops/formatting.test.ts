@@ -1,13 +1,24 @@
-// What people read: the status report, the quarantine list and retry plan, the budget release plan, tables,
-// cursors, durations.
+// What people read: the status report, the feeds list and one feed's detail, the quarantine list and retry
+// plan, the budget release plan, tables, cursors, durations.
 import { describe, expect, it } from 'vitest';
 import { quarantineKey } from '../../../functions/core/adapters/s3-quarantine.js';
+import type { FeedState } from '../../../functions/core/fleet/feed-config.js';
+import { parseFeedConfig } from '../../../functions/core/fleet/feed-config.js';
 import type { QuarantinedRecord } from '../../../functions/core/ingest/ports.js';
 import { type BudgetStatus, releasePlan, renderBudgets } from '../../../tools/ops/budget.js';
 import { cursorItemOf } from '../../../tools/ops/cursor.js';
+import { renderFeedList } from '../../../tools/ops/feeds.js';
 import { formatDuration, renderTable, shortenCursor } from '../../../tools/ops/format.js';
 import { judgeQuarantined, renderQuarantineList, renderRetryPlan } from '../../../tools/ops/quarantine.js';
-import { feedStatusOf, renderStatus, type StatusReport } from '../../../tools/ops/status.js';
+import {
+  countByState,
+  type FeedStatus,
+  feedStatusOf,
+  renderFeedDetail,
+  renderStatus,
+  type StatusReport,
+  stalestOf,
+} from '../../../tools/ops/status.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 
 const NOW = Date.parse('2026-05-01T12:00:00.000Z');
@@ -124,6 +135,102 @@ describe('status', () => {
     expect(text).toMatch(/v1\s+EUR\s+2\s+1152921504606846976/);
     // The token's shared budget: its rate, the hold in force and the 429s of the last hour.
     expect(text).toMatch(/\/partner\/token\s+7\/s\s+held until 2026-05-01T12:01:30.000Z \(1m 30s\)\s+4/);
+  });
+});
+
+describe('the fleet in status and feeds list', () => {
+  /** A registered feed caught up `lagMinutes` ago (undefined: never, and no item). */
+  const feed = (
+    feedId: string,
+    lagMinutes: number | undefined,
+    state: FeedState = 'enabled',
+    config: Record<string, unknown> = {},
+  ): FeedStatus =>
+    feedStatusOf(
+      cursorItemOf(
+        feedId,
+        lagMinutes === undefined
+          ? undefined
+          : { revision: 2, lastCaughtUpAt: new Date(NOW - lagMinutes * 60_000).toISOString() },
+      ),
+      undefined,
+      NOW,
+      {
+        config: parseFeedConfig({ tokenParameterName: `/t/${feedId}`, ...config }),
+        configRevision: 1,
+        state,
+        item: state === 'enabled' ? {} : { stateReason: `why ${feedId}` },
+      },
+    );
+
+  it('takes the stalest of the feeds polled, most behind first: enabled and stopped, never paused or removed', () => {
+    const feeds = [
+      feed('a', 5),
+      feed('b', 50, 'stopped'),
+      feed('c', 500, 'paused'),
+      feed('d', 5000, 'removed'),
+      feed('e', undefined),
+      feed('f', 1),
+    ];
+
+    expect(stalestOf(feeds, 3).map((each) => each.feedId)).toEqual(['e', 'b', 'a']);
+    expect(countByState(feeds)).toEqual({
+      feeds: 6,
+      enabled: 3,
+      paused: 1,
+      stopped: 1,
+      removed: 1,
+      unregistered: 0,
+    });
+  });
+
+  it('lists feeds with their token, vendors (a long list cut), schedule, lag, last run and the reason of a stop', () => {
+    const text = renderFeedList([
+      feed('a', 5, 'enabled', { vendorIds: ['v1', 'v2', 'v3', 'v4', 'v5'], scheduleMinutes: 5 }),
+      feed('b', 50, 'stopped'),
+      feedStatusOf(
+        cursorItemOf('legacy', { revision: 1, lastRunOutcome: 'caught-up', lastRunAt: 'T' }),
+        'fn',
+        NOW,
+      ),
+    ]);
+
+    expect(text.split('\n')).toEqual([
+      'FEED    STATE    TOKEN PARAMETER  VENDOR IDS   SCHEDULE  LAG     LAST RUN        REASON',
+      'a       enabled  /t/a             v1,v2,v3 +2  5m        5m 0s   n/a',
+      'b       stopped  /t/b             all          1m        50m 0s  n/a             why b',
+      'legacy  no row   -                -            -         -       caught-up at T',
+    ]);
+    expect(renderFeedList([feed('a', 5)], 7)).toMatch(/^The 1 stalest of 7 feed\(s\), most behind first:\n/);
+  });
+
+  it('counts the fleet by state in status, with the stalest in a table, and one feed in detail with --feed', () => {
+    const base = {
+      stackName: 'S',
+      at: new Date(NOW).toISOString(),
+      queues: [],
+      quarantined: 0,
+      ledger: [],
+      budgets: [],
+    };
+    const fleet = renderStatus({
+      ...base,
+      fleet: { feeds: 1200, enabled: 1190, paused: 8, stopped: 2, removed: 0, unregistered: 3 },
+      feeds: [feed('b', 50, 'stopped')],
+    });
+    const one = renderStatus({ ...base, feeds: [feed('b', 50, 'stopped', { vendorIds: ['v1'] })] });
+
+    expect(fleet).toContain(
+      'Feeds: 1200 (enabled 1190, paused 8, stopped 2, removed 0; 3 without a registry row)',
+    );
+    expect(fleet).toContain(
+      'The stalest of those polled (all: npm run ops -- feeds list; one: status --feed ID):',
+    );
+    expect(fleet).toMatch(/b\s+stopped\s+50m 0s\s+n\/a/);
+    expect(one).toContain(renderFeedDetail(feed('b', 50, 'stopped', { vendorIds: ['v1'] })));
+    expect(one).toMatch(/state\s+stopped: why b/);
+    expect(one).toMatch(/vendor ids\s+v1/);
+    expect(one).toMatch(/token parameter\s+\/t\/b/);
   });
 });
 
