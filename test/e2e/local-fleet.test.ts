@@ -1,6 +1,6 @@
 // `npm start -- --feeds N` (tools/local/fleet.ts) through its CLI as a user runs it: a fleet of 50 feeds
 // registered at runtime, the dispatcher and the poller batches run in-process, one feed on a revoked token.
-// Then `npm run ops -- feeds list` and `status` against the emulator it ran in. The oracle is the generated
+// Then `npm run ops -- feeds list` and `status` (in-process, as the CLI runs them) against the emulator it ran in. The oracle is the generated
 // feed itself, rebuilt here from the same options (same seed, orders and vendors: the same feed).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,10 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '../../tools/local/runtime.js';
 import { startSimulator } from '../../tools/simulator/index.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { runOpsCaptured } from '../support/ops.js';
 import { expectedTableAndLedger, killRunning, readSummaryFile, runCli, tableAndLedger } from './cli.js';
 
 const FEEDS = 49;
-const ORDERS = 100;
+const ORDERS = 60;
 const SEED = 11;
 const workDir = mkdtempSync(join(tmpdir(), 'local-fleet-test-'));
 let moto: RunningMoto;
@@ -100,8 +101,7 @@ describe('npm start -- --feeds N', () => {
     for (const order of expected.orders.values()) expect(history).toContain(`${order.id}:${order.version}`);
 
     // npm run ops against the emulator local mode ran in: the fleet's rows, the deployment's own feed paused.
-    const ops = (...args: string[]) =>
-      runCli([...args, '--aws-endpoint', moto.endpoint], {}, 'tools/ops/cli.ts');
+    const ops = (...args: string[]) => runOpsCaptured([...args, '--aws-endpoint', moto.endpoint]);
     const list = await ops('feeds', 'list', '--json');
     expect(list.code, list.stderr).toBe(0);
     const rows = JSON.parse(list.stdout) as Array<{
