@@ -1,8 +1,9 @@
 // What local mode prints: the banner, a progress line every ~2 s and the end-of-run summary. Formatting
 // only; nothing here talks to AWS.
 import { formatDuration } from '../ops/format.js';
+import type { FleetFeed } from './fleet.js';
 import type { ProgressSnapshot } from './local-pipeline.js';
-import type { LocalSummary, ReadyInfo } from './runtime.js';
+import type { FleetFeedSummary, LocalSummary, ReadyInfo } from './runtime.js';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -33,6 +34,37 @@ export function formatProgress(snapshot: ProgressSnapshot): string {
   return lines.join('\n');
 }
 
+/** The fleet's feeds as registered: how many, their tokens, the deployment's own feeds paused. */
+function fleetBanner(fleet: readonly FleetFeed[], deployment: ReadyInfo['deployment']): string[] {
+  const tokens = new Set(fleet.map((feed) => feed.config.tokenParameterName)).size;
+  const revoked = fleet.filter((feed) => feed.revoked).map((feed) => feed.feedId);
+  const own = deployment.pollers
+    .map((poller) => poller.feedId)
+    .filter((id) => !fleet.some((f) => f.feedId === id));
+  return [
+    `feeds          ${fleet.length} registered in the feed registry (${fleet[0]?.feedId} … ${fleet.at(-1)?.feedId}) on ${tokens} token parameter(s)${revoked.length ? `, ${revoked.join(', ')} on a token the simulator refuses` : ''}${own.length ? `; the deployment's own ${own.join(', ')} paused` : ''}`,
+  ];
+}
+
+/** A fleet's feeds by how they ended, the ones that did not drain named with their reason. */
+export function formatFleet(feeds: readonly FleetFeedSummary[], keptEndpoint: string | undefined): string[] {
+  const counts = new Map<string, number>();
+  for (const feed of feeds) counts.set(feed.outcome, (counts.get(feed.outcome) ?? 0) + 1);
+  const list =
+    keptEndpoint === undefined ? '' : `; each: npm run ops -- feeds list --aws-endpoint ${keptEndpoint}`;
+  const lines = [
+    `Feeds: ${feeds.length} (${[...counts].map(([outcome, n]) => `${n} ${outcome}`).join(', ')})${list}`,
+  ];
+  const notDrained = feeds.filter((feed) => feed.outcome !== 'drained');
+  for (const feed of notDrained.slice(0, 5)) {
+    lines.push(
+      `  ${feed.feedId}  ${feed.outcome}, last run ${feed.lastRun ?? 'none'}${feed.stopReason ? `: ${feed.stopReason}` : ''}`,
+    );
+  }
+  if (notDrained.length > 5) lines.push(`  … ${notDrained.length - 5} more`);
+  return lines;
+}
+
 export function formatBanner(ready: ReadyInfo): string[] {
   const { deployment, stack, tuning } = ready;
   const source = ready.simulator
@@ -44,7 +76,8 @@ export function formatBanner(ready: ReadyInfo): string[] {
     `AWS endpoint   ${ready.awsEndpoint} (${ready.emulatorStarted ? 'moto started for this run' : 'given'}, ${deployment.region})`,
     `stack          ${deployment.stackName}: ${stack.deployed ? `deployed with cdk deploy in ${seconds(stack.deployMs)}` : 'already deployed, reused'}`,
     `partner API    ${ready.apiUrl} (${source})`,
-    ...(deployment.pollers.length > 1
+    ...(ready.fleet ? fleetBanner(ready.fleet, deployment) : []),
+    ...(deployment.pollers.length > 1 && !ready.fleet
       ? [
           `feeds          ${deployment.pollers
             .map(
@@ -53,7 +86,9 @@ export function formatBanner(ready: ReadyInfo): string[] {
             .join(', ')}: one poller each, side by side`,
         ]
       : []),
-    `schedule       ${deployment.schedule.expression} deployed; here: next run when the previous ended and the queue < ${tuning.shallowQueueDepth}, ${tuning.idlePollIntervalMs / 1000} s after a run with nothing new; ≤ ${tuning.maxPagesPerRun ?? 'all'} page(s) per run; ${ready.giveUpAfterMs === undefined ? 'a failing partner is waited for until Ctrl-C' : `gives up after ${formatDuration(ready.giveUpAfterMs)} without progress`}`,
+    ready.fleet
+      ? `schedule       ${deployment.schedule.expression} deployed: the dispatcher runs here at that rate and on each poller's request; each batch it starts is a poller invocation in this process, side by side; ≤ ${tuning.maxPagesPerRun ?? 'all'} page(s) per feed and run; ${ready.giveUpAfterMs === undefined ? 'a failing partner is waited for until Ctrl-C' : `gives up after ${formatDuration(ready.giveUpAfterMs)} without progress`}`
+      : `schedule       ${deployment.schedule.expression} deployed; here: next run when the previous ended and the queue < ${tuning.shallowQueueDepth}, ${tuning.idlePollIntervalMs / 1000} s after a run with nothing new; ≤ ${tuning.maxPagesPerRun ?? 'all'} page(s) per run; ${ready.giveUpAfterMs === undefined ? 'a failing partner is waited for until Ctrl-C' : `gives up after ${formatDuration(ready.giveUpAfterMs)} without progress`}`,
     `event source   batch ${deployment.eventSource.batchSize}${deployment.eventSource.reportBatchItemFailures ? ', ReportBatchItemFailures' : ''}, ${tuning.consumerConcurrency} at once; failed records retried after ${tuning.retryDelaySeconds} s, dead-lettered after ${deployment.queue.maxReceiveCount ?? '∞'} receives`,
   ];
   if (ready.overriddenBaseUrl !== undefined) {
@@ -99,6 +134,8 @@ export function formatSummary(
             : `Interrupted after ${seconds(summary.elapsedMs)}`;
   const deploy = summary.deploy?.deployed ? ` (deploy ${seconds(summary.deploy.ms)} included)` : '';
   const lines = [`${headline}${summary.outcome === 'drained' ? deploy : ''}.`];
+  if (summary.feeds)
+    lines.push(...formatFleet(summary.feeds, emulatorKept ? summary.awsEndpoint : undefined));
   const statuses = Object.entries(summary.ordersByStatus);
   lines.push(
     `Orders: ${summary.orders}${statuses.length ? ` (${statuses.map(([status, n]) => `${status} ${n}`).join(', ')})` : ''}`,

@@ -190,3 +190,49 @@ describe('formatProgress', () => {
     ]);
   });
 });
+
+describe('a fleet’s summary (npm start -- --feeds N)', () => {
+  const feed = (feedId: string, outcome: 'drained' | 'auth-failed', stopReason?: string) => ({
+    feedId,
+    vendorIds: ['vendor-1'],
+    tokenParameter: '/order-feed-ingester/fleet-token-1',
+    revokedToken: outcome !== 'drained',
+    outcome,
+    lastRun: outcome === 'drained' ? 'caught-up' : 'auth-failed',
+    state: 'enabled',
+    ...(stopReason ? { stopReason } : {}),
+    orders: 1,
+    counters: {
+      polls: 1,
+      pages: 1,
+      versionsPublished: 1,
+      quarantined: 0,
+      partnerRetries: 0,
+      rateLimitWaits: 0,
+      cursorRecoveries: 0,
+    },
+  });
+
+  it('counts the feeds by how they ended and names each that did not drain with its reason', () => {
+    const lines = formatSummary({
+      ...SUMMARY,
+      outcome: 'auth-failed',
+      detail: 'partner API rejected the token (401 Unauthorized) for 1 feed(s): revoked-1',
+      feeds: [
+        feed('feed-001', 'drained'),
+        feed('feed-002', 'drained'),
+        feed('revoked-1', 'auth-failed', 'the partner refused the token (401)'),
+      ],
+    });
+
+    expect(lines.slice(0, 3)).toEqual([
+      'Stopped: partner API rejected the token (401 Unauthorized) for 1 feed(s): revoked-1.',
+      `Feeds: 3 (2 drained, 1 auth-failed); each: npm run ops -- feeds list --aws-endpoint ${SUMMARY.awsEndpoint}`,
+      '  revoked-1  auth-failed, last run auth-failed: the partner refused the token (401)',
+    ]);
+  });
+
+  it('prints no feed line for a single feed', () => {
+    expect(formatSummary(SUMMARY).some((line) => line.startsWith('Feeds:'))).toBe(false);
+  });
+});
