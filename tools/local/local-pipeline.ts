@@ -156,6 +156,25 @@ export interface FleetFeedRun {
   cursorRecoveries: number;
 }
 
+/** What a feed's runs add up (FeedRunResult's counts). */
+const FLEET_RUN_COUNTS = [
+  'pages',
+  'versionsPublished',
+  'quarantined',
+  'partnerRetries',
+  'rateLimitWaits',
+  'cursorRecoveries',
+] as const;
+
+/** A fleet's feed before its first run. */
+export function fleetFeedRunOf(feedId: string): FleetFeedRun {
+  const counts = Object.fromEntries(FLEET_RUN_COUNTS.map((key) => [key, 0])) as Record<
+    (typeof FLEET_RUN_COUNTS)[number],
+    number
+  >;
+  return { feedId, end: undefined, lastRun: undefined, polls: 0, ...counts };
+}
+
 export interface LocalPipelineResult {
   outcome: RunOutcome;
   counters: PipelineCounters;
@@ -329,6 +348,16 @@ function giveUpDetail(giveUpAfterMs: number, lastFailure: string | undefined): s
   return `${lead} ${waited}${lastFailure === undefined ? '' : `; the last run ${lastFailure}`}`;
 }
 
+/** What a feed's run adds to the pipeline's counters (the poller's quarantined records are `rejected`). */
+function addRunCounts(counters: PipelineCounters, run: FeedRunResult): void {
+  counters.pages += run.pages;
+  counters.versionsPublished += run.versionsPublished;
+  counters.rejected += run.quarantined;
+  counters.cursorRecoveries += run.cursorRecoveries;
+  counters.partnerRetries += run.partnerRetries;
+  counters.rateLimitWaits += run.rateLimitWaits;
+}
+
 export function emptyCounters(): PipelineCounters {
   return {
     polls: 0,
@@ -488,12 +517,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         const { result } = run;
         const failure = reportedFailures.get(feed.feedId);
         finished = failure === undefined ? result : { ...result, failure };
-        counters.pages += result.pages;
-        counters.versionsPublished += result.versionsPublished;
-        counters.rejected += result.quarantined;
-        counters.cursorRecoveries += result.cursorRecoveries;
-        counters.partnerRetries += result.partnerRetries;
-        counters.rateLimitWaits += result.rateLimitWaits;
+        addRunCounts(counters, result);
         lastPoll = result.kind;
         if (result.secondsSinceCaughtUp !== undefined)
           lagByFeed.set(feed.feedId, result.secondsSinceCaughtUp);
@@ -611,21 +635,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
 
   // ---- a fleet: the dispatcher and the batches it starts (fleet.ts) -----------------------------------
   const fleetRuns = new Map<string, FleetFeedRun>(
-    (options.fleet?.feedIds ?? []).map((feedId) => [
-      feedId,
-      {
-        feedId,
-        end: undefined,
-        lastRun: undefined,
-        polls: 0,
-        pages: 0,
-        versionsPublished: 0,
-        quarantined: 0,
-        partnerRetries: 0,
-        rateLimitWaits: 0,
-        cursorRecoveries: 0,
-      },
-    ]),
+    (options.fleet?.feedIds ?? []).map((feedId) => [feedId, fleetFeedRunOf(feedId)]),
   );
 
   /** A handler's warnings and errors as notes, unless verbose (noteLogs). */
@@ -652,12 +662,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       },
       onRun: (run) => {
         counters.polls += 1;
-        counters.pages += run.pages;
-        counters.versionsPublished += run.versionsPublished;
-        counters.rejected += run.quarantined;
-        counters.cursorRecoveries += run.cursorRecoveries;
-        counters.partnerRetries += run.partnerRetries;
-        counters.rateLimitWaits += run.rateLimitWaits;
+        addRunCounts(counters, run);
         lastPoll = run.kind;
         if (run.secondsSinceCaughtUp !== undefined) lagByFeed.set(run.feedId, run.secondsSinceCaughtUp);
         if (run.pages > 0) pageCommittedAt = Date.now();
@@ -666,12 +671,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         feed.lastRun = run.kind;
         feed.end = fleetFeedEnd(run.kind);
         feed.polls += 1;
-        feed.pages += run.pages;
-        feed.versionsPublished += run.versionsPublished;
-        feed.quarantined += run.quarantined;
-        feed.partnerRetries += run.partnerRetries;
-        feed.rateLimitWaits += run.rateLimitWaits;
-        feed.cursorRecoveries += run.cursorRecoveries;
+        for (const key of FLEET_RUN_COUNTS) feed[key] += run[key];
       },
       stopping: () => stopping,
       giveUpAt: () =>

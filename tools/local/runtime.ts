@@ -42,6 +42,7 @@ import {
   DEFAULT_TUNING,
   emptyCounters,
   type FleetFeedRun,
+  fleetFeedRunOf,
   type LocalPipeline,
   type LocalTuning,
   type PipelineCounters,
@@ -187,15 +188,7 @@ export interface FleetFeedSummary {
   stopReason?: string;
   /** Stored orders of its vendors. */
   orders: number;
-  counters: {
-    polls: number;
-    pages: number;
-    versionsPublished: number;
-    quarantined: number;
-    partnerRetries: number;
-    rateLimitWaits: number;
-    cursorRecoveries: number;
-  };
+  counters: Omit<FleetFeedRun, 'feedId' | 'end' | 'lastRun'>;
 }
 
 export type SummaryOutcome = RunOutcome | 'error';
@@ -453,26 +446,9 @@ async function fleetSummary(
     );
   }
   return plan.feeds.map(({ feedId, config, revoked }) => {
-    const run = byId.get(feedId);
     const row = rows.get(feedId);
     const vendorIds = config.vendorIds ?? [];
-    const {
-      feedId: _,
-      end,
-      lastRun,
-      ...counters
-    } = run ?? {
-      feedId,
-      end: undefined,
-      lastRun: undefined,
-      polls: 0,
-      pages: 0,
-      versionsPublished: 0,
-      quarantined: 0,
-      partnerRetries: 0,
-      rateLimitWaits: 0,
-      cursorRecoveries: 0,
-    };
+    const { feedId: _, end, lastRun, ...counters } = byId.get(feedId) ?? fleetFeedRunOf(feedId);
     const reason = row?.stopReason ?? row?.stateReason;
     return {
       feedId,
