@@ -110,6 +110,9 @@ Lambda, emulated from the deployed configuration
                 return after ${T.retryDelaySeconds} s and the queue's RedrivePolicy dead-letters them after maxReceiveCount
                 receives. Received messages stay invisible ${T.visibilityTimeoutSeconds} s (not the queue's VisibilityTimeout),
                 so those of a killed run come back quickly. moto's own copy of the mapping is disabled.
+  dispatcher    with --feeds: the dispatcher's handler at its rule's rate and on each poller's dispatch
+                request; each batch it starts is the poller's handler run here at once, beside the others
+                (without --feeds: a scheduler per deployed feed invokes the poller with a batch of that feed)
   environment   each function's Environment.Variables and Timeout as deployed, plus
                 POWERTOOLS_LOG_LEVEL=SILENT and POWERTOOLS_METRICS_DISABLED=true unless --verbose:
                 then each warning or error a handler logs is one line of local mode's (its message,
