@@ -45,6 +45,8 @@ import { figure, formatNumber, type Section } from './report.js';
 const TOKENS = 5;
 const tokenValue = (i: number) => `bench-fleet-token-${i}-6c1e0f`;
 const MINUTE = 60_000;
+/** Slowest ≥ 0.7 × fastest, as fastest / slowest ≤ 1.43 (a ratio's target is an upper bound). */
+const FAIRNESS_TARGET = 1.43;
 
 export interface FleetMeasurement {
   feeds: number;
