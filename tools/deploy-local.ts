@@ -5,13 +5,17 @@
 //        [--subscribers billing,audit-log]
 //
 // Steps: 1. synth once (bundles the functions) into a private cloud assembly  2. `cdk bootstrap` from it
-// 3. `cdk deploy --method=direct` from it (the change-set method leaves outputs empty in moto)
-// 4. print the stack outputs. Only dummy credentials are ever set. moto cannot update a stack: deploy
-// into a fresh emulator (or reset it first).
+// 3. `cdk deploy --method=direct --no-previous-parameters` from it  4. print the stack outputs. Only dummy
+// credentials are ever set. A stack already in the emulator is updated in place. Why these two flags: the
+// change-set method leaves outputs empty in moto and fails an update on deleting a change set that does not
+// exist; and moto answers an update that keeps BootstrapVersion's previous value (CDK's default) with a 500
+// (KeyError: it only knows parameters given at create). Without the flag, CloudFormation takes the
+// parameter's default, which is the value it always has: on AWS the flag changes nothing.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { STACK_NAME_CONTEXT_KEY } from '../infra/app.js';
 import { CONTEXT_KEY } from '../infra/config.js';
 import { isMain, parseCommandLine, parseFlags, UsageError } from './cli-args.js';
 import { EMULATOR_ENV } from './local/moto.js';
@@ -32,6 +36,8 @@ export interface DeployLocalOptions {
   readonly partnerBaseUrl?: string;
   readonly tokenParameterName?: string;
   readonly subscribers?: readonly string[];
+  /** The stack's name (context `stackName`); omitted: the app's default. */
+  readonly stackName?: string;
   /** Several feeds (`orderFeed.feeds`); omitted: the single feed of the top-level keys. */
   readonly feeds?: readonly LocalFeed[];
   /** Cloud assembly directory; default: next to the outputs file. */
@@ -52,12 +58,85 @@ export class DeployLocalError extends Error {
 
 /** Deploys the stack into the emulator at `endpoint` and returns its outputs (key → value). */
 export async function deployLocal(options: DeployLocalOptions): Promise<Record<string, string>> {
+  const assembly = await synthLocal(options);
+  await bootstrapLocal(assembly);
+  return deployAssembly(assembly);
+}
+
+/** A synthesized cloud assembly for the emulator at `endpoint`, and where its deploy writes the outputs. */
+export interface LocalAssembly {
+  readonly endpoint: string;
+  readonly assemblyDir: string;
+  readonly outputsFile: string;
+  readonly log: (chunk: string) => void;
+}
+
+/** Step 1: synth (bundles the functions) into a private cloud assembly. */
+export async function synthLocal(options: DeployLocalOptions): Promise<LocalAssembly> {
   const endpoint = checkEndpoint(options.endpoint);
   const outputsFile = resolve(options.outputsFile ?? LOCAL_DEFAULTS.outputsFile);
   const assemblyDir = resolve(options.assemblyDir ?? join(dirname(outputsFile), 'cdk.out'));
   mkdirSync(dirname(outputsFile), { recursive: true });
   const log = options.log ?? ((chunk: string) => process.stderr.write(chunk));
+  const context = [
+    `${CONTEXT_KEY}.partnerBaseUrl=${options.partnerBaseUrl ?? LOCAL_DEFAULTS.partnerBaseUrl}`,
+    `${CONTEXT_KEY}.tokenParameterName=${options.tokenParameterName ?? LOCAL_DEFAULTS.tokenParameterName}`,
+    ...(options.subscribers !== undefined
+      ? [`${CONTEXT_KEY}.downstreamSubscribers=${options.subscribers.join(',')}`]
+      : []),
+    ...(options.feeds !== undefined ? [`${CONTEXT_KEY}.feeds=${JSON.stringify(options.feeds)}`] : []),
+    ...(options.stackName !== undefined ? [`${STACK_NAME_CONTEXT_KEY}=${options.stackName}`] : []),
+  ].flatMap((pair) => ['--context', pair]);
+  await run(
+    [...COMMON, 'synth', '--quiet', '--output', assemblyDir, ...context],
+    cdkEnvironment(endpoint),
+    log,
+  );
+  return { endpoint, assemblyDir, outputsFile, log };
+}
 
+/** Step 2: `cdk bootstrap` of the assembly's environment (once per emulator is enough). */
+export async function bootstrapLocal(assembly: LocalAssembly): Promise<void> {
+  await run(
+    [...COMMON, 'bootstrap', '--app', assembly.assemblyDir],
+    cdkEnvironment(assembly.endpoint),
+    assembly.log,
+  );
+}
+
+/** Step 3: `cdk deploy` of the assembly, creating the stack or updating it in place; its outputs. */
+export async function deployAssembly(assembly: LocalAssembly): Promise<Record<string, string>> {
+  const { assemblyDir, outputsFile, log } = assembly;
+  await run(
+    [
+      ...COMMON,
+      'deploy',
+      '--app',
+      assemblyDir,
+      '--all',
+      '--method=direct',
+      '--no-previous-parameters',
+      '--require-approval',
+      'never',
+      '--outputs-file',
+      outputsFile,
+    ],
+    cdkEnvironment(assembly.endpoint),
+    log,
+  );
+
+  const byStack = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
+  const stacks = Object.values(byStack);
+  if (stacks.length !== 1 || stacks[0] === undefined) {
+    throw new DeployLocalError(`expected the outputs of one stack in ${outputsFile}, found ${stacks.length}`);
+  }
+  return stacks[0];
+}
+
+const COMMON = ['--no-notices', '--no-version-reporting', '--ci'];
+
+/** The cdk CLI's environment: the emulator's endpoint and dummy credentials, nothing real picked up. */
+function cdkEnvironment(endpoint: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...EMULATOR_ENV,
@@ -73,42 +152,7 @@ export async function deployLocal(options: DeployLocalOptions): Promise<Record<s
   for (const key of Object.keys(env)) {
     if (key.startsWith('AWS_ENDPOINT_URL_')) delete env[key];
   }
-
-  const context = [
-    `${CONTEXT_KEY}.partnerBaseUrl=${options.partnerBaseUrl ?? LOCAL_DEFAULTS.partnerBaseUrl}`,
-    `${CONTEXT_KEY}.tokenParameterName=${options.tokenParameterName ?? LOCAL_DEFAULTS.tokenParameterName}`,
-    ...(options.subscribers !== undefined
-      ? [`${CONTEXT_KEY}.downstreamSubscribers=${options.subscribers.join(',')}`]
-      : []),
-    ...(options.feeds !== undefined ? [`${CONTEXT_KEY}.feeds=${JSON.stringify(options.feeds)}`] : []),
-  ].flatMap((pair) => ['--context', pair]);
-  const common = ['--no-notices', '--no-version-reporting', '--ci'];
-
-  await run([...common, 'synth', '--quiet', '--output', assemblyDir, ...context], env, log);
-  await run([...common, 'bootstrap', '--app', assemblyDir], env, log);
-  await run(
-    [
-      ...common,
-      'deploy',
-      '--app',
-      assemblyDir,
-      '--all',
-      '--method=direct',
-      '--require-approval',
-      'never',
-      '--outputs-file',
-      outputsFile,
-    ],
-    env,
-    log,
-  );
-
-  const byStack = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
-  const stacks = Object.values(byStack);
-  if (stacks.length !== 1 || stacks[0] === undefined) {
-    throw new DeployLocalError(`expected the outputs of one stack in ${outputsFile}, found ${stacks.length}`);
-  }
-  return stacks[0];
+  return env;
 }
 
 function checkEndpoint(endpoint: string): string {
@@ -151,7 +195,7 @@ function run(args: string[], env: NodeJS.ProcessEnv, log: (chunk: string) => voi
 export const USAGE = `Usage: npm run deploy:local -- --endpoint http://localhost:PORT [options]
 
 Deploys the stack into an AWS emulator (moto_server) the way cdk deploy deploys to AWS, and prints its
-outputs as JSON. moto cannot update a stack: deploy into a fresh emulator (or reset it first).
+outputs as JSON. A stack already deployed there is updated in place.
 
   --endpoint URL            the emulator, as http://localhost:PORT (required; cdk's asset upload needs
                             the name localhost)
@@ -159,6 +203,7 @@ outputs as JSON. moto cannot update a stack: deploy into a fresh emulator (or re
   --partner-base-url URL    orderFeed.partnerBaseUrl (default ${LOCAL_DEFAULTS.partnerBaseUrl})
   --token-parameter NAME    orderFeed.tokenParameterName (default ${LOCAL_DEFAULTS.tokenParameterName})
   --subscribers a,b         orderFeed.downstreamSubscribers
+  --stack-name NAME         the stack's name (context stackName; default the app's)
   -h, --help                this text
 
 Exit status: 0 deployed; 1 cdk failed; 2 bad usage.
@@ -171,6 +216,7 @@ function parseOptions(argv: readonly string[]): DeployLocalOptions | 'help' {
     'partner-base-url': { type: 'string' },
     'token-parameter': { type: 'string' },
     subscribers: { type: 'string' },
+    'stack-name': { type: 'string' },
   });
   if (values.help) return 'help';
   if (values.endpoint === undefined) throw new UsageError('--endpoint http://localhost:PORT is required');
@@ -180,6 +226,7 @@ function parseOptions(argv: readonly string[]): DeployLocalOptions | 'help' {
     partnerBaseUrl: values['partner-base-url'],
     tokenParameterName: values['token-parameter'],
     subscribers: values.subscribers?.split(',').map((name) => name.trim()),
+    stackName: values['stack-name'],
   };
 }
 

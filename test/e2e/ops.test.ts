@@ -1,13 +1,15 @@
 // The real stack deployed into a fresh moto with `cdk deploy` (what only a deploy shows: CloudFormation
 // creates it with every output, the functions' environment names the resources created, the shipped bundles
-// load), one local run of the pipeline against the partner simulator (the real handlers in-process, as local
-// mode runs them), then `npm run ops` against that stack: each command in-process through runOps, as an
+// load), one run of the fleet against the partner simulator (the dispatcher, the pollers it starts and the
+// consumer, built in-process from the environments deployed, ticks and dispatch requests as the schedule and
+// Lambda would deliver them), then `npm run ops` against that stack: each command in-process through runOps, as an
 // operator would, the state it leaves checked through the AWS APIs; a real `tsx` process for the exit status
 // of a backfill stopped by Ctrl-C (a bad flag's: help.test.ts). The stack's template is asserted in test/infra.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetFunctionConfigurationCommand, ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
@@ -21,15 +23,21 @@ import {
 } from '@aws-sdk/client-sqs';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsumer } from '../../functions/consumer/build-consumer.js';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { quarantineKey } from '../../functions/core/adapters/s3-quarantine.js';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
+import { buildDispatcher } from '../../functions/dispatcher/build-dispatcher.js';
+import { loadDispatcherConfig } from '../../functions/dispatcher/config.js';
+import { buildPoller } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import { STACK_NAME } from '../../infra/app.js';
-import { deployLocal } from '../../tools/deploy-local.js';
-import { TEST_TOKEN } from '../../tools/harness/pipeline.js';
+import { deployLocal, LOCAL_DEFAULTS } from '../../tools/deploy-local.js';
+import { drainQueue, TEST_TOKEN } from '../../tools/harness/pipeline.js';
 import { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '../../tools/local/aws.js';
-import { type Deployment, readDeployment, storeToken } from '../../tools/local/deployment.js';
-import { startLocalPipeline } from '../../tools/local/local-pipeline.js';
+import { storeToken } from '../../tools/local/deployment.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { checkpointKey } from '../../tools/ops/backfill.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
@@ -45,7 +53,8 @@ const workDir = mkdtempSync(join(tmpdir(), 'order-feed-ops-'));
 let moto: RunningMoto;
 let sim: RunningSimulator;
 let aws: LocalAwsClients;
-let deployment: Deployment;
+/** The deployment's token parameter (deploy-local's default), as `deployment.tokenParameterName` was. */
+const deployment = { tokenParameterName: LOCAL_DEFAULTS.tokenParameterName };
 let outputs: Record<string, string>;
 
 beforeAll(async () => {
@@ -59,12 +68,44 @@ beforeAll(async () => {
     log: () => undefined,
   });
   aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
-  deployment = await readDeployment(aws, STACK_NAME);
   await storeToken(aws, deployment.tokenParameterName, TEST_TOKEN);
-  const pipeline = await startLocalPipeline({ aws, deployment, partnerBaseUrl: sim.url });
-  const result = await pipeline.done;
-  expect(result.outcome).toBe('drained');
+  expect(await runFleet()).toBe('caught-up');
 }, SETUP_TIMEOUT_MS);
+
+/**
+ * The fleet until the stack's feed is caught up: the dispatcher's first run seeds its row and starts a poller
+ * per batch; each poller that asks for a dispatch gets one; the consumer drains the orders queue in between.
+ */
+async function runFleet(): Promise<unknown> {
+  const silent = new Logger({ serviceName: 'ops-e2e', logLevel: 'SILENT' });
+  const environment = async (key: string) =>
+    (await aws.lambda.send(new GetFunctionConfigurationCommand({ FunctionName: output(key) }))).Environment
+      ?.Variables ?? {};
+  const requests: number[] = [];
+  const poller = buildPoller(aws, loadPollerConfig(await environment('PollerFunctionName')), {
+    logger: silent,
+    dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 0 },
+  });
+  const runs: Array<Promise<unknown>> = [];
+  const dispatcher = buildDispatcher(aws, loadDispatcherConfig(await environment('DispatcherFunctionName')), {
+    startPoller: async (event) => void runs.push(poller(event, lambdaContext('poller', 60_000))),
+    unreservedConcurrency: async () => undefined,
+    logger: silent,
+  });
+  const consumer = buildConsumer(aws, loadConsumerConfig(await environment('ConsumerFunctionName')), {
+    logger: silent,
+  });
+  let event: unknown = { source: 'aws.events' };
+  for (let round = 0; round < 50; round += 1) {
+    await dispatcher(event, lambdaContext('dispatcher', 60_000));
+    await Promise.all(runs.splice(0));
+    await drainQueue(aws, output('OrdersQueueUrl'), { consume: consumer });
+    const requestedAt = requests.splice(0).at(-1);
+    if (requestedAt === undefined) break;
+    event = { dispatchRequest: { requestedAt } };
+  }
+  return (await cursorItem()).lastRunOutcome;
+}
 
 afterAll(async () => {
   aws?.destroy();
@@ -94,13 +135,12 @@ const template = () =>
     Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string } } }>;
   };
 
-/** Both functions' configuration, as deployed. */
+/** The functions' configuration, as deployed. */
 function deployedEnvironment(): Record<string, string> {
   return {
-    FEED_ID: FEED,
     CURSOR_TABLE_NAME: output('CursorTableName'),
+    POLLER_FUNCTION_NAME: output('PollerFunctionName'),
     PARTNER_BASE_URL: sim.url,
-    PARTNER_TOKEN_PARAMETER: deployment.tokenParameterName,
     ORDERS_QUEUE_URL: output('OrdersQueueUrl'),
     DOWNSTREAM_QUEUE_URLS: '{}',
     QUARANTINE_BUCKET_NAME: output('QuarantineBucketName'),
@@ -161,7 +201,7 @@ async function takeAll(queueUrl: string): Promise<Message[]> {
 }
 
 describe('the stack cdk deploy created in the emulator', () => {
-  it('is created with every output, the pollers of its feeds named', async () => {
+  it('is created with every output, the one poller and the dispatcher named', async () => {
     const { Stacks } = await aws.cloudFormation.send(new DescribeStacksCommand({ StackName: STACK_NAME }));
     const described = Object.fromEntries(
       (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue]),
@@ -173,7 +213,10 @@ describe('the stack cdk deploy created in the emulator', () => {
     expect(Object.keys(described).sort()).toEqual(Object.keys(template().Outputs).sort());
     // No alarmTopicArn given: the stack's own topic.
     expect(described.AlarmTopicArn).toMatch(/^arn:aws:sns:[a-z0-9-]+:\d{12}:/);
-    expect(JSON.parse(described.FeedPollers ?? '{}')).toEqual({ orders: described.PollerFunctionName });
+    expect(described).toMatchObject({
+      PollerFunctionName: expect.any(String),
+      DispatcherFunctionName: expect.any(String),
+    });
   });
 
   // The queues' retention and redrive, and the mapping's partial batch responses: test/infra/stack.test.ts.
@@ -197,8 +240,16 @@ describe('the stack cdk deploy created in the emulator', () => {
       ORDERS_QUEUE_URL: output('OrdersQueueUrl'),
       QUARANTINE_BUCKET_NAME: output('QuarantineBucketName'),
       PARTNER_BASE_URL: sim.url,
-      PARTNER_TOKEN_PARAMETER: deployment.tokenParameterName,
       DOWNSTREAM_QUEUE_URLS: JSON.stringify({ billing: output('DownstreamQueueUrlBilling') }),
+    });
+    const dispatcher = await configuration('DispatcherFunctionName');
+    expect(dispatcher.Environment?.Variables).toMatchObject({
+      CURSOR_TABLE_NAME: output('CursorTableName'),
+      POLLER_FUNCTION_NAME: output('PollerFunctionName'),
+    });
+    expect(JSON.parse(dispatcher.Environment?.Variables?.INITIAL_FEEDS ?? '{}')).toMatchObject({
+      shared: { tokenParameterName: deployment.tokenParameterName },
+      feeds: [{ id: FEED }],
     });
     expect(consumer.Environment?.Variables).toMatchObject({ ORDERS_TABLE_NAME: output('OrdersTableName') });
     expect(EventSourceMappings?.map((mapping) => mapping.EventSourceArn)).toEqual([orders.QueueArn]);
@@ -213,7 +264,7 @@ describe('the stack cdk deploy created in the emulator', () => {
     // Enough configuration for either handler's cold start (nothing is called at import).
     const env = { ...process.env, ...EMULATOR_ENV, ...deployedEnvironment() };
 
-    expect(bundles).toHaveLength(2);
+    expect(bundles).toHaveLength(3);
     const sources = bundles.flatMap((bundle) => {
       // A child process: the module runs its cold-start code (config checks, client creation) on import,
       // with source maps on as the functions' NODE_OPTIONS has it.
@@ -233,8 +284,8 @@ describe('the stack cdk deploy created in the emulator', () => {
     });
     expect(sources.filter((source) => source.includes('node_modules'))).toEqual([]);
     expect(
-      sources.filter((source) => /functions\/(poller|consumer)\/handler\.ts$/.test(source)),
-    ).toHaveLength(2);
+      sources.filter((source) => /functions\/(poller|dispatcher|consumer)\/handler\.ts$/.test(source)),
+    ).toHaveLength(3);
   });
 });
 
@@ -509,29 +560,19 @@ describe('npm run ops', () => {
     const shown = await ops('feeds', 'show', FEED);
     const status = await opsJson<{ fleet: Record<string, number> }>('status');
 
-    // A stack of a poller per feed polls the feeds it was deployed with; a fleet's is asked for a dispatch.
-    expect(added).toEqual(
-      expect.objectContaining({
-        applied: true,
-        dispatch: outputs.DispatcherFunctionName === undefined ? 'per-feed-stack' : 'requested',
-      }),
-    );
+    // The dispatcher is asked for a dispatch at once (what that leads to: test/integration/ops-feeds.test.ts).
+    expect(added).toEqual(expect.objectContaining({ applied: true, dispatch: 'requested' }));
     expect(await cursorItem('eu')).toMatchObject({
       feedState: 'enabled',
       config: { vendorIds: ['vendor-1'] },
     });
     expect(listed.map((feed) => [feed.feedId, feed.registered, feed.state])).toEqual([
       ['eu', true, 'enabled'],
-      [FEED, outputs.DispatcherFunctionName !== undefined, 'enabled'],
+      [FEED, true, 'enabled'],
     ]);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/last run\s+caught-up at /);
-    // On a stack of a poller per feed, the feed it was deployed with has no registry row: it counts as unregistered.
-    const fleetStack = outputs.DispatcherFunctionName !== undefined;
-    expect(status.fleet).toMatchObject({
-      feeds: 2,
-      enabled: fleetStack ? 2 : 1,
-      unregistered: fleetStack ? 0 : 1,
-    });
+    // The stack's feed became a registry row at the dispatcher's first run: nothing counts as unregistered.
+    expect(status.fleet).toMatchObject({ feeds: 2, enabled: 2, unregistered: 0 });
   });
 });

@@ -1,5 +1,5 @@
 // A fleet through the whole pipeline on moto and the simulator: the dispatcher (its initial set of 20 feeds
-// seeded into the cursor table) starts the poller per batch, the poller polls each batch's feeds at once and asks
+// seeded into the cursor table, beside a paused and a removed feed it never dispatches) starts the poller per batch, the poller polls each batch's feeds at once and asks
 // for the next dispatch while any is behind, the consumer drains the orders queue. Each feed has its own vendor;
 // three tokens are shared by 19 feeds; one feed's token is refused (401). The schedule's ticks are a clock the
 // test moves a minute at a time; the poller runs in this process, as the dispatcher's asynchronous invoke would
@@ -43,7 +43,7 @@ const TOKENS = [
 const silent = new Logger({ serviceName: 'test', logLevel: 'SILENT' });
 
 describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
-  it('ends with the table, ledger and history exact, the refused feed in its backoff and the gauges saying so', {
+  it('ends with the table, ledger and history exact, one budget per token, the refused feed in its backoff, paused and removed feeds never polled, and the gauges saying so', {
     timeout: 300_000,
   }, async () => {
     const { aws, resources } = pipeline;
@@ -82,6 +82,20 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
       INITIAL_FEEDS: initialFeedsText({ pageSize: 10 }, feeds),
     });
     const registry = new DynamoFeedRegistry(aws.dynamo, resources.cursorTable);
+    // Two feeds beside the initial set, as `ops feeds add` and `pause`/`remove` leave them: never polled.
+    for (const state of ['paused', 'removed'] as const)
+      await registry.register(
+        `${state}-feed`,
+        {
+          tokenParameterName: resources.tokenParameter,
+          vendorIds: [`vendor-${state}`],
+          purpose: 'stream',
+          pageSize: 10,
+          scheduleMinutes: 1,
+        },
+        state,
+        Date.now(),
+      );
     const requests: number[] = [];
     const poller = buildPoller(aws, loadPollerConfig(env), {
       logger: silent,
@@ -175,6 +189,8 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
     for (const request of sim.requests.filter((entry) => entry.status === 200)) {
       const vendors = new URL(request.url, sim.url).searchParams.getAll('vendorIds');
       expect(vendors).toHaveLength(1);
+      expect(vendors).not.toContain('vendor-paused');
+      expect(vendors).not.toContain('vendor-removed');
     }
     const rows = new Map<string, Record<string, unknown>>();
     for await (const page of paginateScan({ client: aws.dynamo }, { TableName: resources.cursorTable }))
@@ -199,8 +215,10 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
     // Feeds behind went in batches of their own and asked for the next dispatch; the last gauges: one auth failing.
     expect(runs.some((run) => run.kind === 'page-limit')).toBe(true);
     expect(gauges.at(-1)).toMatchObject({
-      Feeds: FEEDS,
+      Feeds: FEEDS + 2,
       EnabledFeeds: FEEDS,
+      PausedFeeds: 1,
+      RemovedFeeds: 1,
       AuthFailingFeeds: 1,
       StaleFeeds: 0,
     });
