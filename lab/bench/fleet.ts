@@ -481,7 +481,7 @@ export function fleetSection(
               '×',
               1 / m.catchUp.paceRatio,
               1,
-              1 / 0.7,
+              FAIRNESS_TARGET,
             ),
           ]
         : []),
@@ -535,7 +535,7 @@ export function fleetSection(
       '×',
       1 / cu.fairness,
       1,
-      1 / 0.7,
+      FAIRNESS_TARGET,
     ),
     figure(`  model catch-up: pollers at once, most`, '', cu.peakPollers, model.maxConcurrentPollers, 1),
   );
@@ -576,7 +576,7 @@ export function fleetSection(
       ? `Fleet: ${m.feeds} feeds measured (moto, the real dispatcher and poller), ${idle.feeds} in the AWS model, idle cost per feed`
       : `Fleet: ${idle.feeds} feeds in the AWS model, idle cost per feed`,
     floorIs:
-      'targets: freshness p99 ≤ 90 s, pollers ≤ maxConcurrentPollers, pace and fairness ≥ 0.7 (ratio to 1/0.7), idle all-in ≤ $0.15 and ≤ 1.2× its floor',
+      'targets: freshness p99 ≤ 90 s, pollers ≤ maxConcurrentPollers, pace and fairness: slowest ≥ 0.7 × fastest (fastest / slowest ≤ 1.43), idle all-in ≤ $0.15 and ≤ 1.2× its floor',
     figures,
     formulas,
     details: { measured: m, model, costs },
