@@ -37,7 +37,7 @@ import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { startSimulator } from '../../tools/simulator/index.js';
 import { dispatcherFixedPerMonth, IDLE_RUN, type IdleRun, idleCostLines, totals } from './fleet-cost.js';
-import { fetchedBy, type SimulatedFeed, simulateFleet } from './fleet-simulation.js';
+import { fetchedBy, type SimulatedFeed, STATED_AWS, simulateFleet } from './fleet-simulation.js';
 import { freshnessAt } from './freshness.js';
 import { FLEET_PRICES } from './prices.js';
 import { figure, formatNumber, type Section } from './report.js';
@@ -355,23 +355,7 @@ const NO_LOGGER = createObservability('order-feed-consumer', {
 
 /** The model's runs (fleet-simulation.ts) at the defaults: an idle fleet with arrivals, and a catch-up. */
 export function modelFleet(options: { idleFeeds: number; catchUpFeeds: number; catchUpBacklog: number }) {
-  const base = {
-    settings: DISPATCH_DEFAULTS,
-    partner: {
-      latencyMs: 200,
-      tokenRatePerSecond: 1000,
-      pageSize: 100,
-      outageAttemptMs: 30_000,
-      outageAttempts: 5,
-      authBackoffMs: 5 * MINUTE,
-    },
-    // The page CPU measured here (8.5 ms) on a 512 MB function's share of a core (0.29).
-    cpuMs: 29,
-    emptyPageCpuMs: 5,
-    writeMs: 10,
-    invokeMs: 100,
-    dispatchMs: 300,
-  };
+  const base = { settings: DISPATCH_DEFAULTS, ...STATED_AWS };
   const feedsOf = (count: number, fields: Partial<SimulatedFeed>): SimulatedFeed[] =>
     Array.from({ length: count }, (_, i) => ({
       feedId: `f${i}`,
