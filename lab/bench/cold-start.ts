@@ -26,7 +26,7 @@ import { type Figure, figure, formatNumber, type Section } from './report.js';
 
 const BARE_SOURCES = {
   poller: `import { createDynamoDbClient, createS3Client, createSqsClient, createSsmClient } from './functions/core/adapters/aws-clients.js';
-import { createLambdaClient } from './functions/core/adapters/lambda-continuation.js';
+import { createLambdaClient } from './functions/core/adapters/lambda-invoke.js';
 export const clients = [createDynamoDbClient(), createSqsClient(), createS3Client(), createSsmClient(), createLambdaClient()];
 export const handler = async () => clients.length;`,
   consumer: `import { createDynamoDbClient } from './functions/core/adapters/aws-clients.js';

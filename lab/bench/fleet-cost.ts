@@ -4,25 +4,7 @@
 // dispatcher scanning the registry, batches of B feeds per poller invocation). Pure arithmetic over list
 // prices, the bytes an idle run was measured to log and stated AWS latencies; the fixed cost of a deployment
 // (its alarms, dashboard and fleet-wide metrics) is shown apart and shared over N feeds.
-import { LAMBDA_MEMORY_MB, PRICES } from './prices.js';
-
-/**
- * Prices prices.ts does not hold yet (us-east-1, standard resolution, first tiers). Consulted 2026-11-27:
- * https://aws.amazon.com/cloudwatch/pricing/ (metrics, alarms, dashboards; free tier 10 metrics, 10 alarms, 3
- * dashboards) and https://aws.amazon.com/eventbridge/pricing/ (Scheduler: 14 million invocations a month free,
- * then $1.00 per million; scheduled rules on the default bus cost nothing), paid rates as the issue states them
- * and as the 2026-03 guide at cloudburn.io/blog/amazon-eventbridge-pricing lists them.
- */
-export const FLEET_PRICES = {
-  metricPerMonth: 0.3,
-  alarmPerMonth: 0.1,
-  dashboardPerMonth: 3,
-  schedulerPerInvocation: 1 / 1e6,
-  schedulerFreeInvocations: 14e6,
-  xrayFreeTraces: 100_000,
-  /** CloudWatch Logs counts 26 bytes per log event besides its message. */
-  logEventOverheadBytes: 26,
-} as const;
+import { FLEET_PRICES, LAMBDA_MEMORY_MB, PRICES } from './prices.js';
 
 /** What an idle poll does and logs, measured (bytes) and stated (times; AWS is not reachable from here). */
 export interface IdleRun {
@@ -42,6 +24,8 @@ export interface IdleRun {
   invocationLogBytes: number;
   /** A registry item as the dispatcher's scan reads it (strongly consistent: 1 RRU per 4 KB). */
   registryItemBytes: number;
+  /** DynamoDB writes per idle poll as measured (undefined: the design's count, the run's record + the budget's share). */
+  writesPerPoll?: number;
 }
 
 export const IDLE_RUN: IdleRun = {
@@ -140,9 +124,9 @@ export function idleCostLines(shape: FleetShape, run: IdleRun = IDLE_RUN): CostL
       item: 'DynamoDB writes (on-demand, 1 WRU each)',
       today: polls * todayWrites * write,
       scheduler: polls * 2 * write,
-      dispatcher: polls * (1 + 1 / B) * write,
+      dispatcher: polls * (run.writesPerPoll ?? 1 + 1 / B) * write,
       floor: polls * (1 + 1 / B) * write,
-      how: `today ${todayWrites} a poll (lease, budget, commit, release); new: the run's record, and the token's budget write (alone, or once per invocation of ${B})`,
+      how: `today ${todayWrites} a poll (lease, budget, commit, release); new: ${run.writesPerPoll === undefined ? '' : `${run.writesPerPoll.toFixed(2)} measured; floor: `}the run's record, and the token's budget write (alone, or once per invocation of ${B})`,
     },
     {
       item: 'DynamoDB reads (consistent)',

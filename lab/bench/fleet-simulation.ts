@@ -64,6 +64,24 @@ export interface SimulationOptions {
   untilDrained?: boolean;
 }
 
+/** The partner's and AWS's pace the model states (docs-draft/FLEET.md, "The simulation"): what the bench runs. */
+export const STATED_AWS: Omit<SimulationOptions, 'feeds' | 'durationMs' | 'settings'> = {
+  partner: {
+    latencyMs: 200,
+    tokenRatePerSecond: 1000,
+    pageSize: 100,
+    outageAttemptMs: 30_000,
+    outageAttempts: 5,
+    authBackoffMs: 5 * 60_000,
+  },
+  // The page CPU measured here (8.5 ms) on a 512 MB function's share of a core (0.29).
+  cpuMs: 29,
+  emptyPageCpuMs: 5,
+  writeMs: 10,
+  invokeMs: 100,
+  dispatchMs: 300,
+};
+
 export interface FeedRecord {
   /** Versions fetched, with the time of the page that carried them. */
   fetched: Array<{ at: number; versions: number }>;

@@ -44,10 +44,17 @@ export interface BenchOptions {
   freshnessSamples: number;
   /** Section 13 (parse): characters per adversarial body, and the ordinary pages' total. */
   parseBytes: number;
+  /** Section 14 (fleet): feeds measured on moto (0: none, the model and the cost only), the AWS model's fleets. */
+  fleet: {
+    feeds: number;
+    ordersPerFeed: number;
+    pageSize: number;
+    model: { idleFeeds: number; catchUpFeeds: number; catchUpBacklog: number };
+  };
 }
 
 /** Sections `--only` can run alone (the others need the whole bench's shared measurements). */
-export const ONLY = ['shared-token', 'freshness', 'parse'] as const;
+export const ONLY = ['shared-token', 'freshness', 'parse', 'fleet'] as const;
 
 export const USAGE = `Usage: npm run bench -- [options]
 
@@ -58,7 +65,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --schedule-minutes M  poller schedule interval for the catch-up model (default 1)
   --backlog N           backlog for the catch-up model, in versions (default 1000000)
   --seed N              generated feed seed (default 20240501)
-  --only S1,S2          run only these sections: shared-token, freshness, parse
+  --only S1,S2          run only these sections: shared-token, freshness, parse, fleet
   -h, --help            this text
 `;
 
@@ -118,6 +125,22 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     },
     freshnessSamples: quick ? 3 : 20,
     parseBytes: quick ? 64 * 1024 : 1024 * 1024,
+    // About 3 versions a feed (orders dealt at random: 0 to a few pages) in pages of 5, every feed new at once;
+    // the emulator's time bounds it (about 3,000 versions). --quick measures
+    // none (the emulator's part takes a minute even at 10 feeds on a busy machine): the model and the cost.
+    fleet: quick
+      ? {
+          feeds: 0,
+          ordersPerFeed: 2,
+          pageSize: 5,
+          model: { idleFeeds: 1_000, catchUpFeeds: 100, catchUpBacklog: 2_000 },
+        }
+      : {
+          feeds: 1_000,
+          ordersPerFeed: 1,
+          pageSize: 5,
+          model: { idleFeeds: 10_000, catchUpFeeds: 1_000, catchUpBacklog: 10_000 },
+        },
   };
 }
 

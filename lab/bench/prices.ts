@@ -26,3 +26,21 @@ export const PRICES = {
 
 /** Memory sizes of the deployed functions (infra/constructs/poller.ts and consumer.ts). */
 export const LAMBDA_MEMORY_MB = { poller: 512, consumer: 512 } as const;
+
+/**
+ * The fleet's other prices (us-east-1, standard resolution, first tiers). Consulted 2026-11-27:
+ * https://aws.amazon.com/cloudwatch/pricing/ (metrics, alarms, dashboards; free tier 10 metrics, 10 alarms, 3
+ * dashboards) and https://aws.amazon.com/eventbridge/pricing/ (Scheduler: 14 million invocations a month free,
+ * then $1.00 per million; scheduled rules on the default bus cost nothing), paid rates as the issue states them
+ * and as the 2026-03 guide at cloudburn.io/blog/amazon-eventbridge-pricing lists them.
+ */
+export const FLEET_PRICES = {
+  metricPerMonth: 0.3,
+  alarmPerMonth: 0.1,
+  dashboardPerMonth: 3,
+  schedulerPerInvocation: 1 / 1e6,
+  schedulerFreeInvocations: 14e6,
+  xrayFreeTraces: 100_000,
+  /** CloudWatch Logs counts 26 bytes per log event besides its message. */
+  logEventOverheadBytes: 26,
+} as const;

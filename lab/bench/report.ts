@@ -38,6 +38,7 @@ export const SECTION_IDS = [
   'sharedToken',
   'freshness',
   'parse',
+  'fleet',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 

@@ -6,7 +6,8 @@
 //   4. moto + intercepting proxy: the emulator's ceiling, then the real pipeline (sections 2 and 5), and
 //      the same pipeline with history off (section 10: history on and off)
 //   5. catch-up measured (7) and shards (8): continued poller runs against a slow partner
-//   6. feeds sharing a limited partner (11) and freshness (12); `--only` runs just these
+//   6. feeds sharing a limited partner (11), the fleet (14: 1,000 feeds measured, the AWS model, the idle cost)
+//      and freshness (12, its idle cost the fleet's); `--only` runs just these
 //   7. derived: cost per million versions (3), catch-up model (6); print, write JSON
 // The body parse (13) is measured in-process right after the poller's CPU, before the emulator starts.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -29,6 +30,15 @@ import {
 } from './catch-up.js';
 import { coldStartSection } from './cold-start.js';
 import { fetchFeedPages, pollerCpuSection, prepareFeed, storedItems } from './cpu.js';
+import {
+  type FleetMeasurement,
+  fleetIdleCost,
+  fleetSection,
+  measuredIdleRun,
+  measureFleet,
+  modelFleet,
+} from './fleet.js';
+import { IDLE_RUN } from './fleet-cost.js';
 import { freshnessSection, measureFreshness } from './freshness.js';
 import {
   catchUpSection,
@@ -44,7 +54,14 @@ import { type BenchOptions, type ONLY, parseBenchArgs, USAGE } from './options.j
 import { parseSection } from './parse.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
 import { PRICES } from './prices.js';
-import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
+import {
+  type BenchReport,
+  belowTarget,
+  renderHeader,
+  renderTable,
+  SECTION_IDS,
+  type Section,
+} from './report.js';
 import { measureSharedToken, sharedTokenSection, simulateUncapped } from './shared-token.js';
 
 const TOKEN = 'bench-token-5d1c7e93a2f04b68';
@@ -55,8 +72,11 @@ const progress = (message: string): void => {
   process.stderr.write(`[bench ${seconds} s] ${message}\n`);
 };
 
-/** Sections 11 and 12, each on a fresh emulator state (they reset it). */
-async function sharedTokenAndFreshness(moto: Awaited<ReturnType<typeof startMoto>>, options: BenchOptions) {
+/** Sections 11, 14 and 12, each on a fresh emulator state (they reset it). */
+async function sharedTokenFleetAndFreshness(
+  moto: Awaited<ReturnType<typeof startMoto>>,
+  options: BenchOptions,
+) {
   const sections: Section[] = [];
   const wanted = (name: (typeof ONLY)[number]) => !options.only || options.only.includes(name);
   if (wanted('shared-token')) {
@@ -69,12 +89,28 @@ async function sharedTokenAndFreshness(moto: Awaited<ReturnType<typeof startMoto
     const fakeClockRun = await simulateUncapped({ requestsPerSecond, latencyMs, ...uncapped });
     sections.push(sharedTokenSection(runs, shared, fakeClockRun));
   }
+  let fleet: FleetMeasurement | undefined;
+  if (wanted('fleet')) {
+    const { model, ...measured } = options.fleet;
+    progress(`fleet: the AWS model, ${model.idleFeeds} idle feeds, ${model.catchUpFeeds} catching up`);
+    const modelled = modelFleet(model);
+    try {
+      if (measured.feeds > 0) fleet = await measureFleet({ moto, ...measured, seed: options.seed, progress });
+    } catch (error) {
+      // The model and the cost still print; the failure is in the report, not a lost bench.
+      progress(`fleet: the measurement failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    sections.push(fleetSection(fleet, modelled, [...new Set([1_000, model.idleFeeds])]));
+  }
   if (wanted('freshness')) {
     progress(`freshness: ${options.freshnessSamples} runs`);
     const samples = options.freshnessSamples;
+    const run = fleet ? measuredIdleRun(fleet) : IDLE_RUN;
+    const idleCost = (minutes: number) => fleetIdleCost(1_000, minutes, run).allIn;
     sections.push(
       freshnessSection(
         await measureFreshness({ moto, samples, latencyMs: options.apiLatencyMs, seed: options.seed }),
+        idleCost,
       ),
     );
   }
@@ -93,7 +129,8 @@ function reportOf(options: BenchOptions, command: string, sections: Section[], s
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     },
     options: { ...options },
-    sections,
+    // In the order of SECTION_IDS, whatever order they were measured in.
+    sections: [...sections].sort((a, b) => SECTION_IDS.indexOf(a.id) - SECTION_IDS.indexOf(b.id)),
     durationSeconds: (performance.now() - started) / 1000,
   };
 }
@@ -109,10 +146,10 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
   if (options.only) {
     const only = options.only;
     const sections: Section[] = [];
-    if (only.includes('shared-token') || only.includes('freshness')) {
+    if (only.includes('shared-token') || only.includes('freshness') || only.includes('fleet')) {
       const moto = await startMoto();
       try {
-        sections.push(...(await sharedTokenAndFreshness(moto, options)));
+        sections.push(...(await sharedTokenFleetAndFreshness(moto, options)));
       } finally {
         await moto.stop();
       }
@@ -212,7 +249,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       );
     }
 
-    const lastSections = await sharedTokenAndFreshness(moto, options);
+    const lastSections = await sharedTokenFleetAndFreshness(moto, options);
 
     const perPage = pollerCpu.details.perPageCpuMs as { measured: number; floor: number };
     const page: PageCost = {

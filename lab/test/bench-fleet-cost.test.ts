@@ -2,12 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   dispatcherFixedPerMonth,
-  FLEET_PRICES,
+  IDLE_RUN,
   idleCostLines,
   totals,
   tracedPerMonth,
 } from '../bench/fleet-cost.js';
-import { PRICES } from '../bench/prices.js';
+import { FLEET_PRICES, PRICES } from '../bench/prices.js';
 
 const shape = { feeds: 1000, scheduleMinutes: 1, batchSize: 25, todayIdleFeedMetrics: 4 };
 
@@ -35,6 +35,15 @@ describe('the idle cost of a feed', () => {
     }
     const { floor, dispatcher } = totals(idleCostLines(shape));
     expect(floor).toBeLessThanOrEqual(dispatcher);
+  });
+
+  it('takes the writes an idle poll was measured to make, against the same floor', () => {
+    const writes = (run?: Parameters<typeof idleCostLines>[1]) =>
+      idleCostLines(shape, run).find((line) => line.item.startsWith('DynamoDB writes'));
+    const measured = writes({ ...IDLE_RUN, writesPerPoll: 2 });
+    const monthPolls = 30 * 24 * 60;
+    expect(measured?.dispatcher).toBeCloseTo(monthPolls * 2 * PRICES.dynamoPerWriteRequestUnit, 10);
+    expect(measured?.floor).toBe(writes()?.floor);
   });
 
   it('bills Scheduler invocations only past its monthly free tier, shared by the fleet', () => {

@@ -82,6 +82,11 @@ describe('npm run bench', () => {
       ["  over bare + undici's entry (fastest of 3)", 1.15],
       ['consumer module init (fastest of 3)', 1.3],
     ]);
+    // The fleet's targets (issue 32): freshness p99 ≤ 90 s, idle all-in ≤ $0.15 and ≤ 1.2× its floor.
+    const fleetTargets = figuresOf('fleet').filter((figure) => figure.target !== undefined);
+    expect(fleetTargets).toContainEqual(expect.objectContaining({ floor: 90, target: 1 }));
+    expect(fleetTargets).toContainEqual(expect.objectContaining({ floor: 0.15, target: 1 }));
+    expect(fleetTargets.map((figure) => figure.target)).toContain(1.2);
     expect(result.stdout).toContain('Figure');
   }, 120_000);
 });

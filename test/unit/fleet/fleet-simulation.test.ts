@@ -8,28 +8,13 @@ import {
   fetchedBy,
   type SimulatedFeed,
   type SimulationOptions,
+  STATED_AWS,
   simulateFleet,
 } from '../../../lab/bench/fleet-simulation.js';
 
 const MINUTE = 60_000;
 const SETTINGS: DispatchSettings = DISPATCH_DEFAULTS;
-const BASE: Omit<SimulationOptions, 'feeds' | 'durationMs'> = {
-  settings: SETTINGS,
-  partner: {
-    latencyMs: 200,
-    tokenRatePerSecond: 1000,
-    pageSize: 100,
-    outageAttemptMs: 30_000,
-    outageAttempts: 5,
-    authBackoffMs: 5 * MINUTE,
-  },
-  // The page CPU measured here (8.5 ms) on a 512 MB function's share of a core (0.29).
-  cpuMs: 29,
-  emptyPageCpuMs: 5,
-  writeMs: 10,
-  invokeMs: 100,
-  dispatchMs: 300,
-};
+const BASE: Omit<SimulationOptions, 'feeds' | 'durationMs'> = { settings: SETTINGS, ...STATED_AWS };
 
 const feeds = (count: number, fields: Partial<SimulatedFeed> = {}, prefix = 'f'): SimulatedFeed[] =>
   Array.from({ length: count }, (_, i) => ({

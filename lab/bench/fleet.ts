@@ -1,0 +1,573 @@
+// Section 14: a fleet of feeds (issue 32). Three parts:
+//   1. measured here, in-process on moto and the partner simulator over HTTP: the real dispatcher and poller
+//      handlers (functions/dispatcher, functions/poller), N feeds registered as rows (5 tokens, a vendor each).
+//      a. catch-up: every feed with a backlog at once; dispatches run when a poller asks (as its async invoke
+//         would) and at the schedule's tick (a fake clock a minute on when nothing runs); the time to drain,
+//         the pace each feed got while it was served, the most pollers running at once, and d = the first
+//         dispatch → the feed's first page published (every feed's stream is new then: the worst tick).
+//      b. one idle tick of all N, caught up, a minute later: wall time, DynamoDB writes and requests, and the
+//         bytes logged (INFO, metrics on, as deployed) per feed polled;
+//      c. a feed added (its row, then the dispatch `ops feeds add` asks for) → its first order stored.
+//   2. the AWS model (fleet-simulation.ts: the real planDispatch on a fake clock) at the defaults;
+//   3. the idle cost of a feed (fleet-cost.ts), with the bytes and writes measured in 1b.
+// Freshness at a 1-minute schedule joins U × 60 s (a version's wait for the next tick) with the measured d's,
+// as section 12 does for one feed (freshnessAt).
+import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
+import { buildConsumer } from '../../functions/consumer/build-consumer.js';
+import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { DynamoFeedRegistry } from '../../functions/core/adapters/dynamo-feed-registry.js';
+import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
+import { DISPATCH_DEFAULTS, type DispatchSettings } from '../../functions/core/fleet/dispatch.js';
+import { parseFeedConfig } from '../../functions/core/fleet/feed-config.js';
+import { createObservability, NO_METRICS } from '../../functions/core/observability/powertools.js';
+import { buildDispatcher } from '../../functions/dispatcher/build-dispatcher.js';
+import { loadDispatcherConfig } from '../../functions/dispatcher/config.js';
+import { buildPoller, PollRunFailedError } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
+import { DISPATCHER_TIMEOUT } from '../../infra/constructs/dispatcher.js';
+import {
+  createPipelineResources,
+  drainQueue,
+  pipelineEnv,
+  scanOrders,
+  useEmulator,
+} from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
+import type { RunningMoto } from '../../tools/local/moto.js';
+import { startSimulator } from '../../tools/simulator/index.js';
+import { dispatcherFixedPerMonth, IDLE_RUN, type IdleRun, idleCostLines, totals } from './fleet-cost.js';
+import { fetchedBy, type SimulatedFeed, STATED_AWS, simulateFleet } from './fleet-simulation.js';
+import { freshnessAt } from './freshness.js';
+import { FLEET_PRICES } from './prices.js';
+import { figure, formatNumber, type Section } from './report.js';
+
+const TOKENS = 5;
+const tokenValue = (i: number) => `bench-fleet-token-${i}-6c1e0f`;
+const MINUTE = 60_000;
+/** Slowest ≥ 0.7 × fastest, as fastest / slowest ≤ 1.43 (a ratio's target is an upper bound). */
+const FAIRNESS_TARGET = 1.43;
+
+export interface FleetMeasurement {
+  feeds: number;
+  versions: number;
+  pageSize: number;
+  catchUp: {
+    drainMs: number;
+    /** Slowest / fastest of versions per second from a feed's first page to its last. */
+    paceRatio: number;
+    /** The first dispatch → each feed's first page published, ms. */
+    firstPageMs: number[];
+    /** The first dispatch → each feed drained, ms. */
+    drainedMs: number[];
+    peakPollers: number;
+    dispatches: number;
+    invocations: number;
+    /** Dispatches that failed (their names): the next request or tick dispatched instead. */
+    dispatchErrors: string[];
+  };
+  idleTick: {
+    wallMs: number;
+    invocations: number;
+    dynamoWrites: number;
+    dynamoRequests: number;
+    logBytes: number;
+    logLines: number;
+    dispatchErrors: number;
+    /** The poller's `poll run finished` lines: the one line a feed's idle poll writes. */
+    feedLineBytes: number;
+  };
+  addFeed: { toFirstPageMs: number; toStoredOrderMs: number };
+}
+
+/** Counts DynamoDB calls of a client (writes: Put/Update/Delete/batch/transact). */
+function countCalls(client: { send: (...args: never[]) => unknown }) {
+  const counts = { writes: 0, requests: 0 };
+  const send = client.send.bind(client) as (...args: unknown[]) => unknown;
+  (client as { send: unknown }).send = (command: { constructor: { name: string } }, ...rest: unknown[]) => {
+    counts.requests += 1;
+    if (/^(Update|Put|Delete)Item|BatchWrite|TransactWrite/.test(command.constructor.name))
+      counts.writes += 1;
+    return send(command, ...rest);
+  };
+  return counts;
+}
+
+/** What the functions print (stdout and stderr) while `run` runs: bytes and lines, and nothing reaches the terminal. */
+async function capturingOutput<T>(run: () => Promise<T>) {
+  const lines: string[] = [];
+  const out = process.stdout.write.bind(process.stdout);
+  const err = process.stderr.write.bind(process.stderr);
+  const capture = (chunk: unknown) => {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    return true;
+  };
+  process.stdout.write = capture as typeof process.stdout.write;
+  process.stderr.write = capture as typeof process.stderr.write;
+  try {
+    return { result: await run(), lines };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+}
+
+export async function measureFleet(options: {
+  moto: RunningMoto;
+  feeds: number;
+  /** Orders per feed in the generated stream (about 3 versions each). */
+  ordersPerFeed: number;
+  pageSize: number;
+  seed: number;
+  progress: (message: string) => void;
+}): Promise<FleetMeasurement> {
+  const { moto, feeds: count, pageSize } = options;
+  await moto.reset();
+  const aws = useEmulator(moto);
+  const sim = await startSimulator({
+    token: tokenValue(0),
+    additionalTokens: Array.from({ length: TOKENS - 1 }, (_, i) => tokenValue(i + 1)),
+    feed: { seed: options.seed, orders: count * options.ordersPerFeed, vendors: count },
+  });
+  try {
+    const resources = await createPipelineResources(aws, { token: tokenValue(0) });
+    const tokenNames = [resources.tokenParameter];
+    for (let i = 1; i < TOKENS; i += 1) {
+      const name = `/bench-fleet/token-${i}`;
+      await aws.ssm.send(
+        new PutParameterCommand({ Name: name, Type: 'SecureString', Value: tokenValue(i), Overwrite: true }),
+      );
+      tokenNames.push(name);
+    }
+    // As deployed: INFO logs, metrics on (EMF to stdout); no downstream subscriber.
+    const env = pipelineEnv(resources, sim.url, {
+      DOWNSTREAM_QUEUE_URLS: '{}',
+      PAGE_SIZE: String(pageSize),
+      MAX_PAGES_PER_RUN: '1000',
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      POWERTOOLS_METRICS_DISABLED: 'false',
+      POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedIngester',
+    });
+    const registry = new DynamoFeedRegistry(aws.dynamo, resources.cursorTable);
+    const feedIds = Array.from({ length: count }, (_, i) => `feed-${String(i + 1).padStart(5, '0')}`);
+    const vendorOf = (i: number) => `vendor-${i + 1}`;
+    const feedOfVendor = new Map(feedIds.map((id, i) => [vendorOf(i), id]));
+    const register = (feedId: string, i: number) =>
+      registry.register(
+        feedId,
+        parseFeedConfig({ tokenParameterName: tokenNames[i % TOKENS], vendorIds: [vendorOf(i)], pageSize }),
+        'enabled',
+        Date.now(),
+      );
+    options.progress(`fleet: registering ${count} feeds`);
+    for (let i = 0; i < count; i += 50)
+      await Promise.all(feedIds.slice(i, i + 50).map((id, j) => register(id, i + j)));
+
+    // The real handlers; the poller's publisher notes when each feed's versions went out.
+    const published = new Map<string, Array<{ at: number; versions: number }>>();
+    const publishedAt: number[] = [];
+    const realPublisher = new SqsFanoutPublisher(aws.sqs, [resources.ordersQueueUrl]);
+    const publisher = {
+      async publish(messages: Parameters<SqsFanoutPublisher['publish']>[0]) {
+        await realPublisher.publish(messages);
+        const at = performance.now();
+        publishedAt.push(at);
+        const byFeed = new Map<string, number>();
+        for (const message of messages) {
+          const feedId = feedOfVendor.get(String(message.attributes.vendorId?.StringValue)) ?? '?';
+          byFeed.set(feedId, (byFeed.get(feedId) ?? 0) + 1);
+        }
+        for (const [feedId, versions] of byFeed) {
+          const list = published.get(feedId) ?? [];
+          list.push({ at, versions });
+          published.set(feedId, list);
+        }
+      },
+    };
+    const dynamoCounts = countCalls(aws.dynamo);
+    const poller = buildPoller(aws, loadPollerConfig(env), {
+      ...createObservability('order-feed-poller', env),
+      publisher,
+      dispatchRequests: {
+        request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
+        waiting: () => registry.waitingFeeds(),
+      },
+    });
+    const ahead = { ms: 0 };
+    const lastOutcome = new Map<string, string>();
+    const caughtUp = () => feedIds.every((feedId) => lastOutcome.get(feedId) === 'caught-up');
+    const running = new Set<Promise<unknown>>();
+    let pollers = 0;
+    let peakPollers = 0;
+    let invocations = 0;
+    let dispatches = 0;
+    const settings: DispatchSettings = DISPATCH_DEFAULTS;
+    const dispatcher = buildDispatcher(
+      aws,
+      loadDispatcherConfig({
+        CURSOR_TABLE_NAME: resources.cursorTable,
+        POLLER_FUNCTION_NAME: 'poller',
+        MAX_CONCURRENT_POLLERS: String(settings.maxConcurrentPollers),
+      }),
+      {
+        // Lambda's asynchronous invoke: the poller runs on its own.
+        startPoller: async (event) => {
+          invocations += 1;
+          pollers += 1;
+          peakPollers = Math.max(peakPollers, pollers);
+          const run = poller(event, lambdaContext('poller', 900_000))
+            .catch((error: unknown) => {
+              if (!(error instanceof PollRunFailedError)) throw error;
+              return error.result;
+            })
+            .then((result) => {
+              for (const feed of result.feeds) lastOutcome.set(feed.feedId, feed.kind);
+            })
+            .finally(() => {
+              pollers -= 1;
+              running.delete(run);
+            });
+          running.add(run);
+        },
+        unreservedConcurrency: async () => undefined,
+        ...createObservability('order-feed-dispatcher', env),
+        now: () => Date.now() + ahead.ms,
+      },
+    );
+    // A dispatch that fails (e.g. past its timeout on a busy machine: its lock taken by the next) is a failed
+    // invocation, as on Lambda; the next request or tick dispatches. Counted, not thrown.
+    const dispatchErrors: string[] = [];
+    function dispatch(event: unknown) {
+      dispatches += 1;
+      const run = dispatcher(event, lambdaContext('dispatcher', DISPATCHER_TIMEOUT.toMilliseconds()))
+        .catch(
+          (error: unknown) => void dispatchErrors.push(error instanceof Error ? error.name : String(error)),
+        )
+        .finally(() => running.delete(run));
+      running.add(run);
+    }
+    const settle = async () => {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    };
+    const fetched = () => [...published.values()].flat().reduce((sum, page) => sum + page.versions, 0);
+
+    // a. Catch-up: all at once.
+    options.progress(`fleet: catch-up of ${count} feeds at once`);
+    const catchUp = await capturingOutput(async () => {
+      const started = performance.now();
+      for (let tick = 0; tick < 30 && !caughtUp(); tick += 1) {
+        dispatch({ source: 'aws.events' });
+        await settle();
+        ahead.ms += MINUTE;
+      }
+      return started;
+    });
+    const startedAt = catchUp.result;
+    const firstPageMs: number[] = [];
+    const drainedMs: number[] = [];
+    const paces: number[] = [];
+    for (const feedId of feedIds) {
+      const pages = published.get(feedId) ?? [];
+      const first = pages[0]?.at;
+      const last = pages.at(-1)?.at;
+      if (first === undefined || last === undefined) continue;
+      firstPageMs.push(first - startedAt);
+      drainedMs.push(last - startedAt);
+      const total = pages.reduce((sum, page) => sum + page.versions, 0);
+      // A feed's pace while served: from its request's start (first page less one page's share) to its last.
+      if (pages.length > 1) paces.push(total / (last - first + (last - first) / (pages.length - 1)));
+    }
+    const catchUpResult = {
+      drainMs: Math.max(...drainedMs),
+      paceRatio: paces.length > 0 ? Math.min(...paces) / Math.max(...paces) : Number.NaN,
+      firstPageMs,
+      drainedMs,
+      peakPollers,
+      dispatches,
+      invocations,
+      dispatchErrors: [...dispatchErrors],
+    };
+    if (!caughtUp()) throw new Error(`fleet catch-up: not every feed caught up after 30 ticks`);
+    const versions = fetched();
+
+    // b. One idle tick of all, a minute on.
+    options.progress(`fleet: one idle tick of ${count} feeds`);
+    ahead.ms += MINUTE;
+    const before = { ...dynamoCounts, invocations, errors: dispatchErrors.length };
+    const idle = await capturingOutput(async () => {
+      const started = performance.now();
+      dispatch({ source: 'aws.events' });
+      await settle();
+      return performance.now() - started;
+    });
+    const feedLines = idle.lines.filter((line) => line.includes('"poll run finished"'));
+    const bytes = (lines: string[]) => lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
+    const idleTick = {
+      wallMs: idle.result,
+      invocations: invocations - before.invocations,
+      dynamoWrites: dynamoCounts.writes - before.writes,
+      dynamoRequests: dynamoCounts.requests - before.requests,
+      logBytes: bytes(idle.lines),
+      logLines: idle.lines.length,
+      dispatchErrors: dispatchErrors.length - before.errors,
+      feedLineBytes: bytes(feedLines) / Math.max(1, feedLines.length),
+    };
+
+    // c. A feed added: its row (ops feeds add), the dispatch it asks for, the consumer, its first stored order.
+    options.progress('fleet: a feed added');
+    await aws.sqs.send(new PurgeQueueCommand({ QueueUrl: resources.ordersQueueUrl }));
+    const consumer = buildConsumer(aws, loadConsumerConfig(env), { logger: NO_LOGGER, metrics: NO_METRICS });
+    // The new feed reads a vendor of the fleet's from the start of the stream (its own cursor): the only feed due.
+    const addedVendor = String([...sim.expected().orders.values()][0]?.vendorId ?? vendorOf(0));
+    const added = await capturingOutput(async () => {
+      const started = performance.now();
+      await registry.register(
+        'feed-added',
+        parseFeedConfig({ tokenParameterName: tokenNames[0], vendorIds: [addedVendor], pageSize }),
+        'enabled',
+        Date.now(),
+      );
+      dispatch({ dispatchRequest: { requestedAt: Date.now() + ahead.ms } });
+      await settle();
+      const page = (publishedAt.find((at) => at >= started) ?? Number.NaN) - started;
+      await drainQueue(aws, resources.ordersQueueUrl, { consume: consumer });
+      const stored = (await scanOrders(aws, resources.ordersTable)).size > 0;
+      return { toFirstPageMs: page, toStoredOrderMs: stored ? performance.now() - started : Number.NaN };
+    });
+    return {
+      feeds: count,
+      versions,
+      pageSize,
+      catchUp: catchUpResult,
+      idleTick,
+      addFeed: added.result,
+    };
+  } finally {
+    aws.destroy();
+    await sim.close();
+  }
+}
+
+const NO_LOGGER = createObservability('order-feed-consumer', {
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+}).logger;
+
+/** The model's runs (fleet-simulation.ts) at the defaults: an idle fleet with arrivals, and a catch-up. */
+export function modelFleet(options: { idleFeeds: number; catchUpFeeds: number; catchUpBacklog: number }) {
+  const base = { settings: DISPATCH_DEFAULTS, ...STATED_AWS };
+  const feedsOf = (count: number, fields: Partial<SimulatedFeed>): SimulatedFeed[] =>
+    Array.from({ length: count }, (_, i) => ({
+      feedId: `f${i}`,
+      token: `token-${i % 5}`,
+      scheduleMinutes: 1,
+      backlog: 0,
+      ...fields,
+      // Steady state: caught up, last dispatched at some moment of the last minute; 3 versions in 10 minutes.
+      ...(fields.caughtUpAt === undefined
+        ? {}
+        : {
+            caughtUpAt: -((i * 997) % MINUTE),
+            arrivals: [0, 1, 2].map((k) => MINUTE + ((i * 7_919 + k * 193_013) % (9 * MINUTE))),
+          }),
+    }));
+  const idle = simulateFleet({
+    ...base,
+    feeds: feedsOf(options.idleFeeds, { caughtUpAt: 0 }),
+    durationMs: 11 * MINUTE,
+  });
+  const freshness = [...idle.feeds.values()].flatMap((record) => record.freshnessMs).sort((a, b) => a - b);
+  const at = (p: number) =>
+    freshness[Math.min(freshness.length - 1, Math.ceil(p * freshness.length) - 1)] ?? 0;
+  const catchUpFleet = feedsOf(options.catchUpFeeds, { backlog: options.catchUpBacklog });
+  const catchUp = simulateFleet({
+    ...base,
+    feeds: catchUpFleet,
+    durationMs: 6 * 3_600_000,
+    untilDrained: true,
+  });
+  const records = [...catchUp.feeds.values()];
+  const firstDrain = Math.min(...records.map((record) => record.drainedAt ?? Number.POSITIVE_INFINITY));
+  const fetchedAtFirst = records.map((record) => fetchedBy(record, firstDrain));
+  return {
+    idle: {
+      feeds: options.idleFeeds,
+      fetchedP50Ms: at(0.5),
+      fetchedP99Ms: at(0.99),
+      peakPollers: idle.peakPollers,
+      invocationsPerMinute: idle.invocations / (idle.endedAt / MINUTE),
+    },
+    catchUp: {
+      feeds: options.catchUpFeeds,
+      backlog: options.catchUpBacklog,
+      drainedMs: Math.max(...records.map((record) => record.drainedAt ?? Number.NaN)),
+      fairness: Math.min(...fetchedAtFirst) / Math.max(...fetchedAtFirst),
+      peakPollers: catchUp.peakPollers,
+    },
+    maxConcurrentPollers: DISPATCH_DEFAULTS.maxConcurrentPollers,
+  };
+}
+
+export type FleetModel = ReturnType<typeof modelFleet>;
+
+/** The idle run the cost model takes, with the bytes and writes measured in the idle tick. */
+export function measuredIdleRun(m: FleetMeasurement): IdleRun {
+  const invocationBytes =
+    (m.idleTick.logBytes - m.idleTick.feedLineBytes * m.feeds) / Math.max(1, m.idleTick.invocations);
+  return {
+    ...IDLE_RUN,
+    outcomeLineBytes: Math.round(m.idleTick.feedLineBytes),
+    invocationLogBytes: Math.round(invocationBytes),
+    writesPerPoll: m.idleTick.dynamoWrites / m.feeds,
+  };
+}
+
+/** All-in idle cost per feed per month (per-feed lines and the deployment's fixed share) and its floor. */
+export function fleetIdleCost(feeds: number, scheduleMinutes: number, run: IdleRun = IDLE_RUN) {
+  const lines = idleCostLines(
+    { feeds, scheduleMinutes, batchSize: DISPATCH_DEFAULTS.batchSize, todayIdleFeedMetrics: 4 },
+    run,
+  );
+  const sum = totals(lines);
+  const fixed = dispatcherFixedPerMonth(feeds, run);
+  return { lines, ...sum, fixed, allIn: sum.dispatcher + fixed.total / feeds };
+}
+
+/** `costFeeds`: the fleet sizes the idle cost is shown at (the line items at the first). */
+export function fleetSection(
+  m: FleetMeasurement | undefined,
+  model: FleetModel,
+  costFeeds: readonly number[],
+): Section {
+  const run = m ? measuredIdleRun(m) : IDLE_RUN;
+  const costs = costFeeds.map((feeds) => ({ feeds, ...fleetIdleCost(feeds, 1, run) }));
+  const cost = costs[0] ?? { feeds: 1_000, ...fleetIdleCost(1_000, 1, run) };
+  const modelFeeds = cost.feeds;
+  const figures = [];
+  const formulas: string[] = [];
+  if (m) {
+    const n = m.feeds;
+    const fresh = freshnessAt(1, m.catchUp.firstPageMs);
+    figures.push(
+      figure(`${n} feeds measured: one idle tick, wall time`, 's', m.idleTick.wallMs / 1000),
+      figure(`  idle tick: DynamoDB writes per feed`, '', m.idleTick.dynamoWrites / n),
+      figure(`  idle tick: DynamoDB requests per feed`, '', m.idleTick.dynamoRequests / n),
+      figure(`  idle tick: log bytes per idle poll (dispatcher's share in)`, 'B', m.idleTick.logBytes / n),
+      figure(
+        `${n} feeds measured: catch-up of ${m.versions} versions at once, drained`,
+        's',
+        m.catchUp.drainMs / 1000,
+      ),
+      ...(Number.isFinite(m.catchUp.paceRatio)
+        ? [
+            figure(
+              `  catch-up: fastest / slowest pace while served (slowest ≥ 0.7×)`,
+              '×',
+              1 / m.catchUp.paceRatio,
+              1,
+              FAIRNESS_TARGET,
+            ),
+          ]
+        : []),
+      figure(
+        `  catch-up: pollers at once, most (maxConcurrentPollers)`,
+        '',
+        m.catchUp.peakPollers,
+        DISPATCH_DEFAULTS.maxConcurrentPollers,
+        1,
+      ),
+      figure(`  freshness p99 at a 1-minute schedule, all ${n} new at once`, 's', fresh.p99, 90, 1),
+      figure(
+        `  add a feed → its first stored order (its dispatch asked)`,
+        's',
+        m.addFeed.toStoredOrderMs / 1000,
+      ),
+      figure(
+        `  the same, the request lost: the next tick (≤ 60 s) + that`,
+        's',
+        60 + m.addFeed.toStoredOrderMs / 1000,
+        60 + m.addFeed.toFirstPageMs / 1000,
+        1.05,
+      ),
+    );
+    formulas.push(
+      `fleet measured (${n} feeds, 5 tokens, pageSize ${m.pageSize}, moto + simulator, real dispatcher and poller): idle tick ${formatNumber(m.idleTick.wallMs / 1000)} s, ${m.idleTick.invocations} poller invocations, ${m.idleTick.dynamoWrites} DynamoDB writes and ${m.idleTick.dynamoRequests} requests, ${m.idleTick.logLines} log lines / ${m.idleTick.logBytes} B (a feed's outcome line ${formatNumber(m.idleTick.feedLineBytes)} B)`,
+      `  catch-up: ${m.catchUp.dispatches} dispatches (${m.catchUp.dispatchErrors.length} failed: ${m.catchUp.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${m.catchUp.invocations} poller invocations, peak ${m.catchUp.peakPollers}; first page p50 ${formatNumber(percentile(m.catchUp.firstPageMs, 50) / 1000)} s, p99 ${formatNumber(percentile(m.catchUp.firstPageMs, 99) / 1000)} s; drained p50 ${formatNumber(percentile(m.catchUp.drainedMs, 50) / 1000)} s; freshness = U × 60 s + d (d: first dispatch → the feed's first page published, all feeds new at once)`,
+      `  add a feed: row → first page published ${formatNumber(m.addFeed.toFirstPageMs / 1000)} s, → first order stored ${formatNumber(m.addFeed.toStoredOrderMs / 1000)} s`,
+    );
+  }
+  const idle = model.idle;
+  const cu = model.catchUp;
+  figures.push(
+    figure(
+      `model, ${idle.feeds} idle feeds: partner → fetched p99 (+ row 2.7 s)`,
+      's',
+      idle.fetchedP99Ms / 1000 + 2.7,
+      90,
+      1,
+    ),
+    figure(
+      `  model: pollers at once, most (maxConcurrentPollers)`,
+      '',
+      idle.peakPollers,
+      model.maxConcurrentPollers,
+      1,
+    ),
+    figure(`model, ${cu.feeds} feeds × ${cu.backlog} versions at once: drained`, 's', cu.drainedMs / 1000),
+    figure(
+      `  model: fastest / slowest fetched at the first drain (≥ 0.7×)`,
+      '×',
+      1 / cu.fairness,
+      1,
+      FAIRNESS_TARGET,
+    ),
+    figure(`  model catch-up: pollers at once, most`, '', cu.peakPollers, model.maxConcurrentPollers, 1),
+  );
+  formulas.push(
+    `fleet model (the real planDispatch on a fake clock, defaults): ${idle.feeds} idle feeds, 3 versions each in 10 minutes: fetched p50 ${formatNumber(idle.fetchedP50Ms / 1000)} s, p99 ${formatNumber(idle.fetchedP99Ms / 1000)} s, ${formatNumber(idle.invocationsPerMinute)} poller invocations a minute; freshness to the row adds section 12's run → row (~2.7 s)`,
+  );
+  const perFeed = (value: number) => `$${value.toFixed(4)}`;
+  for (const { feeds, allIn, floor } of costs) {
+    figures.push(
+      figure(`idle feed, 1-minute schedule, ${feeds} feeds: all-in per month`, '$', allIn, 0.15, 1),
+      figure(
+        `  ${feeds} feeds: all-in vs the floor (invocation share, writes, logs)`,
+        '$',
+        allIn,
+        floor,
+        1.2,
+      ),
+    );
+  }
+  figures.push(figure(`  today's shape (a function, rule, FeedId metrics, alarm a feed)`, '$', cost.today));
+  formulas.push(
+    `idle cost per feed per month at a 1-minute schedule (${modelFeeds} feeds, batches of ${DISPATCH_DEFAULTS.batchSize}; log bytes and writes measured above): line item | today | fleet | floor`,
+    ...cost.lines.map(
+      (line) =>
+        `  ${line.item.padEnd(42)} ${perFeed(line.today).padStart(8)} ${perFeed(line.dispatcher).padStart(8)} ${line.floor === undefined ? '' : perFeed(line.floor).padStart(8)}   ${line.how}`,
+    ),
+    `  ${'per feed'.padEnd(42)} ${perFeed(cost.today).padStart(8)} ${perFeed(cost.dispatcher).padStart(8)} ${perFeed(cost.floor).padStart(8)}`,
+    `  ${'deployment fixed ÷ feeds'.padEnd(42)} ${''.padStart(8)} ${perFeed(cost.fixed.total / modelFeeds).padStart(8)}            $${cost.fixed.total.toFixed(2)} a month: ~12 fleet gauges, ~15 alarms ($${FLEET_PRICES.alarmPerMonth} each), a dashboard ($${FLEET_PRICES.dashboardPerMonth}), the dispatcher's runs`,
+    `  ${'all-in'.padEnd(42)} ${perFeed(cost.today).padStart(8)} ${perFeed(cost.allIn).padStart(8)} ${perFeed(cost.floor).padStart(8)}   ${(cost.allIn / cost.floor).toFixed(2)}× the floor`,
+    ...costs.map(
+      ({ feeds, allIn, floor, fixed }) =>
+        `  at ${feeds} feeds: all-in $${allIn.toFixed(4)} (fixed share $${(fixed.total / feeds).toFixed(4)}), ${(allIn / floor).toFixed(2)}× the floor; without the fixed share ${((allIn - fixed.total / feeds) / floor).toFixed(2)}×`,
+    ),
+  );
+  return {
+    id: 'fleet',
+    title: m
+      ? `Fleet: ${m.feeds} feeds measured (moto, the real dispatcher and poller), ${idle.feeds} in the AWS model, idle cost per feed`
+      : `Fleet: ${idle.feeds} feeds in the AWS model, idle cost per feed`,
+    floorIs:
+      'targets: freshness p99 ≤ 90 s, pollers ≤ maxConcurrentPollers, pace and fairness: slowest ≥ 0.7 × fastest (fastest / slowest ≤ 1.43), idle all-in ≤ $0.15 and ≤ 1.2× its floor',
+    figures,
+    formulas,
+    details: { measured: m, model, costs },
+  };
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
