@@ -1,0 +1,42 @@
+// Every seed that ever failed, kept as a regression case: lab/fuzz/regressions.json is replayed by
+// lab/test/e2e/fuzz.test.ts (one named case each); lab/fuzz/regressions-after-issue-31.json holds the seeds
+// that fail until the other fixes of issue 31 land (see lab/README.md, "The fuzzer").
+import { readFileSync } from 'node:fs';
+import type { Mode, Profile } from './draw.js';
+import { PROFILES } from './draw.js';
+
+export interface RegressionCase {
+  /** A drawn seed; or `scenario`, a named scenario of the simulator run through local mode. */
+  seed?: number;
+  scenario?: string;
+  profile: Profile;
+  /** The driver it failed with, when it matters (local mode's outages). */
+  mode?: Mode;
+  /** What it found, in a line. */
+  found: string;
+}
+
+export function readRegressions(file: string): RegressionCase[] {
+  const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  const cases = (parsed as { cases?: unknown }).cases;
+  if (!Array.isArray(cases)) throw new Error(`${file}: expected { "cases": [...] }`);
+  return cases.map((entry, index) => {
+    const { seed, profile, mode, found } = entry as Record<string, unknown>;
+    if (
+      !Number.isSafeInteger(seed) ||
+      !(PROFILES as readonly unknown[]).includes(profile) ||
+      (mode !== undefined && mode !== 'local' && mode !== 'in-process') ||
+      typeof found !== 'string'
+    ) {
+      throw new Error(
+        `${file}: case ${index} needs seed, profile (fast|full), found, and mode local|in-process if any`,
+      );
+    }
+    return {
+      seed: seed as number,
+      profile: profile as Profile,
+      ...(mode ? { mode: mode as Mode } : {}),
+      found,
+    };
+  });
+}
