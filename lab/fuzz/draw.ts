@@ -278,6 +278,28 @@ const FAULT_DRAWS: readonly FaultDraw[] = [
   },
 ];
 
+/** The probabilities per request (the fast profile triples them). */
+const PER_REQUEST = [
+  'rateLimit',
+  'serverError',
+  'connectionReset',
+  'keepAliveDrop',
+  'resetAfterHeaders',
+  'truncatedBody',
+  'truncatedJson',
+  'slow',
+  'trickle',
+  'endlessBody',
+  'nonPage200',
+  'redirect',
+  'bomb',
+  'pageFlood',
+  'repeatPage',
+  'expireCursor',
+  'stuckCursor',
+  'missingNextPageId',
+] as const satisfies ReadonlyArray<keyof FaultOptions>;
+
 /** Limits merged over the draws (each draw may add its own). */
 function merge(into: FaultOptions, more: Partial<FaultOptions>): void {
   const { limits, ...rest } = more;
@@ -331,6 +353,10 @@ export function drawPartner(seed: number, profile: Profile, mode?: Mode): Partne
     merge(faults, draw.draw(rng, ctx));
   }
   if (faults.bomb !== undefined && faults.codings === undefined) faults.codings = [rng.pick<Coding>(CODINGS)];
+  // A fast partner's feed is a few pages: its faults come more often, or few would fire at all.
+  if (fast)
+    for (const key of PER_REQUEST)
+      if (faults[key] !== undefined) faults[key] = Math.min(0.5, round3((faults[key] ?? 0) * 3));
   // A partner slow on every page: a few pages, each worth its 12 s.
   if (faults.slow === 1) {
     feed.orders = Math.min(feed.orders, 30);

@@ -5,8 +5,9 @@
 // run that could not go on; the consumer drains the queue after each run.
 //
 // Ends when the partner has nothing more (two runs in a row caught up with nothing new), when the same
-// documented stop ends three runs in a row (as its alarm would ring), or when the seed makes no progress
-// (once its outages are over) or runs out of its budget. Then it gathers what the invariants need.
+// documented stop ends three runs without progress between them (as its alarm would ring), or when the seed
+// makes no progress (once its outages are over) or runs out of its budget. Then it gathers what the
+// invariants need.
 
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -63,7 +64,7 @@ function metricsRecorder(counts: Record<string, number>): FunctionMetrics {
 
 /** The outcomes after which the next run follows at once (scheduling.ts, MORE_TO_FETCH, and a caught-up run). */
 const AT_ONCE = new Set(['page-limit', 'out-of-time', 'lease-lost', 'stale-continuation', 'caught-up']);
-/** A documented stop ends this many runs in a row before the seed calls it a stop (the alarm's three). */
+/** A documented stop ends this many runs, without progress between them, before the seed calls it a stop. */
 const STOP_RUNS = 3;
 
 export async function runInProcess(
@@ -241,9 +242,9 @@ async function schedule(
     // After a 401 the next runs wait out the token's backoff: the same stop.
     const stopped = kind === 'auth-backoff' ? 'auth-failed' : kind;
     const documented = stops.has(stopped) && stopped !== 'retry-later';
-    stop = documented
-      ? { outcome: stopped, runs: stop.outcome === stopped ? stop.runs + 1 : 1 }
-      : { outcome: '', runs: 0 };
+    // Runs that fail for passing reasons in between (a 5xx, a maintenance page) do not end a stop; progress does.
+    if (documented) stop = { outcome: stopped, runs: stop.outcome === stopped ? stop.runs + 1 : 1 };
+    else if ((result?.pages ?? 0) > 0) stop = { outcome: '', runs: 0 };
     if (stop.runs >= STOP_RUNS) end = { kind: 'stopped', outcome: stop.outcome };
     if (!end && !AT_ONCE.has(kind)) await sleep(idleMs);
   }

@@ -14,13 +14,20 @@ import { type AwsAt, createAwsClients } from '../../tools/aws.js';
 import { quarantinedKeys, scanOrders } from '../../tools/harness/pipeline.js';
 import { DEFAULT_STACK_NAME } from '../../tools/local/deployment.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../../tools/local/moto.js';
+import { readBudgets } from '../../tools/ops/budget.js';
 import { decodeCursor } from '../../tools/simulator/cursor.js';
-import { type AnyScenarioId, SCENARIO_EXPECTATIONS, startSimulator } from '../../tools/simulator/index.js';
+import {
+  type AnyScenarioId,
+  type RequestLogEntry,
+  SCENARIO_EXPECTATIONS,
+  startSimulator,
+} from '../../tools/simulator/index.js';
 import { readStackOutputs } from '../../tools/stack.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import { startLocalMode } from '../chaos/local-mode.js';
 import type { Partner } from './draw.js';
-import { LOCAL_MODE_BASELINE_MB, type SeedEnd, type SeedObservation } from './invariants.js';
+import { LOCAL_MODE_BASELINE_MB, MAX_HOLD_MS, type SeedEnd, type SeedObservation } from './invariants.js';
+import { peakObservedRate } from './observe.js';
 
 /** The first seed deploys the stack (cdk deploy into moto: 20–60 s here). */
 const DEPLOY_ALLOWANCE_MS = 4 * 60_000;
@@ -159,6 +166,9 @@ export class LocalModeRunner {
         problems.push(`${summary.quarantined?.length} quarantined, expected ${expected.quarantined ?? 0}`);
       if ((summary.deadLettered ?? 0) > 0) problems.push(`${summary.deadLettered} dead-lettered`);
     }
+    const held = await this.heldAheadMs();
+    if (held > MAX_HOLD_MS)
+      problems.push(`the token's budget holds its feeds ${Math.round(held / 60_000)} min ahead`);
     if (output.includes(token)) problems.push("the token appeared in local mode's output");
     if (summaryText.includes(token)) problems.push("the token appeared in local mode's summary");
     const capMb = 8;
@@ -167,6 +177,30 @@ export class LocalModeRunner {
         `local mode's peak RSS was ${Math.round(peakMb)} MB, over ${36 * capMb + LOCAL_MODE_BASELINE_MB} MB`,
       );
     return { end, violations: problems, durationMs: Date.now() - started, counters: summary?.counters ?? {} };
+  }
+
+  /** The stack's token budget after the run: its hold ahead and its rate, beside the rate the feed used. */
+  private async budgetNow(cursorTable: string, requests: readonly RequestLogEntry[]) {
+    const now = Date.now();
+    const budgets = await readBudgets(this.aws as AwsAt, cursorTable, now).catch(() => []);
+    return {
+      maxHoldAheadMs: Math.max(0, ...budgets.map((budget) => budget.holdUntil - now)),
+      maxRate: Math.max(0, ...budgets.map((budget) => budget.rate)),
+      peakObservedRate: peakObservedRate(requests),
+    };
+  }
+
+  /** How far ahead the stack's token budget holds its feeds now (0: no hold). */
+  private async heldAheadMs(): Promise<number> {
+    this.aws ??= createAwsClients(`http://127.0.0.1:${this.moto?.port}`, EMULATOR_ENV);
+    const outputs = await readStackOutputs(this.aws, DEFAULT_STACK_NAME).catch(
+      () => ({}) as Record<string, string>,
+    );
+    const table = outputs.CursorTableName;
+    if (!table) return 0;
+    const now = Date.now();
+    const budgets = await readBudgets(this.aws, table, now).catch(() => []);
+    return Math.max(0, ...budgets.map((budget) => budget.holdUntil - now));
   }
 
   async close(): Promise<void> {
@@ -234,6 +268,7 @@ export class LocalModeRunner {
       requests: [...sim.requests],
       localPeakRssMb: peakMb,
       tokenSeenIn: [],
+      budget: await this.budgetNow(table('CursorTableName'), sim.requests),
       now: Date.now(),
     };
   }

@@ -208,6 +208,26 @@ export const FAULT_CATALOGUE: readonly CatalogueEntry[] = [
   },
 ];
 
+/** The FaultOptions fields that tune a fault rather than switch it on. */
+export const FAULT_DETAILS: readonly (keyof FaultOptions)[] = [
+  'retryAfterSeconds',
+  'retryAfterForms',
+  'serverErrorBurst',
+  'serverErrorBodies',
+  'slowMs',
+  'trickleChunkBytes',
+  'trickleIntervalMs',
+  'nonPageBodies',
+  'codings',
+  'bombBytes',
+  'pageFloodRecords',
+  'pageFloodFiller',
+  'pageFloodMaxBytes',
+  'giantOrderBytes',
+  'afterRequests',
+  'limits',
+];
+
 /** A fault that replaces the answer. */
 export type AnswerFault =
   | { fault: 'outage'; reset: boolean }

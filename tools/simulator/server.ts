@@ -240,8 +240,9 @@ class Simulator {
     return this.feed.expected();
   }
 
-  oracle(scope: 'stream' | 'delivered'): Oracle {
-    return this.feed.oracle(scope === 'stream' ? undefined : [...this.delivered].sort((a, b) => a - b));
+  oracle(scope: 'stream' | 'delivered', before = Number.POSITIVE_INFINITY): Oracle {
+    const positions = scope === 'stream' ? [...Array(this.feed.length).keys()] : [...this.delivered];
+    return this.feed.oracle(positions.filter((position) => position < before).sort((a, b) => a - b));
   }
 
   purgeBefore(fraction: number): void {
@@ -871,7 +872,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     url: `http://${urlHost}:${port}`,
     requests: simulator.requests,
     expected: () => simulator.expected(),
-    oracle: (scope) => simulator.oracle(scope),
+    oracle: (scope, before) => simulator.oracle(scope, before),
     purgeBefore: (fraction) => simulator.purgeBefore(fraction),
     faultCounts: () => simulator.faultCounts(),
     versionsServed: () => simulator.versionsServed,

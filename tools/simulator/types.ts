@@ -339,8 +339,8 @@ export interface RunningSimulator {
   /**
    * The generated feed (/v1) as an oracle: `stream`, all of it; `delivered`, the entries of pages the
    * partner sent whole and readable (no transport fault, no order over the cap), the end state of a run
-   * that stopped partway.
+   * that stopped partway; `before`: only the entries before that stream position (a stored cursor's).
    */
-  oracle(scope: 'stream' | 'delivered'): Oracle;
+  oracle(scope: 'stream' | 'delivered', before?: number): Oracle;
   close(): Promise<void>;
 }

@@ -130,8 +130,8 @@ export const NAMED_FAULT_SCENARIOS: Readonly<Record<FaultScenarioId, ScenarioDef
   'slow-headers': lazy(
     {
       id: 'slow-headers',
-      summary: 'the first page request gets its headers after 12 s (a heavy query, a cold cache)',
-      faults: { slow: 1, slowMs: 12_000, limits: { slow: 1 } },
+      summary: 'every page request gets its headers after 12 s (a heavy query, a cold cache): 4 pages, 48 s',
+      faults: { slow: 1, slowMs: 12_000 },
     },
     () => plain(130, base(30)),
   ),
