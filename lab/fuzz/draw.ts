@@ -278,7 +278,10 @@ const FAULT_DRAWS: readonly FaultDraw[] = [
   },
 ];
 
-/** The probabilities per request (the fast profile triples them). */
+/**
+ * The probabilities per request the fast profile triples. Not a repeated page's: repeats in a row look like a
+ * cycle (and end a run at the documented stuck-cursor), as they should once they come that often.
+ */
 const PER_REQUEST = [
   'rateLimit',
   'serverError',
@@ -294,7 +297,6 @@ const PER_REQUEST = [
   'redirect',
   'bomb',
   'pageFlood',
-  'repeatPage',
   'expireCursor',
   'stuckCursor',
   'missingNextPageId',

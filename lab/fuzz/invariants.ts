@@ -10,7 +10,7 @@
 //              the client's total deadline (the simulator's own record of each request)
 //   runs       none longer than the poller's Lambda timeout
 //   resources  peak RSS growth within the poller's memory for the cap (infra: 36 × the cap); no
-//              synchronous stall of the event loop over MAX_STALL_MS
+//              synchronous stall of the event loop longer than linear in the largest body (allowedStallMs)
 //   budget     a token's hold at most MAX_HOLD_MS ahead; its rate at most twice what the feeds used
 //   token      in no output: logs, errors, summaries, request URLs
 
@@ -26,8 +26,14 @@ const REQUEST_SLACK_MS = 3_000;
 export const POLLER_TIMEOUT_MS = 120_000;
 /** Requests one page may take: 5 attempts, 5 waited 429s, a shrink of the page size to 1, a recovery. */
 export const REQUESTS_PER_PAGE = 16;
-/** The longest synchronous stretch tolerated (a parse, a decode): more blocks every deadline of the run. */
-export const MAX_STALL_MS = 3_000;
+/**
+ * The longest synchronous stretch tolerated (a parse, a decode, a validation): linear in the largest body the
+ * partner sent, as decoded (at most the cap): 2 s, and half a second per MiB. A super-linear parse of a
+ * 64 KiB body blows it; a page of 12,000 records does not.
+ */
+export function allowedStallMs(largestBodyBytes: number, capBytes: number): number {
+  return 2_000 + (500 * Math.min(largestBodyBytes, capBytes)) / 1024 / 1024;
+}
 /** What local mode's process holds besides a page (the runtime, tsx, the SDK, the consumer), measured here. */
 export const LOCAL_MODE_BASELINE_MB = 400;
 /** The longest hold of a token's feeds tolerated ("a few minutes" is documented; an hour is a stopped token). */
@@ -218,8 +224,12 @@ function resourceViolations(o: SeedObservation): string[] {
     problems.push(
       `local mode's peak RSS was ${Math.round(o.localPeakRssMb)} MB, over ${Math.round(localAllowedMb)} MB for a ${capMb} MiB cap`,
     );
-  if (o.maxStallMs !== undefined && o.maxStallMs > MAX_STALL_MS)
-    problems.push(`the event loop stood still for ${(o.maxStallMs / 1000).toFixed(1)} s (synchronous work)`);
+  const largest = Math.max(0, ...o.requests.map((r) => r.bytes ?? 0));
+  const allowedStall = allowedStallMs(largest, o.partner.pipeline.maxPageBodyBytes);
+  if (o.maxStallMs !== undefined && o.maxStallMs > allowedStall)
+    problems.push(
+      `the event loop stood still for ${(o.maxStallMs / 1000).toFixed(1)} s (synchronous work), over ${(allowedStall / 1000).toFixed(1)} s for bodies of ${(largest / 1024).toFixed(0)} KiB at most`,
+    );
   if (o.budget) {
     const { maxHoldAheadMs, maxRate, peakObservedRate, cap } = o.budget;
     if (maxHoldAheadMs > MAX_HOLD_MS)

@@ -44,6 +44,8 @@ type Plan =
       faults: Fault[];
       /** Stream positions of the generated feed it carries: delivered once sent whole (none: not readable). */
       positions?: number[] | undefined;
+      /** The body's bytes as decoded, when coding (or a bomb) changed them. */
+      decodedBytes?: number;
       /** Delivery details of its faults: slow headers, a trickle's pace, what an endless body repeats. */
       slowMs?: number;
       trickle?: DeliveryPlan['trickle'];
@@ -297,6 +299,7 @@ class Simulator {
       return;
     }
     entry.status = plan.status;
+    entry.bytes = plan.decodedBytes ?? Buffer.byteLength(plan.body);
     const [first, ...also] = plan.faults;
     if (first) entry.fault = first;
     if (also.length > 0) entry.also = also;
@@ -438,6 +441,7 @@ class Simulator {
     const coding = bombed || delivery === 'endless-body' ? undefined : dice.encoding();
     if (coding) {
       plan.faults.push('encoding');
+      plan.decodedBytes = Buffer.byteLength(plan.body);
       plan.body = encode(typeof plan.body === 'string' ? Buffer.from(plan.body) : plan.body, coding);
       plan.headers = { ...plan.headers, 'content-encoding': contentEncoding(coding) };
     }
@@ -652,6 +656,7 @@ class Simulator {
       headers: { ...plan.headers, 'content-encoding': contentEncoding(coding) },
       faults: [...plan.faults, 'bomb'],
       positions: undefined,
+      decodedBytes: bytes,
     } as Plan;
   }
 

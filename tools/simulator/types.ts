@@ -287,6 +287,8 @@ export interface RequestLogEntry {
   /** Epoch ms the request arrived, and how long until its connection was done with it (answered or hung up). */
   receivedAt?: number;
   durationMs?: number;
+  /** Bytes of the answer's body as decoded (a coded body's, a bomb's, in full), if it had one. */
+  bytes?: number;
 }
 
 /** Every fault the simulator can inject (./faults.ts: FAULT_CATALOGUE describes each). */
