@@ -51,7 +51,7 @@ export interface Partner {
   timedFaultsMs: number;
   /**
    * How long the seed may take in all, and without progress once the timed faults are over; or in
-   * `stallRuns` runs in a row that took at least a minute in all (quick failures, not a hold waited out).
+   * `stallRuns` runs in a row that took at least 45 s in all (quick failures, not a hold waited out).
    */
   budgetMs: number;
   stallMs: number;
@@ -333,7 +333,7 @@ export function drawPartner(seed: number, profile: Profile, mode?: Mode): Partne
   if (rng.chance(0.4)) pipeline.lookbackMinutes = rng.pick([30, 120, 1_440]);
   if (rng.chance(0.25)) pipeline.requestsPerSecond = rng.int(2, 50);
   // About 150 pages at most: page size 1 gets a small feed.
-  const maxOrders = Math.max(10, Math.min(fast ? 25 : 200, pipeline.pageSize * 50));
+  const maxOrders = Math.max(10, Math.min(fast ? 25 : 120, pipeline.pageSize * 50));
   const feed: Partner['feed'] = {
     seed: rng.int(1, 2 ** 31),
     orders: rng.int(Math.min(10, maxOrders), maxOrders),
@@ -389,7 +389,7 @@ export function drawPartner(seed: number, profile: Profile, mode?: Mode): Partne
     timedFaultsMs,
     budgetMs: fast ? 90_000 : 20 * 60_000 + timedFaultsMs,
     stallMs: fast ? 30_000 : 6 * 60_000,
-    stallRuns: 12,
+    stallRuns: 8,
   };
 }
 

@@ -200,7 +200,7 @@ async function schedule(
       break;
     }
     const stalledFor = now - Math.max(lastProgress, timedOver);
-    const quickStall = runsWithoutProgress >= partner.stallRuns && stalledFor >= 60_000;
+    const quickStall = runsWithoutProgress >= partner.stallRuns && stalledFor >= 45_000;
     if (now > timedOver && (stalledFor > partner.stallMs || quickStall)) {
       end = {
         kind: 'no-progress',
