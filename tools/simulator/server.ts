@@ -714,14 +714,17 @@ class Simulator {
     if (quirk?.kind === 'deep-expiry') return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
     const overLong = quirk?.kind === 'over-long-cursor' ? quirk.bytes : undefined;
     const options = scenario.definition.faults;
+    const filler = options?.pageFloodFiller ?? 'stream';
     const pageSize =
-      rolled.flood && (options?.pageFloodFiller ?? 'stream') === 'stream'
+      rolled.flood && filler === 'stream'
         ? Math.max(query.pageSize, options?.pageFloodRecords ?? 2_000)
         : query.pageSize;
-    const { body, giant } = this.scenarioPage(scenario, { ...query, pageSize }, cursor, overLong);
+    // A flood of junk goes before the page's own records (so they are past the 10,000th).
+    const junk = rolled.flood && filler === 'junk' ? (options?.pageFloodRecords ?? 2_000) : 0;
+    const { body, giant } = this.scenarioPage(scenario, { ...query, pageSize }, cursor, overLong, junk);
     const faults: Fault[] = [];
     if (overLong !== undefined) faults.push('over-long-cursor');
-    if (pageSize !== query.pageSize) faults.push('page-flood');
+    if (rolled.flood) faults.push('page-flood');
     if (giant) faults.push('giant-order');
     const plan: AnswerPlan = { kind: 'answer', status: 200, body, faults, positions: [] };
     // A scenario's positions are not tracked; a non-empty list marks a page with data for the delivery dice.
@@ -760,6 +763,7 @@ class Simulator {
     query: UpdatesQuery,
     cursor: CursorState | undefined,
     overLongCursor?: number,
+    junkFirst = 0,
   ): { body: string; giant: boolean } {
     const position = cursor?.p ?? 0;
     const total = scenario.entries.length;
@@ -795,11 +799,8 @@ class Simulator {
           : json,
       );
     const flood = query.pageId === undefined ? scenario.flood : [];
-    const body = pageBody(
-      flood.length > 0 ? [...entries, ...flood] : entries,
-      cycled || next < pollEnd,
-      nextPageId,
-    );
+    const junk = Array.from({ length: junkFirst }, (_, i) => JUNK_RECORDS[i % JUNK_RECORDS.length] ?? '{}');
+    const body = pageBody([...junk, ...entries, ...flood], cycled || next < pollEnd, nextPageId);
     return { body, giant: giantAt !== undefined && giantAt >= position && giantAt < next };
   }
 

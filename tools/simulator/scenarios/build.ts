@@ -46,6 +46,8 @@ export interface ScenarioDefinition {
   faults?: Omit<FaultOptions, 'seed'> & { seed?: number };
   /** Orders a correct ingester quarantines at ingestion (e.g. a vendorId too long for a key): never stored. */
   refusedOrderIds?: readonly number[];
+  /** Distinct invalid records its faults flood pages with: a correct ingester quarantines each once. */
+  junkRecords?: number;
   /** Orders no ingester can read (one over the body cap, where the feed stops): never stored, never quarantined. */
   unreadableOrderIds?: readonly number[];
   /** The poll outcome a correct ingester stops at (a documented stop); absent: it drains the stream. */

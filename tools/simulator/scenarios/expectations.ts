@@ -31,7 +31,14 @@ export interface ScenarioExpectation {
 }
 
 function expectationOf(id: AnyScenarioId): ScenarioExpectation {
-  const { polls, quirk, refusedOrderIds = [], unreadableOrderIds = [], stop } = SCENARIOS[id];
+  const {
+    polls,
+    quirk,
+    refusedOrderIds = [],
+    unreadableOrderIds = [],
+    junkRecords = 0,
+    stop,
+  } = SCENARIOS[id];
   const served = polls.flat().map((entry) => entry.order);
   const kept = served.filter((order) => !refusedOrderIds.includes(order.id));
   const state = expectedStateOf(kept.filter((order) => !unreadableOrderIds.includes(order.id)));
@@ -48,7 +55,7 @@ function expectationOf(id: AnyScenarioId): ScenarioExpectation {
     quirk?.kind === 'record-flood' ? quirk.records.length + (flood > RECORDS_VALIDATED_PER_PAGE ? 1 : 0) : 0;
   return {
     ...expectation,
-    quarantined: served.length - kept.length + junk,
+    quarantined: served.length - kept.length + junk + junkRecords,
     ...(stop === undefined ? {} : { stop }),
     stored: state.distinctVersions,
   };

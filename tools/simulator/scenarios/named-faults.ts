@@ -4,11 +4,10 @@
 // What a correct ingester ends with is in expectations.ts and in tools/simulator/README.md.
 
 import { escapeHeavyText } from '../generated-feed.js';
-import { materialize, type SimOrder } from '../model.js';
+import type { SimOrder } from '../model.js';
 import { Random } from '../random.js';
 import type { FaultScenarioId } from '../types.js';
 import {
-  ago,
   generatedPoll,
   latestAtServeTime,
   present,
@@ -42,34 +41,6 @@ function escapeHeavy(polls: ReturnType<typeof plain>, seed: number, chars: numbe
       names.set(order.id, name);
       const items = order.items.map((item, index) => (index === 0 ? { ...item, name } : item));
       return { order: { ...order, items }, latestVersion };
-    }),
-  );
-}
-
-/** `count` small orders (one product, one payment: about 450 bytes each), one version each. */
-function smallOrders(count: number, idBase: number): SimOrder[] {
-  return Array.from({ length: count }, (_, i) =>
-    materialize({
-      id: idBase + i,
-      version: 1,
-      vendorId: `vendor-${1 + (i % 3)}`,
-      currency: 'EUR',
-      status: i % 4 === 3 ? 'placed' : 'accepted',
-      type: 'collection',
-      placedAt: ago(60) + i * 1000,
-      ...(i % 4 === 3 ? {} : { acceptedAt: ago(59) + i * 1000 }),
-      serviceFee: 49,
-      items: [
-        {
-          id: `${idBase + i}-1`,
-          name: 'Cola 330ml',
-          type: 'product',
-          price: 120 + (i % 50),
-          quantityOrdered: 1,
-          quantityFulfilled: 1,
-        },
-      ],
-      payments: [{ type: 'online', collectedBy: 'platform' }],
     }),
   );
 }
@@ -240,10 +211,17 @@ export const NAMED_FAULT_SCENARIOS: Readonly<Record<FaultScenarioId, ScenarioDef
   'page-flood': lazy(
     {
       id: 'page-flood',
-      summary: '10,200 small orders (~450 bytes) in one page whatever pageSize: under the body cap',
-      faults: { pageFlood: 1, pageFloodFiller: 'stream', pageFloodRecords: 20_000 },
+      summary:
+        'the first page carries 10,000 tiny invalid records (4 distinct), then the orders it was asked for',
+      faults: {
+        pageFlood: 1,
+        pageFloodFiller: 'junk',
+        pageFloodRecords: 10_000,
+        limits: { 'page-flood': 1 },
+      },
+      junkRecords: 4,
     },
-    () => latestAtServeTime([smallOrders(10_200, base(41))]),
+    () => plain(141, base(41)),
   ),
   outage: lazy(
     {
