@@ -184,6 +184,9 @@ async function schedule(
   const outcomes: Record<string, number> = {};
   const tokenSeenIn: string[] = [];
   const budget = { maxHoldAheadMs: 0, maxRate: 0 };
+  // Progress is the stored cursor reaching further into the stream than ever (a replay after an expired
+  // cursor reads pages, but goes nowhere new).
+  let furthest = 0;
   let lastProgress = started;
   let runsWithoutProgress = 0;
   let quiet = 0;
@@ -204,7 +207,7 @@ async function schedule(
     if (now > timedOver && (stalledFor > partner.stallMs || quickStall)) {
       end = {
         kind: 'no-progress',
-        detail: `no page in ${runsWithoutProgress} run(s), ${Math.round(stalledFor / 1000)} s: ${lastOutcomes(runs)}; ${lastHeard(capture)}`,
+        detail: `the cursor went no further in ${runsWithoutProgress} run(s), ${Math.round(stalledFor / 1000)} s: ${lastOutcomes(runs)}; ${lastHeard(capture)}`,
       };
       break;
     }
@@ -234,17 +237,23 @@ async function schedule(
       budget.maxHoldAheadMs = Math.max(budget.maxHoldAheadMs, view.holdUntil - Date.now());
       budget.maxRate = Math.max(budget.maxRate, view.rate);
     }
-    if ((result?.pages ?? 0) > 0) lastProgress = Date.now();
-    runsWithoutProgress = (result?.pages ?? 0) > 0 || Date.now() < timedOver ? 0 : runsWithoutProgress + 1;
+    const position = await storedCursorPosition(aws, resources);
+    const progressed = position > furthest;
+    if (progressed) {
+      furthest = position;
+      lastProgress = Date.now();
+    }
+    runsWithoutProgress = progressed || Date.now() < timedOver ? 0 : runsWithoutProgress + 1;
     const nothingNew = kind === 'caught-up' && result?.versionsPublished === 0 && result.quarantined === 0;
     quiet = nothingNew ? quiet + 1 : 0;
     if (quiet >= 2) end = { kind: 'drained' };
     // After a 401 the next runs wait out the token's backoff: the same stop.
     const stopped = kind === 'auth-backoff' ? 'auth-failed' : kind;
     const documented = stops.has(stopped) && stopped !== 'retry-later';
-    // Runs that fail for passing reasons in between (a 5xx, a maintenance page) do not end a stop; progress does.
+    // Runs that fail for passing reasons in between (a 5xx, a maintenance page, a replay) do not end a stop;
+    // progress does.
     if (documented) stop = { outcome: stopped, runs: stop.outcome === stopped ? stop.runs + 1 : 1 };
-    else if ((result?.pages ?? 0) > 0) stop = { outcome: '', runs: 0 };
+    else if (progressed) stop = { outcome: '', runs: 0 };
     if (stop.runs >= STOP_RUNS) end = { kind: 'stopped', outcome: stop.outcome };
     if (!end && !AT_ONCE.has(kind)) await sleep(idleMs);
   }
