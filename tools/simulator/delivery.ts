@@ -103,6 +103,8 @@ export async function deliver(
   res.once('close', () => {
     closed = true;
   });
+  // A client that hangs up mid-write is what several faults provoke: never an uncaught error here.
+  res.on('error', () => undefined);
   if (plan.headersDelayMs > 0) await delay(plan.headersDelayMs);
   if (closed) return 'cut';
   const { status, headers, body } = answer;

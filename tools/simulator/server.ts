@@ -304,7 +304,9 @@ class Simulator {
     if (first) entry.fault = first;
     if (also.length > 0) entry.also = also;
     this.requests.push(entry);
-    const sent = await deliver(req, res, this.answerOf(plan), this.deliveryOf(plan), (ms) => this.delay(ms));
+    const sent = await deliver(req, res, this.answerOf(plan), this.deliveryOf(plan), (ms) =>
+      this.delay(ms),
+    ).catch(() => 'cut' as const);
     if (sent === 'whole' && plan.positions)
       for (const position of plan.positions) this.delivered.add(position);
   }
