@@ -28,6 +28,7 @@ export interface SeedReport {
   faultsFired: Record<string, number>;
   requests: number;
   peakRssGrowthMb?: number | undefined;
+  localPeakRssMb?: number | undefined;
   maxStallMs?: number | undefined;
   durationMs: number;
   violations: string[];
@@ -89,6 +90,7 @@ export class Fuzzer {
       faultsFired,
       requests: observation?.requests.length ?? 0,
       peakRssGrowthMb: observation?.peakRssGrowthMb,
+      localPeakRssMb: observation?.localPeakRssMb,
       maxStallMs: observation?.maxStallMs,
       durationMs: Date.now() - started,
       violations: found,
