@@ -8,13 +8,13 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface LocalModeArgs {
   awsEndpoint: string;
-  /** The partner API; absent: local mode's built-in simulator (the fuzzer's `--scenario` runs). */
+  /** Absent: local mode's built-in simulator (the fuzzer's `--scenario` runs). */
   apiUrl?: string;
   token: string;
   summaryJson: string;
   /** stdout and stderr of the child go here. */
   logFile: string;
-  /** More flags for `npm start` (the fuzzer's `--reset-data`). */
+  /** More flags for `npm start` (the fuzzer's `--reset-data`, `--scenario`). */
   args?: readonly string[];
 }
 

@@ -13,11 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GetItemCommand, paginateScan } from '@aws-sdk/client-dynamodb';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
-import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import type { FunctionMetrics } from '../../functions/core/observability/metric-names.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
 import { buildPoller, type PollResult, PollRunFailedError } from '../../functions/poller/build-poller.js';
@@ -34,13 +31,13 @@ import {
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { readBudgets } from '../../tools/ops/budget.js';
-import { decodeCursor } from '../../tools/simulator/cursor.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import type { Partner } from './draw.js';
 import { POLLER_TIMEOUT_MS, type RunRecord, type SeedEnd, type SeedObservation } from './invariants.js';
 import { OutputCapture, PeakRss, peakObservedRate, textOfError } from './observe.js';
 import { runbookStops } from './runbook.js';
+import { countMessages, historyKeys, storedCursorPosition } from './stored.js';
 
 const FEED_ID = 'partner-feed';
 
@@ -88,7 +85,7 @@ export async function runInProcess(
     const ran = await schedule(partner, handlers, sim, aws, resources, capture);
     loop.disable();
     const now = Date.now();
-    const cursor = await storedCursorPosition(aws, resources);
+    const cursor = await storedCursorPosition(aws, resources.cursorTable, FEED_ID);
     const stored = await storedState(aws, resources);
     capture.stop();
     if (logFile) writeFileSync(logFile, capture.tail());
@@ -237,7 +234,7 @@ async function schedule(
       budget.maxHoldAheadMs = Math.max(budget.maxHoldAheadMs, view.holdUntil - Date.now());
       budget.maxRate = Math.max(budget.maxRate, view.rate);
     }
-    const position = await storedCursorPosition(aws, resources);
+    const position = await storedCursorPosition(aws, resources.cursorTable, FEED_ID);
     const progressed = position > furthest;
     if (progressed) {
       furthest = position;
@@ -270,52 +267,12 @@ function lastOutcomes(runs: readonly RunRecord[]): string {
   return last.length > 0 ? `last runs ended ${last.join(', ')}` : 'no run ended';
 }
 
-/** The stream position of the feed's stored cursor (the simulator's own cursor format), if any. */
-async function storedCursorPosition(aws: AwsAt, resources: PipelineResources): Promise<number> {
-  const { Item } = await aws.dynamo.send(
-    new GetItemCommand({
-      TableName: resources.cursorTable,
-      Key: { feedId: { S: FEED_ID } },
-      ConsistentRead: true,
-    }),
-  );
-  const pageId = Item?.pageId?.S;
-  return pageId === undefined ? 0 : (decodeCursor(pageId)?.p ?? 0);
-}
-
 async function storedState(aws: AwsAt, resources: PipelineResources) {
-  const history = new Set<string>();
-  for await (const page of paginateScan(
-    { client: aws.dynamo },
-    {
-      TableName: resources.historyTable,
-      ConsistentRead: true,
-      ProjectionExpression: 'orderId, #v',
-      ExpressionAttributeNames: { '#v': 'version' },
-    },
-  )) {
-    for (const raw of page.Items ?? []) {
-      const item = unmarshallExact(raw);
-      history.add(`${String(item.orderId)}:${String(item.version)}`);
-    }
-  }
-  let deadLettered = 0;
-  for (;;) {
-    const { Messages = [] } = await aws.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: resources.ordersDlqUrl,
-        MaxNumberOfMessages: 10,
-        VisibilityTimeout: 300,
-      }),
-    );
-    if (Messages.length === 0) break;
-    deadLettered += Messages.length;
-  }
   return {
     orders: await scanOrders(aws, resources.ordersTable),
-    history,
+    history: await historyKeys(aws, resources.historyTable),
     sales: await readSalesLedger(aws.dynamo, resources.ordersTable),
     quarantined: await quarantinedKeys(aws, resources.quarantineBucket),
-    deadLettered,
+    deadLettered: await countMessages(aws, resources.ordersDlqUrl),
   };
 }

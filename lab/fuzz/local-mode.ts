@@ -7,15 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GetItemCommand, paginateScan } from '@aws-sdk/client-dynamodb';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
 import { type AwsAt, createAwsClients } from '../../tools/aws.js';
 import { quarantinedKeys, scanOrders } from '../../tools/harness/pipeline.js';
 import { DEFAULT_STACK_NAME } from '../../tools/local/deployment.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../../tools/local/moto.js';
 import { readBudgets } from '../../tools/ops/budget.js';
-import { decodeCursor } from '../../tools/simulator/cursor.js';
 import {
   type AnyScenarioId,
   type RequestLogEntry,
@@ -28,6 +24,7 @@ import { startLocalMode } from '../chaos/local-mode.js';
 import type { Partner } from './draw.js';
 import { LOCAL_MODE_BASELINE_MB, MAX_HOLD_MS, type SeedEnd, type SeedObservation } from './invariants.js';
 import { peakObservedRate } from './observe.js';
+import { countMessages, historyKeys, storedCursorPosition } from './stored.js';
 
 /** The first seed deploys the stack (cdk deploy into moto: 20–60 s here). */
 const DEPLOY_ALLOWANCE_MS = 4 * 60_000;
@@ -62,39 +59,18 @@ export class LocalModeRunner {
   private deployed = false;
 
   async run(partner: Partner, logFile: string | undefined) {
-    this.moto ??= await startMoto();
-    this.aws ??= createAwsClients(`http://127.0.0.1:${this.moto.port}`, EMULATOR_ENV);
     const token = `fuzz-${partner.seed}-${randomBytes(9).toString('hex')}`;
     const sim = await startSimulator({ token, feed: partner.feed, faults: partner.faults });
-    const log = logFile ?? path.join(os.tmpdir(), `fuzz-local-${process.pid}-${partner.seed}.log`);
-    const summaryFile = path.join(os.tmpdir(), `fuzz-summary-${process.pid}-${partner.seed}.json`);
-    rmSync(log, { force: true });
-    rmSync(summaryFile, { force: true });
     try {
-      const child = startLocalMode({
-        awsEndpoint: this.moto.endpoint,
-        apiUrl: sim.url,
+      const child = await this.localMode(
+        `seed-${partner.seed}`,
         token,
-        summaryJson: summaryFile,
-        logFile: log,
-        args: ['--reset-data'],
-      });
-      let peakMb = 0;
-      const sampler = setInterval(() => {
-        peakMb = Math.max(peakMb, peakRssMb(child.pid) ?? 0);
-      }, 500);
-      const allowance = partner.budgetMs + (this.deployed ? 0 : DEPLOY_ALLOWANCE_MS);
-      const timeout = new Promise<'timeout'>((resolve) => {
-        const timer = setTimeout(() => resolve('timeout'), allowance);
-        void child.exited.then(() => clearTimeout(timer));
-      });
-      const exit = await Promise.race([child.exited, timeout]);
-      clearInterval(sampler);
-      if (exit === 'timeout') await child.kill();
-      this.deployed = true;
-      const output = readText(log);
-      const summaryText = readText(summaryFile);
-      const summary = parseSummary(summaryText);
+        logFile,
+        partner.budgetMs,
+        [],
+        sim.url,
+      );
+      const { exit, summary, summaryText, output, peakMb } = child;
       const end = endOf(exit, summary, output);
       const observation = await this.observe(partner, sim, end, peakMb);
       observation.tokenSeenIn = [
@@ -107,7 +83,6 @@ export class LocalModeRunner {
       return { observation, faultCounts: sim.faultCounts(), outcomes: { [outcome]: 1 } };
     } finally {
       await sim.close();
-      rmSync(summaryFile, { force: true });
     }
   }
 
@@ -117,38 +92,17 @@ export class LocalModeRunner {
    * was quarantined, how it ended; the token in no output. Returns the violations ([] when it passed).
    */
   async runScenario(id: AnyScenarioId, logFile: string | undefined, budgetMs: number) {
-    this.moto ??= await startMoto();
     const expected = SCENARIO_EXPECTATIONS[id];
     const token = `fuzz-${id}-${randomBytes(9).toString('hex')}`;
-    const log = logFile ?? path.join(os.tmpdir(), `fuzz-local-${process.pid}-${id}.log`);
-    const summaryFile = path.join(os.tmpdir(), `fuzz-summary-${process.pid}-${id}.json`);
-    rmSync(log, { force: true });
-    rmSync(summaryFile, { force: true });
     const started = Date.now();
-    const child = startLocalMode({
-      awsEndpoint: this.moto.endpoint,
+    const { exit, summaryText, output, peakMb, ...child } = await this.localMode(
+      id,
       token,
-      summaryJson: summaryFile,
-      logFile: log,
-      args: ['--scenario', id, '--reset-data'],
-    });
-    let peakMb = 0;
-    const sampler = setInterval(() => {
-      peakMb = Math.max(peakMb, peakRssMb(child.pid) ?? 0);
-    }, 500);
-    const allowance = budgetMs + (this.deployed ? 0 : DEPLOY_ALLOWANCE_MS);
-    const timeout = new Promise<'timeout'>((resolve) => {
-      const timer = setTimeout(() => resolve('timeout'), allowance);
-      void child.exited.then(() => clearTimeout(timer));
-    });
-    const exit = await Promise.race([child.exited, timeout]);
-    clearInterval(sampler);
-    if (exit === 'timeout') await child.kill();
-    this.deployed = true;
-    const output = readText(log);
-    const summaryText = readText(summaryFile);
-    rmSync(summaryFile, { force: true });
-    const summary = parseSummary(summaryText) as ScenarioSummary | undefined;
+      logFile,
+      budgetMs,
+      ['--scenario', id],
+    );
+    const summary = child.summary as ScenarioSummary | undefined;
     const end = endOf(exit, summary, output);
     const problems: string[] = [];
     const wanted = expected.stop === undefined ? 'drained' : `stopped at ${expected.stop}`;
@@ -177,6 +131,50 @@ export class LocalModeRunner {
         `local mode's peak RSS was ${Math.round(peakMb)} MB, over ${36 * capMb + LOCAL_MODE_BASELINE_MB} MB`,
       );
     return { end, violations: problems, durationMs: Date.now() - started, counters: summary?.counters ?? {} };
+  }
+
+  /**
+   * Local mode as a child process against this runner's emulator (`--reset-data`, so each run starts empty),
+   * watched until it exits or its time is up; its output, its summary and its peak resident memory.
+   */
+  private async localMode(
+    name: string,
+    token: string,
+    logFile: string | undefined,
+    budgetMs: number,
+    args: string[],
+    apiUrl?: string,
+  ) {
+    this.moto ??= await startMoto();
+    this.aws ??= createAwsClients(`http://127.0.0.1:${this.moto.port}`, EMULATOR_ENV);
+    const log = logFile ?? path.join(os.tmpdir(), `fuzz-local-${process.pid}-${name}.log`);
+    const summaryFile = path.join(os.tmpdir(), `fuzz-summary-${process.pid}-${name}.json`);
+    rmSync(log, { force: true });
+    rmSync(summaryFile, { force: true });
+    const child = startLocalMode({
+      awsEndpoint: this.moto.endpoint,
+      ...(apiUrl === undefined ? {} : { apiUrl }),
+      token,
+      summaryJson: summaryFile,
+      logFile: log,
+      args: [...args, '--reset-data'],
+    });
+    let peakMb = 0;
+    const sampler = setInterval(() => {
+      peakMb = Math.max(peakMb, peakRssMb(child.pid) ?? 0);
+    }, 500);
+    const allowance = budgetMs + (this.deployed ? 0 : DEPLOY_ALLOWANCE_MS);
+    const timeout = new Promise<'timeout'>((resolve) => {
+      const timer = setTimeout(() => resolve('timeout'), allowance);
+      void child.exited.then(() => clearTimeout(timer));
+    });
+    const exit = await Promise.race([child.exited, timeout]);
+    clearInterval(sampler);
+    if (exit === 'timeout') await child.kill();
+    this.deployed = true;
+    const summaryText = readText(summaryFile);
+    rmSync(summaryFile, { force: true });
+    return { exit, summary: parseSummary(summaryText), summaryText, output: readText(log), peakMb };
   }
 
   /** The stack's token budget after the run: its hold ahead and its rate, beside the rate the feed used. */
@@ -217,36 +215,7 @@ export class LocalModeRunner {
     const aws = this.aws as AwsAt;
     const outputs = await readStackOutputs(aws, DEFAULT_STACK_NAME);
     const table = (key: string) => outputs[key] ?? '';
-    const history = new Set<string>();
-    for await (const page of paginateScan(
-      { client: aws.dynamo },
-      { TableName: table('HistoryTableName'), ConsistentRead: true },
-    )) {
-      for (const raw of page.Items ?? []) {
-        const item = unmarshallExact(raw);
-        history.add(`${String(item.orderId)}:${String(item.version)}`);
-      }
-    }
-    let deadLettered = 0;
-    for (;;) {
-      const { Messages = [] } = await aws.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: table('OrdersDeadLetterQueueUrl'),
-          MaxNumberOfMessages: 10,
-          VisibilityTimeout: 300,
-        }),
-      );
-      if (Messages.length === 0) break;
-      deadLettered += Messages.length;
-    }
-    const { Item } = await aws.dynamo.send(
-      new GetItemCommand({
-        TableName: table('CursorTableName'),
-        Key: { feedId: { S: 'orders' } },
-        ConsistentRead: true,
-      }),
-    );
-    const cursor = Item?.pageId?.S === undefined ? 0 : (decodeCursor(Item.pageId.S)?.p ?? 0);
+    const cursor = await storedCursorPosition(aws, table('CursorTableName'), 'orders');
     const { polls = 1, pages = 0 } = end;
     return {
       partner,
@@ -256,10 +225,10 @@ export class LocalModeRunner {
       deliveredBeforeCursor: sim.oracle('delivered', cursor),
       stored: {
         orders: await scanOrders(aws, table('OrdersTableName')),
-        history,
+        history: await historyKeys(aws, table('HistoryTableName')),
         sales: await readSalesLedger(aws.dynamo, table('OrdersTableName')),
         quarantined: await quarantinedKeys(aws, table('QuarantineBucketName')),
-        deadLettered,
+        deadLettered: await countMessages(aws, table('OrdersDeadLetterQueueUrl')),
       },
       // Local mode does not say what each run asked: its runs as one, each poll allowed a page's requests.
       runs: [

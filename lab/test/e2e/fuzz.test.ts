@@ -1,7 +1,6 @@
 // `npm run fuzz` as a user runs it (a child process): fixed seeds of the fast profile pass with their report;
 // `--help` and a bad flag behave; and every seed that ever failed (lab/fuzz/regressions.json) is replayed,
 // one named case each. What a seed's lines say when it fails is checked on its own first.
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { REPO_ROOT } from '../../chaos/local-mode.js';
 import { Fuzzer, type SeedReport } from '../../fuzz/fuzz.js';
 import { readRegressions } from '../../fuzz/regressions.js';
 import { seedLines, totals } from '../../fuzz/report.js';
+import { runLabCommand } from './lab-command.js';
 
 /**
  * The seeds of this tier: fast profile, passing today, other kinds than npm test's, 21 a documented stop (a
@@ -17,24 +17,7 @@ import { seedLines, totals } from '../../fuzz/report.js';
  */
 const E2E_SEEDS = { first: 19, count: 3 };
 
-function runFuzz(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'lab/fuzz/run.ts', ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runFuzz = (args: string[]) => runLabCommand('lab/fuzz/run.ts', args);
 
 describe('what the fuzzer prints', () => {
   const report = (violations: string[]): SeedReport => ({

@@ -12,7 +12,11 @@ import {
   startSimulator,
 } from '../../../tools/simulator/index.js';
 import { SCENARIOS } from '../../../tools/simulator/scenarios/index.js';
-import { FAULT_SCENARIO_IDS, type FaultScenarioId } from '../../../tools/simulator/types.js';
+import {
+  FAULT_SCENARIO_IDS,
+  type FaultScenarioId,
+  RETRY_AFTER_FORMS,
+} from '../../../tools/simulator/types.js';
 import { finalState, TOKEN, updatesPath, type WireOrder, type WirePage } from './support.js';
 
 const FEED = { seed: 31, orders: 40 };
@@ -143,15 +147,7 @@ describe('the fault catalogue', () => {
 describe('answer faults', () => {
   it('429s carry Retry-After in each form in turn, HTTP-dates and Date in the partner’s skewed clock', async () => {
     const skew = 3_600_000;
-    const forms = [
-      'seconds',
-      'http-date',
-      'past-date',
-      'far-future-seconds',
-      'far-future-date',
-      'junk',
-      'absent',
-    ] as const;
+    const forms = RETRY_AFTER_FORMS;
     await withSimulator(
       { seed: 1, rateLimit: 1, retryAfterSeconds: 2, retryAfterForms: forms, clockSkewMs: skew },
       async (sim) => {
