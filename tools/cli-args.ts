@@ -44,12 +44,58 @@ const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
  * anything it refuses becomes a UsageError.
  */
 export function parseFlags<const O extends FlagOptions>(argv: readonly string[], options: O) {
+  const all = { ...options, ...HELP_FLAG };
   try {
-    const all = { ...options, ...HELP_FLAG };
     return parseArgs({ args: [...argv], options: all, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw usageErrorOf(error, Object.keys(all));
   }
+}
+
+/** parseArgs' error as a UsageError; an unknown flag close to a known one gets "did you mean". */
+export function usageErrorOf(error: unknown, known: readonly string[]): UsageError {
+  const message = error instanceof Error ? error.message : String(error);
+  // Node's text may go on with a hint about positionals, which no command here takes: drop it.
+  const unknown = /^Unknown option '-{1,2}([^']+)'/.exec(message);
+  if (unknown?.[1] === undefined) return new UsageError(message);
+  const near = nearestFlag(unknown[1], known);
+  return new UsageError(`${unknown[0]}${near === undefined ? '' : `; did you mean --${near}?`}`);
+}
+
+/** The known flag a typo most likely meant: at most one edit away (two for longer names), or a prefix. */
+export function nearestFlag(typed: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = name.startsWith(typed) && typed.length >= 3 ? 1 : editDistance(typed, name);
+    if (distance <= (name.length > 6 ? 2 : 1) && (best === undefined || distance < best.distance))
+      best = { name, distance };
+  }
+  return best?.name;
+}
+
+/** Edit distance: single-character insertions, deletions, substitutions and swaps of neighbours. */
+function editDistance(a: string, b: string): number {
+  let [older, previous] = [[] as number[], Array.from({ length: b.length + 1 }, (_, j) => j)];
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      let best = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, (older[j - 2] ?? 0) + 1);
+      current[j] = best;
+    }
+    [older, previous] = [previous, current];
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * The AWS SDK's Node.js 20 end-of-support notice (8 lines on stderr when the first client is built) would sit
+ * in the middle of a command's output: the SDK's own switch turns it off, unless the user set it themselves.
+ */
+export function quietSdkNodeVersionWarning(env: NodeJS.ProcessEnv = process.env): void {
+  env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 }
 
 /** A string flag's value, trimmed; undefined when absent; a blank value is a UsageError. */

@@ -30,6 +30,8 @@ export interface PollerClients {
   ssm: SSMClient;
   /** Invokes the poller itself at once while a backlog lasts; none (and no `overrides.continuation`): no chains. */
   selfInvoke?: LambdaClient;
+  /** The request budget's own client, with few retries (each call also has a deadline); default `dynamo`. */
+  budgetDynamo?: DynamoDBClient;
 }
 
 /** What a caller replaces: a port, the log and metrics sinks (default: INFO logs, no metrics), the clock. */
@@ -67,6 +69,7 @@ export function buildPoller(
   const ssmToken = new SsmTokenProvider(clients.ssm, config.tokenParameterName);
   const continuation =
     overrides.continuation ?? (clients.selfInvoke ? new LambdaContinuation(clients.selfInvoke) : undefined);
+  let budget: RequestBudget | undefined;
   const deps: PollDeps = {
     log: logger,
     metrics,
@@ -87,23 +90,37 @@ export function buildPoller(
   /** Every partner request taken from the token's request budget, shared by the feeds (a cursor table item). */
   function budgetedPartner() {
     const agent = createPartnerAgent();
-    const budget = new RequestBudget({
-      store: new DynamoRequestBudgetStore(clients.dynamo, config.cursorTableName),
-      key: budgetItemKey(config.tokenParameterName),
-      cap: config.partnerRequestsPerSecond,
-      // The feed goes on without the budget (its own pace and the client's 429 handling still hold).
-      onStoreError: (error) =>
-        logger.warn('request budget unavailable; this request is not paced with the other feeds', {
-          feedId,
-          error: error instanceof Error ? error.message : String(error),
-        }),
-    });
+    if (overrides.shareBudget !== false) {
+      budget = new RequestBudget({
+        store: new DynamoRequestBudgetStore(clients.budgetDynamo ?? clients.dynamo, config.cursorTableName),
+        key: budgetItemKey(config.tokenParameterName),
+        cap: config.partnerRequestsPerSecond,
+        // The feed goes on without the budget (its own pace and the client's 429 handling still hold).
+        onStoreError: (error) =>
+          logger.warn('request budget unavailable; this request is not paced with the other feeds', {
+            feedId,
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        onLongHold: ({ clamped, askedMs, heldMs, until, retryAfter, date }) => {
+          metrics.count('LongRateLimitHolds');
+          const what = clamped ? 'longer than the longest hold; holding for the longest' : 'over a minute';
+          logger.warn(`partner API asked every feed on the token to wait ${what}`, {
+            feedId,
+            askedMs,
+            heldMs,
+            holdUntil: new Date(until).toISOString(),
+            retryAfter,
+            partnerDate: date,
+          });
+        },
+      });
+    }
     return createPartnerClient({
       baseUrl: config.partnerBaseUrl,
       token: () => ssmToken.token(),
       arrayEncoding: config.arrayQueryEncoding,
       maxBodyBytes: config.maxPageBodyBytes,
-      dispatcher: overrides.shareBudget === false ? agent : withRequestBudget(agent, budget),
+      dispatcher: budget ? withRequestBudget(agent, budget) : agent,
     });
   }
 
@@ -160,7 +177,12 @@ export function buildPoller(
       }
       throw error;
     } finally {
-      metrics.publish();
+      try {
+        // A 429's hold is written without holding up the request: it lands before the invocation returns.
+        await budget?.settled();
+      } finally {
+        metrics.publish();
+      }
     }
   }
 

@@ -15,6 +15,9 @@ const config = loadPollerConfig(process.env);
 export const handler = buildPoller(
   {
     dynamo: traced(createDynamoDbClient()),
+    // The request budget's calls: one retry at most, inside each call's own deadline (a slow budget store
+    // must not hold up a partner request; it goes unpaced instead).
+    budgetDynamo: traced(createDynamoDbClient(2)),
     // Captured sends carry the trace header: each message's AWSTraceHeader links the consumer's trace to this.
     sqs: traced(createSqsClient()),
     s3: traced(createS3Client()),

@@ -138,6 +138,20 @@ export class Monitoring extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
+    // One long 429 hold is the partner's word (a quota reset, maintenance); long holds in two of three periods
+    // (each at least a schedule interval) mean the feeds on a token barely move: one request per hold.
+    this.track(
+      new Alarm(this, 'LongRateLimitHoldsAlarm', {
+        alarmDescription:
+          'The partner asked every feed on a token to wait over a minute (a 429 Retry-After; a hold is clamped at 5 minutes) in two of three periods: those feeds barely move. `npm run ops -- budget` shows the hold (RUNBOOK: long 429 holds).',
+        metric: poller('LongRateLimitHolds', Stats.SUM, runPeriod),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
     // One alarm per group of pollers (the first keeps the single-feed logical id).
     const errorGroups = pollerErrors(props.pollers);
     for (const [index, group] of errorGroups.entries()) {

@@ -128,9 +128,10 @@ export class Poller extends Construct {
 }
 
 /**
- * The poller's memory for a page body cap: a page's worst case is about 36 × the cap (a body of empty objects:
- * the body, its text, ~22 × parsed, the unread rest quarantined together; functions/README.md, "Memory and time
- * per page") beside ~160 MB of runtime. 512 MB up to the default 8 MiB cap; more, in 64 MB steps, above it.
+ * The poller's memory for a page body cap: a page's worst case stays under 36 × the cap (a body of empty objects:
+ * the body, its text, ~23 × parsed; one slice's messages and the quarantine bookkeeping, each at most ~2 × the
+ * cap; functions/README.md, "Memory and time per page") beside ~160 MB of runtime. 512 MB up to the default
+ * 8 MiB cap; more, in 64 MB steps, above it.
  */
 export function pollerMemoryMb(maxPageBodyBytes: number): number {
   const needed = 160 + (36 * maxPageBodyBytes) / 1024 / 1024;

@@ -37,13 +37,17 @@ export interface BenchOptions {
     windowMs: number;
     latencyMs: number;
     pageSize: number;
+    /** The run without partnerRequestsPerSecond, on a fake clock (so minutes take a second or two). */
+    uncapped: { feeds: number; windowMs: number };
   };
   /** Section 12 (freshness): measured runs. */
   freshnessSamples: number;
+  /** Section 13 (parse): characters per adversarial body, and the ordinary pages' total. */
+  parseBytes: number;
 }
 
 /** Sections `--only` can run alone (the others need the whole bench's shared measurements). */
-export const ONLY = ['shared-token', 'freshness'] as const;
+export const ONLY = ['shared-token', 'freshness', 'parse'] as const;
 
 export const USAGE = `Usage: npm run bench -- [options]
 
@@ -54,7 +58,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --schedule-minutes M  poller schedule interval for the catch-up model (default 1)
   --backlog N           backlog for the catch-up model, in versions (default 1000000)
   --seed N              generated feed seed (default 20240501)
-  --only S1,S2          run only these sections: shared-token, freshness
+  --only S1,S2          run only these sections: shared-token, freshness, parse
   -h, --help            this text
 `;
 
@@ -110,8 +114,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
       windowMs: quick ? 2_000 : 8_000,
       latencyMs: 50,
       pageSize: 10,
+      uncapped: { feeds: 4, windowMs: 600_000 },
     },
     freshnessSamples: quick ? 3 : 20,
+    parseBytes: quick ? 64 * 1024 : 1024 * 1024,
   };
 }
 

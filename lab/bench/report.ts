@@ -37,6 +37,7 @@ export const SECTION_IDS = [
   'history',
   'sharedToken',
   'freshness',
+  'parse',
 ] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 

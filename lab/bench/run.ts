@@ -8,6 +8,7 @@
 //   5. catch-up measured (7) and shards (8): continued poller runs against a slow partner
 //   6. feeds sharing a limited partner (11) and freshness (12); `--only` runs just these
 //   7. derived: cost per million versions (3), catch-up model (6); print, write JSON
+// The body parse (13) is measured in-process right after the poller's CPU, before the emulator starts.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,10 +41,11 @@ import {
   type Schedule,
 } from './model.js';
 import { type BenchOptions, type ONLY, parseBenchArgs, USAGE } from './options.js';
+import { parseSection } from './parse.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
 import { PRICES } from './prices.js';
 import { type BenchReport, belowTarget, renderHeader, renderTable, type Section } from './report.js';
-import { measureSharedToken, sharedTokenSection } from './shared-token.js';
+import { measureSharedToken, sharedTokenSection, simulateUncapped } from './shared-token.js';
 
 const TOKEN = 'bench-token-5d1c7e93a2f04b68';
 
@@ -58,8 +60,14 @@ async function sharedTokenAndFreshness(moto: Awaited<ReturnType<typeof startMoto
   const sections: Section[] = [];
   const wanted = (name: (typeof ONLY)[number]) => !options.only || options.only.includes(name);
   if (wanted('shared-token')) {
-    const shared = { ...options.sharedToken, seed: options.seed };
-    sections.push(sharedTokenSection(await measureSharedToken({ moto, ...shared }, progress), shared));
+    const { uncapped, ...shared } = { ...options.sharedToken, seed: options.seed };
+    const runs = await measureSharedToken({ moto, ...shared }, progress);
+    progress(
+      `shared token: ${uncapped.feeds} feeds, no cap, ${uncapped.windowMs / 60_000} min on a fake clock`,
+    );
+    const { requestsPerSecond, latencyMs } = shared;
+    const fakeClockRun = await simulateUncapped({ requestsPerSecond, latencyMs, ...uncapped });
+    sections.push(sharedTokenSection(runs, shared, fakeClockRun));
   }
   if (wanted('freshness')) {
     progress(`freshness: ${options.freshnessSamples} runs`);
@@ -90,15 +98,27 @@ function reportOf(options: BenchOptions, command: string, sections: Section[], s
   };
 }
 
+/** Section 13, in-process (no emulator). */
+function parse(options: BenchOptions): Promise<Section> {
+  progress('parse: ordinary and adversarial bodies');
+  return parseSection({ rounds: options.cpuRounds, bytes: options.parseBytes, seed: options.seed });
+}
+
 async function runBench(options: BenchOptions, command: string): Promise<BenchReport> {
   const started = performance.now();
   if (options.only) {
-    const moto = await startMoto();
-    try {
-      return reportOf(options, command, await sharedTokenAndFreshness(moto, options), started);
-    } finally {
-      await moto.stop();
+    const only = options.only;
+    const sections: Section[] = [];
+    if (only.includes('shared-token') || only.includes('freshness')) {
+      const moto = await startMoto();
+      try {
+        sections.push(...(await sharedTokenAndFreshness(moto, options)));
+      } finally {
+        await moto.stop();
+      }
     }
+    if (only.includes('parse')) sections.push(await parse(options));
+    return reportOf(options, command, sections, started);
   }
   const settings: PipelineSettings = {
     pageSize: KEYS.pageSize,
@@ -137,6 +157,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       pageSize: settings.pageSize,
       apiLatencyMs: options.apiLatencyMs,
     });
+    const parsing = await parse(options);
     const items = await storedItems(feed);
     progress('cold start (bundling, fresh node processes)');
     const coldStart = await coldStartSection(
@@ -212,6 +233,7 @@ async function runBench(options: BenchOptions, command: string): Promise<BenchRe
       awsModelSection(),
       historySection(pipeline, withoutHistory),
       ...lastSections,
+      parsing,
     ];
     return reportOf(options, command, sections, started);
   } finally {

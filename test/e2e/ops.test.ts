@@ -406,6 +406,45 @@ describe('npm run ops', () => {
     expect((await opsJson<{ feeds: unknown[] }>('status')).feeds).toHaveLength(1);
   });
 
+  it('budget shows the token’s hold; budget release plans without --yes, ends the hold with --yes, refuses an unknown token', async () => {
+    const token = deployment.tokenParameterName;
+    // The local run left the token's budget (no 429: not limited); a 429's hold as the poller writes it.
+    const holdUntil = Date.now() + 4 * 60_000;
+    await aws.dynamo.send(
+      new UpdateItemCommand({
+        TableName: output('CursorTableName'),
+        Key: marshall({ feedId: `budget#${token}` }),
+        UpdateExpression: 'SET holdUntil = :until, nextSlotAt = :until, rate = :rate, intervalMs = :interval',
+        ConditionExpression: 'attribute_exists(feedId)',
+        ExpressionAttributeValues: marshall({ ':until': holdUntil, ':rate': 2.1, ':interval': 476.19 }),
+      }),
+    );
+    const budgetItem = async () => Object.keys(await cursorItem(`budget#${token}`)).length > 0;
+
+    const listed = await ops('budget');
+    const json = await opsJson<Array<{ tokenParameter: string; holdUntil: number; rate: number }>>('budget');
+    const planned = await ops('budget', 'release', '--token-parameter', token);
+    const keptAfterPlan = await budgetItem();
+    const released = await ops('budget', 'release', '--token-parameter', token, '--yes');
+    const unknown = await ops('budget', 'release', '--token-parameter', '/no/such/token', '--yes');
+
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(
+      new RegExp(`${token}\\s+2\\.1/s\\s+held until ${new Date(holdUntil).toISOString()}`),
+    );
+    expect(json).toMatchObject([{ tokenParameter: token, holdUntil, rate: 2.1 }]);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toContain(`release the request budget of token parameter ${token}:`);
+    expect(planned.stdout).toContain('add --yes');
+    expect(keptAfterPlan).toBe(true);
+    expect(released.code, released.stderr).toBe(0);
+    expect(released.stdout).toContain('Done: the budget is released.');
+    expect(await budgetItem()).toBe(false);
+    expect((await ops('budget')).stdout).toContain('No request budget yet');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('token parameter /no/such/token has no request budget');
+  });
+
   it('quarantine list shows the reasons; retry publishes a record that now passes to every queue, once', async () => {
     const bucket = output('QuarantineBucketName');
     const valid = sampleOrder({ id: 990_001, version: 4 });
@@ -454,5 +493,41 @@ describe('npm run ops', () => {
     expect(keys).toContain(quarantineKey(stillInvalid));
     expect(keys).not.toContain(quarantineKey(nowValid));
     expect(keys).toContain(`retried/${quarantineKey(nowValid).slice('quarantine/'.length)}`);
+  });
+
+  // Last: it adds a second feed, which the commands above would then ask --feed for.
+  it('feeds add writes a row into the deployed cursor table beside the feed the stack polls; list, show and status see both', async () => {
+    const token = deployment.tokenParameterName;
+
+    const added = await opsJson<{ applied: boolean; dispatch: string }>(
+      ...['feeds', 'add', 'eu', '--token-parameter', token, '--vendor-ids', 'vendor-1'],
+    );
+    const listed = await opsJson<Array<{ feedId: string; registered: boolean; state: string }>>(
+      'feeds',
+      'list',
+    );
+    const shown = await ops('feeds', 'show', FEED);
+    const status = await opsJson<{ fleet: Record<string, number> }>('status');
+
+    // A stack of a poller per feed polls the feeds it was deployed with; a fleet's is asked for a dispatch.
+    expect(added).toEqual(
+      expect.objectContaining({
+        applied: true,
+        dispatch: outputs.DispatcherFunctionName === undefined ? 'per-feed-stack' : 'requested',
+      }),
+    );
+    expect(await cursorItem('eu')).toMatchObject({
+      feedState: 'enabled',
+      config: { vendorIds: ['vendor-1'] },
+    });
+    expect(listed.map((feed) => [feed.feedId, feed.registered, feed.state])).toEqual([
+      ['eu', true, 'enabled'],
+      [FEED, outputs.DispatcherFunctionName !== undefined, 'enabled'],
+    ]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/last run\s+caught-up at /);
+    // On a stack of a poller per feed, the feed it was deployed with has no registry row: it counts as unregistered.
+    const fleetStack = outputs.DispatcherFunctionName !== undefined;
+    expect(status.fleet).toMatchObject({ feeds: 2, enabled: fleetStack ? 2 : 1, unregistered: fleetStack ? 0 : 1 });
   });
 });

@@ -9,7 +9,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalAwsClients, parseAwsEndpoint, readDeployment } from '../../tools/local/runtime.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { freePort, type RunningMoto, startMoto } from '../support/moto.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 import { runCli } from './cli.js';
 
@@ -49,6 +49,8 @@ describe('npm run verify', () => {
     ]);
 
     expect(result.code, result.stdout + result.stderr).toBe(0);
+    // The AWS SDK's Node.js 20 notice is turned off, as in every CLI of the tools.
+    expect(result.stderr).not.toContain('NodeVersionSupportWarning');
     expect(result.stdout).toMatch(/test-versioning\s+PASS/);
     expect(result.stdout).toMatch(/test-rate-limit\s+PASS/);
     expect(result.stdout).toContain('2 passed, 0 failed');
@@ -103,10 +105,26 @@ describe('npm run verify', () => {
     expect(partner.requests.map((request) => request.pathname)).toContain('/test-versioning/v1/orderUpdates');
   });
 
-  it('prints usage and exits 2 on a bad flag or a test URL without a token', async () => {
-    const [bad, badFeeds, noToken] = await Promise.all([
+  it('fails a scenario whose partner stays down past --give-up-after, for that reason', async () => {
+    const down = `http://127.0.0.1:${await freePort()}`;
+
+    const result = await verify(
+      ['--test-base-url', down, '--scenario', 'test-empty-stream', '--give-up-after', '3s'],
+      { PARTNER_API_TOKEN: 'partner-test-token-0b7e' },
+    );
+
+    expect(result.code).toBe(1);
+    // An empty stream would pass on an empty table: it fails because the partner never answered.
+    expect(result.stdout).toMatch(
+      /test-empty-stream\s+FAIL\s+.*gave up waiting for the partner after 3s without progress.*ECONNREFUSED/,
+    );
+  });
+
+  it('prints usage and exits 2 on a bad flag, a bad --give-up-after or a test URL without a token', async () => {
+    const [bad, badFeeds, badGiveUp, noToken] = await Promise.all([
       verify(['--frobnicate']),
       verify(['--feeds', '9']),
+      verify(['--give-up-after', 'soon']),
       verify(['--test-base-url', 'https://partner.example/test'], { PARTNER_API_TOKEN: '' }),
     ]);
 
@@ -114,6 +132,8 @@ describe('npm run verify', () => {
     expect(bad.stderr).toContain('Usage: npm run verify');
     expect(badFeeds.code).toBe(2);
     expect(badFeeds.stderr).toContain('--feeds must be an integer from 1 to 5');
+    expect(badGiveUp.code).toBe(2);
+    expect(badGiveUp.stderr).toContain('--give-up-after must be a duration from 1s to 24h');
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toContain('needs a test token');
   });

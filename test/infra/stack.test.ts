@@ -670,8 +670,8 @@ describe('monitoring', () => {
   });
 
   it('creates one alarm per failure signal, plus two per downstream subscriber, each on a listed metric', () => {
-    full.resourceCountIs('AWS::CloudWatch::Alarm', 18);
-    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 14);
+    full.resourceCountIs('AWS::CloudWatch::Alarm', 19);
+    minimal.resourceCountIs('AWS::CloudWatch::Alarm', 15);
     const alarms = resources(full, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
     expect(alarms.map((alarm) => (alarm.MetricName as string | undefined) ?? 'metric math').sort()).toEqual(
       [
@@ -682,6 +682,7 @@ describe('monitoring', () => {
         M.CursorRecoveries,
         M.StuckCursor,
         M.UnreadablePages,
+        M.LongRateLimitHolds,
         M.OrderOverBodyCap,
         M.SecondsSinceCaughtUp,
         'Errors',
@@ -714,7 +715,7 @@ describe('monitoring', () => {
     });
   });
 
-  it('alarms on a stuck cursor (or a cycle) three runs in a row, unreadable pages two: periods at least the schedule', () => {
+  it('alarms on a stuck cursor (or a cycle) three runs in a row, unreadable pages two, long 429 holds two of three: periods at least the schedule', () => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
       ...emf(M.StuckCursor),
       Threshold: 0,
@@ -731,6 +732,14 @@ describe('monitoring', () => {
       DatapointsToAlarm: 2,
       Period: 300,
       TreatMissingData: 'notBreaching',
+    });
+    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...emf(M.LongRateLimitHolds),
+      Statistic: 'Sum',
+      Threshold: 0,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      Period: 300,
     });
     // A stuck run ends its chain, so only the schedule runs again: with an hourly schedule (the highest edge),
     // three 5-minute periods in a row could never all hold a run.

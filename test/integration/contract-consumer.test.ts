@@ -137,6 +137,24 @@ describe('applyIfNewer', () => {
     });
   });
 
+  it('names the key it needs when the table is keyed otherwise (a string orderId)', async () => {
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'string-keyed',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'orderId', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'orderId', KeyType: 'HASH' }],
+      }),
+    );
+    const error = await applyIfNewer({ client, tableName: 'string-keyed', message: message(1, 1) }).catch(
+      (caught: unknown) => caught as Error & { code?: string },
+    );
+    expect(error).toMatchObject({ name: 'TableKeyError', code: 'ERR_TABLE_KEY' });
+    expect((error as Error).message).toMatch(
+      /partition key must be a Number attribute "orderId".*keyAttribute/,
+    );
+  });
+
   it('throws what is not a version conflict (here: no such table)', async () => {
     await expect(
       applyIfNewer({ client, tableName: 'no-such-table', message: message(1, 1) }),

@@ -1,15 +1,18 @@
 // The DynamoDB cursor store against emulated DynamoDB: one lease holder at a time, and fencing that
 // keeps a stale or overlapping invocation from moving the cursor; the ops CLI's fenced change; the token's
-// request budget item beside the cursors (its conditional writes). One moto, the cursor table alone.
+// request budget item beside the cursors (its conditional writes, its deadline behind a slow DynamoDB, and the
+// poller's wiring: a run ends only once its 429's hold is written). One moto, the cursor table alone.
 import {
   ConditionalCheckFailedException,
   CreateTableCommand,
   DynamoDBClient,
   GetItemCommand,
+  PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { cursorAttributesOf, DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import {
   budgetItemKey,
@@ -20,10 +23,17 @@ import {
 import { CURSOR_TABLE_SCHEMA } from '../../functions/core/adapters/table-schemas.js';
 import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type BudgetState, intervalOf } from '../../functions/core/ingest/request-budget.js';
+import type { FunctionMetrics } from '../../functions/core/observability/metric-names.js';
+import { createObservability } from '../../functions/core/observability/powertools.js';
+import { buildPoller } from '../../functions/poller/build-poller.js';
+import { loadPollerConfig } from '../../functions/poller/config.js';
 import { startInterceptingProxy } from '../../lab/aws-proxy.js';
-import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
+import { type AwsClients, pipelineEnv, useEmulator } from '../../tools/harness/pipeline.js';
+import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { operatorUpdate } from '../../tools/ops/operator-update.js';
+import { CountingMetrics } from '../support/fakes.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
+import { startScriptedServer } from '../support/scripted-http-server.js';
 
 let moto: RunningMoto;
 let aws: AwsClients;
@@ -70,20 +80,32 @@ describe('DynamoCursorStore: the lease and the continuation chain', () => {
     expect((await itemOf())?.leaseExpiresAt).toEqual({ N: String(NOW + 80_000) });
   });
 
-  it("keeps a reduced page size and the chain's cursor memory, and removes them when a commit leaves them out", async () => {
+  it("keeps a reduced page size, the chain's cursor memory and a page handed off in part, and removes them when a commit leaves them out", async () => {
     const lease = granted(await store.acquire('feed', 'a', NOW, NOW + 60_000));
-    const kept = await store.commit(lease, { pageId: 'p-1', pageSize: 25, recentCursors: ['h1', 'h2'] });
+    const partialPage = { records: 300, digest: 'Qm9va3M' };
+    const kept = await store.commit(lease, {
+      pageId: 'p-1',
+      pageSize: 25,
+      recentCursors: ['h1', 'h2'],
+      partialPage,
+    });
 
-    expect(kept.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
-    expect(await itemOf()).toMatchObject({ pageSize: { N: '25' }, recentCursors: { S: 'h1 h2' } });
+    expect(kept.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'], partialPage });
+    expect(await itemOf()).toMatchObject({
+      pageSize: { N: '25' },
+      recentCursors: { S: 'h1 h2' },
+      partialPage: { S: '300 Qm9va3M' },
+    });
     await store.release(kept);
     const next = await store.acquire('feed', 'b', NOW + 1, NOW + 60_000);
-    expect(next?.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'] });
+    expect(next?.state).toMatchObject({ pageSize: 25, recentCursors: ['h1', 'h2'], partialPage });
 
     const cleared = await store.commit(granted(next), { pageId: 'p-2' });
     expect(cleared.state.pageSize).toBeUndefined();
+    expect(cleared.state.partialPage).toBeUndefined();
     expect(await itemOf()).not.toHaveProperty('pageSize');
     expect(await itemOf()).not.toHaveProperty('recentCursors');
+    expect(await itemOf()).not.toHaveProperty('partialPage');
   });
 
   it('hands the lease over to the next step only: ticks, other steps and duplicates get nothing', async () => {
@@ -268,6 +290,73 @@ describe('DynamoCursorStore with an answer lost on the way back (the write lande
   });
 });
 
+describe("the poller's request budget (buildPoller: the store, the interceptor, the log and the metric)", () => {
+  it('returns from a run that a long 429 ended at once only with its hold written, logged and counted', async () => {
+    const partner = await startScriptedServer();
+    onTestFinished(() => partner.close());
+    await aws.ssm.send(
+      new PutParameterCommand({
+        Name: '/budget/token',
+        Type: 'SecureString',
+        Value: 'token-7d1c',
+        Overwrite: true,
+      }),
+    );
+    // Only the cursor table and the token are real: the run ends at its first request.
+    const unused = 'http://127.0.0.1:1/000000000000/unused';
+    const env = pipelineEnv(
+      {
+        cursorTable: resources.cursorTable,
+        tokenParameter: '/budget/token',
+        ordersQueueUrl: unused,
+        ordersDlqUrl: unused,
+        downstreamQueueUrl: unused,
+        ordersTable: 'unused',
+        historyTable: 'unused',
+        quarantineBucket: 'unused',
+      },
+      partner.url,
+    );
+    const { logger } = createObservability('order-feed-poller', env);
+    const warn = vi.spyOn(logger, 'warn');
+    const counts = new CountingMetrics();
+    const metrics: FunctionMetrics = {
+      count: (name, value) => counts.count(name, value),
+      milliseconds: () => {},
+      seconds: () => {},
+      publish: () => {},
+    };
+    partner.script({ status: 429, headers: { 'retry-after': '120' } });
+    // The budget's own client answers late (each write held 150 ms): the hold lands after the run's end.
+    const proxy = await startInterceptingProxy(moto.port, {
+      onRequest: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return 'forward' as const;
+      },
+    });
+    const budgetDynamo = new DynamoDBClient({ endpoint: proxy.endpoint });
+    onTestFinished(async () => {
+      budgetDynamo.destroy();
+      await proxy.close();
+    });
+    const poll = buildPoller({ ...aws, budgetDynamo }, loadPollerConfig(env), { logger, metrics });
+
+    const result = await poll({}, lambdaContext('poller', 60_000));
+
+    const key = budgetItemKey('/budget/token');
+    expect(result.kind).toBe('retry-later');
+    expect(unmarshall((await itemOf(key)) ?? {}).holdUntil).toBeGreaterThan(Date.now() + 100_000);
+    expect(
+      Object.keys((await itemOf(budgetThrottlesKey(key))) ?? {}).filter((name) => /^m\d+$/.test(name)),
+    ).toHaveLength(1);
+    expect(counts.counts.LongRateLimitHolds).toBe(1);
+    expect(warn).toHaveBeenCalledWith(
+      'partner API asked every feed on the token to wait over a minute',
+      expect.objectContaining({ askedMs: 120_000, heldMs: 120_000, retryAfter: '120' }),
+    );
+  });
+});
+
 describe('operatorUpdate (the ops CLI change)', () => {
   const change = (expectRevision: number | undefined) => ({
     feedId: 'feed',
@@ -328,6 +417,8 @@ describe('DynamoRequestBudgetStore (the token budget item in the cursor table)',
     adjustedAt: NOW,
     taken: 0,
     takenAtAdjust: 0,
+    slotAtAdjust: NOW,
+    step: 0,
   });
   const read = async (key = KEY) => unmarshall((await itemOf(key)) ?? {});
 
@@ -357,14 +448,18 @@ describe('DynamoRequestBudgetStore (the token budget item in the cursor table)',
 
   it('cuts the rate once per hold, extends the hold for a later Retry-After, and counts every 429', async () => {
     await budget.reserve(KEY, NOW, 1, 500, initial(10));
-    await budget.hold(KEY, NOW, NOW + 2_000, 7);
-    await budget.hold(KEY, NOW + 10, NOW + 3_000, 4.9);
-    await budget.hold(KEY, NOW + 20, NOW + 1_000, 4.9);
+    await budget.hold(KEY, NOW, NOW + 2_000, 7, 0.5);
+    await budget.hold(KEY, NOW + 10, NOW + 3_000, 4.9, 0.35);
+    await budget.hold(KEY, NOW + 20, NOW + 1_000, 4.9, 0.35);
     expect(await read()).toMatchObject({
       rate: 7,
-      intervalMs: 143,
+      intervalMs: 142.857,
+      step: 0.5,
       holdUntil: NOW + 3_000,
       nextSlotAt: NOW + 3_000,
+      // The used rate is counted from the hold's end.
+      adjustedAt: NOW + 3_000,
+      slotAtAdjust: NOW + 3_000,
     });
     const after = await budget.reserve(KEY, NOW + 50, 1, 500, initial(10));
     expect(after.slotAt).toBe(NOW + 3_000);
@@ -373,13 +468,63 @@ describe('DynamoRequestBudgetStore (the token budget item in the cursor table)',
     ).toBe(3);
   });
 
+  it('keeps the slots booked past a new hold (no slot given twice), and never raises the rate by a cut', async () => {
+    // Three slots a second apart: booked up to NOW + 3 s.
+    for (let i = 0; i < 3; i += 1) await budget.reserve(KEY, NOW, 1, 500, initial(1));
+    await budget.hold(KEY, NOW + 10, NOW + 1_010, 0.7, 0.05);
+    expect(await read()).toMatchObject({ rate: 0.7, holdUntil: NOW + 1_010, nextSlotAt: NOW + 3_000 });
+    const next = await budget.reserve(KEY, NOW + 20, 1, 500, initial(1));
+    expect(next.slotAt).toBe(NOW + 3_000);
+    // After the hold, a feed that decreased from an older state (a higher rate) holds but does not raise it.
+    await budget.hold(KEY, NOW + 5_000, NOW + 6_000, 0.9, 0.06);
+    expect(await read()).toMatchObject({ rate: 0.7, step: 0.05, holdUntil: NOW + 6_000 });
+  });
+
   it('forgets the 429s of minutes more than an hour old', async () => {
     await budget.reserve(KEY, NOW, 1, 500, initial(10));
-    await budget.hold(KEY, NOW, NOW + 1_000, 7);
-    await budget.hold(KEY, NOW + 2 * 3_600_000, NOW + 2 * 3_600_000 + 1_000, 4.9);
+    await budget.hold(KEY, NOW, NOW + 1_000, 7, 0.5);
+    await budget.hold(KEY, NOW + 2 * 3_600_000, NOW + 2 * 3_600_000 + 1_000, 4.9, 0.35);
     const throttles = await read(budgetThrottlesKey(KEY));
     expect(Object.keys(throttles).filter((name) => name.startsWith('m'))).toHaveLength(1);
     expect(budgetViewOf(await read(), throttles, NOW + 2 * 3_600_000).throttlesLastHour).toBe(1);
+  });
+
+  it('gives up at its own deadline when DynamoDB is slow, saying so, and sends nothing more', async () => {
+    let settled = () => {};
+    const delivered = new Promise<void>((resolve) => (settled = resolve));
+    // DynamoDB answering after 1.5 s (the proxy holds each request that long before moto sees it).
+    const proxy = await startInterceptingProxy(moto.port, {
+      onRequest: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        return 'forward' as const;
+      },
+      onSettled: () => settled(),
+    });
+    const client = new DynamoDBClient({ endpoint: proxy.endpoint, maxAttempts: 3 });
+    onTestFinished(async () => {
+      client.destroy();
+      await proxy.close();
+    });
+    const slow = new DynamoRequestBudgetStore(client, resources.cursorTable, 200);
+
+    await expect(slow.reserve(KEY, NOW, 1, 500, initial(10))).rejects.toThrow(
+      `request budget ${KEY}: DynamoDB did not answer within 200 ms`,
+    );
+    await delivered;
+    // One attempt, no retry after the deadline.
+    expect(proxy.calls.map((call) => call.operation)).toEqual(['UpdateItem']);
+  });
+
+  it('reads an item written before the window kept its slot time as counted by the clock', async () => {
+    const { slotAtAdjust, ...older } = initial(10);
+    await aws.dynamo.send(
+      new PutItemCommand({
+        TableName: resources.cursorTable,
+        Item: marshall({ feedId: KEY, ...older, adjustedAt: NOW - 5_000 }),
+      }),
+    );
+    const { state } = await budget.reserve(KEY, NOW, 1, 500, initial(10));
+    expect(state.slotAtAdjust).toBe(NOW - 5_000);
   });
 
   it('raises the rate only over the state it saw, and not during a hold', async () => {
@@ -387,8 +532,8 @@ describe('DynamoRequestBudgetStore (the token budget item in the cursor table)',
     await budget.adjust(KEY, NOW + 1_000, 5.5, state.adjustedAt);
     await budget.adjust(KEY, NOW + 1_000, 9, state.adjustedAt);
     expect((await read()).rate).toBe(5.5);
-    await budget.hold(KEY, NOW + 2_000, NOW + 4_000, 3.85);
-    await budget.adjust(KEY, NOW + 3_000, 9, NOW + 2_000);
+    await budget.hold(KEY, NOW + 2_000, NOW + 4_000, 3.85, 0.25);
+    await budget.adjust(KEY, NOW + 3_000, 9, NOW + 4_000);
     expect((await read()).rate).toBe(3.85);
   });
 });

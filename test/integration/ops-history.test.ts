@@ -3,7 +3,6 @@
 // version N), holding history items as the consumer writes them (the orders table item of the version
 // plus version, fetchedAt, storedAt, feedId, correlationId, arrivedAfterVersion); and a stack without
 // the HistoryTableName output (history off).
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CreateTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
@@ -15,7 +14,7 @@ import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
 import { EXIT_FAILED, EXIT_OK } from '../../tools/ops/cli.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
-import { historyItem, runOpsCaptured } from '../support/ops.js';
+import { createStackWithOutputs, historyItem, runOpsCaptured } from '../support/ops.js';
 import { receiveAll } from '../support/pipeline.js';
 
 const BIG_ID = 2n ** 63n - 2n;
@@ -34,19 +33,6 @@ async function createTable(name: string, keys: Array<[string, 'N' | 'S', 'HASH' 
       KeySchema: keys.map(([AttributeName, , KeyType]) => ({ AttributeName, KeyType })),
     }),
   );
-}
-
-async function createStack(name: string, outputs: Record<string, string>) {
-  const cfn = new CloudFormationClient({ endpoint: moto.endpoint, region: EMULATOR_ENV.AWS_REGION });
-  const template = {
-    Resources: { Placeholder: { Type: 'AWS::SQS::Queue', Properties: { QueueName: `${name}-placeholder` } } },
-    Outputs: Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
-  };
-  try {
-    await cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: JSON.stringify(template) }));
-  } finally {
-    cfn.destroy();
-  }
 }
 
 const ops = (...argv: string[]) =>
@@ -72,8 +58,8 @@ beforeAll(async () => {
     DownstreamQueueUrlBilling: await queue('billing-queue'),
   };
   subscriberQueueUrl = outputs.DownstreamQueueUrlBilling;
-  await createStack('WithHistory', { ...outputs, HistoryTableName: 'history' });
-  await createStack('WithoutHistory', outputs);
+  await createStackWithOutputs(moto, 'WithHistory', { ...outputs, HistoryTableName: 'history' });
+  await createStackWithOutputs(moto, 'WithoutHistory', outputs);
 
   const { acceptedAt: _, ...sample } = toOrder(sampleOrder());
   const base: Order = { ...sample, id: BIG_ID, status: 'placed' };

@@ -6,12 +6,18 @@
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { inspect } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPartnerClient, type PartnerClientOptions } from '../../functions/core/partner/client.js';
 import { PartnerError } from '../../functions/core/partner/errors.js';
 import type { PartnerApi, RetryEvent } from '../../functions/core/partner/types.js';
-import { type Responder, type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
+import {
+  encode,
+  type Responder,
+  type ScriptedServer,
+  startScriptedServer,
+} from '../support/scripted-http-server.js';
 
 const TOKEN = 'tok-SECRET-3f9c1e7a-do-not-leak';
 const CUSTOMER = 'Jane Example, 12 Private Road';
@@ -88,7 +94,11 @@ describe('what a request looks like', () => {
     expect(await harness().client.getOrderUpdates({ pageId: 'cursor-1' }, within())).toEqual(PAGE);
     const [req] = server.requests;
     expect(req).toMatchObject({ method: 'GET', pathname: '/test-scenario/v1/orderUpdates' });
-    expect(req?.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, accept: 'application/json' });
+    expect(req?.headers).toMatchObject({
+      authorization: `Bearer ${TOKEN}`,
+      accept: 'application/json',
+      'accept-encoding': 'gzip, deflate, br',
+    });
     expect(req?.headers['user-agent']).toMatch(/order-feed-ingester/);
     expect(decodeURIComponent(req?.url ?? '')).not.toContain(TOKEN);
   });
@@ -186,25 +196,73 @@ describe('answers it hands back as they are', () => {
     server.script({ status: 200, body });
     expect(await harness().client.getOrderUpdates({}, within(20_000.5))).toEqual(page);
   });
+
+  it('a page whose headers come after a third of the request timeout, and after bodyTimeout', async () => {
+    // Scaled down: the request timeout of 2 s stands for 30 s, headers at 0.8 s for a partner's 12 s (the old
+    // headers timeout was a third of the total); bodyTimeout, silence in the body only, does not apply.
+    const { client, events } = harness({ timeouts: { requestTimeoutMs: 2_000, bodyTimeoutMs: 300 } });
+    server.script({ status: 200, body: PAGE, delayMs: 800 });
+    expect(await client.getOrderUpdates({}, within())).toEqual(PAGE);
+    expect(events).toEqual([]);
+  });
+});
+
+describe('compressed pages, decoded before they are read', () => {
+  // An id beyond 2^53 survives decoding exactly; `x-gzip` is gzip's old name, `identity` no coding at all.
+  const text = '{"hasMore":false,"data":[{"id":9223372036854775807,"name":"é"}]}';
+  const page = { hasMore: false, data: [{ id: 9_223_372_036_854_775_807n, name: 'é' }] };
+  it.each([
+    ['gzip', { encoding: 'gzip' }],
+    ['deflate', { encoding: 'deflate' }],
+    ['br', { encoding: 'br' }],
+    ['two codings, gzip then br', { encoding: 'gzip, br' }],
+    ['x-gzip', { headers: { 'content-encoding': 'x-gzip' }, body: encode(Buffer.from(text), 'gzip') }],
+    ['identity (not encoded)', { headers: { 'content-encoding': 'identity' } }],
+  ])('%s', async (_name, answer) => {
+    server.script({ status: 200, body: text, ...answer });
+    expect(await harness().client.getOrderUpdates({}, within())).toEqual(page);
+  });
 });
 
 const redirect = (status: number, to = '/elsewhere/v1/orderUpdates?sig=QUERY-SECRET-91#frag'): Responder => ({
   status,
   headers: { location: to },
 });
-const r429 = (retryAfter?: string): Responder => ({
+/** A 429; the server's own Date is the real clock's, so an HTTP-date case sends the partner's `date` too. */
+const r429 = (retryAfter?: string, date?: string): Responder => ({
   status: 429,
-  ...(retryAfter && { headers: { 'retry-after': retryAfter } }),
+  ...(retryAfter && { headers: { 'retry-after': retryAfter, ...(date && { date }) } }),
 });
 const HTML = { status: 200, headers: { 'content-type': 'text/html' }, body: `<html>${CUSTOMER}</html>` };
 const TRICKLE = { status: 200, body: PAGE, chunkBytes: 1, intervalMs: 20 }; // never silent for bodyTimeout
 const SLOW = { status: 200, body: PAGE, delayMs: 3_000 };
+const X_FOO = { status: 200, headers: { 'content-encoding': 'x-foo' }, body: 'opaque' };
+/** A body in `encoding` whose stream is then broken by `damage`. */
+const corrupt = (encoding: string, damage: (bytes: Buffer) => Buffer): Responder => ({
+  status: 200,
+  headers: { 'content-encoding': encoding },
+  body: damage(encode(Buffer.from(JSON.stringify(PAGE)), encoding)),
+});
+/** gzip inside gzip: 16 MiB of spaces, 64 members of it (1 GiB), gzipped again: under 2 KB on the wire. */
+function gzipBomb(): Buffer {
+  const member = gzipSync(Buffer.alloc(16 * 1024 * 1024, ' '), { level: 9 });
+  return gzipSync(Buffer.concat(Array.from({ length: 64 }, () => member)), { level: 9 });
+}
 
 describe('answers it repeats (the same URL, waiting first), then hands back the page', () => {
   // Each retry event as `kind attempt waitMs status [location]`; random() is 0.5, so a backoff is half its ceiling.
   const cases: Array<[string, Responder[], string[], Partial<PartnerClientOptions>?]> = [
     ['429: waits Retry-After (delta-seconds)', [r429('2')], ['rate-limited 1 2000 429']],
-    ['429: waits until an HTTP-date', [r429('Tue, 01 Jan 2030 00:00:07 GMT')], ['rate-limited 1 7000 429']],
+    [
+      '429: waits until an HTTP-date, on the partner’s clock',
+      [r429('Tue, 01 Jan 2030 00:00:07 GMT', 'Tue, 01 Jan 2030 00:00:00 GMT')],
+      ['rate-limited 1 7000 429'],
+    ],
+    [
+      '429: an HTTP-date from a partner clock an hour ahead of ours is the same 7 s',
+      [r429('Tue, 01 Jan 2030 01:00:07 GMT', 'Tue, 01 Jan 2030 01:00:00 GMT')],
+      ['rate-limited 1 7000 429'],
+    ],
     [
       'repeated 429s: backs off further, never below Retry-After',
       [r429('1'), r429('1'), r429('1')],
@@ -217,10 +275,16 @@ describe('answers it repeats (the same URL, waiting first), then hands back the 
     ],
     ['a connection reset', [{ destroy: true }], ['network 1 100 -']],
     [
-      'slow headers, cut at the headers timeout',
+      'headers silent past the request timeout: cut',
       [SLOW],
       ['network 1 100 -'],
-      { timeouts: { headersTimeoutMs: 150 } },
+      { timeouts: { requestTimeoutMs: 150 } },
+    ],
+    [
+      'a body silent past bodyTimeout: cut',
+      [{ status: 200, body: PAGE, chunkBytes: 8, intervalMs: 2_000 }],
+      ['network 1 100 -'],
+      { timeouts: { bodyTimeoutMs: 100 } },
     ],
     [
       'a trickling body, cut at the request timeout',
@@ -229,6 +293,15 @@ describe('answers it repeats (the same URL, waiting first), then hands back the 
       { timeouts: { requestTimeoutMs: 300 } },
     ],
     ['a 200 that is not JSON (a maintenance page)', [HTML], ['unreadable 1 100 200']],
+    ['a body in a coding it cannot decode, named', [X_FOO], ['unreadable 1 100 200 x-foo']],
+    [
+      'a 429 and a 503 with encoded bodies: read as plain ones',
+      [
+        { status: 429, headers: { 'retry-after': '1' }, encoding: 'br', body: { message: 'slow down' } },
+        { status: 503, encoding: 'gzip', body: { message: 'maintenance' } },
+      ],
+      ['rate-limited 1 1000 429', 'server-error 2 100 503'],
+    ],
     [
       'a 3xx, never followed; its target without query or fragment',
       [redirect(302)],
@@ -256,7 +329,9 @@ describe('answers it repeats (the same URL, waiting first), then hands back the 
 
     expect(page).toEqual(PAGE);
     const described = seen.map((e) =>
-      [e.kind, e.attempt, e.waitMs, e.status ?? '-', e.location].join(' ').trim(),
+      [e.kind, e.attempt, e.waitMs, e.status ?? '-', e.location, e.contentEncoding]
+        .filter((x) => x !== undefined)
+        .join(' '),
     );
     expect(described).toEqual(events.map((e) => e.replace(/ \//, ` ${server.url}/`)));
     expect(waits).toEqual(seen.map((e) => e.waitMs));
@@ -289,10 +364,20 @@ const later = (reason: string, more: Record<string, unknown> = {}) =>
   kind('retry-later', { code: 'ERR_PARTNER_RETRY_LATER', reason, deadlinePassed: false, ...more });
 const unreadable = (text: string | RegExp, more: Record<string, unknown> = {}) =>
   later('unreadable', { message: expect.stringMatching(text), cause: { kind: 'unreadable' }, ...more });
+const flipByte = (bytes: Buffer, at: number) => {
+  const copy = Buffer.from(bytes);
+  copy[at] = (copy[at] ?? 0) ^ 0xff;
+  return copy;
+};
 const hashOf = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
-const notJson = (what: string, type: string, text: string): [string, Responder, object, number] => [
+const notJson = (
+  what: string,
+  type: string,
+  text: string,
+  encoding?: string,
+): [string, Responder, object, number] => [
   `a 200 that is not JSON (${what}) on every attempt → retry-later, described by size and hash only`,
-  { status: 200, headers: { 'content-type': type }, body: text },
+  { status: 200, headers: { 'content-type': type }, body: text, ...(encoding && { encoding }) },
   unreadable(
     new RegExp(`${Buffer.byteLength(text)} bytes, .*sha256 ${hashOf(text)}….*gave up after 5 attempts$`),
     {
@@ -310,6 +395,13 @@ const FAILURES: Array<[string, Responder | Responder[], object, number, More?]> 
     '404 `pageId not found` for a cursor sent → cursor-expired (matched loosely)',
     { status: 404, body: { message: ' PageId Not Found ' } },
     kind('cursor-expired', { code: 'ERR_PARTNER_CURSOR_EXPIRED', statusCode: 404 }),
+    1,
+    cursor,
+  ],
+  [
+    'the same 404 gzip-encoded → cursor-expired',
+    { status: 404, encoding: 'gzip', body: { message: 'pageId not found' } },
+    kind('cursor-expired'),
     1,
     cursor,
   ],
@@ -368,6 +460,30 @@ const FAILURES: Array<[string, Responder | Responder[], object, number, More?]> 
     `{"hasMore":true,"data":[{"id":1,"customer":"${CUSTOMER}`,
   ),
   notJson('text echoing the token', `text/plain; Bearer ${TOKEN}`, `${CUSTOMER} Bearer ${TOKEN}`),
+  notJson('gzip-encoded HTML: its decoded size and hash', 'text/html', `<p>${CUSTOMER}</p>`, 'gzip'),
+  [
+    'a body in a coding it cannot decode → retry-later naming the coding, redacted (a 404 too: unread)',
+    { status: 404, headers: { 'content-encoding': `x-foo, ${TOKEN}` }, body: 'pageId not found' },
+    unreadable('404 body in a content-coding the client cannot decode \\(x-foo, \\[redacted\\]\\)', {
+      statusCode: 404,
+    }),
+    2,
+    attempts(2, cursor),
+  ],
+  ...(
+    [
+      ['a truncated gzip stream', corrupt('gzip', (b) => b.subarray(0, b.length - 9)), 'Z_BUF_ERROR'],
+      ['a gzip stream with a bad CRC', corrupt('gzip', (b) => flipByte(b, b.length - 6)), 'Z_DATA_ERROR'],
+      ['an empty gzip body', corrupt('gzip', () => Buffer.alloc(0)), 'Z_BUF_ERROR'],
+      ['a br stream that is not br', corrupt('br', (b) => flipByte(b, 0)), ''],
+    ] as const
+  ).map(([what, answer, code]): [string, Responder, object, number, More] => [
+    `${what} → retry-later (unreadable), never a crash`,
+    answer,
+    unreadable(`200 body could not be decoded \\(${code}`, { statusCode: 200 }),
+    2,
+    attempts(2),
+  ]),
   [
     'an order that is not JSON → the same',
     HTML,
@@ -421,6 +537,13 @@ const FAILURES: Array<[string, Responder | Responder[], object, number, More?]> 
     { options: { maxBodyBytes: 1_024 } },
   ],
   [
+    'a gzip bomb (under 2 KB, 1 GiB decoded) → body-too-large, cut at the cap in decoded bytes',
+    { status: 200, headers: { 'content-encoding': 'gzip, gzip' }, body: gzipBomb() },
+    kind('body-too-large', { message: expect.stringContaining('1048576-byte limit') }),
+    1,
+    { options: { maxBodyBytes: 1024 * 1024 } },
+  ],
+  [
     'a chunked 200 over the body cap → cut while streaming',
     { status: 200, body: { data: ['z'.repeat(1024 * 1024)] }, chunkBytes: 16 * 1024 },
     kind('body-too-large', { message: expect.stringContaining('4096-byte limit') }),
@@ -450,11 +573,11 @@ const FAILURES: Array<[string, Responder | Responder[], object, number, More?]> 
   ],
   ['connection resets on every attempt → retry-later (network)', { destroy: true }, later('network'), 5],
   [
-    'slow headers on every attempt → retry-later (network)',
+    'headers silent past the request timeout on every attempt → retry-later (network), not out of time',
     SLOW,
-    later('network'),
+    later('network', { message: expect.stringContaining('ERR_REQUEST_TIMEOUT') }),
     1,
-    { options: { timeouts: { headersTimeoutMs: 50 }, retryPolicy: { maxAttempts: 1 } } },
+    { options: { timeouts: { requestTimeoutMs: 50 }, retryPolicy: { maxAttempts: 1 } } },
   ],
   [
     'a trickle outlasting every attempt → retry-later (network, the request timeout), not out of time',

@@ -2,7 +2,6 @@
 // is left behind on purpose once (one short poller run), then `ops reconcile` (in-process, as the CLI runs it)
 // reports it, repairs it through the queues and the real consumer, and finds it in sync.
 
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
@@ -22,7 +21,7 @@ import type { ReconcileReport, ResultKind } from '../../tools/ops/reconcile/reco
 import { type ExpectedState, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
 import { type RunningMoto, startMoto } from '../support/moto.js';
-import { runOpsCaptured } from '../support/ops.js';
+import { createStackWithOutputs, runOpsCaptured } from '../support/ops.js';
 import { readLedger, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
@@ -126,11 +125,25 @@ describe('reconcile against the simulator and moto', () => {
 
   it('exits 1 while orders are behind or missing; --repair (from the stack) publishes to every queue and exits 0; once applied, all are in sync', async () => {
     const ids = [...expected.orders.keys()].join(',');
-    await createStack('order-feed', {
-      OrdersTableName: resources.ordersTable,
-      OrdersQueueUrl: resources.ordersQueueUrl,
-      DownstreamQueueUrlAnalytics: resources.downstreamQueueUrl,
-    });
+    // The deployed stack's output names, and a poller function carrying its environment.
+    await createStackWithOutputs(
+      moto,
+      'order-feed',
+      {
+        OrdersTableName: resources.ordersTable,
+        OrdersQueueUrl: resources.ordersQueueUrl,
+        DownstreamQueueUrlAnalytics: resources.downstreamQueueUrl,
+      },
+      {
+        PollerFunctionName: {
+          FEED_ID: 'feed-from-stack',
+          PARTNER_BASE_URL: sim.url,
+          PARTNER_TOKEN_PARAMETER: resources.tokenParameter,
+          ORDERS_QUEUE_URL: resources.ordersQueueUrl,
+          DOWNSTREAM_QUEUE_URLS: JSON.stringify({ analytics: resources.downstreamQueueUrl }),
+        },
+      },
+    );
 
     const check = await reconcile([...where(), '--ids', ids, '--json']);
     // Table, queues, API, token and feed id from the stack's outputs and its poller's environment.
@@ -197,50 +210,3 @@ describe('a partner that rejects the token (scripted server)', () => {
     expect(scripted.requests.length).toBeLessThanOrEqual(2);
   });
 });
-
-/** A stack with the deployed stack's output names and a poller function carrying its environment. */
-async function createStack(name: string, outputs: Record<string, string>): Promise<void> {
-  const cfn = new CloudFormationClient({});
-  const template = {
-    Resources: {
-      PollerRole: {
-        Type: 'AWS::IAM::Role',
-        Properties: {
-          AssumeRolePolicyDocument: {
-            Version: '2012-10-17',
-            Statement: [
-              { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
-            ],
-          },
-        },
-      },
-      Poller: {
-        Type: 'AWS::Lambda::Function',
-        Properties: {
-          Runtime: 'nodejs22.x',
-          Handler: 'index.handler',
-          Role: { 'Fn::GetAtt': ['PollerRole', 'Arn'] },
-          Code: { ZipFile: 'exports.handler = async () => {};' },
-          Environment: {
-            Variables: {
-              FEED_ID: 'feed-from-stack',
-              PARTNER_BASE_URL: sim.url,
-              PARTNER_TOKEN_PARAMETER: resources.tokenParameter,
-              ORDERS_QUEUE_URL: resources.ordersQueueUrl,
-              DOWNSTREAM_QUEUE_URLS: JSON.stringify({ analytics: resources.downstreamQueueUrl }),
-            },
-          },
-        },
-      },
-    },
-    Outputs: {
-      ...Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { Value: value }])),
-      PollerFunctionName: { Value: { Ref: 'Poller' } },
-    },
-  };
-  try {
-    await cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: JSON.stringify(template) }));
-  } finally {
-    cfn.destroy();
-  }
-}

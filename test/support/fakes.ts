@@ -27,11 +27,6 @@ import type {
   Quarantine,
   QuarantinedRecord,
 } from '../../functions/core/ingest/ports.js';
-import {
-  type BudgetState,
-  type BudgetStore,
-  intervalOf,
-} from '../../functions/core/ingest/request-budget.js';
 import type { FunctionMetrics } from '../../functions/core/observability/metric-names.js';
 import type {
   CallOptions,
@@ -117,6 +112,7 @@ export class MemoryCursorStore implements CursorStore {
       // As the DynamoDB adapter: undefined removes them.
       pageSize: commit.pageSize,
       recentCursors: commit.recentCursors,
+      partialPage: commit.partialPage,
     };
     this.items.set(lease.feedId, next);
     this.journal.push(`commit ${commit.pageId ?? '<start>'}`);
@@ -323,50 +319,6 @@ export function sqsRecord(messageId: string, body: string, correlationId?: strin
     eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:orders',
     awsRegion: 'us-east-1',
   };
-}
-
-/**
- * The request budget's store in memory, with the DynamoDB adapter's rules (one slot per take while a rate
- * holds, the slot moved to now after idle, one decrease per hold, an increase only over the state seen).
- */
-export class FakeBudgetStore implements BudgetStore {
-  readonly items = new Map<string, BudgetState>();
-  readonly throttles: number[] = [];
-  writes = 0;
-
-  async reserve(key: string, nowMs: number, count: number, slackMs: number, initial: BudgetState) {
-    this.writes += 1;
-    const item = this.items.get(key) ?? { ...initial, nextSlotAt: nowMs };
-    this.items.set(key, item);
-    item.taken += count;
-    if (item.intervalMs > 0 && item.nextSlotAt >= nowMs - slackMs) {
-      item.nextSlotAt += item.intervalMs;
-      return { slotAt: item.nextSlotAt - item.intervalMs, state: { ...item } };
-    }
-    item.nextSlotAt = nowMs + item.intervalMs;
-    return { slotAt: nowMs, state: { ...item } };
-  }
-
-  async hold(key: string, nowMs: number, until: number, rate: number) {
-    this.writes += 1;
-    const item = this.items.get(key);
-    if (!item) throw new Error(`no budget ${key}`);
-    this.throttles.push(nowMs);
-    if (item.holdUntil < nowMs) {
-      Object.assign(item, { holdUntil: until, nextSlotAt: until, rate, intervalMs: intervalOf(rate) });
-      Object.assign(item, { adjustedAt: nowMs, takenAtAdjust: item.taken });
-    } else if (item.holdUntil < until) {
-      item.holdUntil = until;
-      item.nextSlotAt = Math.max(item.nextSlotAt, until);
-    }
-  }
-
-  async adjust(key: string, nowMs: number, rate: number, seenAdjustedAt: number) {
-    this.writes += 1;
-    const item = this.items.get(key);
-    if (!item || item.adjustedAt !== seenAdjustedAt || item.holdUntil > nowMs) return;
-    Object.assign(item, { rate, intervalMs: intervalOf(rate), adjustedAt: nowMs, takenAtAdjust: item.taken });
-  }
 }
 
 type PollDepsOf = Parameters<typeof pollFeed>[0];

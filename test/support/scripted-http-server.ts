@@ -2,6 +2,7 @@
 // in order, and every request is recorded (raw URL, headers, arrival time).
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 
 export interface RecordedRequest {
   method: string;
@@ -19,6 +20,8 @@ export type ScriptedResponse =
       headers?: Record<string, string>;
       /** A string or Buffer is sent as is; anything else as JSON. */
       body?: unknown;
+      /** Encode the body with these codings, in order (`gzip`, `deflate`, `br`, or a list: `gzip, br`), and say so. */
+      encoding?: string;
       /** Wait this long before sending the status line and headers. */
       delayMs?: number;
       /** Send the body chunked (no Content-Length) in pieces of this many bytes, one every intervalMs if set. */
@@ -43,6 +46,21 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
+const ENCODERS: Record<string, (body: Buffer) => Buffer> = {
+  gzip: gzipSync,
+  deflate: deflateSync,
+  br: brotliCompressSync,
+};
+
+/** `body` encoded with each coding of `codings` in turn (the order Content-Encoding lists them). */
+export function encode(body: Buffer, codings: string): Buffer {
+  return codings.split(',').reduce((encoded, coding) => {
+    const encoder = ENCODERS[coding.trim()];
+    if (!encoder) throw new Error(`the scripted server cannot encode ${coding}`);
+    return encoder(encoded);
+  }, body);
+}
+
 const UNSCRIPTED: ScriptedResponse = { status: 599, body: { message: 'unscripted request' } };
 
 export async function startScriptedServer(): Promise<ScriptedServer> {
@@ -55,10 +73,14 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
   const send = (res: ServerResponse, answer: Exclude<ScriptedResponse, { destroy: true }>) => {
     if (res.destroyed) return;
     const { body: value, chunkBytes, intervalMs } = answer;
-    const body = Buffer.isBuffer(value)
+    let body = Buffer.isBuffer(value)
       ? value
       : Buffer.from(value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
-    const headers = { 'content-type': 'application/json', ...answer.headers };
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...answer.headers };
+    if (answer.encoding !== undefined) {
+      body = encode(body, answer.encoding);
+      headers['content-encoding'] = answer.encoding;
+    }
     if (chunkBytes === undefined) {
       res.writeHead(answer.status, { ...headers, 'content-length': String(body.length) }).end(body);
       return;

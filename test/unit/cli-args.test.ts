@@ -1,6 +1,6 @@
 // The flag kit every CLI shares (tools/cli-args.ts): help, usage errors and their exit codes.
 import { describe, expect, it, vi } from 'vitest';
-import { EXIT_USAGE, parseCommandLine, parseFlags, UsageError } from '../../tools/cli-args.js';
+import { EXIT_USAGE, nearestFlag, parseCommandLine, parseFlags, UsageError } from '../../tools/cli-args.js';
 
 const OPTIONS = { port: { type: 'string' } } as const;
 const USAGE = 'Usage: npm run tool -- [--port N]\n';
@@ -13,8 +13,33 @@ describe('parseFlags', () => {
   });
 
   it('turns an unknown flag or a stray argument into a UsageError', () => {
-    expect(() => parseFlags(['--prot', '1'], OPTIONS)).toThrow(new UsageError("Unknown option '--prot'"));
+    expect(() => parseFlags(['--bogus', '1'], OPTIONS)).toThrow(new UsageError("Unknown option '--bogus'"));
     expect(() => parseFlags(['extra'], OPTIONS)).toThrow(UsageError);
+  });
+
+  it('says which flag a typo most likely meant', () => {
+    expect(() => parseFlags(['--prot', '1'], OPTIONS)).toThrow(
+      new UsageError("Unknown option '--prot'; did you mean --port?"),
+    );
+  });
+});
+
+describe('nearestFlag', () => {
+  const flags = ['scenario', 'summary-json', 'aws-endpoint', 'seed', 'help'];
+
+  it.each([
+    ['senario', 'scenario'], // a letter missing
+    ['scenraio', 'scenario'], // two letters swapped
+    ['summary', 'summary-json'], // a prefix
+    ['aws-endpiont', 'aws-endpoint'],
+    ['sed', 'seed'],
+  ])('reads --%s as --%s', (typed, meant) => {
+    expect(nearestFlag(typed, flags)).toBe(meant);
+  });
+
+  it('suggests nothing for a flag that is not close to any', () => {
+    expect(nearestFlag('bogus', flags)).toBeUndefined();
+    expect(nearestFlag('x', flags)).toBeUndefined();
   });
 });
 

@@ -164,28 +164,52 @@ async function emptyBucket(aws: LocalAwsClients, bucket: string): Promise<void> 
   }
 }
 
-/** The history's entries and the order with the most of them (the one the summary suggests looking at). */
+/**
+ * The history's entries and an order to look at (the summary's hint): the one with the most entries stored since
+ * `storedSince` (this run's; a reused emulator also holds earlier runs'), else the one with the most of all.
+ */
 export async function readHistoryCount(
   aws: LocalAwsClients,
   table: string,
+  storedSince?: string,
 ): Promise<{ entries: number; busiestOrderId: string | undefined }> {
-  const perOrder = new Map<string, number>();
-  let entries = 0;
+  const entries: HistoryEntryRef[] = [];
   const pages = paginateScan(
     { client: aws.dynamo },
-    { TableName: table, ProjectionExpression: 'orderId', ConsistentRead: true },
+    {
+      TableName: table,
+      ProjectionExpression: 'orderId, storedAt',
+      ConsistentRead: true,
+    },
   );
   for await (const page of pages) {
     for (const item of page.Items ?? []) {
       // The id as DynamoDB's text: exact beyond 2^53.
-      const id = item.orderId?.N ?? '';
-      perOrder.set(id, (perOrder.get(id) ?? 0) + 1);
-      entries += 1;
+      entries.push({ orderId: item.orderId?.N ?? '', storedAt: item.storedAt?.S });
     }
   }
-  let busiestOrderId: string | undefined;
-  for (const [id, count] of perOrder) {
-    if (busiestOrderId === undefined || count > (perOrder.get(busiestOrderId) ?? 0)) busiestOrderId = id;
-  }
-  return { entries, busiestOrderId };
+  return { entries: entries.length, busiestOrderId: busiestOrder(entries, storedSince) };
+}
+
+export interface HistoryEntryRef {
+  orderId: string;
+  /** When the consumer stored it (ISO); items without it count as stored before any run. */
+  storedAt: string | undefined;
+}
+
+/** The order with the most entries stored at or after `since`; without any, the one with the most of all. */
+export function busiestOrder(entries: readonly HistoryEntryRef[], since?: string): string | undefined {
+  const most = (chosen: readonly HistoryEntryRef[]) => {
+    const perOrder = new Map<string, number>();
+    for (const { orderId } of chosen) perOrder.set(orderId, (perOrder.get(orderId) ?? 0) + 1);
+    let busiest: string | undefined;
+    for (const [id, count] of perOrder) {
+      if (busiest === undefined || count > (perOrder.get(busiest) ?? 0)) busiest = id;
+    }
+    return busiest;
+  };
+  const sinceMs = since === undefined ? undefined : Date.parse(since);
+  const recent =
+    sinceMs === undefined ? [] : entries.filter((entry) => Date.parse(entry.storedAt ?? '') >= sinceMs);
+  return most(recent) ?? most(entries);
 }

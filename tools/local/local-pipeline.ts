@@ -10,8 +10,12 @@
 // ends once the partner has nothing more (a poll reached the end of the stream and nothing came after the
 // committed cursor: scheduling.ts, decideAtTheEnd) or the feed stopped in a way it cannot get past by itself
 // (a documented stop, e.g. a cursor cycle), and the queue is empty (every message applied or dead-lettered).
+// A partner that fails (down, 5xx, unreadable, rate-limiting) is waited for, with a backoff, until nothing
+// has progressed for `giveUpAfterMs` (scheduling.ts, decideWait); meanwhile the progress snapshot says what
+// the poller last reported and when the next run and the give-up are due.
 // Each poller invocation's request id names this process (stale-lease.ts), so that a lease left by a
 // killed local process is released at once rather than after its expiry.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import type { ScheduledEvent } from 'aws-lambda';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
@@ -19,11 +23,20 @@ import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
 import { buildPoller, type PollResult, PollRunFailedError } from '../../functions/poller/build-poller.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
+import { formatDuration } from '../ops/format.js';
 import type { LocalAwsClients } from './aws.js';
 import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
 import { lambdaContext } from './lambda-context.js';
-import { decideAfterRun, decideAtTheEnd, mayStartRun } from './scheduling.js';
+import {
+  decideAfterRun,
+  decideAtTheEnd,
+  decideWait,
+  type FinishedRun,
+  giveUpAfterOf,
+  lastProgressAt,
+  mayStartRun,
+} from './scheduling.js';
 import { type SqsHandler, startEventSourceWorkers } from './sqs-event-source.js';
 import { localInvocationId, releaseDeadLease } from './stale-lease.js';
 
@@ -42,7 +55,21 @@ export interface PipelineCounters {
   cursorRecoveries: number;
 }
 
-export type RunOutcome = 'drained' | 'auth-failed' | 'feed-stopped' | 'interrupted';
+/** How a run ended; `gave-up`: nothing progressed for the give-up time (the partner, most often, was down). */
+export type RunOutcome = 'drained' | 'auth-failed' | 'feed-stopped' | 'gave-up' | 'interrupted';
+
+/** A feed whose last run failed: what the poller reported, and when the next run and the give-up are due. */
+export interface WaitingFeed {
+  feedId: string;
+  /** The last failure, as the poller reported it (e.g. retry-later's reason and message). */
+  failure: string;
+  /** Failed runs in a row. */
+  failedRuns: number;
+  /** Milliseconds until the next run (0: it is running). */
+  nextRunInMs: number;
+  /** Milliseconds until local mode gives up if nothing progresses; undefined: it never does (--watch). */
+  givesUpInMs: number | undefined;
+}
 
 export interface ProgressSnapshot {
   elapsedMs: number;
@@ -52,6 +79,8 @@ export interface ProgressSnapshot {
   /** Seconds since the feed was last caught up, as the last poller run reported it. */
   lagSeconds: number | undefined;
   lastPoll: string | undefined;
+  /** The feeds waiting for the partner (their last run failed), for the progress line. */
+  waiting: WaitingFeed[];
 }
 
 export interface LocalTuning {
@@ -71,11 +100,6 @@ export interface LocalTuning {
   /** Concurrent batches (capped by the mapping's maximum concurrency). */
   consumerConcurrency: number;
   emptyReceiveDelayMs: number;
-  /**
-   * Without watch: this many poller runs in a row without progress (thrown, or retry-later with no page)
-   * end the run with an error; they are retried after 1, 2, 4… × idlePollIntervalMs.
-   */
-  maxConsecutiveRunErrors: number;
 }
 
 export const DEFAULT_TUNING: LocalTuning = {
@@ -86,7 +110,6 @@ export const DEFAULT_TUNING: LocalTuning = {
   visibilityTimeoutSeconds: 10,
   consumerConcurrency: 2,
   emptyReceiveDelayMs: 200,
-  maxConsecutiveRunErrors: 5,
 };
 
 export interface LocalPipelineOptions {
@@ -94,8 +117,14 @@ export interface LocalPipelineOptions {
   deployment: Deployment;
   /** Partner API base URL for this run: overrides the deployed PARTNER_BASE_URL in this process. */
   partnerBaseUrl: string;
-  /** Keep polling after catching up (ends only with `stop()` or a 401). */
+  /** Keep polling after catching up (ends only with `stop()`, a 401, a documented stop or the give-up time). */
   watch?: boolean;
+  /**
+   * Give up when nothing progressed (no page committed, no version applied) for this long; failed runs are
+   * retried meanwhile after 1, 2, 4… × idlePollIntervalMs, at most 30 s apart. Default: 10 minutes, and
+   * never with `watch`.
+   */
+  giveUpAfterMs?: number;
   /** Keep the deployed log level (INFO) and CloudWatch metrics output instead of WARN and none. */
   verbose?: boolean;
   tuning?: Partial<LocalTuning>;
@@ -107,7 +136,7 @@ export interface LocalPipelineOptions {
 export interface LocalPipelineResult {
   outcome: RunOutcome;
   counters: PipelineCounters;
-  /** Why the run ended, for auth-failed and feed-stopped. */
+  /** Why the run ended, for auth-failed, feed-stopped and gave-up. */
   detail?: string;
   /** The poller's outcome kind that stopped the feed, for feed-stopped (e.g. stuck-cursor). */
   stoppedBy?: string;
@@ -115,7 +144,7 @@ export interface LocalPipelineResult {
 }
 
 export interface LocalPipeline {
-  /** Resolves when the run ends; rejects when it cannot go on (e.g. the poller keeps failing). */
+  /** Resolves when the run ends; rejects on an error local mode cannot wait out (e.g. the emulator gone). */
   readonly done: Promise<LocalPipelineResult>;
   /** Stop scheduling, let the current invocations finish; `done` then resolves as interrupted. */
   stop(): void;
@@ -139,7 +168,7 @@ export interface HandlerEnvironments {
 
 /**
  * The handlers' environments: each function's deployed variables (Lambda-only NODE_OPTIONS left out)
- * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and quiet logs and no metrics
+ * with the local overrides: PARTNER_BASE_URL of this run, the page cap, and silent logs and no metrics
  * unless verbose. Their own names do not collide; the POWERTOOLS_* ones do, hence one map each.
  */
 export function handlerEnvironments(
@@ -147,9 +176,10 @@ export function handlerEnvironments(
   tuning: LocalTuning,
 ): HandlerEnvironments {
   const { deployment } = options;
+  // Quiet: the handlers print nothing themselves; their warnings and errors become notes (noteLogs).
   const quiet: Record<string, string> = options.verbose
     ? {}
-    : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' };
+    : { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'SILENT' };
   const pollers = deployment.pollers.map(({ feedId, function: fn }) => {
     const env: Record<string, string> = {
       ...fn.environment,
@@ -192,6 +222,82 @@ async function takeOverEventSource(
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The partner client's retry reasons (functions/core/partner/errors.ts, RetryReason) in words; others as named. */
+const RETRY_REASONS: Record<string, string> = {
+  network: 'partner unreachable',
+  'server-error': 'partner answered 5xx',
+  unreadable: 'unreadable answers',
+  'rate-limited': 'rate-limited (429)',
+};
+
+/**
+ * The poller reports why a run ended retry-later in one warning carrying the client's `reason`, `statusCode`
+ * and `error` (poll-feed.ts, fetchFailure): `report` gets it in words, as a reader of the logs would on AWS.
+ * The logger still logs it as before.
+ */
+function reportRetryLater(logger: Logger, report: (failure: string) => void): void {
+  const warn = logger.warn;
+  logger.warn = (...args: Parameters<Logger['warn']>) => {
+    const attributes = args[1];
+    if (
+      typeof attributes === 'object' &&
+      !(attributes instanceof Error) &&
+      typeof attributes.reason === 'string'
+    ) {
+      const { reason, statusCode, error } = attributes;
+      const words =
+        reason === 'server-error' && typeof statusCode === 'number'
+          ? `partner answered ${statusCode}`
+          : (RETRY_REASONS[reason] ?? reason);
+      report(typeof error === 'string' ? `${words}: ${error}` : words);
+    }
+    Reflect.apply(warn, logger, args);
+  };
+}
+
+/**
+ * Without --verbose a handler prints no log line of its own (JSON among local mode's lines is hard to read):
+ * each warning or error it logs becomes one of local mode's one-line notes instead (`who`: the function, and
+ * the feed when there are several), its message and the error it names, the first time that message comes;
+ * repeats are what the counters and the progress line show (--verbose prints every line as deployed).
+ */
+export function noteLogs(logger: Logger, note: (message: string) => void, who: string): void {
+  const seen = new Set<string>();
+  for (const level of ['warn', 'error', 'critical'] as const) {
+    const log = logger[level];
+    logger[level] = (...args: Parameters<Logger['warn']>) => {
+      const [input, extra] = args;
+      const message = typeof input === 'string' ? input : String(input.message ?? '');
+      if (!seen.has(message)) {
+        seen.add(message);
+        note(`${who}: ${message}${errorOf(extra)}`);
+      }
+      Reflect.apply(log, logger, args);
+    };
+  }
+}
+
+/** The error a log line's attributes name (an Error, or `error` as text or as { message }), as ": …". */
+function errorOf(extra: unknown): string {
+  if (extra instanceof Error) return `: ${extra.message}`;
+  const error =
+    typeof extra === 'object' && extra !== null ? (extra as { error?: unknown }).error : undefined;
+  if (typeof error === 'string') return `: ${error}`;
+  if (typeof error === 'object' && error !== null && typeof (error as Error).message === 'string') {
+    return `: ${(error as Error).message}`;
+  }
+  return '';
+}
+
+/** Why local mode gave up, naming the window and the last run's failure. */
+function giveUpDetail(giveUpAfterMs: number, lastFailure: string | undefined): string {
+  const waited = `after ${formatDuration(giveUpAfterMs)} without progress (no page committed, no version applied)`;
+  // A thrown run is this machine's side (the emulator, most often), a held lease another run's: not the partner.
+  const partner = !(lastFailure?.startsWith('failed') || lastFailure === 'ended lease-held');
+  const lead = partner ? 'gave up waiting for the partner' : 'gave up';
+  return `${lead} ${waited}${lastFailure === undefined ? '' : `; the last run ${lastFailure}`}`;
+}
+
 export function emptyCounters(): PipelineCounters {
   return {
     polls: 0,
@@ -216,26 +322,44 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   // local overrides) and this process's emulator clients: no process.env, no module state, so several
   // local pipelines can run in one process.
   const consumerTotals = { applied: 0, stale: 0 };
+  // A version applied is progress for every feed (scheduling.ts, lastProgressAt).
+  let versionAppliedAt: number | undefined;
+  const consumerObservability = createObservability('order-feed-consumer', environments.consumer);
+  if (!options.verbose) noteLogs(consumerObservability.logger, note, 'consumer');
   const consumer = buildConsumer(aws, loadConsumerConfig(environments.consumer), {
-    ...createObservability('order-feed-consumer', environments.consumer),
+    ...consumerObservability,
     onBatchSettled: (counts) => {
       consumerTotals.applied += counts.applied;
       consumerTotals.stale += counts.stale;
+      if (counts.applied > 0) versionAppliedAt = Date.now();
     },
   });
+  // The failure each feed's poller reported last (its retry-later warning), for the progress line.
+  const reportedFailures = new Map<string, string>();
   // One poller per feed, each scheduled on its own like its EventBridge rule; they share the consumer.
   const feeds = environments.pollers.map(({ feedId, env }, index) => {
     const deployed = deployment.pollers[index]?.function;
     if (deployed === undefined) throw new LocalPipelineError(`no deployed poller for feed ${feedId}`);
     const config = loadPollerConfig(env);
+    const observability = createObservability('order-feed-poller', env, config.feedId);
+    reportRetryLater(observability.logger, (failure) => reportedFailures.set(config.feedId, failure));
+    if (!options.verbose) {
+      const who = environments.pollers.length > 1 ? `feed ${config.feedId}: poller` : 'poller';
+      noteLogs(observability.logger, note, who);
+    }
     return {
       feedId: config.feedId,
       deployed,
-      handler: buildPoller(aws, config, createObservability('order-feed-poller', env, config.feedId)),
+      handler: buildPoller(aws, config, observability),
     };
   });
   type Feed = (typeof feeds)[number];
   const lagByFeed = new Map<string, number>();
+  const waitingByFeed = new Map<
+    string,
+    { failure: string; failedRuns: number; nextRunAt: number; giveUpAt: number | undefined }
+  >();
+  const giveUpAfterMs = giveUpAfterOf(options.giveUpAfterMs, options.watch === true);
   const startedAt = Date.now();
   const counters = emptyCounters();
   const totalsAtStart = { ...consumerTotals };
@@ -246,6 +370,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const snapshot = (): ProgressSnapshot => {
     counters.applied = consumerTotals.applied - totalsAtStart.applied;
     counters.stale = consumerTotals.stale - totalsAtStart.stale;
+    const now = Date.now();
     return {
       elapsedMs: Date.now() - startedAt,
       counters: { ...counters },
@@ -253,6 +378,13 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       // The feed furthest behind speaks for the deployment.
       lagSeconds: lagByFeed.size === 0 ? undefined : Math.max(...lagByFeed.values()),
       lastPoll,
+      waiting: [...waitingByFeed].map(([feedId, waiting]) => ({
+        feedId,
+        failure: waiting.failure,
+        failedRuns: waiting.failedRuns,
+        nextRunInMs: Math.max(0, waiting.nextRunAt - now),
+        givesUpInMs: waiting.giveUpAt === undefined ? undefined : Math.max(0, waiting.giveUpAt - now),
+      })),
     };
   };
 
@@ -298,24 +430,34 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     | { kind: 'caught-up' }
     | { kind: 'stopped' }
     | { kind: 'auth-failed'; detail: string }
-    | { kind: 'feed-stopped'; stoppedBy: string; detail: string };
+    | { kind: 'feed-stopped'; stoppedBy: string; detail: string }
+    | { kind: 'gave-up'; detail: string };
 
-  /** A feed's poller scheduler: runs its poller one invocation at a time, as decided by scheduling.ts. */
+  /**
+   * A feed's poller scheduler: runs its poller one invocation at a time, as decided by scheduling.ts, and
+   * gives up once nothing has progressed for `giveUpAfterMs`.
+   */
   async function pollerLoop(feed: Feed): Promise<PollerEnd> {
     let notBefore = 0;
-    // Runs in a row that made no progress (a thrown invocation, or retry-later with nothing fetched).
+    // Failed runs in a row (thrown, or retry-later with nothing fetched): the backoff doubles with each.
     let stalled = 0;
+    let pageCommittedAt: number | undefined;
+    let lastFailure: string | undefined;
     // Whether the last run was a replay after an expired cursor that brought nothing new (decideAtTheEnd).
     let emptyReplay = false;
     for (;;) {
       while (!stopping && !mayStartRun(Date.now(), notBefore, depth, tuning)) await sleep(50);
       if (stopping) return { kind: 'stopped' };
       const appliedBefore = consumerTotals.applied;
+      reportedFailures.delete(feed.feedId);
       const run = await invokePoller(feed);
       counters.polls += 1;
-      const finished = 'error' in run ? run : run.result;
-      if (!('error' in run)) {
+      let finished: FinishedRun;
+      if ('error' in run) finished = run;
+      else {
         const { result } = run;
+        const failure = reportedFailures.get(feed.feedId);
+        finished = failure === undefined ? result : { ...result, failure };
         counters.pages += result.pages;
         counters.versionsPublished += result.versionsPublished;
         counters.rejected += result.quarantined;
@@ -325,50 +467,80 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         lastPoll = result.kind;
         if (result.secondsSinceCaughtUp !== undefined)
           lagByFeed.set(feed.feedId, result.secondsSinceCaughtUp);
-        if (result.pages > 0) stalled = 0;
+        if (result.pages > 0) {
+          pageCommittedAt = Date.now();
+          stalled = 0;
+          waitingByFeed.delete(feed.feedId);
+        }
         // Let the consumer see what was just published before deciding whether the queue is shallow.
         if (result.versionsPublished > 0) await refreshDepth().catch(() => undefined);
       }
-      const decision = decideAfterRun(finished, stalled, tuning, options.watch === true);
+      const decision = decideAfterRun(finished, stalled, tuning);
       if (decision.action !== 'check-caught-up') emptyReplay = false;
+      // The next run's delay, when there is one.
+      let delayMs: number;
       switch (decision.action) {
         case 'end-auth-failed':
           return { kind: 'auth-failed', detail: decision.detail };
         case 'end-feed-stopped':
-          note(`${feedLabel(feed)}${decision.detail}`);
+          // The summary's headline says it for one feed; with several it does not say which.
+          if (feeds.length > 1) note(`${feedLabel(feed)}${decision.detail}`);
           return { kind: 'feed-stopped', stoppedBy: decision.kind, detail: decision.detail };
         case 'stall':
           stalled += 1;
-          note(`${feedLabel(feed)}poller run ${decision.why} (${stalled} in a row)`);
-          if (decision.fatal) {
-            throw new LocalPipelineError(
-              `${feedLabel(feed)}the poller made no progress in ${stalled} runs in a row: ${decision.why}`,
-              {
-                cause: 'error' in run ? run.error : undefined,
-              },
-            );
-          }
-          notBefore = Date.now() + decision.delayMs;
+          lastFailure = decision.why;
+          delayMs = decision.delayMs;
           break;
         case 'check-caught-up': {
-          if ('error' in run) break;
+          if ('error' in run) continue;
           const quiet = run.result.versionsPublished === 0 || (await changedNothing(appliedBefore));
           const next = decideAtTheEnd(run.result, quiet, emptyReplay, tuning, options.watch === true);
           if (next.action === 'end-caught-up') return { kind: 'caught-up' };
           emptyReplay = next.emptyReplay;
-          notBefore = Date.now() + next.delayMs;
+          delayMs = next.delayMs;
           break;
         }
         case 'release-dead-lease': {
           const pid = await releaseDeadLease(aws.dynamo, deployment.cursorTable, feed.feedId);
           if (pid !== undefined)
             note(`released the feed lease left by local process ${pid}, which no longer runs`);
-          else notBefore = Date.now() + tuning.idlePollIntervalMs;
+          delayMs = pid === undefined ? tuning.idlePollIntervalMs : 0;
           break;
         }
         case 'run-next':
-          notBefore = Date.now() + decision.delayMs;
+          delayMs = decision.delayMs;
           break;
+      }
+      if (decision.action !== 'stall' && !('error' in finished) && finished.pages === 0) {
+        lastFailure = `ended ${finished.kind}`;
+      }
+      const now = Date.now();
+      const progressAt = lastProgressAt({
+        startedAtMs: startedAt,
+        pageCommittedAtMs: pageCommittedAt,
+        versionAppliedAtMs: versionAppliedAt,
+      });
+      const wait = decideWait(now, progressAt, delayMs, giveUpAfterMs);
+      if (wait.action === 'give-up') {
+        const detail = giveUpDetail(giveUpAfterMs ?? 0, lastFailure);
+        note(`${feedLabel(feed)}${detail}`);
+        return { kind: 'gave-up', detail };
+      }
+      notBefore = wait.nextRunAtMs;
+      if (decision.action === 'stall') {
+        const giveUp =
+          wait.giveUpAtMs === undefined
+            ? ''
+            : `, giving up in ${formatDuration(wait.giveUpAtMs - now)} without progress`;
+        note(
+          `${feedLabel(feed)}poller run ${decision.why} (${stalled} in a row); next run in ${formatDuration(notBefore - now)}${giveUp}`,
+        );
+        waitingByFeed.set(feed.feedId, {
+          failure: decision.why,
+          failedRuns: stalled,
+          nextRunAt: notBefore,
+          giveUpAt: wait.giveUpAtMs,
+        });
       }
     }
   }
@@ -376,15 +548,15 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const feedLabel = (feed: Feed): string => (feeds.length > 1 ? `feed ${feed.feedId}: ` : '');
 
   /**
-   * Every feed's scheduler at once. A 401 or a fatal error in one stops the others (on AWS they would go on;
-   * locally one partner answers them all); the run is caught up when every feed is.
+   * Every feed's scheduler at once. A 401, a give-up or an error in one stops the others (on AWS they would
+   * go on; locally one partner answers them all); the run is caught up when every feed is.
    */
   async function allPollerLoops(): Promise<PollerEnd> {
     const ends = await Promise.allSettled(
       feeds.map((feed) =>
         pollerLoop(feed).then(
           (end) => {
-            if (end.kind === 'auth-failed') stopping = true;
+            if (end.kind === 'auth-failed' || end.kind === 'gave-up') stopping = true;
             return end;
           },
           (error: unknown) => {
@@ -399,6 +571,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     const values = ends.flatMap((end) => (end.status === 'fulfilled' ? [end.value] : []));
     const authFailed = values.find((end) => end.kind === 'auth-failed');
     if (authFailed) return authFailed;
+    const gaveUp = values.find((end) => end.kind === 'gave-up');
+    if (gaveUp) return gaveUp;
     if (values.some((end) => end.kind === 'stopped')) return { kind: 'stopped' };
     const feedStopped = values.find((end) => end.kind === 'feed-stopped');
     if (feedStopped) return feedStopped;
@@ -454,8 +628,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     let stoppedBy: string | undefined;
     try {
       const end = await allPollerLoops();
-      if (end.kind === 'auth-failed') {
-        outcome = 'auth-failed';
+      if (end.kind === 'auth-failed' || end.kind === 'gave-up') {
+        outcome = end.kind;
         detail = end.detail;
       } else if (end.kind === 'caught-up' || end.kind === 'feed-stopped') {
         // What was published before the end (or the stop) is applied before the summary.

@@ -1,9 +1,12 @@
 // Starts a real moto_server on a free loopback port, for local mode and integration tests (one
 // process per test file; `reset()` clears all emulated state between tests). It runs through
 // moto_serialized.py, which makes moto apply conditional writes atomically as DynamoDB does.
+// Its log (one line per request) goes to a file rather than a pipe, so that an emulator local mode keeps
+// (`keep()`) goes on serving after this process exits instead of failing on a closed pipe.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,8 +16,14 @@ export interface RunningMoto {
   /** `http://localhost:PORT`: the `localhost` form, which `cdk deploy` asset upload needs (LOCAL-AWS.md). */
   readonly endpoint: string;
   readonly port: number;
+  readonly pid: number;
   reset(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Leaves the emulator running, with its data, after this process exits (stopped later by its pid); false
+   * when it is no longer running.
+   */
+  keep(): boolean;
 }
 
 /** Dummy credentials and region for talking to the emulator; never real ones. */
@@ -80,26 +89,43 @@ export async function freePort(): Promise<number> {
 export async function startMoto(options: { startupTimeoutMs?: number } = {}): Promise<RunningMoto> {
   requireTools(['python3', 'moto_server']);
   const port = await freePort();
+  const logPath = join(tmpdir(), `order-feed-moto-${port}.log`);
+  const log = openSync(logPath, 'w');
   const child = spawn('python3', [SERIALISED_LAUNCHER, '-H', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'ignore', log],
     env: { ...process.env, ...EMULATOR_ENV },
   });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    // moto logs every request to stderr; keep only the tail for a startup failure message.
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
+  closeSync(log);
+  const removeLog = () => rmSync(logPath, { force: true });
+  // moto logs every request to stderr: only the tail is shown, for a startup failure.
+  const tail = () => {
+    try {
+      return readFileSync(logPath, 'utf8').slice(-4000);
+    } catch {
+      return '';
+    }
+  };
   const base = `http://127.0.0.1:${port}`;
-  await waitUntilReady(base, child, options.startupTimeoutMs ?? 20_000, () => stderr);
+  try {
+    await waitUntilReady(base, child, options.startupTimeoutMs ?? 20_000, tail);
+  } catch (error) {
+    removeLog();
+    throw error;
+  }
   return {
     endpoint: `http://localhost:${port}`,
     port,
+    pid: child.pid ?? 0,
     async reset() {
       const response = await fetch(`${base}/moto-api/reset`, { method: 'POST' });
       await response.arrayBuffer();
       if (!response.ok) throw new Error(`moto reset failed with ${response.status}`);
     },
-    stop: () => stopProcess(child),
+    stop: () => stopProcess(child).finally(removeLog),
+    keep() {
+      child.unref();
+      return child.exitCode === null && child.signalCode === null;
+    },
   };
 }
 

@@ -38,12 +38,14 @@ import {
   startLocalPipeline,
 } from './local-pipeline.js';
 import { type RunningMoto, startMoto } from './moto.js';
+import { giveUpAfterOf } from './scheduling.js';
 
 // What the tests and start.ts take from local mode, in one place.
 export { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from './aws.js';
 export { resetData } from './data.js';
 export { DEFAULT_STACK_NAME, readDeployment, subscriberQueues } from './deployment.js';
 export { AUTH_FAILED_MESSAGE, DEFAULT_TUNING } from './local-pipeline.js';
+export { DEFAULT_GIVE_UP_AFTER_MS } from './scheduling.js';
 
 /** Size of the built-in generated feed: about a minute of pipeline work here (see SESSION.md). */
 export const DEFAULT_ORDERS = 250;
@@ -69,6 +71,14 @@ export interface LocalRunOptions {
   resetData?: boolean;
   watch?: boolean;
   verbose?: boolean;
+  /** Give up when nothing progressed for this long (default 10 minutes; never with `watch`). */
+  giveUpAfterMs?: number;
+  /**
+   * When the run ends with an error, a 401, a documented stop or a give-up, leave the emulator this run
+   * started running with its data (`keptEmulator` in the summary) instead of stopping it, so the run can be
+   * resumed against it. The CLI does; a caller in-process stops everything it started.
+   */
+  keepEmulatorOnFailure?: boolean;
   tuning?: Partial<LocalTuning>;
   /**
    * Built-in generated feed only: split its vendors over this many feeds (`orderFeed.feeds`, one poller
@@ -98,6 +108,8 @@ export interface ReadyInfo {
   stack: EnsuredStack;
   deployment: Deployment;
   tuning: LocalTuning;
+  /** Give up after this long without progress; undefined: never. */
+  giveUpAfterMs: number | undefined;
   /** Deployed PARTNER_BASE_URL, when this run overrides it. */
   overriddenBaseUrl: string | undefined;
   resetData: boolean;
@@ -115,11 +127,14 @@ export interface LocalSummary {
   quarantineBucket: string;
   apiUrl: string;
   awsEndpoint: string;
-  outcome: RunOutcome;
-  /** Why the run ended, for auth-failed and feed-stopped. */
+  /** How the run ended; `error`: an error it could not wait out (`detail` says which), what was done so far kept. */
+  outcome: SummaryOutcome;
+  /** Why the run ended, for auth-failed, feed-stopped, gave-up and error. */
   detail?: string;
   /** The poller's outcome kind that stopped the feed, for feed-stopped (e.g. stuck-cursor). */
   stoppedBy?: string;
+  /** The emulator this run started and left running, with its data (keepEmulatorOnFailure). */
+  keptEmulator?: { endpoint: string; pid: number };
   elapsedMs: number;
   deploy: { deployed: boolean; ms: number } | undefined;
   sales: SalesTotal[];
@@ -134,7 +149,28 @@ export interface LocalSummary {
   matchesExpected?: { orders: boolean; sales: boolean };
 }
 
+export type SummaryOutcome = RunOutcome | 'error';
+
+/** The run ended with an error: `summary` holds what it had done (outcome `error`), `cause` the error. */
+export class LocalRunError extends Error {
+  override readonly name = 'LocalRunError';
+  constructor(
+    readonly summary: LocalSummary,
+    options: { cause: unknown },
+  ) {
+    super(summary.detail ?? 'local mode failed', options);
+  }
+}
+
+/** The ends after which a run is worth resuming against its data: every one but drained and interrupted. */
+export function worthResuming(outcome: SummaryOutcome): boolean {
+  return (
+    outcome === 'gave-up' || outcome === 'auth-failed' || outcome === 'feed-stopped' || outcome === 'error'
+  );
+}
+
 export interface LocalRun {
+  /** The summary; rejects with a LocalRunError (which carries one) on an error the run could not wait out. */
   readonly done: Promise<LocalSummary>;
   /** Stop scheduling, finish the current invocations, then summarise (outcome interrupted). */
   stop(): void;
@@ -215,7 +251,7 @@ export function checkLocalRunOptions(options: LocalRunOptions): void {
 export interface SummaryRun {
   apiUrl: string;
   awsEndpoint: string;
-  outcome: RunOutcome;
+  outcome: SummaryOutcome;
   detail?: string;
   stoppedBy?: string;
   counters: PipelineCounters;
@@ -239,10 +275,12 @@ export async function readSummary(
   run: SummaryRun,
   expected?: ExpectedEndState,
 ): Promise<LocalSummary> {
+  // When the run began (elapsedMs was taken just now): the history hint names an order this run stored.
+  const runStartedAt = new Date(Date.now() - run.elapsedMs).toISOString();
   const [data, depth, history] = await Promise.all([
     readDataWithOrders(aws, deployment),
     queueDepth(aws, deployment.queueUrl),
-    deployment.historyTable ? readHistoryCount(aws, deployment.historyTable) : undefined,
+    deployment.historyTable ? readHistoryCount(aws, deployment.historyTable, runStartedAt) : undefined,
   ]);
   const summary: LocalSummary = {
     region: deployment.region,
@@ -358,7 +396,8 @@ async function expectedOf(builtIn: BuiltInSimulator): Promise<ExpectedEndState> 
 
 /**
  * Runs local mode end to end (steps 1–7 above) and resolves with the summary. Everything it started
- * (emulator, simulator) is stopped before it resolves; a given endpoint keeps the stack and its data.
+ * (emulator, simulator) is stopped before it resolves, except, with keepEmulatorOnFailure, the emulator of a
+ * run worth resuming; a given endpoint keeps the stack and its data.
  */
 export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}): LocalRun {
   checkLocalRunOptions(options);
@@ -374,7 +413,11 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
     let token = options.token;
     let apiUrl = options.apiUrl ?? '';
     let awsEndpoint = options.awsEndpoint ?? '';
-    const interruptedEarly = (deployment?: Deployment): LocalSummary => ({
+    // Known once the stack is found or deployed: from then on the emulator holds data worth keeping.
+    let deployment: Deployment | undefined;
+    let stack: EnsuredStack | undefined;
+    // A run that ended before there was data to read (or could not read it): the names it knows, no data.
+    const summaryWithoutData = (outcome: SummaryOutcome, detail?: string): LocalSummary => ({
       region: deployment?.region ?? '',
       stackName: deployment?.stackName ?? '',
       ordersTable: deployment?.ordersTable ?? '',
@@ -384,7 +427,8 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
       quarantineBucket: deployment?.quarantineBucket ?? '',
       apiUrl,
       awsEndpoint,
-      outcome: 'interrupted',
+      outcome,
+      ...(detail === undefined ? {} : { detail }),
       elapsedMs: Date.now() - startedAt,
       deploy: undefined,
       sales: [],
@@ -395,7 +439,9 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
       queueDepth: 0,
       counters: emptyCounters(),
     });
-    try {
+
+    /** Steps 1–7; resolves with the summary of a run that ended, throws on an error. */
+    const run = async (): Promise<LocalSummary> => {
       if (options.awsEndpoint === undefined) {
         moto = await startMoto();
         awsEndpoint = moto.endpoint;
@@ -411,9 +457,9 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         apiUrl = builtIn.scenario === undefined ? builtIn.sim.url : `${builtIn.sim.url}/${builtIn.scenario}`;
       }
       if (token === undefined) throw new LocalUsageError('a partner API token is required with --api-url');
-      if (stopRequested) return interruptedEarly();
+      if (stopRequested) return summaryWithoutData('interrupted');
       const feeds = options.feeds ?? (options.shards === undefined ? undefined : shardFeeds(options.shards));
-      const stack = await ensureStack(
+      stack = await ensureStack(
         aws,
         {
           partnerBaseUrl: apiUrl,
@@ -423,14 +469,16 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         },
         { note, ...(events.cdkLog ? { log: events.cdkLog } : {}) },
       );
-      const deployment = await readDeployment(aws, stack.stackName);
-      checkDeployedFeeds(deployment, feeds);
-      checkDeployedSubscribers(deployment, options.subscribers);
+      const found = await readDeployment(aws, stack.stackName);
+      checkDeployedFeeds(found, feeds);
+      checkDeployedSubscribers(found, options.subscribers);
+      deployment = found;
       await storeToken(aws, deployment.tokenParameterName, token);
       if (options.resetData) await resetData(aws, deployment);
-      if (stopRequested) return interruptedEarly(deployment);
+      if (stopRequested) return summaryWithoutData('interrupted');
 
       const tuning: LocalTuning = { ...DEFAULT_TUNING, ...options.tuning };
+      const giveUpAfterMs = giveUpAfterOf(options.giveUpAfterMs, options.watch ?? false);
       const deployedBaseUrl = deployment.pollers[0]?.function.environment.PARTNER_BASE_URL;
       events.onReady?.({
         awsEndpoint,
@@ -440,6 +488,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         stack,
         deployment,
         tuning,
+        giveUpAfterMs,
         overriddenBaseUrl: deployedBaseUrl !== apiUrl ? deployedBaseUrl : undefined,
         resetData: options.resetData ?? false,
       });
@@ -449,6 +498,7 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
         partnerBaseUrl: apiUrl,
         watch: options.watch ?? false,
         verbose: options.verbose ?? false,
+        ...(giveUpAfterMs === undefined ? {} : { giveUpAfterMs }),
         tuning,
         note,
         ...(events.onProgress ? { onProgress: events.onProgress } : {}),
@@ -473,15 +523,51 @@ export function runLocal(options: LocalRunOptions, events: LocalRunEvents = {}):
           ? await expectedOf(builtIn)
           : undefined,
       );
+    };
+
+    /** What an error left: the data so far when there is a deployment to read it from. */
+    const errorSummary = async (error: unknown): Promise<LocalSummary> => {
+      const detail = error instanceof Error ? error.message : String(error);
+      if (aws === undefined || deployment === undefined) return summaryWithoutData('error', detail);
+      const counters = pipeline?.snapshot().counters ?? emptyCounters();
+      const elapsedMs = Date.now() - startedAt;
+      const deploy = stack && { deployed: stack.deployed, ms: stack.deployMs };
+      const ran = {
+        apiUrl,
+        awsEndpoint,
+        outcome: 'error' as const,
+        detail,
+        counters,
+        elapsedMs,
+        ...(deploy ? { deploy } : {}),
+      };
+      // The emulator itself may be what failed: then the summary says only what this process knows.
+      return readSummary(aws, deployment, ran).catch(() => ({
+        ...summaryWithoutData('error', detail),
+        counters,
+        deploy,
+      }));
+    };
+
+    let summary: LocalSummary;
+    let failure: { error: unknown } | undefined;
+    try {
+      summary = await run();
     } catch (error) {
       // Ctrl-C in a terminal also reaches the cdk child process: its failure is the interruption.
-      if (stopRequested && pipeline === undefined) return interruptedEarly();
-      throw error;
-    } finally {
-      aws?.destroy();
-      await builtIn?.sim.close();
-      await moto?.stop();
+      if (stopRequested && pipeline === undefined) summary = summaryWithoutData('interrupted');
+      else {
+        failure = { error };
+        summary = await errorSummary(error);
+      }
     }
+    aws?.destroy();
+    await builtIn?.sim.close();
+    if (moto && options.keepEmulatorOnFailure && deployment && worthResuming(summary.outcome)) {
+      if (moto.keep()) summary.keptEmulator = { endpoint: moto.endpoint, pid: moto.pid };
+    } else await moto?.stop();
+    if (failure) throw new LocalRunError(summary, { cause: failure.error });
+    return summary;
   })();
 
   return {

@@ -1,20 +1,29 @@
 // Local mode's schedule, as pure decisions (no clock, no emulator): when the next poller run may start,
-// and what a finished run means for the local pipeline. The poller scheduler (local-pipeline.ts) carries
-// them out. On AWS the EventBridge rule decides; locally the next run follows as soon as the previous one
-// ended and the consumer has kept up, because moto's SQS slows as a queue fills.
+// what a finished run means for the local pipeline, and when waiting for a partner that makes no progress
+// ends. The poller scheduler (local-pipeline.ts) carries them out. On AWS the EventBridge rule decides;
+// locally the next run follows as soon as the previous one ended and the consumer has kept up, because
+// moto's SQS slows as a queue fills.
 
 export interface SchedulingTuning {
   /** The next poller run starts only when the orders queue holds fewer messages than this. */
   shallowQueueDepth: number;
   /** Between runs once a run found nothing new (watch mode), after a lease-held or a retry-later run. */
   idlePollIntervalMs: number;
-  /** Without watch: this many runs in a row without progress end local mode with an error. */
-  maxConsecutiveRunErrors: number;
 }
 
-/** What the scheduler needs of a finished run: its outcome, or the error it threw. */
+/** Without progress for this long, local mode gives up waiting (`--give-up-after`). */
+export const DEFAULT_GIVE_UP_AFTER_MS = 10 * 60_000;
+
+/** The give-up time of a run: the one asked for, else the default; with --watch (polling until Ctrl-C), never. */
+export function giveUpAfterOf(asked: number | undefined, watch: boolean): number | undefined {
+  return asked ?? (watch ? undefined : DEFAULT_GIVE_UP_AFTER_MS);
+}
+/** The backoff between runs without progress doubles from idlePollIntervalMs up to this. */
+export const MAX_STALL_DELAY_MS = 30_000;
+
+/** What the scheduler needs of a finished run: its outcome (with the failure the poller reported), or the error it threw. */
 export type FinishedRun =
-  | { kind: string; pages: number; versionsPublished: number; quarantined: number }
+  | { kind: string; pages: number; versionsPublished: number; quarantined: number; failure?: string }
   | { error: unknown };
 
 export type RunDecision =
@@ -26,8 +35,8 @@ export type RunDecision =
   | { action: 'end-feed-stopped'; kind: string; detail: string }
   /** Another invocation holds the lease: see whether it is a dead local process's. */
   | { action: 'release-dead-lease' }
-  /** No progress (a failed run, or retry-later with nothing fetched): back off; `fatal` ends local mode. */
-  | { action: 'stall'; why: string; delayMs: number; fatal: boolean }
+  /** The run failed (thrown, or retry-later with nothing fetched): back off, `why` names the failure. */
+  | { action: 'stall'; why: string; delayMs: number }
   /** Run again after `delayMs` (0: as soon as the queue is shallow). */
   | { action: 'run-next'; delayMs: number };
 
@@ -41,18 +50,15 @@ export function feedStoppedDetail(kind: string): string {
   return `the poller ended '${kind}': the feed cannot go on by itself (on AWS its alarm fires); tools/RUNBOOK.md says what to do and which command resumes it`;
 }
 
-/** What a finished run means; `stalled` counts the runs in a row without progress before this one. */
-export function decideAfterRun(
-  run: FinishedRun,
-  stalled: number,
-  tuning: SchedulingTuning,
-  watch: boolean,
-): RunDecision {
+/**
+ * What a finished run means; `stalled` counts the failed runs in a row before this one (the backoff doubles
+ * with each). Documented stops and a rejected token end at once, however long the feed has been failing.
+ */
+export function decideAfterRun(run: FinishedRun, stalled: number, tuning: SchedulingTuning): RunDecision {
   const stall = (why: string): RunDecision => ({
     action: 'stall',
     why,
-    delayMs: Math.min(30_000, tuning.idlePollIntervalMs * 2 ** stalled),
-    fatal: !watch && stalled + 1 >= tuning.maxConsecutiveRunErrors,
+    delayMs: Math.min(MAX_STALL_DELAY_MS, tuning.idlePollIntervalMs * 2 ** stalled),
   });
   if ('error' in run) {
     return stall(`failed: ${run.error instanceof Error ? run.error.message : String(run.error)}`);
@@ -69,7 +75,7 @@ export function decideAfterRun(
   if (run.kind === 'lease-held') return { action: 'release-dead-lease' };
   if (run.kind === 'retry-later') {
     return run.pages === 0
-      ? stall('ended retry-later: the partner API kept failing or could not be reached')
+      ? stall(`ended retry-later: ${run.failure ?? 'the partner API kept failing or could not be reached'}`)
       : { action: 'run-next', delayMs: tuning.idlePollIntervalMs };
   }
   // The recovered cursor expired too: a later run recovers again.
@@ -120,4 +126,39 @@ export function mayStartRun(
   tuning: SchedulingTuning,
 ): boolean {
   return nowMs >= notBeforeMs && queueDepth < tuning.shallowQueueDepth;
+}
+
+/**
+ * When the feed last made progress: a page committed, or a version applied (the consumer's), whichever is
+ * later; before either, when the run started. Nothing else is progress: a failed run, retry-later with
+ * nothing fetched, a lease another run holds, a recovered cursor refused again.
+ */
+export function lastProgressAt(times: {
+  startedAtMs: number;
+  pageCommittedAtMs?: number | undefined;
+  versionAppliedAtMs?: number | undefined;
+}): number {
+  return Math.max(times.startedAtMs, times.pageCommittedAtMs ?? 0, times.versionAppliedAtMs ?? 0);
+}
+
+export type WaitDecision =
+  /** No progress for `giveUpAfterMs`: local mode ends, keeping what it stored. */
+  | { action: 'give-up' }
+  /** The next run starts at `nextRunAtMs`; without progress, local mode gives up at `giveUpAtMs`. */
+  | { action: 'wait'; nextRunAtMs: number; giveUpAtMs: number | undefined };
+
+/**
+ * The give-up clock, after a run that is to be followed by another `delayMs` later: give up once
+ * `giveUpAfterMs` has passed since the last progress (undefined: never); else the next run, never later than
+ * the give-up time, so that the last attempt is made then.
+ */
+export function decideWait(
+  nowMs: number,
+  lastProgressAtMs: number,
+  delayMs: number,
+  giveUpAfterMs: number | undefined,
+): WaitDecision {
+  const giveUpAtMs = giveUpAfterMs === undefined ? undefined : lastProgressAtMs + giveUpAfterMs;
+  if (giveUpAtMs !== undefined && nowMs >= giveUpAtMs) return { action: 'give-up' };
+  return { action: 'wait', nextRunAtMs: Math.min(nowMs + delayMs, giveUpAtMs ?? Infinity), giveUpAtMs };
 }

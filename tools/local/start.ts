@@ -5,21 +5,32 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as z from 'zod/mini';
-import { isMain } from '../cli-args.js';
+import { isMain, quietSdkNodeVersionWarning, UsageError, usageErrorOf } from '../cli-args.js';
 import {
   AUTH_FAILED_MESSAGE,
   checkLocalRunOptions,
+  DEFAULT_GIVE_UP_AFTER_MS,
   DEFAULT_ORDERS,
   DEFAULT_SEED,
   DEFAULT_TUNING,
+  LocalRunError,
   type LocalRunOptions,
+  type LocalSummary,
   LocalUsageError,
   MAX_OVERLAPPING_FEEDS,
   overlappingFeeds,
   runLocal,
   subscriberQueues,
+  worthResuming,
 } from './runtime.js';
-import { formatBanner, formatProgress, formatSubscribers, formatSummary } from './terminal.js';
+import {
+  formatBanner,
+  formatProgress,
+  formatResume,
+  formatSubscribers,
+  formatSummary,
+  KEPT_EMULATOR,
+} from './terminal.js';
 
 const T = DEFAULT_TUNING;
 export const USAGE = `Usage: npm start -- [options]      (or: npx tsx tools/local/start.ts [options])
@@ -57,7 +68,9 @@ AWS
                        already has it. A reused stack keeps its data, so a restarted run resumes from
                        the stored cursor. moto cannot update stacks: an --api-url other than the one the
                        stack was deployed with is applied by overriding PARTNER_BASE_URL in this process.
-                       Omitted: moto is started on a free loopback port and stopped on exit.
+                       Omitted: moto is started on a free loopback port and stopped on exit, except
+                       after exit 1, 3, 5 or 75: then it is left running with the run's data, and the
+                       summary prints its pid and the command that resumes against it.
                        Needs no AWS credentials (dummy ones and us-east-1 when none are set).
   --reset-data         before running, empty the orders and cursor tables, purge the queues and delete
                        the quarantined objects (emulator only). A reused stack otherwise keeps an earlier
@@ -70,6 +83,11 @@ Run
   --watch              keep polling after catching up, until Ctrl-C; without it the run ends once the
                        partner has nothing more (a poll reached the end of the stream and nothing came
                        after the stored cursor) and the orders queue is empty
+  --give-up-after D    a partner that fails (unreachable, 5xx, unreadable answers, rate-limiting) is
+                       waited for, its runs retried after 1, 2, 4… s (at most 30 s apart), until nothing
+                       progressed (no page committed, no version applied) for D: 90s, 15m, 2h (1s to 24h;
+                       default ${DEFAULT_GIVE_UP_AFTER_MS / 60_000}m; with --watch, never unless given). The progress line names what
+                       the poller last reported, when the next run starts and when local mode gives up.
   --summary-json PATH  write the end-of-run summary as JSON
   --verbose            handler logs at the deployed level (INFO), metrics output, cdk's output
   --help               this text
@@ -84,23 +102,47 @@ Lambda, emulated from the deployed configuration
                 receives. Received messages stay invisible ${T.visibilityTimeoutSeconds} s (not the queue's VisibilityTimeout),
                 so those of a killed run come back quickly. moto's own copy of the mapping is disabled.
   environment   each function's Environment.Variables and Timeout as deployed, plus
-                POWERTOOLS_LOG_LEVEL=WARN and POWERTOOLS_METRICS_DISABLED=true unless --verbose.
+                POWERTOOLS_LOG_LEVEL=SILENT and POWERTOOLS_METRICS_DISABLED=true unless --verbose:
+                then each warning or error a handler logs is one line of local mode's (its message,
+                the first time it comes), not the handler's JSON.
 
 Exit status: 0 drained; 2 bad usage; 3 the partner API rejected the token (401); 4 drained, but the table
 or ledger differs from the built-in simulator's expected state (Check: MISMATCH); 5 the feed stopped in a
 way it cannot get past by itself (e.g. a cursor cycle: the summary names the poller's outcome, the runbook
-the command that resumes); 130 / 143 stopped by SIGINT / SIGTERM (the current invocations finish and the
-summary is still written); 1 any other error, a missing moto_server included.`;
+the command that resumes); 75 gave up waiting for the partner (nothing progressed for --give-up-after;
+sysexits' EX_TEMPFAIL: try again later); 130 / 143 stopped by SIGINT / SIGTERM (the current invocations
+finish and the summary is still written); 1 any other error, a missing moto_server included. Every exit
+after the start writes --summary-json; 1, 3, 5 and 75 also print the command that resumes.`;
 
 /** Drained, but the table or ledger is not what the built-in simulator expects. */
 export const EXIT_MISMATCH = 4;
 /** The feed stopped in a documented way (tools/RUNBOOK.md): local mode ends instead of polling on. */
 export const EXIT_FEED_STOPPED = 5;
+/** Nothing progressed for --give-up-after (the partner was down): sysexits.h's EX_TEMPFAIL, "try again later". */
+export const EXIT_GAVE_UP = 75;
 
-interface Cli {
+export interface Cli {
   options: LocalRunOptions;
   summaryJson: string | undefined;
+  /** --token-file as given: the resume command names the file, never the token. */
+  tokenFile: string | undefined;
+  /** --give-up-after as given. */
+  giveUpAfter: string | undefined;
   help: boolean;
+}
+
+const DURATION_UNITS_MS = { s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** A duration flag (`90s`, `15m`, `2h`), from 1 s to 24 h, in milliseconds (`npm start`'s and verify's --give-up-after). */
+export function durationFlag(flag: string, raw: string): number {
+  const match = /^(\d{1,6})(s|m|h)$/.exec(raw);
+  const ms = match
+    ? Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS]
+    : Number.NaN;
+  if (!(ms >= 1000 && ms <= 24 * 3_600_000)) {
+    throw new UsageError(`${flag} must be a duration from 1s to 24h, e.g. 90s, 15m or 2h (got "${raw}")`);
+  }
+  return ms;
 }
 
 function integerFlag(name: string, raw: string | undefined): number | undefined {
@@ -109,29 +151,36 @@ function integerFlag(name: string, raw: string | undefined): number | undefined 
   return Number(raw);
 }
 
+const FLAGS = {
+  'api-url': { type: 'string' },
+  scenario: { type: 'string' },
+  'token-file': { type: 'string' },
+  'aws-endpoint': { type: 'string' },
+  'summary-json': { type: 'string' },
+  watch: { type: 'boolean' },
+  'give-up-after': { type: 'string' },
+  'reset-data': { type: 'boolean' },
+  orders: { type: 'string' },
+  seed: { type: 'string' },
+  shards: { type: 'string' },
+  'token-rate-limit': { type: 'string' },
+  feeds: { type: 'string' },
+  subscriber: { type: 'string', multiple: true },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** node's parseArgs over FLAGS; an unknown flag close to a known one gets "did you mean". */
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, strict: true, allowPositionals: true, options: FLAGS });
+  } catch (error) {
+    throw new LocalUsageError(usageErrorOf(error, Object.keys(FLAGS)).message);
+  }
+}
+
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Cli {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      'api-url': { type: 'string' },
-      scenario: { type: 'string' },
-      'token-file': { type: 'string' },
-      'aws-endpoint': { type: 'string' },
-      'summary-json': { type: 'string' },
-      watch: { type: 'boolean' },
-      'reset-data': { type: 'boolean' },
-      orders: { type: 'string' },
-      seed: { type: 'string' },
-      shards: { type: 'string' },
-      'token-rate-limit': { type: 'string' },
-      feeds: { type: 'string' },
-      subscriber: { type: 'string', multiple: true },
-      verbose: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseFlags(argv);
   if (positionals.length > 0) throw new LocalUsageError(`unexpected argument "${positionals[0]}"`);
   let token = env.PARTNER_API_TOKEN?.trim() || undefined;
   if (values['token-file'] !== undefined) {
@@ -175,17 +224,49 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     }
     options.feeds = overlappingFeeds(feeds);
   }
-  return { options, summaryJson: values['summary-json'], help: values.help ?? false };
+  const giveUpAfter = values['give-up-after'];
+  if (giveUpAfter !== undefined) options.giveUpAfterMs = durationFlag('--give-up-after', giveUpAfter);
+  return {
+    options,
+    summaryJson: values['summary-json'],
+    tokenFile: values['token-file'],
+    giveUpAfter,
+    help: values.help ?? false,
+  };
 }
 
-/** The AWS SDK's Node.js 20 end-of-support notice would sit in the middle of the progress output. */
-function quietSdkNodeVersionWarning(): void {
-  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    const text = typeof warning === 'string' ? warning : warning.message;
-    if (text.startsWith('NodeVersionSupportWarning')) return;
-    emit(warning, ...rest);
-  }) as typeof process.emitWarning;
+/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * This run's command against `awsEndpoint`: what resumes it against the emulator that kept its data, and what
+ * stores its data again in one that outlives the run (the summary's history hint). The same partner (never the
+ * token: --token-file names the file; PARTNER_API_TOKEN stays in the environment), scenario, feeds,
+ * subscribers and run flags, and never --reset-data, which would empty what it resumes from.
+ */
+export function resumeCommand(cli: Cli, awsEndpoint: string): string {
+  const { options } = cli;
+  const flags: Array<[string, string | number | undefined]> = [
+    ['--aws-endpoint', awsEndpoint],
+    ['--api-url', options.apiUrl],
+    ['--token-file', cli.tokenFile],
+    ['--scenario', options.scenario],
+    ['--orders', options.orders],
+    ['--seed', options.seed],
+    ['--token-rate-limit', options.tokenRateLimit],
+    ['--shards', options.shards],
+    ['--feeds', options.feeds?.length],
+    ...(options.subscribers ?? []).map((name): [string, string] => ['--subscriber', name]),
+    ['--give-up-after', cli.giveUpAfter],
+    ['--summary-json', cli.summaryJson],
+  ];
+  const words = flags.flatMap(([flag, value]) =>
+    value === undefined ? [] : [flag, shellWord(String(value))],
+  );
+  if (options.watch) words.push('--watch');
+  return `npm start -- ${words.join(' ')}`;
 }
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -211,19 +292,22 @@ async function main(): Promise<number> {
   // Plain lines, one progress line every 2 s: the same on a terminal as in a log.
   const line = (text: string) => process.stdout.write(`${text}\n`);
   let subscribers: Record<string, string> = {};
-  const run = runLocal(cli.options, {
-    note: (message) => line(`· ${message}`),
-    ...(cli.options.verbose ? { cdkLog: (chunk: string) => process.stderr.write(chunk) } : {}),
-    onReady: (ready) => {
-      const queues = subscriberQueues(ready.deployment);
-      subscribers = Object.fromEntries(
-        (cli.options.subscribers ?? []).map((name) => [name, queues[name] ?? '']),
-      );
-      for (const text of formatBanner(ready)) line(text);
-      line(cli.options.watch ? 'Polling until Ctrl-C…' : 'Running until drained (Ctrl-C stops)…');
+  const run = runLocal(
+    { ...cli.options, keepEmulatorOnFailure: true },
+    {
+      note: (message) => line(`· ${message}`),
+      ...(cli.options.verbose ? { cdkLog: (chunk: string) => process.stderr.write(chunk) } : {}),
+      onReady: (ready) => {
+        const queues = subscriberQueues(ready.deployment);
+        subscribers = Object.fromEntries(
+          (cli.options.subscribers ?? []).map((name) => [name, queues[name] ?? '']),
+        );
+        for (const text of formatBanner(ready)) line(text);
+        line(cli.options.watch ? 'Polling until Ctrl-C…' : 'Running until drained (Ctrl-C stops)…');
+      },
+      onProgress: (snapshot) => line(formatProgress(snapshot)),
     },
-    onProgress: (snapshot) => line(formatProgress(snapshot)),
-  });
+  );
 
   let signal: keyof typeof SIGNAL_EXIT | undefined;
   for (const name of ['SIGINT', 'SIGTERM'] as const) {
@@ -240,32 +324,54 @@ async function main(): Promise<number> {
     });
   }
 
-  let summary: Awaited<typeof run.done>;
+  let summary: LocalSummary;
   try {
     summary = await run.done;
   } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    return signal === undefined ? 1 : SIGNAL_EXIT[signal];
+    if (!(error instanceof LocalRunError)) throw error;
+    summary = error.summary;
   }
-  const emulatorKept = cli.options.awsEndpoint !== undefined;
-  const summaryLines = [
-    ...formatSummary(summary, emulatorKept, cli.options.resetData),
-    ...formatSubscribers(subscribers, summary, emulatorKept),
-  ];
-  process.stdout.write(`${summaryLines.join('\n')}\n`);
+  // An error before the stack was there (e.g. no moto_server, a failed deploy) has nothing to show but itself.
+  const reachedTheStack = summary.stackName !== '';
+  const emulatorKept = cli.options.awsEndpoint !== undefined || summary.keptEmulator !== undefined;
+  if (reachedTheStack || summary.outcome !== 'error') {
+    const summaryLines = [
+      ...formatSummary(summary, emulatorKept, cli.options.resetData, resumeCommand(cli, KEPT_EMULATOR)),
+      ...formatSubscribers(subscribers, summary, emulatorKept),
+    ];
+    process.stdout.write(`${summaryLines.join('\n')}\n`);
+  }
   if (cli.summaryJson !== undefined) {
     const path = resolve(cli.summaryJson);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, `${JSON.stringify(summary, null, 2)}\n`);
     process.stdout.write(`Summary written to ${path}\n`);
   }
+  // Only where the data outlives this process (an emulator that died with the run took it along).
+  if (reachedTheStack && emulatorKept && worthResuming(summary.outcome)) {
+    const lines = formatResume(summary, resumeCommand(cli, summary.awsEndpoint), {
+      tokenFromEnvironment: cli.options.apiUrl !== undefined && cli.tokenFile === undefined,
+    });
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (summary.outcome === 'error') {
+    process.stderr.write(`error: ${summary.detail ?? 'local mode failed'}\n`);
+    return signal === undefined ? 1 : SIGNAL_EXIT[signal];
+  }
   if (summary.outcome === 'auth-failed') {
     process.stderr.write(`error: ${summary.detail ?? AUTH_FAILED_MESSAGE}: check the token\n`);
     return 3;
   }
   if (signal !== undefined) return SIGNAL_EXIT[signal];
+  if (summary.outcome === 'gave-up') {
+    process.stderr.write(`error: ${summary.detail ?? 'gave up waiting for the partner'}\n`);
+    return EXIT_GAVE_UP;
+  }
   if (summary.outcome === 'feed-stopped') {
-    process.stderr.write(`error: ${summary.detail ?? 'the feed stopped'}\n`);
+    // The summary's headline said why and where the runbook is: once is enough.
+    process.stderr.write(
+      `error: the feed stopped (${summary.stoppedBy ?? 'a documented stop'}): see the summary above\n`,
+    );
     return EXIT_FEED_STOPPED;
   }
   if (summary.outcome !== 'drained') return 1;

@@ -1,19 +1,36 @@
 // What local mode prints: the banner, a progress line every ~2 s and the end-of-run summary. Formatting
 // only; nothing here talks to AWS.
+import { formatDuration } from '../ops/format.js';
 import type { ProgressSnapshot } from './local-pipeline.js';
 import type { LocalSummary, ReadyInfo } from './runtime.js';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
+/** The counters, then, for each feed whose last run failed, what it waits for (one line each). */
 export function formatProgress(snapshot: ProgressSnapshot): string {
   const c = snapshot.counters;
   const elapsed = `${Math.round(snapshot.elapsedMs / 1000)}s`.padStart(4);
   const lag = snapshot.lagSeconds === undefined ? '-' : `${snapshot.lagSeconds}s`;
-  return (
+  const lines = [
     `[${elapsed}] polls ${c.polls} | pages ${c.pages} | published ${c.versionsPublished} | ` +
-    `applied ${c.applied} | stale ${c.stale} | failed ${c.failedMessages} | queue ${snapshot.queueDepth} | ` +
-    `lag ${lag}${snapshot.lastPoll ? ` (${snapshot.lastPoll})` : ''}`
-  );
+      `applied ${c.applied} | stale ${c.stale} | failed ${c.failedMessages} | queue ${snapshot.queueDepth} | ` +
+      `lag ${lag}${snapshot.lastPoll ? ` (${snapshot.lastPoll})` : ''}`,
+  ];
+  const feeds = snapshot.waiting.length > 1;
+  for (const waiting of snapshot.waiting) {
+    const next =
+      waiting.nextRunInMs > 0 ? `next run in ${formatDuration(waiting.nextRunInMs)}` : 'running again';
+    const giveUp =
+      waiting.givesUpInMs === undefined
+        ? 'no give-up (--watch)'
+        : `gives up in ${formatDuration(waiting.givesUpInMs)} unless a page is committed or a version applied`;
+    // A run that threw failed on this side (the emulator, most often), not at the partner.
+    const what = waiting.failure.startsWith('failed') ? 'waiting' : 'waiting for the partner';
+    lines.push(
+      `       ${what}${feeds ? ` (feed ${waiting.feedId})` : ''}: ${waiting.failedRuns} failed run(s), the last ${waiting.failure}; ${next}; ${giveUp}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 export function formatBanner(ready: ReadyInfo): string[] {
@@ -34,7 +51,7 @@ export function formatBanner(ready: ReadyInfo): string[] {
             .join(', ')}: one poller each, side by side`,
         ]
       : []),
-    `schedule       ${deployment.schedule.expression} deployed; here: next run when the previous ended and the queue < ${tuning.shallowQueueDepth}, ${tuning.idlePollIntervalMs / 1000} s after a run with nothing new; ≤ ${tuning.maxPagesPerRun ?? 'all'} page(s) per run`,
+    `schedule       ${deployment.schedule.expression} deployed; here: next run when the previous ended and the queue < ${tuning.shallowQueueDepth}, ${tuning.idlePollIntervalMs / 1000} s after a run with nothing new; ≤ ${tuning.maxPagesPerRun ?? 'all'} page(s) per run; ${ready.giveUpAfterMs === undefined ? 'a failing partner is waited for until Ctrl-C' : `gives up after ${formatDuration(ready.giveUpAfterMs)} without progress`}`,
     `event source   batch ${deployment.eventSource.batchSize}${deployment.eventSource.reportBatchItemFailures ? ', ReportBatchItemFailures' : ''}, ${tuning.consumerConcurrency} at once; failed records retried after ${tuning.retryDelaySeconds} s, dead-lettered after ${deployment.queue.maxReceiveCount ?? '∞'} receives`,
   ];
   if (ready.overriddenBaseUrl !== undefined) {
@@ -52,19 +69,32 @@ export function formatBanner(ready: ReadyInfo): string[] {
   return lines;
 }
 
+/** Where the history hint points a run whose own emulator stopped with it: one that outlives the run. */
+export const KEPT_EMULATOR = 'http://localhost:5000';
+
 /**
  * `emulatorKept`: the run used an emulator given with --aws-endpoint, which outlives it; without one, local mode's
- * own emulator stopped with the run, so a command against its data needs a run against a kept emulator first.
- * `dataReset`: the run emptied the tables first (--reset-data).
+ * own emulator stopped with the run, so a command against its data needs a run against a kept emulator first:
+ * `rerun`, this run's own command against KEPT_EMULATOR (its scenario and data flags, so the order the hint
+ * names is stored again). `dataReset`: the run emptied the tables first (--reset-data).
  */
-export function formatSummary(summary: LocalSummary, emulatorKept = true, dataReset = false): string[] {
+export function formatSummary(
+  summary: LocalSummary,
+  emulatorKept = true,
+  dataReset = false,
+  rerun = `npm start -- --aws-endpoint ${KEPT_EMULATOR}`,
+): string[] {
   const c = summary.counters;
   const headline =
     summary.outcome === 'drained'
       ? `Drained in ${seconds(summary.elapsedMs)}`
       : summary.outcome === 'auth-failed' || summary.outcome === 'feed-stopped'
         ? `Stopped: ${summary.detail ?? summary.outcome}`
-        : `Interrupted after ${seconds(summary.elapsedMs)}`;
+        : summary.outcome === 'gave-up'
+          ? `Gave up: ${summary.detail ?? 'no progress'}`
+          : summary.outcome === 'error'
+            ? `Failed after ${seconds(summary.elapsedMs)}: ${summary.detail ?? 'error'}`
+            : `Interrupted after ${seconds(summary.elapsedMs)}`;
   const deploy = summary.deploy?.deployed ? ` (deploy ${seconds(summary.deploy.ms)} included)` : '';
   const lines = [`${headline}${summary.outcome === 'drained' ? deploy : ''}.`];
   const statuses = Object.entries(summary.ordersByStatus);
@@ -79,7 +109,7 @@ export function formatSummary(summary: LocalSummary, emulatorKept = true, dataRe
         ? ''
         : emulatorKept
           ? `; look at one: ${lookUp}`
-          : `; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000) and: npm run ops -- history ${exampleOrderId} --aws-endpoint http://localhost:5000`;
+          : `; to look one up, run against an emulator that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then ${rerun}) and: npm run ops -- history ${exampleOrderId} --aws-endpoint ${KEPT_EMULATOR}`;
     lines.push(`History: ${entries} order versions kept${hint}`);
   }
   if (summary.sales.length === 0) lines.push('Sales by vendor (ledger): none');
@@ -138,4 +168,30 @@ export function formatSubscribers(
         `  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing aws sqs receive-message --endpoint-url ${summary.awsEndpoint} --region ${summary.region} --queue-url ${url} --max-number-of-messages 10 --visibility-timeout 0 --message-attribute-names All`
       : `Subscriber ${name}: its messages went with this run’s emulator; to keep them, run against one that outlives the run (python3 tools/local/moto_serialized.py -H 127.0.0.1 -p 5000, then npm start -- --aws-endpoint http://localhost:5000 --subscriber ${name}), which prints the command that reads them`,
   );
+}
+
+/**
+ * After a run worth resuming: where its data is (an emulator this run started and left running, with its pid
+ * and how to stop it; or the one given) and the command that resumes from the stored cursor.
+ */
+export function formatResume(
+  summary: Pick<LocalSummary, 'outcome' | 'awsEndpoint' | 'keptEmulator'>,
+  command: string,
+  { tokenFromEnvironment }: { tokenFromEnvironment: boolean },
+): string[] {
+  const kept = summary.keptEmulator;
+  const lines = [
+    kept
+      ? `Data kept: the emulator this run started still runs at ${kept.endpoint} (pid ${kept.pid}); stop it, when done, with: kill ${kept.pid}`
+      : `Data kept in the emulator at ${summary.awsEndpoint}.`,
+  ];
+  const when =
+    summary.outcome === 'auth-failed'
+      ? 'With a valid token, resume'
+      : summary.outcome === 'feed-stopped'
+        ? 'After the fix tools/RUNBOOK.md names, resume'
+        : 'Resume';
+  const token = tokenFromEnvironment ? ' (with PARTNER_API_TOKEN set, as for this run)' : '';
+  lines.push(`${when} from the stored cursor${token}:`, `  ${command}`);
+  return lines;
 }

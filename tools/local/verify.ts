@@ -11,12 +11,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Order } from '../../functions/core/model/types.js';
-import { flagInteger, parseCommandLine, parseFlags, UsageError } from '../cli-args.js';
+import {
+  flagInteger,
+  parseCommandLine,
+  parseFlags,
+  quietSdkNodeVersionWarning,
+  UsageError,
+} from '../cli-args.js';
 import { startSimulator } from '../simulator/index.js';
 import { type ScenarioRun, SPEC_CHECKS } from '../simulator/scenarios/expectations.js';
 import { SCENARIO_IDS, type ScenarioId } from '../simulator/types.js';
 import { scanOrders } from '../store/stored-order.js';
 import { EMULATOR_ENV, startMoto } from './moto.js';
+import { DEFAULT_GIVE_UP_AFTER_MS } from './scheduling.js';
+import { durationFlag, EXIT_GAVE_UP } from './start.js';
 
 const USAGE = `Usage: npm run verify -- [options]
 
@@ -31,6 +39,9 @@ scenario. Exit 0 only when all pass.
   --feeds N             deploy N feeds (orderFeed.feeds) that each read the whole scenario, run side by side
                         by local mode: the checks must hold with every version arriving N times (1 to 5;
                         with --aws-endpoint, an emulator without the stack or with the same feeds)
+  --give-up-after D     a partner that fails for a while (unreachable, 5xx, rate-limiting) is waited for,
+                        as local mode does, until nothing progressed for D (90s, 15m, 2h; default ${DEFAULT_GIVE_UP_AFTER_MS / 60_000}m):
+                        then the scenario FAILs, "gave up waiting for the partner after D"
   --aws-endpoint URL    reuse a running AWS emulator (e.g. moto_server); omitted: one is started
   --json PATH           also write the results as JSON
   --help                this text
@@ -44,6 +55,8 @@ interface Options {
   scenarios: string[];
   awsEndpoint: string | undefined;
   jsonPath: string | undefined;
+  /** Passed on to local mode as given (it is checked here, so a bad one is a usage error up front). */
+  giveUpAfter: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
@@ -53,6 +66,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     scenario: { type: 'string', multiple: true },
     feeds: { type: 'string' },
     'aws-endpoint': { type: 'string' },
+    'give-up-after': { type: 'string' },
     json: { type: 'string' },
     help: { type: 'boolean' },
   });
@@ -72,6 +86,8 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values['test-base-url'] && !token) {
     throw new UsageError('--test-base-url needs a test token: set PARTNER_API_TOKEN or pass --token-file');
   }
+  const giveUpAfter = values['give-up-after'];
+  if (giveUpAfter !== undefined) durationFlag('--give-up-after', giveUpAfter);
   return {
     feeds: values.feeds === undefined ? undefined : flagInteger('--feeds', values.feeds, 1, 5),
     testBaseUrl: values['test-base-url']?.replace(/\/+$/, ''),
@@ -79,6 +95,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     scenarios,
     awsEndpoint: values['aws-endpoint'],
     jsonPath: values.json,
+    giveUpAfter,
   };
 }
 
@@ -91,17 +108,21 @@ interface Result {
 
 const START = fileURLToPath(new URL('./start.ts', import.meta.url));
 
-/** Runs local mode for one scenario as a user would, and gathers what it left behind. */
+/**
+ * Runs local mode for one scenario as a user would, and gathers what it left behind; `gaveUp`: local mode gave
+ * up waiting for the partner (its reason), which fails the scenario whatever the data shows.
+ */
 async function runScenario(
   apiUrl: string,
   token: string,
   endpoint: string,
   workDir: string,
-  feeds: number | undefined,
-): Promise<ScenarioRun> {
+  options: Pick<Options, 'feeds' | 'giveUpAfter'>,
+): Promise<ScenarioRun & { gaveUp?: string }> {
   const summaryPath = join(workDir, `summary-${randomBytes(4).toString('hex')}.json`);
   const args = ['--import', 'tsx', START, '--aws-endpoint', endpoint, '--api-url', apiUrl, '--reset-data'];
-  if (feeds !== undefined) args.push('--feeds', String(feeds));
+  if (options.feeds !== undefined) args.push('--feeds', String(options.feeds));
+  if (options.giveUpAfter !== undefined) args.push('--give-up-after', options.giveUpAfter);
   const exitCode = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, [...args, '--summary-json', summaryPath], {
       env: { ...process.env, PARTNER_API_TOKEN: token },
@@ -112,7 +133,8 @@ async function runScenario(
       stderr = (stderr + chunk.toString()).slice(-2000);
     });
     child.on('exit', (code) => {
-      if (code !== 0 && code !== 3 && stderr) process.stderr.write(stderr);
+      // 3 (a 401) is what test-invalid-token expects; a give-up is reported in the table.
+      if (code !== 0 && code !== 3 && code !== EXIT_GAVE_UP && stderr) process.stderr.write(stderr);
       resolve(code ?? 1);
     });
   });
@@ -130,6 +152,9 @@ async function runScenario(
     deadLettered: Number(summary.deadLettered ?? 0),
     quarantined: (summary.quarantined as string[]) ?? [],
     orders: typeof summary.ordersTable === 'string' ? await readOrders(summary.ordersTable) : [],
+    ...(summary.outcome === 'gave-up'
+      ? { gaveUp: String(summary.detail ?? 'gave up waiting for the partner') }
+      : {}),
   };
 }
 
@@ -156,6 +181,8 @@ async function main(): Promise<number> {
   const parsed = parseCommandLine(() => parseOptions(process.argv.slice(2)), USAGE);
   if ('exitCode' in parsed) return parsed.exitCode;
   const { options } = parsed;
+  // Before the first AWS client (here, and in each local mode run, which inherits the environment).
+  quietSdkNodeVersionWarning();
   const cleanups: Array<() => Promise<void>> = [];
   const workDir = mkdtempSync(join(tmpdir(), 'order-feed-verify-'));
   cleanups.push(async () => rmSync(workDir, { recursive: true, force: true }));
@@ -185,9 +212,10 @@ async function main(): Promise<number> {
     const results: Result[] = [];
     for (const scenario of options.scenarios) {
       const started = Date.now();
-      const run = await runScenario(`${baseUrl}/${scenario}`, token, endpoint, workDir, options.feeds);
+      const run = await runScenario(`${baseUrl}/${scenario}`, token, endpoint, workDir, options);
       const spec = SPEC_CHECKS[scenario as ScenarioId];
-      const problems = spec.check(run);
+      // A partner down for longer than --give-up-after fails the scenario for that reason alone.
+      const problems = run.gaveUp === undefined ? spec.check(run) : [run.gaveUp];
       const result = {
         scenario,
         pass: problems.length === 0,

@@ -7,16 +7,34 @@ import { randomUUID } from 'node:crypto';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
-import { type CliIo, CommandError, isMain, messageOf, processIo, reportUsageError } from '../cli-args.js';
-import { FEED_COMMANDS, type ParsedCommand, parseOpsArgs, type SharedOptions, USAGE } from './args.js';
+import {
+  type CliIo,
+  CommandError,
+  isMain,
+  messageOf,
+  processIo,
+  quietSdkNodeVersionWarning,
+  reportUsageError,
+} from '../cli-args.js';
+import {
+  FEED_COMMANDS,
+  type FeedsCommand,
+  type ParsedCommand,
+  parseOpsArgs,
+  type SharedOptions,
+  USAGE,
+} from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
+import { readBudgets, releaseBudget, releasePlan, renderBudgets } from './budget.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
+import { runFeedsCommand } from './feeds.js';
 import { formatDuration, queueNameOf } from './format.js';
 import { awsHistoryReader, buildHistory, historyEntryOf, renderHistory } from './history.js';
 import {
   judgeQuarantined,
   listQuarantined,
   renderQuarantineList,
+  renderRef,
   renderRetryPlan,
   retryQuarantined,
 } from './quarantine.js';
@@ -78,11 +96,18 @@ interface Run {
 
 async function dispatch(parsed: Exclude<ParsedCommand, { command: 'help' | 'reconcile' }>, run: Run) {
   const { shared } = parsed;
-  const feeds = await discoverFeeds(run.aws, run.target);
+  if (isFeedsCommand(parsed)) {
+    const output = await runFeedsCommand(parsed, run);
+    print(run, shared, output.json, output.text);
+    return EXIT_OK;
+  }
+  // Only the commands that default --feed to the only feed, or need every feed id, scan for them.
+  const needsFeeds = FEED_COMMANDS.has(parsed.command) || parsed.command === 'backfill';
+  const feeds = needsFeeds ? await discoverFeeds(run.aws, run.target) : [];
   const feedId = FEED_COMMANDS.has(parsed.command) ? resolveFeed(shared.feed, feeds) : undefined;
   switch (parsed.command) {
     case 'status':
-      return status(run, shared, shared.feed === undefined ? feeds : [resolveFeed(shared.feed, feeds)]);
+      return status(run, shared);
     case 'reset-cursor':
       return changeCursor(run, shared, feedId as string, { kind: 'reset-cursor' });
     case 'replay':
@@ -99,6 +124,10 @@ async function dispatch(parsed: Exclude<ParsedCommand, { command: 'help' | 'reco
       return quarantineList(run, shared);
     case 'quarantine retry':
       return quarantineRetry(run, shared);
+    case 'budget':
+      return budget(run, shared, parsed.tokenParameter);
+    case 'budget release':
+      return budgetRelease(run, shared, parsed.tokenParameter);
   }
 }
 
@@ -113,8 +142,12 @@ function planOnly(run: Run, shared: SharedOptions, json: unknown, plan: string, 
   return EXIT_OK;
 }
 
-async function status(run: Run, shared: SharedOptions, feeds: string[]): Promise<number> {
-  const report = await gatherStatus(run.aws, run.target, feeds, run.now());
+function isFeedsCommand(parsed: ParsedCommand): parsed is FeedsCommand {
+  return parsed.command.startsWith('feeds ');
+}
+
+async function status(run: Run, shared: SharedOptions): Promise<number> {
+  const report = await gatherStatus(run.aws, run.target, shared.feed, run.now());
   print(run, shared, report, renderStatus(report));
   return EXIT_OK;
 }
@@ -310,7 +343,9 @@ async function quarantineRetry(run: Run, shared: SharedOptions) {
   if (!shared.yes) {
     const json = {
       applied: false,
-      verdicts: verdicts.map(({ key, message, reason }) => ({ key, passes: message !== undefined, reason })),
+      verdicts: verdicts.flatMap(({ key, records }) =>
+        records.map(({ index, message, reason }) => ({ key, index, passes: message !== undefined, reason })),
+      ),
     };
     return planOnly(run, shared, json, renderRetryPlan(verdicts), 'published');
   }
@@ -331,10 +366,34 @@ async function quarantineRetry(run: Run, shared: SharedOptions) {
     shared,
     { applied: true, ...result },
     [
-      `quarantine retry ${runId}: ${result.published.length} published to every queue and moved to retried/; ${result.stillFailing.length} still fail`,
-      ...result.stillFailing.map((entry) => `  ${entry.key}: ${entry.reason}`),
+      `quarantine retry ${runId}: ${result.published.length} record(s) published to every queue and moved to retried/; ${result.stillFailing.length} still fail`,
+      ...result.stillFailing.map((entry) => `  ${renderRef(entry)}: ${entry.reason}`),
     ].join('\n'),
   );
+  return EXIT_OK;
+}
+
+async function budget(run: Run, shared: SharedOptions, tokenParameter: string | undefined) {
+  const nowMs = run.now();
+  const budgets = (await readBudgets(run.aws, run.target.cursorTable, nowMs)).filter(
+    (each) => tokenParameter === undefined || each.tokenParameter === tokenParameter,
+  );
+  print(run, shared, budgets, renderBudgets(budgets, nowMs));
+  return EXIT_OK;
+}
+
+async function budgetRelease(run: Run, shared: SharedOptions, tokenParameter: string) {
+  const nowMs = run.now();
+  const budgets = await readBudgets(run.aws, run.target.cursorTable, nowMs);
+  const read = budgets.find((each) => each.tokenParameter === tokenParameter);
+  if (read === undefined) {
+    const names = budgets.map((each) => each.tokenParameter).join(', ') || 'none';
+    throw new CommandError(`token parameter ${tokenParameter} has no request budget (budgets: ${names})`);
+  }
+  const plan = releasePlan(read, nowMs).join('\n');
+  if (!shared.yes) return planOnly(run, shared, { applied: false, budget: read }, plan, 'released');
+  await releaseBudget(run.aws, run.target.cursorTable, read);
+  print(run, shared, { applied: true, budget: read }, `${plan}\n\nDone: the budget is released.`);
   return EXIT_OK;
 }
 
@@ -344,6 +403,7 @@ function elapsed(ms: number): string {
 }
 
 if (isMain(import.meta.url)) {
+  quietSdkNodeVersionWarning();
   // Ctrl-C: the first asks the running command to stop at a safe point; a second one exits at once.
   // One listener for both, kept for the whole run: between removing one listener and adding another, the
   // default action (exit without cleanup) would apply.

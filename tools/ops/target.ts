@@ -1,8 +1,9 @@
 // What the ops commands act on, found from the deployed stack: its outputs (tables, bucket, queues and
-// their dead-letter queues, pollers) and a poller's environment (the subscribers' names). Feeds come from
-// the cursor table (every item whose key is a feed id) and from the stack: the `FeedPollers` output
-// ({ feedId: function name }, which every stack has), or on a stack deployed before it, the FEED_ID of
-// `PollerFunctionName`.
+// their dead-letter queues, pollers, the dispatcher) and a poller's environment (the subscribers' names).
+// Feeds come from the cursor table (every item whose key is a feed id: the registry's rows) and, on a stack
+// of a poller per feed (before the fleet), from the stack: the `FeedPollers` output ({ feedId: function
+// name }), or on a stack deployed before it, the FEED_ID of `PollerFunctionName`. A fleet's stack has one
+// poller for every feed and a dispatcher (`DispatcherFunctionName`): no feed is named by its outputs.
 import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { pascalCase } from '../../infra/config.js';
 import type { AwsAt } from '../aws.js';
@@ -34,17 +35,24 @@ export interface OpsTarget {
   historyTable: string | undefined;
   /** The orders queue first, then the subscribers' queues sorted by name. */
   queues: QueuePair[];
-  /** Feed id → poller function name, as the stack declares them. */
+  /** Feed id → poller function name, as a stack of a poller per feed declares them; {} on a fleet's stack. */
   pollers: Record<string, string>;
+  /** The fleet's dispatcher function (output DispatcherFunctionName); undefined on a stack without it. */
+  dispatcher: string | undefined;
 }
 
 export async function readTarget(aws: AwsAt, stackName: string): Promise<OpsTarget> {
   const outputs = await readStackOutputs(aws, stackName);
-  const pollerNames = feedPollersOf(outputs);
-  // A poller's environment names the feed (FEED_ID) and the subscribers (DOWNSTREAM_QUEUE_URLS keys).
+  const fleet = Boolean(outputs.DispatcherFunctionName);
+  const pollerNames = fleet ? {} : feedPollersOf(outputs);
+  // A poller's environment names the subscribers (DOWNSTREAM_QUEUE_URLS keys) and, before the fleet, its
+  // feed (FEED_ID).
   const firstPoller = Object.values(pollerNames)[0] ?? outputs.PollerFunctionName;
   const pollerEnv = firstPoller === undefined ? {} : await readEnvironment(aws, firstPoller);
-  if (Object.keys(pollerNames).length === 0 && outputs.PollerFunctionName) {
+  // The one poller of a stack deployed before FeedPollers reads its feed's variables (a feed `orders` before
+  // FEED_ID existed); a fleet's poller reads every feed's from the registry.
+  const ownFeed = pollerEnv.FEED_ID !== undefined || pollerEnv.PARTNER_TOKEN_PARAMETER !== undefined;
+  if (!fleet && ownFeed && Object.keys(pollerNames).length === 0 && outputs.PollerFunctionName) {
     pollerNames[pollerEnv.FEED_ID || 'orders'] = outputs.PollerFunctionName;
   }
   return targetFromOutputs(stackName, outputs, pollerNames, downstreamQueueUrls(pollerEnv));
@@ -93,6 +101,7 @@ export function targetFromOutputs(
     historyTable: outputs.HistoryTableName || undefined,
     queues: [...queues, ...downstream],
     pollers,
+    dispatcher: outputs.DispatcherFunctionName || undefined,
   };
 }
 
@@ -113,17 +122,19 @@ export async function discoverFeeds(aws: AwsAt, target: OpsTarget): Promise<stri
   return [...feeds].sort();
 }
 
-/** `--feed`, or the only feed; several feeds and no `--feed` is an error naming them. */
+/** `--feed`, or the only feed; several feeds and no `--feed` is an error naming them (a fleet's first few). */
 export function resolveFeed(requested: string | undefined, feeds: readonly string[]): string {
+  const named = (ids: readonly string[]) =>
+    ids.length <= 10 ? ids.join(', ') : `${ids.slice(0, 10).join(', ')}, … ${ids.length} in all: feeds list`;
   if (requested !== undefined) {
     if (!feeds.includes(requested)) {
       throw new CommandError(
-        `unknown feed "${requested}" (known: ${feeds.length > 0 ? feeds.join(', ') : 'none'})`,
+        `unknown feed "${requested}" (known: ${feeds.length > 0 ? named(feeds) : 'none'})`,
       );
     }
     return requested;
   }
   if (feeds.length === 1) return feeds[0] as string;
   if (feeds.length === 0) throw new CommandError('the stack has no feed (no poller and no cursor item)');
-  throw new CommandError(`the stack has several feeds (${feeds.join(', ')}): pass --feed ID`);
+  throw new CommandError(`the stack has several feeds (${named(feeds)}): pass --feed ID`);
 }

@@ -802,7 +802,9 @@ class Simulator {
       );
     const flood = query.pageId === undefined ? scenario.flood : [];
     const junk = Array.from({ length: junkFirst }, (_, i) => JUNK_RECORDS[i % JUNK_RECORDS.length] ?? '{}');
-    const body = pageBody([...junk, ...entries, ...flood], cycled || next < pollEnd, nextPageId);
+    const cut = quirk?.kind === 'record-flood' ? Math.max(0, entries.length - quirk.after) : 0;
+    const records = flood.length > 0 ? [...entries.slice(0, cut), ...flood, ...entries.slice(cut)] : entries;
+    const body = pageBody([...junk, ...records], cycled || next < pollEnd, nextPageId);
     return { body, giant: giantAt !== undefined && giantAt >= position && giantAt < next };
   }
 

@@ -8,7 +8,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 const endpointOverridden = (service: string): boolean =>
   Boolean(process.env.AWS_ENDPOINT_URL || process.env[`AWS_ENDPOINT_URL_${service}`]);
 
-export const createDynamoDbClient = (): DynamoDBClient => new DynamoDBClient({ maxAttempts: 5 });
+export const createDynamoDbClient = (maxAttempts = 5): DynamoDBClient => new DynamoDBClient({ maxAttempts });
 
 export const createSqsClient = (): SQSClient =>
   new SQSClient({ maxAttempts: 5, useQueueUrlAsEndpoint: !endpointOverridden('SQS') });

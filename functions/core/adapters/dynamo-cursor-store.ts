@@ -86,11 +86,13 @@ export class DynamoCursorStore implements CursorStore {
   }
 
   async commit(lease: Lease, commit: CursorCommit): Promise<Lease> {
-    const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs, pageSize, recentCursors } = commit;
+    const { pageId, highWaterMark, lastCaughtUpAt, paceDelayMs, pageSize, recentCursors, partialPage } =
+      commit;
     const remove = [
       ...(pageId === undefined ? ['pageId'] : []),
       ...(pageSize === undefined ? ['pageSize'] : []),
       ...(recentCursors === undefined ? ['recentCursors'] : []),
+      ...(partialPage === undefined ? ['partialPage'] : []),
       ...(commit.clearAuthFailures ? ['authFailures', 'authRetryNotBefore', 'authFailedTokenVersion'] : []),
     ];
     // One string: a list would cost 4 bytes more per entry in the item.
@@ -101,6 +103,7 @@ export class DynamoCursorStore implements CursorStore {
       paceDelayMs,
       pageSize,
       recentCursors: recentCursors?.join(' '),
+      partialPage: partialPage && `${partialPage.records} ${partialPage.digest}`,
     };
     return this.fencedUpdate(lease, set, remove, (item) => item.pageId === pageId);
   }
@@ -205,6 +208,8 @@ export function cursorAttributesOf(item: Record<string, unknown> | undefined): C
   for (const key of NUMBER_ATTRIBUTES) if (typeof item?.[key] === 'number') attributes[key] = item[key];
   const recent = item?.recentCursors;
   if (typeof recent === 'string') attributes.recentCursors = recent.split(' ').filter(Boolean);
+  const [records, digest] = typeof item?.partialPage === 'string' ? item.partialPage.split(' ') : [];
+  if (digest !== undefined) attributes.partialPage = { records: Number(records), digest };
   return attributes;
 }
 
@@ -222,5 +227,6 @@ function toState(raw: Record<string, AttributeValue> | undefined): CursorState {
     paceDelayMs: item.paceDelayMs,
     pageSize: item.pageSize,
     recentCursors: item.recentCursors,
+    partialPage: item.partialPage,
   };
 }

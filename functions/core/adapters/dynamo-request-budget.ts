@@ -1,6 +1,8 @@
 // A token's request budget as an item of the cursor table, `budget#<token parameter name>` (no feed id holds
 // "#"): every poller already writes that table with UpdateItem, all the budget needs, so no new table or grant.
 // The 429 counts live in a second item, `budget#<name>#429s`, so the item every request writes stays one WCU.
+// Every operation has its own short deadline (an abort signal on each call, the SDK's retries inside it): a
+// slow store delays a request by at most that much, then the request goes unpaced and the error is reported.
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
@@ -20,17 +22,25 @@ export const budgetThrottlesKey = (key: string) => `${key}#429s`;
 const HOUR_MS = 3_600_000;
 const minuteAttribute = (ms: number) => `m${Math.floor(ms / 60_000)}`;
 
-const STATE_FIELDS = 'nextSlotAt rate intervalMs holdUntil adjustedAt taken takenAtAdjust'.split(' ');
+const STATE_FIELDS =
+  'nextSlotAt rate intervalMs holdUntil adjustedAt taken takenAtAdjust slotAtAdjust step'.split(' ');
+/** The deadline of one budget operation (all its writes), ms: DynamoDB answers in milliseconds. */
+export const BUDGET_STORE_TIMEOUT_MS = 1_000;
 
+// An item written before slotAtAdjust existed counts its window by the clock alone (from adjustedAt).
 const stateOf = (item: Record<string, unknown>) =>
   Object.fromEntries(
-    STATE_FIELDS.map((name) => [name, typeof item[name] === 'number' ? item[name] : 0]),
+    STATE_FIELDS.map((name) => {
+      const value = item[name] ?? (name === 'slotAtAdjust' ? item.adjustedAt : undefined);
+      return [name, typeof value === 'number' ? value : 0];
+    }),
   ) as unknown as BudgetState;
 
 export class DynamoRequestBudgetStore implements BudgetStore {
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
+    private readonly timeoutMs = BUDGET_STORE_TIMEOUT_MS,
   ) {}
 
   async reserve(
@@ -42,8 +52,10 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     limited = true,
   ): Promise<Reservation> {
     const values = { ':now': nowMs, ':floor': nowMs - slackMs, ':count': count, ':zero': 0 };
+    const signal = this.deadline();
     const busy = () =>
       this.update(
+        signal,
         key,
         'SET nextSlotAt = nextSlotAt + intervalMs ADD taken :count',
         'intervalMs > :zero AND nextSlotAt >= :floor',
@@ -51,6 +63,7 @@ export class DynamoRequestBudgetStore implements BudgetStore {
       ).then((state) => state && { slotAt: state.nextSlotAt - state.intervalMs, state });
     const idle = () =>
       this.update(
+        signal,
         key,
         'SET nextSlotAt = intervalMs + :now ADD taken :count',
         'intervalMs = :zero OR nextSlotAt < :floor',
@@ -58,6 +71,7 @@ export class DynamoRequestBudgetStore implements BudgetStore {
       ).then((state) => state && { slotAt: nowMs, state });
     const created = () =>
       this.update(
+        signal,
         key,
         `SET ${STATE_FIELDS.filter((name) => name !== 'taken')
           .map((name) => `${name} = :${name}`)
@@ -85,39 +99,53 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     throw new Error(`request budget ${key}: no reservation after 6 contended writes`);
   }
 
-  async hold(key: string, nowMs: number, until: number, rate: number): Promise<void> {
-    // No hold running: this 429 starts one, sets the decreased rate and spaces the slots after it.
-    const started = await this.update(
-      key,
-      'SET holdUntil = :until, nextSlotAt = :until, rate = :rate, intervalMs = :interval, adjustedAt = :now, takenAtAdjust = taken',
-      'attribute_exists(nextSlotAt) AND holdUntil < :now',
-      { ':until': until, ':now': nowMs, ':rate': rate, ':interval': intervalOf(rate) },
-    );
-    // A hold running: a later Retry-After extends it (and the slots with it when they end before it).
-    if (!started) {
-      const moved = await this.update(
-        key,
-        'SET holdUntil = :until, nextSlotAt = :until',
-        'holdUntil < :until AND nextSlotAt < :until',
-        { ':until': until },
-      );
-      if (!moved) await this.update(key, 'SET holdUntil = :until', 'holdUntil < :until', { ':until': until });
+  async hold(key: string, nowMs: number, until: number, rate: number, step: number): Promise<void> {
+    const signal = this.deadline();
+    const values = {
+      ':until': until,
+      ':now': nowMs,
+      ':zero': 0,
+      ':rate': rate,
+      ':interval': intervalOf(rate),
+      ':step': step,
+    };
+    // The window the used rate is counted over starts at the hold's end (a hold sends nothing).
+    const hold = 'SET holdUntil = :until, adjustedAt = :until, takenAtAdjust = taken';
+    const decrease = 'rate = :rate, intervalMs = :interval, step = :step';
+    const moved = 'nextSlotAt = :until, slotAtAdjust = :until';
+    const kept = 'slotAtAdjust = nextSlotAt';
+    // No hold running: this 429 starts one and cuts the rate (unless a feed that saw a newer state cut it
+    // lower already); a hold running: a later Retry-After extends it. Either way the slots start after the
+    // hold, unless some are booked past it already (the later of the two: no slot is given twice). DynamoDB
+    // has no max(), so a condition picks the form.
+    const cut = 'holdUntil < :now AND (rate = :zero OR rate > :rate)';
+    const forms: Array<[string, string]> = [
+      [`${hold}, ${decrease}, ${moved}`, `${cut} AND nextSlotAt < :until`],
+      [`${hold}, ${decrease}, ${kept}`, `${cut} AND nextSlotAt >= :until`],
+      [`${hold}, ${moved}`, 'holdUntil < :until AND nextSlotAt < :until'],
+      [`${hold}, ${kept}`, 'holdUntil < :until'],
+    ];
+    for (const [expression, condition] of forms) {
+      if (await this.update(signal, key, expression, condition, values)) break;
     }
-    await this.countThrottle(key, nowMs);
+    await this.countThrottle(signal, key, nowMs);
   }
 
   async adjust(key: string, nowMs: number, rate: number, seenAdjustedAt: number): Promise<void> {
     await this.update(
+      this.deadline(),
       key,
-      'SET rate = :rate, intervalMs = :interval, adjustedAt = :now, takenAtAdjust = taken',
+      'SET rate = :rate, intervalMs = :interval, adjustedAt = :now, takenAtAdjust = taken, slotAtAdjust = nextSlotAt',
       'adjustedAt = :seen AND holdUntil <= :now',
       { ':rate': rate, ':interval': intervalOf(rate), ':now': nowMs, ':seen': seenAdjustedAt },
     );
   }
 
   /** One count per minute (`m<minute>`); minutes older than an hour are removed when seen. */
-  private async countThrottle(key: string, nowMs: number): Promise<void> {
-    const output = await this.client.send(
+  private async countThrottle(signal: AbortSignal, key: string, nowMs: number): Promise<void> {
+    const output = await this.send(
+      signal,
+      key,
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: marshall({ feedId: budgetThrottlesKey(key) }),
@@ -131,7 +159,9 @@ export class DynamoRequestBudgetStore implements BudgetStore {
       (name) => /^m\d+$/.test(name) && Number(name.slice(1)) * 60_000 <= nowMs - HOUR_MS,
     );
     if (old.length === 0) return;
-    await this.client.send(
+    await this.send(
+      signal,
+      key,
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: marshall({ feedId: budgetThrottlesKey(key) }),
@@ -141,8 +171,25 @@ export class DynamoRequestBudgetStore implements BudgetStore {
     );
   }
 
+  private deadline(): AbortSignal {
+    return AbortSignal.timeout(this.timeoutMs);
+  }
+
+  /** One call under the operation's deadline; past it, an error that says so. */
+  private async send(signal: AbortSignal, key: string, command: UpdateItemCommand) {
+    try {
+      return await this.client.send(command, { abortSignal: signal });
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      throw new Error(`request budget ${key}: DynamoDB did not answer within ${this.timeoutMs} ms`, {
+        cause: error,
+      });
+    }
+  }
+
   /** The state after the write; undefined when the condition failed. */
   private async update(
+    signal: AbortSignal,
     key: string,
     expression: string,
     condition: string,
@@ -162,7 +209,7 @@ export class DynamoRequestBudgetStore implements BudgetStore {
       ReturnValues: 'ALL_NEW',
     };
     try {
-      const output = await this.client.send(new UpdateItemCommand(input));
+      const output = await this.send(signal, key, new UpdateItemCommand(input));
       return stateOf(unmarshall(output.Attributes ?? {}));
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;

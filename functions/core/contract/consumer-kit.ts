@@ -49,6 +49,8 @@ export class OrderVersionMessageError extends Error {
  * `BigInt(...)` if you mix them with your own numbers). Throws OrderVersionMessageError naming the field.
  */
 export function parseOrderVersionMessage(body: string): OrderVersionMessage {
+  // Plain JavaScript can pass anything: the whole SQS record, or a body someone already JSON.parse'd.
+  if (typeof body !== 'string') throw new OrderVersionMessageError('', notABody(body));
   let parsed: unknown;
   try {
     // JSON.parse would round integers beyond 2^53: ids and versions must stay exact.
@@ -61,6 +63,13 @@ export function parseOrderVersionMessage(body: string): OrderVersionMessage {
   if (result.success) return result.data;
   const [issue] = result.error.issues;
   throw new OrderVersionMessageError(formatPath(issue?.path ?? []), issue?.message ?? 'invalid');
+}
+
+function notABody(value: unknown): string {
+  const record =
+    typeof value === 'object' && value !== null && typeof Reflect.get(value, 'body') === 'string';
+  const given = record ? 'an SQS record' : value === null ? 'null' : typeof value;
+  return `expects the message body as a string (record.body of an SQS record), got ${given}${record ? ': pass record.body' : ''}`;
 }
 
 // ---- DynamoDB ------------------------------------------------------------------------------------------
@@ -97,6 +106,18 @@ export class ItemTooLargeError extends Error {
       `order ${orderId}: item of ${sizeBytes} bytes exceeds DynamoDB's limit of ${DYNAMO_MAX_ITEM_BYTES} bytes; pass an \`item\` projection that stores less`,
     );
     this.name = 'ItemTooLargeError';
+  }
+}
+
+/** DynamoDB refused the item's key: the table's partition key is not the Number attribute applyIfNewer writes. */
+export class TableKeyError extends Error {
+  readonly code = 'ERR_TABLE_KEY';
+  constructor(tableName: string | undefined, keyAttribute: string | undefined, cause: Error) {
+    super(
+      `table ${tableName}: its partition key must be a Number attribute "${keyAttribute}" holding the order id (or pass keyAttribute naming yours): ${cause.message}`,
+      { cause },
+    );
+    this.name = 'TableKeyError';
   }
 }
 
@@ -174,9 +195,17 @@ async function send(
       ? { outcome: 'applied', replaced: unmarshallExact(Attributes) }
       : { outcome: 'applied' };
   } catch (error) {
+    if (isKeySchemaMismatch(error)) {
+      throw new TableKeyError(input.TableName, input.ExpressionAttributeNames?.['#key'], error as Error);
+    }
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const storedVersion = error.Item ? unmarshallExact(error.Item).version : undefined;
     // Without the old item (an emulator may not return it) the stored version is at least this one.
     return { outcome: 'stale', storedVersion: isInt64(storedVersion) ? storedVersion : version };
   }
+}
+
+/** DynamoDB's answer when the item's key does not match the table's key schema (name or type). */
+function isKeySchemaMismatch(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ValidationException' && /\bkey\b/i.test(error.message);
 }

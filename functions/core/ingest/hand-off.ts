@@ -1,16 +1,16 @@
 // Hands one page off before its cursor may move: every valid version published, the rest quarantined, in
-// slices so that memory, S3 writes in flight and time stay bounded whatever the page holds (functions/README.md:
-// memory and time per page).
+// slices so that memory and S3 writes in flight stay bounded whatever the page holds, and in parts across runs
+// when one run cannot do it all (functions/README.md: memory and time per page).
+import { createHash, type Hash } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { stringifyJsonExact } from '../model/int64.js';
 import type { FindingMetricName, FunctionMetrics } from '../observability/metric-names.js';
-import type { OrderVersionPublisher, Quarantine, QuarantinedRecord } from './ports.js';
+import type { OrderVersionPublisher, PartialPage, Quarantine, QuarantinedRecord } from './ports.js';
 import { type PageContext, type PreparedPage, preparePage } from './prepare-page.js';
 import { quarantineKey } from './quarantine-key.js';
 
 /** Records prepared and handed off at once: a page of the API's largest size is one slice. */
 const SLICE_RECORDS = 100;
-/** Records validated per page, at most (seconds of work); the rest are quarantined unread, in one object. */
-export const RECORDS_VALIDATED_PER_PAGE = 10_000;
 /** Quarantine objects a page writes one by one (a page of the API's largest size fits); the rest share one. */
 const QUARANTINE_OBJECTS_PER_PAGE = 100;
 /** S3 writes in flight at once (S3 takes 3,500 PUTs a second per prefix; a burst of thousands is throttled). */
@@ -27,25 +27,43 @@ interface HandOffDeps {
   log: Pick<Logger, 'info' | 'warn'>;
 }
 
+/** When the hand-off must stop, and what of the page an earlier run already handed off. */
+export interface HandOffTime {
+  /** Epoch ms after which no slice starts (one always does): the rest waits for the next run. */
+  until: number;
+  now: () => number;
+  /** The part an earlier run handed off; skipped when this page starts with the same records. */
+  handedBefore?: PartialPage | undefined;
+}
+
 interface HandedOff {
   versionsPublished: number;
   /** Records quarantined, duplicates and the ones stored together included. */
   quarantined: number;
   /** Highest event timestamp among the page's valid orders (UTC ISO), if any. */
   highWaterMark: string | undefined;
+  /** Set when time ran out: the page's first records handed off so far (earlier runs' included). */
+  partial?: PartialPage;
 }
 
 export async function handOffPage(
   deps: HandOffDeps,
   records: readonly unknown[],
   context: PageContext,
+  time?: HandOffTime,
 ): Promise<HandedOff> {
   const page = new PageQuarantine(context);
   const handed: HandedOff = { versionsPublished: 0, quarantined: 0, highWaterMark: undefined };
+  const { first, handedOff } = resume(deps, records, context, time?.handedBefore);
   let findingLines = 0;
-  const validated = Math.min(records.length, RECORDS_VALIDATED_PER_PAGE);
-  for (let start = 0; start < validated; start += SLICE_RECORDS) {
-    const prepared = preparePage(records.slice(start, Math.min(validated, start + SLICE_RECORDS)), context);
+  for (let start = first; start < records.length; start += SLICE_RECORDS) {
+    if (time && handedOff && start > first && time.now() >= time.until) {
+      handed.partial = { records: start, digest: handedOff.copy().digest('base64url') };
+      break;
+    }
+    const slice = records.slice(start, start + SLICE_RECORDS);
+    handedOff?.update(served(slice));
+    const prepared = preparePage(slice, context);
     const oneByOne = page.sort(prepared.quarantined);
     await Promise.all([
       deps.publisher.publish(prepared.messages),
@@ -59,19 +77,64 @@ export async function handOffPage(
     }
     findingLines = logSlice(deps, context, prepared, oneByOne, findingLines);
   }
-  const unread = records.length - validated;
-  if (unread > 0) {
-    deps.metrics.count('RecordsQuarantined', unread);
-    handed.quarantined += unread;
+  await page.storeTogether(deps);
+  const { feedId, correlationId } = context;
+  const counts = { versionsPublished: handed.versionsPublished, quarantined: handed.quarantined };
+  if (handed.partial) {
+    deps.log.warn("page handed off in part: the run's time ran out; the next run asks for it again", {
+      feedId,
+      correlationId,
+      ...counts,
+      records: records.length,
+      handedOff: handed.partial.records,
+    });
+  } else {
+    deps.log.info('page handed off', { feedId, correlationId, ...counts });
   }
-  await page.storeTogether(deps, records.slice(validated));
-  deps.log.info('page handed off', {
-    feedId: context.feedId,
-    correlationId: context.correlationId,
-    versionsPublished: handed.versionsPublished,
-    quarantined: handed.quarantined,
-  });
   return handed;
+}
+
+/**
+ * Where the hand-off starts, and the digest of what it has handed off (a page of more than one slice may be
+ * committed in part; hashed slice by slice as it goes, so stopping costs nothing): after the part an earlier
+ * run handed off, when this page starts with the same records. A partner may serve a cursor's page differently;
+ * then the whole page again (duplicates, no loss).
+ */
+function resume(
+  deps: HandOffDeps,
+  records: readonly unknown[],
+  { feedId, correlationId }: PageContext,
+  before: PartialPage | undefined,
+): { first: number; handedOff: Hash | undefined } {
+  if (records.length <= SLICE_RECORDS) return { first: 0, handedOff: undefined };
+  if (before === undefined) return { first: 0, handedOff: createHash('sha256') };
+  const prefix = createHash('sha256');
+  const fits = before.records <= records.length;
+  for (let start = 0; fits && start < before.records; start += SLICE_RECORDS) {
+    prefix.update(served(records.slice(start, start + SLICE_RECORDS)));
+  }
+  const same = fits && prefix.copy().digest('base64url') === before.digest;
+  deps.log.info(
+    same
+      ? 'resuming a page an earlier run handed off in part'
+      : 'the page differs from the one an earlier run handed off in part; handing it off whole',
+    { feedId, correlationId, records: records.length, handedOff: before.records },
+  );
+  return same ? { first: before.records, handedOff: prefix } : { first: 0, handedOff: createHash('sha256') };
+}
+
+/**
+ * A slice's records as the digest reads them: their JSON, `latestVersion` left out (it says whether a newer
+ * version existed when the record was served, so a page asked again may change it, never the order version).
+ */
+function served(slice: readonly unknown[]): string {
+  return stringifyJsonExact(
+    slice.map((record) =>
+      typeof record === 'object' && record !== null && 'latestVersion' in record
+        ? { ...record, latestVersion: undefined }
+        : record,
+    ),
+  );
 }
 
 /** Which quarantined records of a page are written one by one, which are identical to one already written,
@@ -105,26 +168,18 @@ class PageQuarantine {
     return oneByOne;
   }
 
-  /**
-   * One object with every invalid record beyond the one-by-one budget, then the records beyond the validation
-   * budget (`unread`), in page order: its `raw` is their list.
-   */
-  async storeTogether(deps: HandOffDeps, unread: readonly unknown[]): Promise<void> {
-    const records = this.together.length + unread.length;
+  /** One object with every invalid record beyond the one-by-one budget, in page order: its `raw` is their list. */
+  async storeTogether(deps: HandOffDeps): Promise<void> {
+    const records = this.together.length;
     if (records === 0) return;
     const { feedId, pageId, fetchedAt, correlationId } = this.context;
-    const issues = [...this.reasons].map(([reason, count]) => `${count} × ${reason}`);
-    if (unread.length > 0) {
-      issues.push(
-        `${unread.length} × not validated: beyond the first ${RECORDS_VALIDATED_PER_PAGE} records of the page`,
-      );
-    }
     const key = await deps.quarantine.put({
       feedId,
       pageId,
-      reason: `${records} more records of this page could not be published (beyond the ${QUARANTINE_OBJECTS_PER_PAGE} quarantined one by one, or the ${RECORDS_VALIDATED_PER_PAGE} validated); raw lists them in page order`,
-      issues,
-      raw: unread.length === 0 ? this.together : [...this.together, ...unread],
+      reason: `${records} more records of this page could not be published (beyond the ${QUARANTINE_OBJECTS_PER_PAGE} quarantined one by one); raw lists them in page order`,
+      issues: [...this.reasons].map(([reason, count]) => `${count} × ${reason}`),
+      raw: this.together,
+      records,
       quarantinedAt: fetchedAt,
     });
     deps.log.warn('records quarantined together', { feedId, pageId, correlationId, records, key });

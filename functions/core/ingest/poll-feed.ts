@@ -249,7 +249,10 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
       cycles.committed(page.nextPageId ?? request.pageId);
       const nextRequest = baseQuery(ctx, page.nextPageId);
       if (!stop) prefetched = prefetchNext(ctx, nextRequest, pageCap);
-      ctx.lease = await commitPage(ctx, ctx.lease, request, result, cycles.recent);
+      const committed = await commitPage(ctx, ctx.lease, request, result, cycles.recent);
+      ctx.lease = committed.lease;
+      // Handed off in part: the cursor stayed, and the next run (at once, chained) does the rest.
+      if (committed.inPart) return 'out-of-time';
       if (stop === 'missing-next-page-id') {
         deps.metrics.count('MissingNextPageId');
         deps.log.warn('page says hasMore but carries no nextPageId; kept its data, ending the run', {
@@ -336,7 +339,8 @@ function prefetchNext(
 
 /**
  * Hands the page off (hand-off.ts), then commits its cursor, in one span: what must be durable before the
- * cursor moves. The cursor memory is dropped at the end of the stream: what comes after it is new.
+ * cursor moves. The cursor memory is dropped at the end of the stream: what comes after it is new. A page
+ * the run has no time left to finish is committed in part: the cursor stays, with what is handed off.
  */
 function commitPage(
   { deps, settings, invocation, counters, pageSize }: RunState,
@@ -344,33 +348,46 @@ function commitPage(
   request: OrderUpdatesQuery,
   { page, fetchedAt }: { page: RawPage; fetchedAt: number },
   recentCursors: string[],
-): Promise<Lease> {
+): Promise<{ lease: Lease; inPart: boolean }> {
   const { feedId } = settings;
   const correlationId = pollCorrelationId(invocation.owner, counters.pages);
   return span('### page', { feedId, page: counters.pages, correlationId }, async (subsegment) => {
     subsegment?.addMetadata('versions', page.data.length);
-    const handed = await handOffPage(deps, page.data, {
-      feedId,
-      pageId: request.pageId ?? null,
-      fetchedAt: new Date(fetchedAt).toISOString(),
-      correlationId,
-      maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
-    });
+    const handed = await handOffPage(
+      deps,
+      page.data,
+      {
+        feedId,
+        pageId: request.pageId ?? null,
+        fetchedAt: new Date(fetchedAt).toISOString(),
+        correlationId,
+        maxMessageBytes: deps.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES,
+      },
+      // The half margin left after the last request's answer is what the last slice and the commit take.
+      {
+        until: invocation.requestDeadline ?? invocation.deadline,
+        now: deps.now,
+        handedBefore: held.state.partialPage,
+      },
+    );
+    const { partial } = handed;
     counters.versionsPublished += handed.versionsPublished;
     counters.quarantined += handed.quarantined;
     subsegment?.addMetadata('versionsPublished', handed.versionsPublished);
     subsegment?.addMetadata('quarantined', handed.quarantined);
-    return deps.cursorStore.commit(held, {
+    const lease = await deps.cursorStore.commit(held, {
       // No nextPageId (an empty stream, rule 2): stay at the cursor this page was asked for. After a
       // rule-5 recovery that is none, so the expired cursor is cleared instead of saved again.
-      pageId: page.nextPageId ?? request.pageId,
+      pageId: partial ? request.pageId : (page.nextPageId ?? request.pageId),
       highWaterMark: highWaterMark([held.state.highWaterMark, handed.highWaterMark], fetchedAt),
-      ...(page.hasMore ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
+      ...(page.hasMore || partial ? {} : { lastCaughtUpAt: new Date(deps.now()).toISOString() }),
       ...(held.state.authFailures > 0 ? { clearAuthFailures: true } : {}),
       paceDelayMs: counters.paceDelayMs,
       pageSize: pageSize < settings.pageSize ? pageSize : undefined,
-      recentCursors: page.hasMore ? recentCursors : undefined,
+      recentCursors: partial ? held.state.recentCursors : page.hasMore ? recentCursors : undefined,
+      partialPage: partial,
     });
+    return { lease, inPart: partial !== undefined };
   });
 }
 

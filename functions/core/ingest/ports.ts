@@ -43,6 +43,14 @@ export interface CursorState {
   pageSize?: number;
   /** Hashes of the cursors the feed committed last (oldest first): its cycle memory (cursor-cycles.ts). */
   recentCursors?: string[];
+  /** What of the stored cursor's page a run handed off before its time ran out (hand-off.ts). */
+  partialPage?: PartialPage;
+}
+
+/** A page's first `records`, handed off; `digest` names their content, to skip them only on the same page. */
+export interface PartialPage {
+  records: number;
+  digest: string;
 }
 
 export interface Lease {
@@ -62,6 +70,8 @@ export interface CursorCommit {
   /** undefined: back at the configured page size (the attribute is removed). */
   pageSize?: number | undefined;
   recentCursors?: string[];
+  /** Set: the page at `pageId` is handed off in part; undefined removes it. */
+  partialPage?: PartialPage | undefined;
 }
 
 /** A link of a feed's continuation chain: the chain's id and the position of a run in it (1, 2, …). */
@@ -117,6 +127,8 @@ export interface QuarantinedRecord {
   orderId?: Int64;
   version?: Int64;
   raw: unknown;
+  /** Set when the object holds several records of a page: their number, `raw` their list (hand-off.ts). */
+  records?: number;
   quarantinedAt: string;
 }
 

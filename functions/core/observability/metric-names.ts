@@ -23,6 +23,7 @@ export const POLLER_COUNTS = [
   'PageSizeReduced',
   'OrderOverBodyCap',
   'RecordsBeyondPageSize',
+  'LongRateLimitHolds',
 ] as const;
 
 export const POLLER_MILLISECONDS = ['RunDurationMs', 'PaceDelayMs'] as const;

@@ -2,28 +2,25 @@
 // dispatch, so it is budgeted too): take() before a request, cut short by its signal (the call's deadline);
 // on a 429, rateLimited(Retry-After) so every feed on the token holds. The client still sees the 429.
 import type { Dispatcher } from 'undici';
-import { parseRetryAfter } from './client.js';
+import { type ResponseHeaders, retryAfterOf } from './client.js';
 
 /** What the interceptor needs of a budget (ingest/request-budget.ts RequestBudget). */
 export interface PartnerRequestBudget {
   take(signal?: AbortSignal): Promise<void>;
-  rateLimited(retryAfterMs: number | undefined): Promise<void>;
+  rateLimited(retryAfterMs: number | undefined, said?: { retryAfter?: string; date?: string }): Promise<void>;
 }
 
-/** `handler` as is, except that a 429's Retry-After is reported first. */
+/** `handler` as is, except that a 429's headers are reported first. */
 function observing429(
   handler: Dispatcher.DispatchHandler,
-  onRateLimited: (retryAfterHeader: string | undefined) => void,
+  onRateLimited: (headers: ResponseHeaders) => void,
 ): Dispatcher.DispatchHandler {
   return {
     onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
     onRequestUpgrade: (controller, status, headers, socket) =>
       handler.onRequestUpgrade?.(controller, status, headers, socket),
     onResponseStart: (controller, status, headers, message) => {
-      if (status === 429) {
-        const header = headers['retry-after'];
-        onRateLimited(Array.isArray(header) ? header[0] : header);
-      }
+      if (status === 429) onRateLimited(headers);
       handler.onResponseStart?.(controller, status, headers, message);
     },
     onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
@@ -40,13 +37,17 @@ export function withRequestBudget(
 ): Dispatcher {
   return dispatcher.compose((dispatch) => (opts, handler) => {
     const { signal } = opts as { signal?: unknown };
-    // Not awaited: the hold is a shared write; the client's own wait after this 429 covers this feed.
-    const rateLimited = (header: string | undefined) =>
-      void budget.rateLimited(parseRetryAfter(header, now()));
+    // Not awaited: the hold is a shared write (the poller waits for it before its run returns); the client's
+    // own wait after this 429 covers this feed.
+    const rateLimited = (headers: ResponseHeaders) => {
+      const { retryAfterMs, said } = retryAfterOf(headers, now());
+      void budget.rateLimited(retryAfterMs, said);
+    };
     budget
       .take(signal instanceof AbortSignal ? signal : undefined)
       .then(() => dispatch(opts, observing429(handler, rateLimited)))
-      // An aborted wait (the call's deadline) fails the request as an abort during it would.
+      // A wait cut short by the call's deadline fails the request with the budget's BudgetWaitError (what held
+      // it, until when), which the client reports as rate limiting, not as a network failure.
       .catch((error: unknown) => handler.onResponseError?.(null as never, error as Error));
     return true;
   });

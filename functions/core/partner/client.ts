@@ -1,18 +1,20 @@
 // Checks only what it alone sees (the base URL the token goes to, the token); no error carries the token.
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, interceptors } from 'undici';
 import { backoffWithFullJitter } from '../backoff.js';
 import { type Int64, parseJsonExact } from '../model/int64.js';
 import { PartnerError, type PartnerErrorDetails, type RetryReason } from './errors.js';
 import { redactToken as redact } from './redact.js';
-import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage } from './types.js';
+import type { CallOptions, OrderUpdatesQuery, PartnerApi, RawPage, RetryEvent } from './types.js';
 import { parsePartnerBaseUrl } from './url-policy.js';
 
-/** undici's defaults (300 s) exceed a Lambda's whole budget; requestTimeoutMs bounds a trickling body. */
+/**
+ * undici's defaults (300 s) exceed a Lambda's whole budget. A request ends only at its total timeout (a slow
+ * first byte may take all of it; a trickling body is cut at it) or after bodyTimeoutMs of silence in the body.
+ */
 export const DEFAULT_TIMEOUTS = Object.freeze({
   connectTimeoutMs: 5_000,
-  headersTimeoutMs: 10_000,
   bodyTimeoutMs: 15_000,
   requestTimeoutMs: 30_000,
 });
@@ -32,6 +34,8 @@ type Timeouts = Omit<Record<keyof typeof DEFAULT_TIMEOUTS, number>, 'connectTime
 
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const USER_AGENT = 'order-feed-ingester/0.1 (undici)';
+/** What undici's decompress interceptor decodes on every Node version the client runs on. */
+const ACCEPT_ENCODING = 'gzip, deflate, br';
 /** Error bodies (4xx/5xx) are read only to find `message`. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Largest delay a Node timer honours (~24.8 days); a farther deadline is clamped to it. */
@@ -77,6 +81,26 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
   return Math.max(0, at - nowMs);
 }
 
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * A 429's Retry-After in ms. An HTTP-date is a time on the partner's clock, so it is measured from the
+ * partner's `Date` where it sends one (a partner clock ahead of ours does not stretch the wait); else from
+ * ours. Delta-seconds need no clock. `said`: the two headers as parsed (safe to log), for the budget's log.
+ */
+export function retryAfterOf(headers: ResponseHeaders, nowMs: number) {
+  const retryAfter = headerValue(headers, 'retry-after')?.trim();
+  const date = headerValue(headers, 'date')?.trim();
+  // parseRetryAfter(date, 0) is the date in epoch ms; a Date of bare digits is no HTTP-date.
+  const partnerNow = date === undefined || /^\d+$/.test(date) ? undefined : parseRetryAfter(date, 0);
+  const retryAfterMs = parseRetryAfter(retryAfter, partnerNow ?? nowMs);
+  const said = {
+    ...(retryAfterMs === undefined ? {} : { retryAfter }),
+    ...(partnerNow === undefined ? {} : { date }),
+  };
+  return { retryAfterMs, said };
+}
+
 /**
  * The wait after the `consecutive429s`-th 429 in a row: Retry-After (or the default), grown on repeats up to
  * the cap, never below the server's value ("retrying too soon returns 429 again"); over the cap: give up.
@@ -105,7 +129,7 @@ export function isBearerTokenShape(value: unknown): value is string {
 export function createPartnerAgent(): Agent {
   return new Agent({
     connect: { timeout: DEFAULT_TIMEOUTS.connectTimeoutMs },
-    headersTimeout: DEFAULT_TIMEOUTS.headersTimeoutMs,
+    headersTimeout: DEFAULT_TIMEOUTS.requestTimeoutMs,
     bodyTimeout: DEFAULT_TIMEOUTS.bodyTimeoutMs,
   });
 }
@@ -150,16 +174,28 @@ function isRetryableNetworkError(err: unknown): boolean {
 
 interface HttpAnswer {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: ResponseHeaders;
+  /** Decoded: the decompress interceptor drops Content-Encoding (and Content-Length) of what it decodes. */
   body: Buffer;
-  /** The body was larger than `limit` bytes and was abandoned unread. */
+  /** The body was larger than `limit` bytes (decoded) and was abandoned unread. */
   overflow: boolean;
   limit: number;
+  /** Why the body could not be decoded (a corrupt or truncated gzip, deflate or br stream). */
+  undecodable?: Error;
 }
 
-function headerValue(headers: HttpAnswer['headers'], name: string): string | undefined {
+function headerValue(headers: ResponseHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** A Content-Encoding the interceptor could not decode (`x-foo`; zstd on Node 20), redacted; none for a 401. */
+function undecodedCoding(answer: HttpAnswer, token: string): string | undefined {
+  const v = answer.status === 401 ? undefined : answer.headers['content-encoding'];
+  // Lowercased only to compare: a lowercased token would slip past redactToken.
+  const codings = (Array.isArray(v) ? v.join(',') : (v ?? '')).split(',').map((coding) => coding.trim());
+  const left = codings.filter((coding) => coding !== '' && coding.toLowerCase() !== 'identity');
+  return left.length === 0 ? undefined : truncate(redact(left.join(', '), token), 100);
 }
 
 /** Abandons a body; the no-op listener keeps undici's AbortError on destroy from going uncaught. */
@@ -168,7 +204,10 @@ function discard(body: Dispatcher.ResponseData['body']): void {
   body.destroy();
 }
 
-/** Reads at most `limit` bytes (by Content-Length first, then while streaming); beyond that, discards. */
+/**
+ * Reads at most `limit` decoded bytes (by Content-Length first, which only an unencoded body keeps, then while
+ * streaming); beyond that, discards, which also ends the decoding (a bomb is inflated only up to the limit).
+ */
 async function readBounded(res: Dispatcher.ResponseData, limit: number) {
   if (Number(headerValue(res.headers, 'content-length')) > limit) {
     discard(res.body);
@@ -218,9 +257,20 @@ function describeLocation(location: string | undefined, requestUrl: string, toke
 function interpret(resource: Resource, answer: HttpAnswer, token: string): unknown {
   const { status } = answer;
   const { label } = resource;
+  // Still encoded, the body says nothing (a 404 might be an expired cursor): ask again, like a 5xx.
+  const coding = undecodedCoding(answer, token);
+  if (coding !== undefined) {
+    const message = `${label}: ${status} body in a content-coding the client cannot decode (${coding})`;
+    throw new PartnerError('unreadable', message, { statusCode: status });
+  }
   if (status === 200) {
     const fail = (message: string) =>
       new PartnerError('unreadable', `${label}: ${message}`, { statusCode: 200 });
+    const { undecodable } = answer;
+    if (undecodable)
+      throw fail(
+        `200 body could not be decoded (${errorCode(undecodable) ?? undecodable.name}: ${undecodable.message})`,
+      );
     if (answer.overflow) {
       const message = `${label}: response body exceeds the ${answer.limit}-byte limit`;
       throw new PartnerError('body-too-large', message, { statusCode: 200 });
@@ -296,7 +346,11 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retryPolicy };
   const { random = Math.random, now = Date.now } = options;
   const wait = options.sleep ?? sleep;
-  const dispatcher = options.dispatcher ?? defaultAgent();
+  // undici's own decoding, composed onto whatever dispatcher is given (the poller's budgeted Agent included);
+  // error bodies too, so an encoded 404 `pageId not found` reads like a plain one.
+  const dispatcher = (options.dispatcher ?? defaultAgent()).compose(
+    interceptors.decompress({ skipErrorResponses: false }),
+  );
 
   /** One GET, cut off at its own total timeout (then retried), at the call's deadline and at the caller's signal. */
   async function attempt(path: string, token: string, remainingMs: number, callerSignal?: AbortSignal) {
@@ -311,23 +365,33 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         origin,
         path,
         method: 'GET',
-        headers: { accept: 'application/json', authorization: `Bearer ${token}`, 'user-agent': USER_AGENT },
+        headers: {
+          accept: 'application/json',
+          'accept-encoding': ACCEPT_ENCODING,
+          authorization: `Bearer ${token}`,
+          'user-agent': USER_AGENT,
+        },
         signal,
-        // 0 would disable undici's timers, hence the floor of 1 ms.
-        headersTimeout: Math.max(1, Math.min(timeouts.headersTimeoutMs, remainingMs)),
+        // The first byte may take the whole request timeout; 0 would disable undici's timers, hence the 1 ms.
+        headersTimeout: Math.max(1, Math.min(timeouts.requestTimeoutMs, remainingMs)),
         bodyTimeout: Math.max(1, Math.min(timeouts.bodyTimeoutMs, remainingMs)),
       });
       const limit = res.statusCode === 200 ? maxBodyBytes : Math.min(maxBodyBytes, MAX_ERROR_BODY_BYTES);
       const read = await readBounded(res, limit).catch((err: unknown) => {
         discard(res.body);
-        // A failed read of an error body does not change what the status means.
-        if (res.statusCode === 200 || signal.aborted) throw err;
-        return { body: Buffer.alloc(0), overflow: false };
+        if (signal.aborted || (res.statusCode === 200 && isRetryableNetworkError(err))) throw err;
+        // A failed read of an error body does not change what the status means; anything else that breaks
+        // a 200 body mid-read is its decoding (zlib's Z_DATA_ERROR, Z_BUF_ERROR, brotli's codes).
+        const body = { body: Buffer.alloc(0), overflow: false };
+        return res.statusCode === 200 ? { ...body, undecodable: safeCause(err, token) } : body;
       });
-      const answer = { status: res.statusCode, headers: res.headers, limit, ...read };
+      const answer: HttpAnswer = { status: res.statusCode, headers: res.headers, limit, ...read };
       return { kind: 'answer', answer } as const;
     } catch (err) {
       if (callerSignal?.aborted) throw callerSignal.reason;
+      // The token's request budget held the request until this signal fired (budgeted-dispatcher.ts).
+      if (errorCode(err) === 'ERR_BUDGET_WAIT')
+        return { kind: 'held', error: err as Error, deadlinePassed: !ownTimeout } as const;
       if (timer.aborted && ownTimeout) {
         const error = new Error(
           `no complete response within the ${timeouts.requestTimeoutMs} ms request timeout`,
@@ -360,13 +424,22 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         throw later('the call deadline passed before a response', { deadlinePassed: true });
       attempts += 1;
       const outcome = await attempt(path, token, remainingMs, signal);
+      if (outcome.kind === 'held') {
+        // Rate limiting (a 429's shared hold, or the budget's pace), not a network failure: say so, and what
+        // held it until when; the next run waits for the same hold.
+        const { until } = outcome.error as { until?: unknown };
+        last = { reason: 'rate-limited' };
+        const wait = typeof until === 'number' ? { retryAfterMs: Math.max(0, until - now()) } : {};
+        const { deadlinePassed } = outcome;
+        throw later(safeCause(outcome.error, token).message, { ...wait, deadlinePassed });
+      }
       if (outcome.kind === 'deadline') {
         last = { reason: 'network', cause: safeCause(outcome.error, token) };
         throw later('no complete response before the call deadline', { deadlinePassed: true });
       }
       const status = outcome.kind === 'answer' ? outcome.answer.status : undefined;
       // What makes this attempt worth repeating with backoff (none: a 429, or a final answer).
-      let failed: { describe: string; location?: string } | undefined;
+      let failed: ({ describe: string } & Pick<RetryEvent, 'location' | 'contentEncoding'>) | undefined;
       if (outcome.kind === 'network') {
         const cause = safeCause(outcome.error, token);
         last = { reason: 'network', cause };
@@ -388,6 +461,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
           if (!(err instanceof PartnerError) || err.kind !== 'unreadable') throw err;
           last = { reason: 'unreadable', statusCode: status, cause: err };
           failed = { describe: `unreadable answer (${err.message.slice(label.length + 2)})` };
+          const contentEncoding = undecodedCoding(outcome.answer, token);
+          if (contentEncoding !== undefined) failed.contentEncoding = contentEncoding;
         }
       }
       let waitMs: number;
@@ -395,7 +470,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         last = { reason: 'rate-limited', statusCode: 429 };
         consecutive429s += 1;
         const headers = outcome.kind === 'answer' ? outcome.answer.headers : {};
-        const retryAfter = parseRetryAfter(headerValue(headers, 'retry-after'), now());
+        const { retryAfterMs: retryAfter } = retryAfterOf(headers, now());
         const decision = rateLimitWaitMs(retryAfter, consecutive429s, policy);
         if (decision.action === 'give-up') {
           const { retryAfterMs } = decision;
@@ -418,9 +493,9 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         const message = `${failed.describe}; the ${waitMs} ms wait does not fit before the call deadline`;
         throw later(message, { retryAfterMs: waitMs });
       }
-      const event = { kind: last.reason, attempt: attempts, waitMs, status };
+      const { describe: _, ...named } = failed; // a 3xx's location, an undecoded content-coding
       try {
-        callOptions.onRetry?.(failed.location ? { ...event, location: failed.location } : event);
+        callOptions.onRetry?.({ kind: last.reason, attempt: attempts, waitMs, status, ...named });
       } catch {
         // A metrics hook must not change the outcome of the call.
       }

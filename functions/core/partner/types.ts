@@ -35,6 +35,8 @@ export interface RetryEvent {
   status?: number | undefined;
   /** A 3xx's target, origin and path only (never its query string). */
   location?: string;
+  /** A Content-Encoding the client could not decode (`x-foo`), named as the partner sent it, redacted. */
+  contentEncoding?: string;
 }
 
 export interface PartnerApi {

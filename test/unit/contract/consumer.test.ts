@@ -24,9 +24,10 @@ function edited(change: (message: Record<string, any>) => void): string {
   return JSON.stringify(message);
 }
 
-function errorOf(text: string): OrderVersionMessageError {
+/** `text` is what a plain-JavaScript caller may pass: a string, or by mistake an object. */
+function errorOf(text: unknown): OrderVersionMessageError {
   try {
-    parseOrderVersionMessage(text);
+    parseOrderVersionMessage(text as string);
   } catch (error) {
     if (error instanceof OrderVersionMessageError) return error;
     throw error;
@@ -111,6 +112,8 @@ describe('parseOrderVersionMessage', () => {
     ['an amount that is text', set('order.total.amount', 'ten'), 'order', /total\.amount/],
     ['an unknown status', set('order.status', 'refunded'), 'order', /refunded/],
     ['no order id', set('order.id'), 'order', /missing required field: id/],
+    ['the whole SQS record', { messageId: 'm-1', body: '{}' }, '', /got an SQS record: pass record\.body/],
+    ['a body already parsed', { schemaVersion: 1 }, '', /as a string \(record\.body.*got object$/],
   ])('refuses %s, naming where', (_case, text, path, problem) => {
     const error = errorOf(text);
     expect(error.path).toBe(path);

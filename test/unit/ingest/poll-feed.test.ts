@@ -218,44 +218,48 @@ describe('records pollFeed cannot publish', () => {
     expect(findingMetricName('invalid-unicode-replaced')).toBe('FindingInvalidUnicodeReplaced');
   });
 
-  it('hands a page of far more records than asked off in slices: identical ones quarantined once, 100 one by one and the rest in one object, 8 writes at most in flight', async () => {
-    const valid = Array.from({ length: 250 }, (_, index) => sampleOrder({ id: index + 1 }));
-    const identical = Array.from({ length: 2_000 }, () => ({}));
-    const distinct = Array.from({ length: 300 }, (_, index) => ({
-      ...sampleOrder({ id: 1000 + index }),
-      status: 'refunded',
-    }));
-    const data = [...valid, ...identical, ...distinct];
+  it('counts the records beyond the page size asked for, and hands the whole page off before its cursor moves', async () => {
+    const data = Array.from({ length: 250 }, (_, index) => sampleOrder({ id: index + 1 }));
     const { deps, journal, run } = pollFeedFixture(() => pageOf(...data));
 
-    expect(await run()).toMatchObject({ kind: 'caught-up', versionsPublished: 250, quarantined: 2_300 });
-    expect(deps.metrics.counts.RecordsBeyondPageSize).toBe(data.length - SETTINGS.pageSize);
-    const publishes = journal.filter((entry) => entry.startsWith('publish '));
-    expect(Math.max(...publishes.map((entry) => Number(entry.slice(8))))).toBeLessThanOrEqual(100);
-    expect(journal.at(-2)).toBe('commit c1');
-    // {} once, then the first 99 distinct ones; the other 201 distinct records together.
-    expect(deps.quarantine.records).toHaveLength(101);
-    expect(deps.quarantine.records.at(-1)).toMatchObject({
-      reason: expect.stringMatching(/^201 more records of this page/),
-      raw: distinct.slice(99),
-    });
-    expect(deps.quarantine.maxInFlight).toBeLessThanOrEqual(8);
-    expect(deps.log.lines.filter((line) => line.message === 'record quarantined')).toHaveLength(100);
+    expect(await run()).toMatchObject({ kind: 'caught-up', versionsPublished: 250 });
+    expect(deps.metrics.counts.RecordsBeyondPageSize).toBe(250 - SETTINGS.pageSize);
+    expect(journal.slice(1, -1)).toEqual(['publish 100', 'publish 100', 'publish 50', 'commit c1']);
   });
 
-  it('validates the first 10,000 records of a page and quarantines the rest unread in one object, so the feed goes on', async () => {
-    const beyond = [sampleOrder({ id: 1 }), sampleOrder({ id: 2 })];
-    const { deps, journal, run } = pollFeedFixture(() =>
-      pageOf(...Array.from({ length: 10_000 }, () => 0), ...beyond),
+  it('commits a page the run has no time to finish in part (the cursor stays) and ends out of time; the next run asks for it again and hands off only the rest', async () => {
+    const data = Array.from({ length: 350 }, (_, index) => sampleOrder({ id: index + 1 }));
+    const { deps, clock, journal, run, stored } = pollFeedFixture((query) =>
+      query.pageId === undefined
+        ? { data, hasMore: true, nextPageId: 'c1' }
+        : { data: [sampleOrder({ id: 999 })], hasMore: false, nextPageId: 'c2' },
     );
+    const publish = deps.publisher.publish.bind(deps.publisher);
+    deps.publisher.publish = async (messages) => {
+      clock.now += 1000; // a slice's sends take a second
+      return publish(messages);
+    };
 
-    expect(await run()).toMatchObject({ kind: 'caught-up', versionsPublished: 0, quarantined: 10_002 });
-    expect(deps.quarantine.records).toHaveLength(2);
-    expect(deps.quarantine.records[1]).toMatchObject({
-      raw: beyond,
-      issues: expect.arrayContaining(['2 × not validated: beyond the first 10000 records of the page']),
-    });
-    expect(journal.at(-2)).toBe('commit c1');
+    // Three slices fit before the run's last request deadline; the rest waits.
+    const first = await run('run-1', SETTINGS, { requestDeadline: clock.now + 2_500 });
+    const afterFirst = stored();
+    const second = await run('run-2');
+
+    expect(first).toMatchObject({ kind: 'out-of-time', pages: 1, versionsPublished: 300 });
+    expect(afterFirst).toMatchObject({ pageId: undefined, partialPage: { records: 300 } });
+    expect(afterFirst?.lastCaughtUpAt).toBeUndefined();
+    expect(second).toMatchObject({ kind: 'caught-up', versionsPublished: 51 });
+    expect(stored()).toMatchObject({ pageId: 'c2', partialPage: undefined });
+    expect(journal.filter((entry) => entry.startsWith('commit'))).toEqual([
+      'commit <start>',
+      'commit c1',
+      'commit c2',
+    ]);
+    // Every version once: the part handed off in the first run is not sent again.
+    expect(deps.publisher.published.map((message) => message.orderId)).toEqual([
+      ...data.map((order) => order.id),
+      999,
+    ]);
   });
 });
 

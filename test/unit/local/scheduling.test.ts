@@ -1,17 +1,17 @@
 // Local mode's schedule as pure decisions, without the emulator.
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_GIVE_UP_AFTER_MS,
   decideAfterRun,
   decideAtTheEnd,
+  decideWait,
+  giveUpAfterOf,
+  lastProgressAt,
   mayStartRun,
   type SchedulingTuning,
 } from '../../../tools/local/scheduling.js';
 
-const tuning: SchedulingTuning = {
-  shallowQueueDepth: 50,
-  idlePollIntervalMs: 1000,
-  maxConsecutiveRunErrors: 3,
-};
+const tuning: SchedulingTuning = { shallowQueueDepth: 50, idlePollIntervalMs: 1000 };
 const run = (kind: string, pages = 1, versionsPublished = 10, quarantined = 0, cursorRecoveries = 0) => ({
   kind,
   pages,
@@ -24,7 +24,7 @@ describe('decideAfterRun', () => {
   it.each(['page-limit', 'out-of-time', 'lease-lost', 'stale-continuation'])(
     'runs again at once after %s: the stream has more',
     (kind) => {
-      expect(decideAfterRun(run(kind), 0, tuning, false)).toEqual({ action: 'run-next', delayMs: 0 });
+      expect(decideAfterRun(run(kind), 0, tuning)).toEqual({ action: 'run-next', delayMs: 0 });
     },
   );
 
@@ -42,13 +42,13 @@ describe('decideAfterRun', () => {
       { action: 'release-dead-lease' },
     ],
   ])('after %s decides %j', (_name, ran, decision) => {
-    expect(decideAfterRun(ran, 0, tuning, false)).toEqual(decision);
+    expect(decideAfterRun(ran, 0, tuning)).toEqual(decision);
   });
 
   it.each(['stuck-cursor', 'missing-next-page-id', 'order-over-body-cap', 'disabled'])(
     'ends with the documented stop after %s, whatever the run changed',
     (kind) => {
-      expect(decideAfterRun(run(kind), 0, tuning, false)).toEqual({
+      expect(decideAfterRun(run(kind), 0, tuning)).toEqual({
         action: 'end-feed-stopped',
         kind,
         detail: expect.stringContaining(`the poller ended '${kind}'`),
@@ -57,29 +57,90 @@ describe('decideAfterRun', () => {
   );
 
   it('ends on a 401, and on the backoff an earlier 401 left', () => {
-    expect(decideAfterRun(run('auth-failed', 0, 0), 0, tuning, false)).toMatchObject({
+    expect(decideAfterRun(run('auth-failed', 0, 0), 0, tuning)).toMatchObject({
       action: 'end-auth-failed',
       detail: 'partner API rejected the token (401 Unauthorized)',
     });
-    const backoff = decideAfterRun(run('auth-backoff', 0, 0), 0, tuning, false);
+    const backoff = decideAfterRun(run('auth-backoff', 0, 0), 0, tuning);
     expect(backoff).toMatchObject({ action: 'end-auth-failed' });
     // A new token is the way out, not --reset-data (which empties the tables).
     expect(JSON.stringify(backoff)).toContain('restart with it');
     expect(JSON.stringify(backoff)).not.toContain('--reset-data');
   });
 
-  it('backs off a failed run, doubling, and gives up after the configured number in a row (not in watch mode)', () => {
-    const failed = { error: new Error('queue unavailable') };
-    expect(decideAfterRun(failed, 0, tuning, false)).toEqual({
+  it('stalls on a thrown run and on retry-later with nothing fetched, naming the failure the poller reported', () => {
+    expect(decideAfterRun({ error: new Error('queue unavailable') }, 0, tuning)).toEqual({
       action: 'stall',
       why: 'failed: queue unavailable',
       delayMs: 1000,
-      fatal: false,
     });
-    expect(decideAfterRun(failed, 1, tuning, false)).toMatchObject({ delayMs: 2000, fatal: false });
-    expect(decideAfterRun(failed, 2, tuning, false)).toMatchObject({ delayMs: 4000, fatal: true });
-    expect(decideAfterRun(failed, 2, tuning, true)).toMatchObject({ fatal: false });
-    expect(decideAfterRun(failed, 10, tuning, true)).toMatchObject({ delayMs: 30_000 });
+    const unreachable = { ...run('retry-later', 0, 0), failure: 'partner unreachable: connect ECONNREFUSED' };
+    expect(decideAfterRun(unreachable, 0, tuning)).toMatchObject({
+      action: 'stall',
+      why: 'ended retry-later: partner unreachable: connect ECONNREFUSED',
+    });
+  });
+
+  it('backs off failed runs exponentially, from the idle interval up to 30 s, never a tight loop', () => {
+    const failed = { error: new Error('partner down') };
+    const delays = [0, 1, 2, 3, 4, 5, 6, 20].map((stalled) => decideAfterRun(failed, stalled, tuning));
+
+    expect(delays.map((decision) => (decision.action === 'stall' ? decision.delayMs : -1))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000,
+    ]);
+  });
+
+  it.each([
+    ['a documented stop', run('stuck-cursor'), 'end-feed-stopped'],
+    ['a 401', run('auth-failed', 0, 0), 'end-auth-failed'],
+  ])('ends at once on %s, however many runs failed before it', (_name, ran, action) => {
+    expect(decideAfterRun(ran, 50, tuning)).toMatchObject({ action });
+  });
+});
+
+describe('the give-up clock', () => {
+  const minute = 60_000;
+
+  it('gives up only once nothing progressed for the whole window, after a last attempt at its end', () => {
+    // Started at 0, no progress since: runs back off, but the one due after the give-up time runs at it.
+    expect(decideWait(10_000, 0, 4000, minute)).toEqual({
+      action: 'wait',
+      nextRunAtMs: 14_000,
+      giveUpAtMs: minute,
+    });
+    expect(decideWait(50_000, 0, 30_000, minute)).toEqual({
+      action: 'wait',
+      nextRunAtMs: minute,
+      giveUpAtMs: minute,
+    });
+    expect(decideWait(minute, 0, 30_000, minute)).toEqual({ action: 'give-up' });
+  });
+
+  it('restarts with any progress: a page committed, or a version applied', () => {
+    const now = 11 * minute;
+    const since = (times: Parameters<typeof lastProgressAt>[0]) =>
+      decideWait(now, lastProgressAt(times), 1000, DEFAULT_GIVE_UP_AFTER_MS);
+
+    expect(since({ startedAtMs: 0 })).toEqual({ action: 'give-up' });
+    expect(since({ startedAtMs: 0, pageCommittedAtMs: 2 * minute })).toMatchObject({
+      action: 'wait',
+      giveUpAtMs: 12 * minute,
+    });
+    expect(
+      since({ startedAtMs: 0, pageCommittedAtMs: minute, versionAppliedAtMs: 5 * minute }),
+    ).toMatchObject({
+      action: 'wait',
+      giveUpAtMs: 15 * minute,
+    });
+  });
+
+  it('waits 10 minutes by default, as long as asked when asked, and for ever with --watch unless asked', () => {
+    expect(DEFAULT_GIVE_UP_AFTER_MS).toBe(10 * minute);
+    expect(giveUpAfterOf(undefined, false)).toBe(10 * minute);
+    expect(giveUpAfterOf(15_000, false)).toBe(15_000);
+    expect(giveUpAfterOf(undefined, true)).toBeUndefined();
+    expect(giveUpAfterOf(15_000, true)).toBe(15_000);
+    expect(decideWait(365 * 24 * 60 * minute, 0, 30_000, undefined)).toMatchObject({ action: 'wait' });
   });
 });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact, stringifyJsonExact, sumInt64 } from '../../../functions/core/model/int64.js';
 
+const UNSAFE = '9007199254740993'; // 2^53 + 1: JSON.parse reads it as 2^53
+
 describe('exact int64 JSON', () => {
   it('parses integers beyond 2^53 as bigints and leaves safe ones, strings and floats alone', () => {
     const value = parseJsonExact(
@@ -14,12 +16,98 @@ describe('exact int64 JSON', () => {
     });
   });
 
+  it('an int64 under a `__proto__` key: an own property, the prototype untouched', () => {
+    const value = parseJsonExact(`{"__proto__":${UNSAFE},"o":{"__proto__":{"x":${UNSAFE}}}}`) as {
+      o: Record<string, unknown>;
+    };
+    expect(Object.getOwnPropertyDescriptor(value, '__proto__')?.value).toBe(2n ** 53n + 1n);
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(value.o, '__proto__')?.value).toEqual({ x: 2n ** 53n + 1n });
+    expect(Object.getPrototypeOf(value.o)).toBe(Object.prototype);
+  });
+
   it('never mistakes a partner string that looks like its internal marker for a number', () => {
     const text = '{"id":9007199254740993,"name":"\\u0000int64:123","other":"\\u0000int64-x:7"}';
     const value = parseJsonExact(text) as Record<string, unknown>;
     expect(value.name).toBe('\u0000int64:123');
     expect(value.other).toBe('\u0000int64-x:7');
     expect(stringifyJsonExact(value)).toBe(text);
+  });
+
+  // What the partner may send instead of a page; each only has to be rejected or read exactly (its time is
+  // the bench's parse section).
+  describe('bodies that are not JSON are rejected, whatever digits they hold', () => {
+    it.each([
+      ['an unterminated string of escapes', `{"id":${UNSAFE},"s":"${'\\"'.repeat(20_000)}`],
+      ['an unterminated string of backslash pairs', `[${UNSAFE},"${'\\\\'.repeat(20_000)}`],
+      ['a page cut off mid-number', `{"hasMore":true,"data":[{"id":${UNSAFE}`],
+      ['a digit run with no JSON around it', `${UNSAFE}${'7'.repeat(20_000)} ${UNSAFE}`],
+      ['a maintenance page quoting an id', `<html>order ${UNSAFE} is "delayed</html>`],
+      ['a lone quote before a number', `"${UNSAFE}`],
+    ])('%s', (_name, text) => {
+      expect(() => parseJsonExact(text)).toThrow(SyntaxError);
+    });
+  });
+
+  describe('odd JSON is read exactly', () => {
+    it.each([
+      [
+        'escapes and backslashes just before a number',
+        `["\\\\","\\"",${UNSAFE}]`,
+        ['\\', '"', 2n ** 53n + 1n],
+      ],
+      [
+        'a digit run between escaped quotes stays in its string',
+        String.raw`["\"${UNSAFE}\"","\\\\",${UNSAFE}]`,
+        [`"${UNSAFE}"`, '\\\\', 2n ** 53n + 1n],
+      ],
+      [
+        'digit runs in exponents and fractions stay numbers',
+        '[1E+1234567890123456,1e-1234567890123456789,-12345678901234567890.5]',
+        [Number.POSITIVE_INFINITY, 0, -12345678901234567000],
+      ],
+      ['digit runs inside strings stay strings', `["${'1'.repeat(5_000)}",1]`, ['1'.repeat(5_000), 1]],
+      ['a key of digits', `{"${UNSAFE}":${UNSAFE}}`, { [UNSAFE]: 2n ** 53n + 1n }],
+      [
+        'long fractions and exponents stay numbers',
+        '[0.12345678901234567890,12345678901234567890e0]',
+        [0.12345678901234568, 12345678901234567000],
+      ],
+      [
+        '2^53 itself and the int64 bounds',
+        '[9007199254740992,-9223372036854775808]',
+        [2n ** 53n, -(2n ** 63n)],
+      ],
+      [
+        'the largest safe integer stays a number',
+        '[9007199254740991,-9007199254740991]',
+        [2 ** 53 - 1, -(2 ** 53 - 1)],
+      ],
+      ['a literal beyond int64, exact, for the model to reject', '18446744073709551615', 2n ** 64n - 1n],
+      ['1,000 characters: still exact', `-${'9'.repeat(999)}`, -(10n ** 999n - 1n)],
+      [
+        '1,001 characters: left as JSON.parse reads it (BigInt() of it would be super-linear)',
+        '9'.repeat(1_001),
+        Number.POSITIVE_INFINITY,
+      ],
+      ['a number whitespace-padded', ` \n${UNSAFE}\t`, 2n ** 53n + 1n],
+    ])('%s', (_name, text, expected) => {
+      expect(parseJsonExact(text)).toEqual(expected);
+    });
+
+    it('nesting as deep as JSON.parse takes, without a long digit run: plain JSON.parse', () => {
+      const depth = 100_000;
+      let value = parseJsonExact(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
+      for (let level = 0; level < depth; level++) value = (value as unknown[])[0];
+      expect(value).toBe(1);
+    });
+
+    it('an int64 nested as deep as JSON.parse takes: exact', () => {
+      const depth = 100_000;
+      let value = parseJsonExact(`${'['.repeat(depth)}${UNSAFE}${']'.repeat(depth)}`);
+      for (let level = 0; level < depth; level++) value = (value as unknown[])[0];
+      expect(value).toBe(2n ** 53n + 1n);
+    });
   });
 
   it('writes bigints as exact JSON numbers and takes plain JSON.stringify otherwise', () => {

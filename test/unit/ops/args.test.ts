@@ -1,7 +1,7 @@
 // The ops command line: commands, shared and command flags, and what is refused as a usage error.
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../tools/cli-args.js';
-import { DEFAULT_STACK_NAME, parseOpsArgs } from '../../../tools/ops/args.js';
+import { DEFAULT_STACK_NAME, DEFAULT_STALEST, parseOpsArgs } from '../../../tools/ops/args.js';
 
 describe('parseOpsArgs', () => {
   it('reads a command with the shared defaults', () => {
@@ -66,6 +66,12 @@ describe('parseOpsArgs', () => {
       { command: 'history', orderId: '9223372036854775807', shared: { json: true } },
     ],
     [['history', '0'], { orderId: '0' }],
+    // budget, and budget release of one token parameter.
+    [['budget'], { command: 'budget', tokenParameter: undefined }],
+    [
+      ['budget', 'release', '--token-parameter', '/order-feed/partner-token', '--yes'],
+      { command: 'budget release', tokenParameter: '/order-feed/partner-token', shared: { yes: true } },
+    ],
     // reconcile gets its own flags, with the default stack added.
     [
       ['reconcile', '--sample', '5', '--aws-endpoint', 'http://localhost:1'],
@@ -77,6 +83,96 @@ describe('parseOpsArgs', () => {
     [['reconcile', '--stack-name', 'X'], { argv: ['--stack-name', 'X'] }],
   ] as const)('reads %j', (argv, expected) => {
     expect(parseOpsArgs([...argv])).toMatchObject(expected);
+  });
+
+  it('reads feeds add: the whole configuration with its defaults, values spelt as -c spells them at synth', () => {
+    expect(
+      parseOpsArgs([
+        ...['feeds', 'add', 'eu', '--token-parameter', '/t', '--vendor-ids', ' v-1, v-2 ,'],
+        ...['--page-size', '50', '--order-ids', '9223372036854775807', '--purpose', 'reconcile', '--dry-run'],
+      ]),
+    ).toMatchObject({
+      command: 'feeds add',
+      feedId: 'eu',
+      dryRun: true,
+      config: {
+        tokenParameterName: '/t',
+        vendorIds: ['v-1', 'v-2'],
+        orderIds: ['9223372036854775807'],
+        purpose: 'reconcile',
+        pageSize: 50,
+        scheduleMinutes: 1,
+      },
+    });
+  });
+
+  it.each([
+    [['feeds', 'list'], { command: 'feeds list', stalest: undefined }],
+    [['feeds', 'list', '--stalest'], { stalest: DEFAULT_STALEST }],
+    [['feeds', 'list', '--stalest', '3', '--json'], { stalest: 3, shared: { json: true } }],
+    [['feeds', 'list', '--stalest=4'], { stalest: 4 }],
+    [['feeds', 'show', 'eu'], { command: 'feeds show', feedId: 'eu' }],
+    [
+      ['feeds', 'set', 'eu', '--schedule-minutes', '5', '--unset', 'vendor-ids', '--unset', 'from-timestamp'],
+      { command: 'feeds set', changes: { scheduleMinutes: 5, vendorIds: null, fromTimestamp: null } },
+    ],
+    [
+      ['feeds', 'pause', 'eu', '--reason', 'asked to stop'],
+      { command: 'feeds pause', reason: 'asked to stop', dryRun: false, deleteCursor: false },
+    ],
+    [['feeds', 'resume', 'eu', '--dry-run'], { command: 'feeds resume', reason: undefined, dryRun: true }],
+    [
+      ['feeds', 'remove', 'eu', '--delete-cursor', '--yes', '--force'],
+      { deleteCursor: true, shared: { yes: true, force: true } },
+    ],
+  ] as const)('reads %j', (argv, expected) => {
+    expect(parseOpsArgs([...argv])).toMatchObject(expected);
+  });
+
+  it.each([
+    [['feeds'], 'feeds needs a subcommand: add, list, show, set, pause, resume or remove'],
+    [['feeds', 'add', '--token-parameter', '/t'], 'feeds add needs one ID'],
+    [['feeds', 'add', 'budget#x', '--token-parameter', '/t'], '"budget#x" is not a feed id'],
+    [['feeds', 'add', 'eu'], 'tokenParameterName: is required (--token-parameter)'],
+    // Each value by the rule synth applies, naming the key and the flag it came from.
+    [
+      ['feeds', 'add', 'eu', '--token-parameter', '/t', '--page-size', '500'],
+      'pageSize: must be an integer from 1 to 100 (--page-size "500")',
+    ],
+    [
+      ['feeds', 'add', 'eu', '--token-parameter', '/t', '--vendor-ids', 'v 1'],
+      'vendorIds: has an invalid vendor id "v 1"',
+    ],
+    [
+      ['feeds', 'add', 'eu', '--token-parameter', '/t', '--from-timestamp', '2026-02-30T00:00:00Z'],
+      'fromTimestamp: must be a valid date-time (--from-timestamp "2026-02-30T00:00:00Z")',
+    ],
+    [
+      ['feeds', 'add', 'eu', '--token-parameter', '/t', '--order-ids', '1'],
+      'orderIds: is only for a feed whose purpose is "reconcile"',
+    ],
+    [
+      ['feeds', 'add', 'eu', '--token-parameter', '/t', '--partner-base-url', 'http://partner.example'],
+      'partnerBaseUrl:',
+    ],
+    [['feeds', 'add', 'eu', '--token-parameter', '/t', '--page-sise', '5'], 'did you mean --page-size?'],
+    [['feeds', 'set', 'eu'], 'feeds set needs a change'],
+    [['feeds', 'set', 'eu', '--schedule-minutes', '61'], 'scheduleMinutes: must be an integer from 1 to 60'],
+    [
+      ['feeds', 'set', 'eu', '--unset', 'vendor-id'],
+      '--unset vendor-id: not a config flag; did you mean vendor-ids?',
+    ],
+    [
+      ['feeds', 'set', 'eu', '--unset', 'page-size', '--page-size', '5'],
+      '--unset page-size and --page-size together',
+    ],
+    [['feeds', 'list', '--stalest', '0'], '--stalest must be an integer from 1'],
+    [['feeds', 'list', 'eu'], 'unknown command "feeds list eu"'],
+    [['feeds', 'show', 'eu', '--reason', 'x'], "Unknown option '--reason'"],
+    [['feeds', 'pause', 'eu', '--delete-cursor'], "Unknown option '--delete-cursor'"],
+  ])('refuses feeds %j as a usage error', (argv, message) => {
+    expect(() => parseOpsArgs(argv)).toThrow(UsageError);
+    expect(() => parseOpsArgs(argv)).toThrow(message);
   });
 
   it.each([[['--help']], [['status', '-h']], [['history', '-h']]])('answers help for %j', (argv) => {
@@ -111,6 +207,9 @@ describe('parseOpsArgs', () => {
     [['history', '012'], 'is not an order id'],
     [['history', '12', '--subscriber', 'x'], "Unknown option '--subscriber'"],
     [['status', '--all-versions'], "Unknown option '--all-versions'"],
+    [['budget', 'release'], '--token-parameter is required'],
+    [['budget', 'release', '--token-parameter', 'a b'], 'is not an SSM parameter name'],
+    [['budget', 'reset'], 'unknown command "budget reset"'],
   ])('refuses %j as a usage error', (argv, message) => {
     expect(() => parseOpsArgs(argv)).toThrow(UsageError);
     expect(() => parseOpsArgs(argv)).toThrow(message);

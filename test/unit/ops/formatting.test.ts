@@ -1,11 +1,24 @@
-// What people read: the status report, the quarantine list and retry plan, tables, cursors, durations.
+// What people read: the status report, the feeds list and one feed's detail, the quarantine list and retry
+// plan, the budget release plan, tables, cursors, durations.
 import { describe, expect, it } from 'vitest';
 import { quarantineKey } from '../../../functions/core/adapters/s3-quarantine.js';
+import type { FeedState } from '../../../functions/core/fleet/feed-config.js';
+import { parseFeedConfig } from '../../../functions/core/fleet/feed-config.js';
 import type { QuarantinedRecord } from '../../../functions/core/ingest/ports.js';
+import { type BudgetStatus, releasePlan, renderBudgets } from '../../../tools/ops/budget.js';
 import { cursorItemOf } from '../../../tools/ops/cursor.js';
+import { renderFeedList } from '../../../tools/ops/feeds.js';
 import { formatDuration, renderTable, shortenCursor } from '../../../tools/ops/format.js';
 import { judgeQuarantined, renderQuarantineList, renderRetryPlan } from '../../../tools/ops/quarantine.js';
-import { feedStatusOf, renderStatus, type StatusReport } from '../../../tools/ops/status.js';
+import {
+  countByState,
+  type FeedStatus,
+  feedStatusOf,
+  renderFeedDetail,
+  renderStatus,
+  type StatusReport,
+  stalestOf,
+} from '../../../tools/ops/status.js';
 import { sampleOrder } from '../../fixtures/orders.js';
 
 const NOW = Date.parse('2026-05-01T12:00:00.000Z');
@@ -95,8 +108,8 @@ describe('status', () => {
       budgets: [
         {
           tokenParameter: '/partner/token',
-          ...{ nextSlotAt: NOW, rate: 7, intervalMs: 143, holdUntil: NOW + 90_000, adjustedAt: NOW },
-          ...{ taken: 100, takenAtAdjust: 90, throttlesLastHour: 4 },
+          ...{ nextSlotAt: NOW, rate: 7, intervalMs: 142.857, holdUntil: NOW + 90_000, adjustedAt: NOW },
+          ...{ taken: 100, takenAtAdjust: 90, slotAtAdjust: NOW, step: 0.35, throttlesLastHour: 4 },
         },
       ],
     };
@@ -125,6 +138,137 @@ describe('status', () => {
   });
 });
 
+describe('the fleet in status and feeds list', () => {
+  /** A registered feed caught up `lagMinutes` ago (undefined: never, and no item). */
+  const feed = (
+    feedId: string,
+    lagMinutes: number | undefined,
+    state: FeedState = 'enabled',
+    config: Record<string, unknown> = {},
+  ): FeedStatus =>
+    feedStatusOf(
+      cursorItemOf(
+        feedId,
+        lagMinutes === undefined
+          ? undefined
+          : { revision: 2, lastCaughtUpAt: new Date(NOW - lagMinutes * 60_000).toISOString() },
+      ),
+      undefined,
+      NOW,
+      {
+        config: parseFeedConfig({ tokenParameterName: `/t/${feedId}`, ...config }),
+        configRevision: 1,
+        state,
+        item: state === 'enabled' ? {} : { stateReason: `why ${feedId}` },
+      },
+    );
+
+  it('takes the stalest of the feeds polled, most behind first: enabled and stopped, never paused or removed', () => {
+    const feeds = [
+      feed('a', 5),
+      feed('b', 50, 'stopped'),
+      feed('c', 500, 'paused'),
+      feed('d', 5000, 'removed'),
+      feed('e', undefined),
+      feed('f', 1),
+    ];
+
+    expect(stalestOf(feeds, 3).map((each) => each.feedId)).toEqual(['e', 'b', 'a']);
+    expect(countByState(feeds)).toEqual({
+      feeds: 6,
+      enabled: 3,
+      paused: 1,
+      stopped: 1,
+      removed: 1,
+      unregistered: 0,
+    });
+  });
+
+  it('lists feeds with their token, vendors (a long list cut), schedule, lag, last run and the reason of a stop', () => {
+    const text = renderFeedList([
+      feed('a', 5, 'enabled', { vendorIds: ['v1', 'v2', 'v3', 'v4', 'v5'], scheduleMinutes: 5 }),
+      feed('b', 50, 'stopped'),
+      feedStatusOf(
+        cursorItemOf('legacy', { revision: 1, lastRunOutcome: 'caught-up', lastRunAt: 'T' }),
+        'fn',
+        NOW,
+      ),
+    ]);
+
+    expect(text.split('\n')).toEqual([
+      'FEED    STATE    TOKEN PARAMETER  VENDOR IDS   SCHEDULE  LAG     LAST RUN        REASON',
+      'a       enabled  /t/a             v1,v2,v3 +2  5m        5m 0s   n/a',
+      'b       stopped  /t/b             all          1m        50m 0s  n/a             why b',
+      'legacy  no row   -                -            -         -       caught-up at T',
+    ]);
+    expect(renderFeedList([feed('a', 5)], 7)).toMatch(/^The 1 stalest of 7 feed\(s\), most behind first:\n/);
+  });
+
+  it('counts the fleet by state in status, with the stalest in a table, and one feed in detail with --feed', () => {
+    const base = {
+      stackName: 'S',
+      at: new Date(NOW).toISOString(),
+      queues: [],
+      quarantined: 0,
+      ledger: [],
+      budgets: [],
+    };
+    const fleet = renderStatus({
+      ...base,
+      fleet: { feeds: 1200, enabled: 1190, paused: 8, stopped: 2, removed: 0, unregistered: 3 },
+      feeds: [feed('b', 50, 'stopped')],
+    });
+    const one = renderStatus({ ...base, feeds: [feed('b', 50, 'stopped', { vendorIds: ['v1'] })] });
+
+    expect(fleet).toContain(
+      'Feeds: 1200 (enabled 1190, paused 8, stopped 2, removed 0; 3 without a registry row)',
+    );
+    expect(fleet).toContain(
+      'The stalest of those polled (all: npm run ops -- feeds list; one: status --feed ID):',
+    );
+    expect(fleet).toMatch(/b\s+stopped\s+50m 0s\s+n\/a/);
+    expect(one).toContain(renderFeedDetail(feed('b', 50, 'stopped', { vendorIds: ['v1'] })));
+    expect(one).toMatch(/state\s+stopped: why b/);
+    expect(one).toMatch(/vendor ids\s+v1/);
+    expect(one).toMatch(/token parameter\s+\/t\/b/);
+  });
+});
+
+describe('budget', () => {
+  const held: BudgetStatus = {
+    tokenParameter: '/partner/token',
+    ...{ nextSlotAt: NOW + 300_000, rate: 2.1, intervalMs: 476.19, holdUntil: NOW + 252_000 },
+    ...{ adjustedAt: NOW + 252_000, taken: 9, takenAtAdjust: 9, slotAtAdjust: NOW, step: 0.15 },
+    throttlesLastHour: 3,
+  };
+
+  it('lists every token’s rate, hold and 429s, or says there is no budget yet', () => {
+    const unlimited = {
+      ...held,
+      tokenParameter: '/other',
+      rate: 0,
+      holdUntil: NOW - 1,
+      throttlesLastHour: 0,
+    };
+    expect(renderBudgets([held, unlimited], NOW).split('\n')).toEqual([
+      'TOKEN BUDGET    RATE                              HOLD                                          429s LAST HOUR',
+      '/partner/token  2.1/s                             held until 2026-05-01T12:04:12.000Z (4m 12s)  3',
+      '/other          not limited (no 429 yet, no cap)  none                                          0',
+    ]);
+    expect(renderBudgets([], NOW)).toBe('No request budget yet: no feed has sent a partner request.');
+  });
+
+  it('plans a release: the hold ends, the rate starts afresh', () => {
+    expect(releasePlan(held, NOW)).toEqual([
+      'release the request budget of token parameter /partner/token:',
+      '  hold: held until 2026-05-01T12:04:12.000Z (4m 12s) -> none (every feed on the token may send at once)',
+      '  rate: 2.1/s -> the cap (partnerRequestsPerSecond), or not limited until the next 429',
+      '  the item budget#/partner/token is deleted; the next request creates it afresh',
+    ]);
+    expect(releasePlan({ ...held, holdUntil: 0 }, NOW)[1]).toBe('  hold: none in force');
+  });
+});
+
 describe('quarantine', () => {
   const record = (raw: unknown, reason: string): QuarantinedRecord => ({
     feedId: 'orders',
@@ -142,25 +286,54 @@ describe('quarantine', () => {
   ];
 
   it("judges each record with the poller's own preparation: the message a poll would have sent, or today's reason", () => {
-    const [now, still] = judgeQuarantined(stored, 'run-1');
+    const [now, still] = judgeQuarantined(stored, 'run-1').map((verdict) => verdict.records);
 
-    expect(now?.message?.orderId).toBe(77);
-    expect(JSON.parse(now?.message?.body ?? '{}').source).toMatchObject({
+    expect(now).toHaveLength(1);
+    expect(now?.[0]?.index).toBeUndefined();
+    expect(now?.[0]?.message?.orderId).toBe(77);
+    expect(JSON.parse(now?.[0]?.message?.body ?? '{}').source).toMatchObject({
       feedId: 'orders',
       pageId: 'page-3',
       fetchedAt: '2026-04-30T10:00:00.000Z',
       origin: 'poll',
       correlationId: 'quarantine-retry:run-1',
     });
-    expect(still?.message).toBeUndefined();
-    expect(still?.reason).toMatch(/missing required field/);
+    expect(still?.[0]?.message).toBeUndefined();
+    expect(still?.[0]?.reason).toMatch(/missing required field/);
+  });
+
+  it('judges each record of an object that holds several on its own, as written today and by the older poller', () => {
+    const raw = [sampleOrder({ id: 80 }), { id: 81 }, sampleOrder({ id: 82, status: 'refunded' })];
+    const together = { ...record(raw, '3 more records of this page could not be published'), records: 3 };
+    const older = record(raw, '3 more records of this page could not be published (beyond the 100 …)');
+    const anArray = record(raw, 'expected an object');
+
+    const [now, before, single] = judgeQuarantined(
+      [together, older, anArray].map((object) => ({ key: quarantineKey(object), record: object })),
+      'run-2',
+    );
+
+    for (const verdict of [now, before]) {
+      expect(verdict?.records.map(({ index, message, reason }) => [index, message?.orderId, reason])).toEqual(
+        [
+          [0, 80, undefined],
+          [1, undefined, expect.stringMatching(/^missing required field/)],
+          [2, undefined, 'unknown status "refunded"'],
+        ],
+      );
+    }
+    // A record that is itself a list (the partner sent one) is one record.
+    expect(single?.records).toHaveLength(1);
+    expect(renderQuarantineList([{ key: 'k', record: together }])).toContain(
+      '3 quarantined record(s) in 1 object(s)',
+    );
   });
 
   it('lists records with their reasons, and plans a retry', () => {
     expect(renderQuarantineList(stored)).toMatch(
-      /orders\s+77\s+-\s+2026-04-30T10:00:00.000Z\s+old parser said no/,
+      /orders\s+77\s+-\s+1\s+2026-04-30T10:00:00.000Z\s+old parser said no/,
     );
     expect(renderQuarantineList([])).toBe('No quarantined records.');
-    expect(renderRetryPlan(judgeQuarantined(stored, 'r'))).toContain('1 of 2 pass today');
+    expect(renderRetryPlan(judgeQuarantined(stored, 'r'))).toContain('1 of 2 records pass today');
   });
 });

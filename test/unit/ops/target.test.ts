@@ -57,9 +57,14 @@ describe('targetFromOutputs', () => {
         },
       ],
       pollers: { orders: 'poller-fn' },
+      // A stack of a poller per feed: no dispatcher to ask for a dispatch.
+      dispatcher: undefined,
     });
     const outputs = { ...OUTPUTS, HistoryTableName: 'history-table' };
     expect(targetFromOutputs('Stack', outputs, {}, {}).historyTable).toBe('history-table');
+    // A fleet's stack (infra adds the output): its dispatcher, no poller of a feed's own.
+    const fleet = targetFromOutputs('Stack', { ...OUTPUTS, DispatcherFunctionName: 'dispatcher-fn' }, {}, {});
+    expect(fleet).toMatchObject({ dispatcher: 'dispatcher-fn', pollers: {} });
   });
 
   it('names a missing output', () => {
@@ -107,6 +112,11 @@ describe('resolveFeed', () => {
     expect(resolveFeed('us', ['eu', 'us'])).toBe('us');
     expect(() => resolveFeed('asia', ['eu', 'us'])).toThrow('unknown feed "asia" (known: eu, us)');
     expect(() => resolveFeed(undefined, [])).toThrow('no feed');
+    // A fleet of thousands: the first few, and where to see them all.
+    const fleet = Array.from({ length: 3000 }, (_, index) => `feed-${String(index).padStart(4, '0')}`);
+    expect(() => resolveFeed(undefined, fleet)).toThrow(
+      'several feeds (feed-0000, feed-0001, feed-0002, feed-0003, feed-0004, feed-0005, feed-0006, feed-0007, feed-0008, feed-0009, … 3000 in all: feeds list): pass --feed ID',
+    );
   });
 });
 

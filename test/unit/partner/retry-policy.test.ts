@@ -1,10 +1,11 @@
-// The client's waits as pure functions: Retry-After, the 429 wait, and the full-jitter backoff of other retries.
+// The client's waits as pure functions: Retry-After (with the partner's Date), the 429 wait, and the full-jitter backoff of other retries.
 import { describe, expect, it } from 'vitest';
 import { backoffWithFullJitter } from '../../../functions/core/backoff.js';
 import {
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
   rateLimitWaitMs,
+  retryAfterOf,
 } from '../../../functions/core/partner/client.js';
 
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 0); // Tue, 01 Jan 2030 00:00:00 GMT
@@ -85,5 +86,42 @@ describe('backoffWithFullJitter', () => {
         expect(Number.isInteger(ms) && ms >= 0 && ms < ceiling, `attempt ${attempt}, random ${r}`).toBe(true);
       }
     }
+  });
+});
+
+describe('retryAfterOf: a 429’s Retry-After as the client and the budget read it', () => {
+  const NOW = Date.parse('2026-06-01T12:00:00Z'); // an hour behind the partner clock of the cases below
+  it.each([
+    [
+      'delta-seconds, whatever the Date',
+      { 'retry-after': '7', date: 'Mon, 01 Jun 2026 13:00:00 GMT' },
+      7_000,
+    ],
+    [
+      'an HTTP-date from the partner’s Date (its clock an hour fast)',
+      { 'retry-after': 'Mon, 01 Jun 2026 13:00:10 GMT', date: 'Mon, 01 Jun 2026 13:00:00 GMT' },
+      10_000,
+    ],
+    [
+      'an HTTP-date from our clock without a Date',
+      { 'retry-after': 'Mon, 01 Jun 2026 12:00:10 GMT' },
+      10_000,
+    ],
+    [
+      'an HTTP-date from our clock when the Date is not an HTTP-date',
+      { 'retry-after': 'Mon, 01 Jun 2026 12:00:10 GMT', date: '1780315210' },
+      10_000,
+    ],
+    ['nothing usable', { 'retry-after': 'soon', date: 'Mon, 01 Jun 2026 13:00:00 GMT' }, undefined],
+  ])('%s', (_, headers, expected) => {
+    expect(retryAfterOf(headers, NOW).retryAfterMs).toBe(expected);
+  });
+
+  it('passes on only what parsed, so the log carries a number or a date and nothing else', () => {
+    expect(retryAfterOf({ 'retry-after': 'Bearer abc', date: 'junk' }, NOW).said).toEqual({});
+    expect(retryAfterOf({ 'retry-after': ' 30 ', date: 'Mon, 01 Jun 2026 13:00:00 GMT' }, NOW).said).toEqual({
+      retryAfter: '30',
+      date: 'Mon, 01 Jun 2026 13:00:00 GMT',
+    });
   });
 });

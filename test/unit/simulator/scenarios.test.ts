@@ -401,7 +401,14 @@ describe('hostile scenarios (partners nobody scripted)', () => {
     expect(expectation('cursor-cycle').stop).toBe('stuck-cursor');
   });
 
-  it('record-flood: the first page carries 30,000 tiny invalid records (4 distinct) besides what was asked', async () => {
+  it('record-flood: the first page carries 30,000 tiny invalid records (4 distinct) besides what was asked, before its last 3 versions', async () => {
+    const whole = await get<WirePage>(sim.url, updatesPath('/record-flood', { pageSize: 100 }));
+    expect(whole.body.data.slice(10, -3).every((record) => !('total' in record))).toBe(true);
+    expect(whole.body.data.slice(-3).map((record) => [record.id, record.version])).toEqual([
+      [3_023_000_064, 2],
+      [3_023_000_057, 3],
+      [3_023_000_950, 1],
+    ]);
     const first = await get<WirePage>(sim.url, updatesPath('/record-flood', { pageSize: 3 }));
     expect(first.body.data).toHaveLength(3 + 30_000);
     // The generated orders are whole; the flood's records have no total.

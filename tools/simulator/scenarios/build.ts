@@ -24,8 +24,11 @@ export interface ScenarioEntry {
 export type ScenarioQuirk =
   /** Pages end at multiples of `segment`; the last page hands back the cursor of the second: A → B → A. */
   | { kind: 'cursor-cycle'; segment: number }
-  /** The first page (no pageId) also carries `copies` copies of each of `records` (invalid), whatever pageSize. */
-  | { kind: 'record-flood'; records: readonly unknown[]; copies: number }
+  /**
+   * The first page (no pageId) also carries `copies` copies of each of `records` (invalid), whatever pageSize,
+   * before its last `after` entries.
+   */
+  | { kind: 'record-flood'; records: readonly unknown[]; copies: number; after: number }
   /** The first page request answers its page with a nextPageId of `bytes` characters. */
   | { kind: 'over-long-cursor'; bytes: number }
   /** The cursor at the end of poll 1 answers 404 pageId not found the first time it is asked. */

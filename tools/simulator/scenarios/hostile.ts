@@ -4,7 +4,7 @@
 // ingester ends with is in expectations.ts and in tools/simulator/README.md.
 
 import type { SimOrder } from '../model.js';
-import { generatedPoll, latestAtServeTime, present, type ScenarioDefinition } from './build.js';
+import { generatedPoll, latestAtServeTime, MINUTE, present, type ScenarioDefinition } from './build.js';
 
 /** The first of `values`, which must be there. */
 const first = <T>(values: readonly T[]): T => present(values[0])[0] as T;
@@ -80,12 +80,22 @@ const FLOOD_RECORDS = [
   { id: 3_023_000_903, version: 'one' },
 ] as const;
 
+// Three orders of 10 versions, then three more served beyond the flood: newer versions of two of those orders
+// (3023000064 accepted: a sale; 3023000057 cancelled: its sale reversed) and a new order.
+const [floodStream = []] = generatedPoll({ seed: 123, idBase: 3_023_000_000, versions: 10, vendors: 2 });
+const [accepted57, placed64] = present(floodStream[8], floodStream[9]) as [SimOrder, SimOrder];
+const beyondFlood: SimOrder[] = [
+  { ...placed64, version: 2, status: 'accepted', acceptedAt: placed64.placedAt + 4 * MINUTE },
+  { ...accepted57, version: 3, status: 'cancelled', cancelledAt: accepted57.placedAt + 30 * MINUTE },
+  { ...accepted57, id: 3_023_000_950, version: 1 },
+];
+
 export const recordFlood: ScenarioDefinition = {
   id: 'record-flood',
   summary:
-    '10 versions; the first page also carries 30,000 tiny invalid records (4 distinct), whatever pageSize',
-  polls: plain(123, 3_023_000_000, 10),
-  quirk: { kind: 'record-flood', records: FLOOD_RECORDS, copies: 7_500 },
+    '13 versions; the first page also carries 30,000 tiny invalid records (4 distinct), whatever pageSize, before its last 3 versions',
+  polls: latestAtServeTime([[...floodStream, ...beyondFlood]]),
+  quirk: { kind: 'record-flood', records: FLOOD_RECORDS, copies: 7_500, after: beyondFlood.length },
 };
 
 const overLongPoll = first(plain(124, 3_024_000_000));
