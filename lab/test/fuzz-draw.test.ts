@@ -6,9 +6,10 @@ import { UsageError } from '../../tools/cli-args.js';
 import { FAULT_CATALOGUE } from '../../tools/simulator/faults.js';
 import type { Oracle } from '../../tools/simulator/types.js';
 import { drawPartner } from '../fuzz/draw.js';
-import { replayCommand } from '../fuzz/fuzz.js';
+import { replayCommand, type SeedReport } from '../fuzz/fuzz.js';
 import { type SeedObservation, violations } from '../fuzz/invariants.js';
 import { parseFuzzArgs } from '../fuzz/options.js';
+import { seedLines, totals } from '../fuzz/report.js';
 import { documentedStops, runbookStops } from '../fuzz/runbook.js';
 
 describe('drawing a partner', () => {
@@ -240,5 +241,36 @@ describe('the command line', () => {
   ])('refuses %j', (argv, message) => {
     expect(() => parseFuzzArgs(argv)).toThrow(UsageError);
     expect(() => parseFuzzArgs(argv)).toThrow(message);
+  });
+});
+
+describe('what the fuzzer prints', () => {
+  const report = (violations: string[]): SeedReport => ({
+    seed: 17,
+    profile: 'full',
+    mode: 'in-process',
+    partner: '40 orders; faults: encoding',
+    kinds: ['encoding'],
+    end: { kind: 'no-progress', detail: 'no page in 12 run(s)' },
+    runs: 12,
+    outcomes: { 'retry-later': 12 },
+    faultsFired: { encoding: 60 },
+    requests: 60,
+    durationMs: 61_000,
+    violations,
+    replay: 'npm run fuzz -- --seed 17',
+  });
+
+  it('prints a failing seed with its violations and the command that replays it, and lists it again at the end', () => {
+    const failed = report(['no-progress: no page in 12 run(s)']);
+
+    expect(seedLines(failed)).toMatch(/^FAIL seed 17 \(full, in-process\)/);
+    expect(seedLines(failed)).toContain(
+      '    - no-progress: no page in 12 run(s)\n    replay: npm run fuzz -- --seed 17\n',
+    );
+    expect(totals([failed, report([])], 120_000)).toContain(
+      '2 seed(s), 1 passed, 1 failed, in 2.0 min\nfaults fired: encoding 120\nreplay the failing seeds:\n  npm run fuzz -- --seed 17\n',
+    );
+    expect(seedLines(report([]))).not.toContain('replay');
   });
 });

@@ -1,24 +1,44 @@
-// A fixed set of fuzz seeds in `npm test` (fast profile, the in-process pipeline on moto): each partner a
-// composition of the simulator's faults, each seed ending with every invariant of lab/fuzz/invariants.ts
-// holding. Chosen among the seeds that pass today and together switch on many kinds (lab/fuzz/RESULTS.md);
-// more run in `npm run test:e2e` (lab/test/e2e/fuzz.test.ts) and the soak runs hundreds.
+// Fixed fuzz seeds in `npm test` (the in-process pipeline on moto, one moto for the file): a few seeds of the
+// fast profile, each partner a composition of the simulator's faults, chosen among the quick seeds that pass
+// and together switch on many kinds (lab/fuzz/RESULTS.md); and every seed that ever failed
+// (lab/fuzz/regressions.json), replayed one named case each. The soak runs hundreds (`npm run fuzz`).
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../chaos/local-mode.js';
 import { Fuzzer } from '../fuzz/fuzz.js';
+import { readRegressions } from '../fuzz/regressions.js';
 
-const NPM_TEST_SEEDS = [14, 17, 18] as const;
+const NPM_TEST_SEEDS = [14, 17] as const;
+const REGRESSIONS = readRegressions(path.join(REPO_ROOT, 'lab', 'fuzz', 'regressions.json'));
 
 const fuzzer = new Fuzzer(undefined);
 afterAll(() => fuzzer.close());
 
-describe('fuzz seeds in npm test (fast profile)', () => {
+describe('fuzz seeds in npm test (fast profile, in-process)', () => {
   it.each(NPM_TEST_SEEDS)(
     'seed %i ends with every invariant holding',
     async (seed) => {
       const report = await fuzzer.runSeed(seed, 'fast', 'in-process');
 
       expect(report.violations).toEqual([]);
-      expect(report.end).toEqual({ kind: 'drained' });
       expect(Object.keys(report.faultsFired).length).toBeGreaterThan(0);
+    },
+    90_000,
+  );
+});
+
+describe('every seed that ever failed (lab/fuzz/regressions.json)', () => {
+  it.each(
+    REGRESSIONS.map((entry) => ({
+      name: `seed ${entry.seed} (${entry.profile}), which found: ${entry.found}`,
+      entry,
+    })),
+  )(
+    '$name',
+    async ({ entry }) => {
+      const report = await fuzzer.runSeed(entry.seed ?? 0, entry.profile, entry.mode);
+
+      expect(report.violations, entry.found).toEqual([]);
     },
     90_000,
   );
