@@ -1,6 +1,5 @@
 // Every seed that ever failed, kept as a regression case: lab/fuzz/regressions.json is replayed by
-// lab/test/e2e/fuzz.test.ts (one named case each); lab/fuzz/regressions-after-issue-31.json holds the seeds
-// that fail until the other fixes of issue 31 land (see lab/README.md, "The fuzzer").
+// lab/test/fuzz-seeds.test.ts in `npm test` (one named case each; lab/README.md, "The fuzzer").
 import { readFileSync } from 'node:fs';
 import type { Mode, Profile } from './draw.js';
 import { PROFILES } from './draw.js';
