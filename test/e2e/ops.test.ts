@@ -528,6 +528,10 @@ describe('npm run ops', () => {
     expect(shown.stdout).toMatch(/last run\s+caught-up at /);
     // On a stack of a poller per feed, the feed it was deployed with has no registry row: it counts as unregistered.
     const fleetStack = outputs.DispatcherFunctionName !== undefined;
-    expect(status.fleet).toMatchObject({ feeds: 2, enabled: fleetStack ? 2 : 1, unregistered: fleetStack ? 0 : 1 });
+    expect(status.fleet).toMatchObject({
+      feeds: 2,
+      enabled: fleetStack ? 2 : 1,
+      unregistered: fleetStack ? 0 : 1,
+    });
   });
 });
