@@ -8,11 +8,14 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface LocalModeArgs {
   awsEndpoint: string;
-  apiUrl: string;
+  /** Absent: local mode's built-in simulator (the fuzzer's `--scenario` runs). */
+  apiUrl?: string;
   token: string;
   summaryJson: string;
   /** stdout and stderr of the child go here. */
   logFile: string;
+  /** More flags for `npm start` (the fuzzer's `--reset-data`, `--scenario`). */
+  args?: readonly string[];
 }
 
 export interface ChildExit {
@@ -37,12 +40,15 @@ export function startLocalMode(args: LocalModeArgs): LocalModeProcess {
   let child: ChildProcess;
   try {
     const argv = ['--import', 'tsx', 'tools/local/start.ts', '--aws-endpoint', args.awsEndpoint];
-    argv.push('--api-url', args.apiUrl, '--summary-json', args.summaryJson);
+    if (args.apiUrl !== undefined) argv.push('--api-url', args.apiUrl);
+    argv.push('--summary-json', args.summaryJson, ...(args.args ?? []));
+    // Only the endpoint given on the command line: not one a parent's harness set for its own clients.
+    const { AWS_ENDPOINT_URL: _parentEndpoint, ...env } = process.env;
     child = spawn(process.execPath, argv, {
       cwd: REPO_ROOT,
       detached: true,
       stdio: ['ignore', output, output],
-      env: { ...process.env, PARTNER_API_TOKEN: args.token, FORCE_COLOR: '0' },
+      env: { ...env, PARTNER_API_TOKEN: args.token, FORCE_COLOR: '0' },
     });
   } finally {
     closeSync(output);

@@ -3,9 +3,16 @@
 // SIGINT/SIGTERM → close.
 
 import { flagInteger, isMain, parseFlags, reportUsageError, UsageError } from '../cli-args.js';
+import { FAULT_CATALOGUE, FAULT_DETAILS } from './faults.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { startSimulator } from './server.js';
-import { type FaultOptions, HOSTILE_SCENARIO_IDS, SCENARIO_IDS, type SimulatorOptions } from './types.js';
+import {
+  FAULT_SCENARIO_IDS,
+  type FaultOptions,
+  HOSTILE_SCENARIO_IDS,
+  SCENARIO_IDS,
+  type SimulatorOptions,
+} from './types.js';
 
 const DEV_TOKEN = 'test-token';
 
@@ -30,6 +37,9 @@ const USAGE = `Usage: npm run simulator -- [options]
   --fault-slow-ms MS         delay of a slow answer (default 200)
   --fault-repeat-page P      probability that a cursor answers the previous page again (0..1)
   --fault-expire-cursor P    probability that a cursor answers 404 pageId not found (0..1)
+  --faults JSON              any faults of the catalogue as FaultOptions JSON, over the --fault-* flags, e.g.
+                             '{"encoding":1,"codings":["gzip"],"slow":0.1,"slowMs":12000}' (README: Faults;
+                             \`npm run fuzz\` prints the faults of a seed's partner in this form)
   --scenario-retry-after S   Retry-After of the test-rate-limit scenario (default 1)
   --token-rate-limit R       rate-limit each token to R requests/s (429 + Retry-After), on every path
   --token-rate-burst N       requests the per-token bucket holds (default R)
@@ -56,6 +66,7 @@ const OPTIONS = {
   'fault-slow-ms': { type: 'string' },
   'fault-repeat-page': { type: 'string' },
   'fault-expire-cursor': { type: 'string' },
+  faults: { type: 'string' },
   'scenario-retry-after': { type: 'string' },
   'token-rate-limit': { type: 'string' },
   'token-rate-burst': { type: 'string' },
@@ -77,6 +88,25 @@ function fraction(values: Values, name: keyof Values): number | undefined {
     throw new UsageError(`--${name} must be a number from 0 to 1 (got '${raw}')`);
   }
   return value;
+}
+
+/** `--faults`: a JSON object of FaultOptions fields the catalogue knows (faults.ts), checked by name and type. */
+function faultsJson(raw: string): Partial<FaultOptions> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new UsageError('--faults must be a JSON object, e.g. \'{"encoding":1,"codings":["gzip"]}\'');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new UsageError('--faults must be a JSON object');
+  const known = new Set<string>(['seed', ...FAULT_CATALOGUE.map((entry) => entry.option), ...FAULT_DETAILS]);
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!known.has(key)) throw new UsageError(`--faults: unknown field "${key}" (README: Faults)`);
+    if (typeof value === 'number' && !Number.isFinite(value))
+      throw new UsageError(`--faults: ${key} must be a finite number`);
+  }
+  return parsed as Partial<FaultOptions>;
 }
 
 export interface CliConfig {
@@ -129,6 +159,7 @@ export function parseCli(args: string[], env: NodeJS.ProcessEnv): CliConfig {
   set('slowMs', integer(values, 'fault-slow-ms', 0, 600_000));
   set('repeatPage', fraction(values, 'fault-repeat-page'));
   set('expireCursor', fraction(values, 'fault-expire-cursor'));
+  if (values.faults !== undefined) Object.assign(faults, faultsJson(values.faults));
   if (Object.keys(faults).length > 1) options.faults = faults;
   const retryAfter = integer(values, 'scenario-retry-after', 0, 3_600);
   if (retryAfter !== undefined) options.scenarioRetryAfterSeconds = retryAfter;
@@ -155,7 +186,7 @@ function banner(url: string, config: CliConfig): string {
   const feed = options.feed
     ? `generated feed: ${options.feed.orders} orders, seed ${options.feed.seed}, ${options.feed.vendors} vendors`
     : 'generated feed: none (/v1 serves the empty stream; add --orders N)';
-  const width = Math.max(...SCENARIO_IDS.map((id) => id.length));
+  const width = Math.max(...[...SCENARIO_IDS, ...FAULT_SCENARIO_IDS].map((id) => id.length));
   const list = (ids: readonly (keyof typeof SCENARIOS)[]) =>
     ids.map((id) => `  ${id.padEnd(width)}  ${SCENARIOS[id].summary}`);
   return [
@@ -175,6 +206,9 @@ function banner(url: string, config: CliConfig): string {
     '',
     'partners nobody scripted (same prefix form; tools/simulator/README.md says how each run ends):',
     ...list(HOSTILE_SCENARIO_IDS),
+    '',
+    'named faults of the catalogue (same prefix form; tools/simulator/README.md, Faults):',
+    ...list(FAULT_SCENARIO_IDS),
     '',
     'Ctrl-C to stop.',
   ].join('\n');

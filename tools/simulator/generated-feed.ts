@@ -19,7 +19,7 @@ import {
   toWire,
 } from './model.js';
 import { Random } from './random.js';
-import type { ExpectedOrder, ExpectedSale, ExpectedState, SimulatorOptions } from './types.js';
+import type { ExpectedOrder, ExpectedSale, ExpectedState, Oracle, SimulatorOptions } from './types.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -571,6 +571,7 @@ export class GeneratedFeed {
   private readonly positionsByOrder = new Map<number, number[]>();
   private readonly latestJson = new Map<number, string>();
   private readonly expectedState: ExpectedState;
+  private readonly stream: SimOrder[];
   private purged = 0;
 
   constructor(options: FeedOptions | undefined, endsAt: number) {
@@ -585,6 +586,8 @@ export class GeneratedFeed {
           currencies,
           options?.duplicateVersions ?? 0,
           options?.outOfOrderVersions ?? 0,
+          // Only when set, so that the cursors of feeds without it keep their key.
+          ...(options?.escapeHeavy ? [options.escapeHeavy, options.longStringBytes ?? 0] : []),
         ]),
       )
       .digest('hex')
@@ -611,7 +614,10 @@ export class GeneratedFeed {
       },
       endsAt,
     );
+    // Dice of their own, so that a feed without escape-heavy strings is the feed it always was.
+    const escaped = withEscapeHeavyNames(stream, options);
     this.length = stream.length;
+    this.stream = stream.map((entry) => entry.order);
     this.eventTs = Float64Array.from(stream, (entry) => entry.eventTs);
     this.vendorOf = stream.map((entry) => entry.order.vendorId);
     const maxVersion = new Map<number, number>();
@@ -620,7 +626,8 @@ export class GeneratedFeed {
     }
     this.json = stream.map((entry, position) => {
       const latest = entry.order.version === maxVersion.get(entry.order.id);
-      const text = JSON.stringify(toWire(entry.order, latest, entry.style));
+      const wire = JSON.stringify(toWire(entry.order, latest, entry.style));
+      const text = escaped.asciiOnly.has(entry.order.id) ? asciiOnly(wire) : wire;
       const positions = this.positionsByOrder.get(entry.order.id) ?? [];
       positions.push(position);
       this.positionsByOrder.set(entry.order.id, positions);
@@ -637,6 +644,26 @@ export class GeneratedFeed {
       sales: state.sales.map((sale) => ({ ...sale })),
       distinctVersions: state.distinctVersions,
     };
+  }
+
+  /** The end state and the versions of the entries at `positions` (all of them when undefined). */
+  oracle(positions?: Iterable<number>): Oracle {
+    const orders: SimOrder[] = [];
+    for (const position of positions ?? this.stream.keys()) {
+      const order = this.stream[position];
+      if (order) orders.push(order);
+    }
+    const state = expectedStateOf(orders);
+    return {
+      ...state,
+      versionKeys: new Set(orders.map((order) => `${order.id}:${order.version}`)),
+      entries: orders.length,
+    };
+  }
+
+  /** The JSON bytes of the entry at `position` (what a page spends on it). */
+  entryBytes(position: number): number {
+    return Buffer.byteLength(this.entryJson(position));
   }
 
   /** Retention: entries before `fraction` of the stream are gone; cursors into them answer 404. */
@@ -699,4 +726,66 @@ export class GeneratedFeed {
     const next = hasMore && last !== undefined ? last + 1 : end;
     return { positions, start, next, hasMore };
   }
+}
+
+/** A long item name full of what JSON must escape, with a 16-digit run first (options.escapeHeavy). */
+export function escapeHeavyText(rng: Random, chars: number): string {
+  const units = [
+    '\\"',
+    '"\\',
+    '\n',
+    '\t',
+    '\r',
+    '\u0001',
+    '\u001f',
+    'é',
+    '😀',
+    '中文',
+    '</script>',
+    '\u2028',
+    "'",
+    '\\u0041',
+  ];
+  // A run of quote-backslash pairs: what makes a naive string scanner backtrack on a cut body.
+  const pairs = '"\\'.repeat(Math.max(0, Math.floor(chars / 4)));
+  let text = `REF 4111111111111111 ${pairs}`;
+  // Never cut: a cut could split an emoji's surrogate pair.
+  while (text.length < chars) text += rng.pick(units);
+  return text;
+}
+
+/** JSON text with every character beyond ASCII as a \\u escape: the same value, as some partners write it. */
+export function asciiOnly(json: string): string {
+  return json.replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * options.escapeHeavy: that fraction of the orders get an escape-heavy first item name (the same on every
+ * version, so money and state are unchanged), and half of those are written with ASCII-only JSON.
+ */
+function withEscapeHeavyNames(
+  stream: GeneratedVersion[],
+  options: FeedOptions | undefined,
+): { asciiOnly: Set<number> } {
+  const ascii = new Set<number>();
+  const fraction = options?.escapeHeavy ?? 0;
+  if (fraction <= 0) return { asciiOnly: ascii };
+  const rng = new Random((options?.seed ?? 0) ^ 0x2c1b3c6d);
+  const names = new Map<number, string>();
+  const chars = options?.longStringBytes ?? 20_000;
+  for (const entry of stream) {
+    const { order } = entry;
+    if (!names.has(order.id)) {
+      const chosen = rng.chance(fraction);
+      names.set(order.id, chosen ? escapeHeavyText(rng, rng.int(Math.ceil(chars / 4), chars)) : '');
+      if (chosen && rng.chance(0.5)) ascii.add(order.id);
+    }
+    const name = names.get(order.id);
+    if (!name) continue;
+    entry.order = {
+      ...order,
+      items: order.items.map((item, index) => (index === 0 ? { ...item, name } : item)),
+    };
+  }
+  return { asciiOnly: ascii };
 }

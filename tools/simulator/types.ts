@@ -39,9 +39,37 @@ export const HOSTILE_SCENARIO_IDS = [
 ] as const;
 export type HostileScenarioId = (typeof HOSTILE_SCENARIO_IDS)[number];
 
-/** Every scenario the simulator serves: the spec's, then the hostile ones. */
-export const ALL_SCENARIO_IDS = [...SCENARIO_IDS, ...HOSTILE_SCENARIO_IDS] as const;
-export type AnyScenarioId = ScenarioId | HostileScenarioId;
+/**
+ * One named scenario per fault of the catalogue (issue 31, ./faults.ts) that no other scenario shows: ordinary
+ * data, and the fault on the first page requests (or on all of them), so that anyone can see what a partner
+ * doing it looks like (`npm start -- --scenario gzip`). Not part of the spec, so `npm run verify` leaves them out.
+ */
+export const FAULT_SCENARIO_IDS = [
+  'gzip',
+  'deflate',
+  'brotli',
+  'gzip-bomb',
+  'slow-headers',
+  'far-future-retry-after',
+  'skewed-clock',
+  'retry-after-forms',
+  'server-errors',
+  'keep-alive-drop',
+  'reset-after-headers',
+  'truncated-body',
+  'truncated-json',
+  'endless-body',
+  'non-page-200',
+  'page-flood',
+  'outage',
+  'escape-heavy',
+  'giant-order',
+] as const;
+export type FaultScenarioId = (typeof FAULT_SCENARIO_IDS)[number];
+
+/** Every scenario the simulator serves: the spec's, then the hostile ones, then the named faults. */
+export const ALL_SCENARIO_IDS = [...SCENARIO_IDS, ...HOSTILE_SCENARIO_IDS, ...FAULT_SCENARIO_IDS] as const;
+export type AnyScenarioId = ScenarioId | HostileScenarioId | FaultScenarioId;
 
 export interface GeneratedFeedOptions {
   /** Same seed, same feed. */
@@ -54,7 +82,49 @@ export interface GeneratedFeedOptions {
   currencies?: string[];
 }
 
-/** Fault injection for the generated feed under /v1 (scenario prefixes follow the spec exactly). */
+/** The forms a 429's Retry-After takes (RFC 9110 §10.2.3 and what partners send besides). */
+export const RETRY_AFTER_FORMS = [
+  'seconds',
+  'http-date',
+  'past-date',
+  'far-future-seconds',
+  'far-future-date',
+  'junk',
+  'absent',
+] as const;
+export type RetryAfterForm = (typeof RETRY_AFTER_FORMS)[number];
+
+/** What a 5xx carries: a JSON Error, a proxy's HTML page, nothing, or a JSON Error echoing the request's token. */
+export const SERVER_ERROR_BODIES = ['json', 'html', 'empty', 'token-echo'] as const;
+export type ServerErrorBody = (typeof SERVER_ERROR_BODIES)[number];
+
+/** 200s that are no Page: a maintenance page, nothing, text, and JSON of the wrong shape. */
+export const NON_PAGE_BODIES = [
+  'html',
+  'empty',
+  'text',
+  'json-array',
+  'json-null',
+  'json-object',
+  'wrong-types',
+] as const;
+export type NonPageBody = (typeof NON_PAGE_BODIES)[number];
+
+/** Content codings the simulator may answer with whatever the request's Accept-Encoding (RFC 9110 §12.5.3). */
+export const CODINGS = ['gzip', 'deflate', 'br'] as const;
+export type Coding = (typeof CODINGS)[number];
+
+/** What fills a page beyond what was asked (`pageFlood`). */
+export const PAGE_FLOOD_FILLERS = ['stream', 'junk', 'duplicates'] as const;
+export type PageFloodFiller = (typeof PAGE_FLOOD_FILLERS)[number];
+
+/**
+ * Fault injection (./faults.ts has the catalogue): for the generated feed under /v1, and for a scenario that
+ * declares faults (the named fault scenarios). Each probability applies per request (page requests only on a
+ * scenario), rolled with seeded dice, so the same request sequence gets the same faults. The faults of one
+ * layer exclude each other (the first hit wins); layers compose (a 429 may come gzip-coded, after slow headers,
+ * with a skewed Date).
+ */
 export interface FaultOptions {
   /** Seed of the fault dice (independent of the feed seed). */
   seed: number;
@@ -62,18 +132,75 @@ export interface FaultOptions {
   rateLimit?: number;
   /** Seconds announced in Retry-After (default 1). */
   retryAfterSeconds?: number;
+  /** The forms a 429's Retry-After is drawn from (default: seconds and http-date, alternating). */
+  retryAfterForms?: readonly RetryAfterForm[];
   /** Probability per request of a 5xx (500/502/503, random); `serverErrorBurst` in a row (default 1). */
   serverError?: number;
   serverErrorBurst?: number;
+  /** The bodies a 5xx is drawn from (default ['json']). */
+  serverErrorBodies?: readonly ServerErrorBody[];
   /** Probability per request of a destroyed socket (connection reset) with no response. */
   connectionReset?: number;
-  /** Probability per request of a delay of `slowMs` before answering (default 200 ms). */
+  /** Probability per request of a delay of `slowMs` before the headers (default 200 ms). */
   slow?: number;
   slowMs?: number;
   /** Probability per page of answering a cursor with the page *before* it again (a repeated page). */
   repeatPage?: number;
   /** Probability per page that a cursor answers 404 `pageId not found` (an expired cursor). */
   expireCursor?: number;
+  /** Probability per request arriving on a reused keep-alive connection that the server closes it unanswered. */
+  keepAliveDrop?: number;
+  /** Probability per answer of a reset connection right after the headers (and a first part of the body). */
+  resetAfterHeaders?: number;
+  /** Probability per answer of a connection closed halfway through the body (Content-Length says more). */
+  truncatedBody?: number;
+  /** Probability per page of a complete 200 whose JSON is cut short (as a proxy's truncated copy). */
+  truncatedJson?: number;
+  /** Probability per answer of a body sent `trickleChunkBytes` (default 1) every `trickleIntervalMs` (1000). */
+  trickle?: number;
+  trickleChunkBytes?: number;
+  trickleIntervalMs?: number;
+  /** Probability per page of a 200 whose body never ends (chunked, until the client hangs up). */
+  endlessBody?: number;
+  /** Probability per request of a 200 that is no Page, its body drawn from `nonPageBodies` (default all). */
+  nonPage200?: number;
+  nonPageBodies?: readonly NonPageBody[];
+  /** Probability per request of a 3xx (301/302/303/307/308) to a login page, never the data. */
+  redirect?: number;
+  /** Probability per answer of a compressed body, the coding drawn from `codings` (default all three). */
+  encoding?: number;
+  codings?: readonly Coding[];
+  /** Probability per page of a compressed 200 that decodes to `bombBytes` (default 256 MiB) of JSON whitespace. */
+  bomb?: number;
+  bombBytes?: number;
+  /**
+   * Probability per page of far more records than `pageSize`: `pageFloodRecords` (default 2,000) of
+   * `pageFloodFiller` ('stream': the next records of the stream; 'junk': tiny invalid records *before* the
+   * page's own; 'duplicates': versions already served, before the page's own), at most `pageFloodMaxBytes`.
+   */
+  pageFlood?: number;
+  pageFloodRecords?: number;
+  pageFloodFiller?: PageFloodFiller;
+  pageFloodMaxBytes?: number;
+  /** Probability per page of `hasMore: true`, no data and the very cursor sent (a stuck cursor, once). */
+  stuckCursor?: number;
+  /** Probability per page of `hasMore: true` without a `nextPageId` (pagination rule 1 broken, once). */
+  missingNextPageId?: number;
+  /** From this fraction of the stream on, every page hands back the cursor it was sent: a cycle for ever. */
+  cursorCycleAt?: number;
+  /** The stream entry at this fraction carries `giantOrderBytes` (default 12 MiB) more: one order over the cap. */
+  giantOrderAt?: number;
+  giantOrderBytes?: number;
+  /** After this many requests every request answers 401 (the token revoked). */
+  revokeTokenAfter?: number;
+  /** Outages, in ms after the first request: every request in a window answers 503 or is reset. */
+  outages?: ReadonlyArray<{ afterMs: number; forMs: number }>;
+  /** The partner's clock: every answer's `Date` (and a 429's HTTP-date) this far from ours. */
+  clockSkewMs?: number;
+  /** The first this many requests get no fault (a scenario's: its first page requests). */
+  afterRequests?: number;
+  /** At most this many of a fault in all (e.g. `{ trickle: 1 }`); beyond it the dice miss. */
+  limits?: Partial<Record<Fault, number>>;
 }
 
 export interface SimulatorOptions {
@@ -90,6 +217,13 @@ export interface SimulatorOptions {
     /** Versions duplicated / swapped out of order within the stream (fractions 0..1, seeded). */
     duplicateVersions?: number;
     outOfOrderVersions?: number;
+    /**
+     * Fraction of orders whose first item carries a long, escape-heavy name (quotes, backslashes, control
+     * characters, emoji, a 16-digit run; some versions written with every non-ASCII character as \\u escapes),
+     * up to `longStringBytes` characters (default 20,000). The order's money and state are unchanged.
+     */
+    escapeHeavy?: number;
+    longStringBytes?: number;
     /**
      * Event time (epoch ms) of the last stream entry. Default: 3 hours before start, so minAgeMinutes up
      * to 180 hides nothing; set it closer to now to see minAgeMinutes hide the newest entries.
@@ -147,17 +281,50 @@ export interface RequestLogEntry {
   /** HTTP status answered; 0 for a connection reset (no response). */
   status: number;
   /** The fault injected, if any (scenario faults included: test-rate-limit, test-transient-error, test-expired-page-id). */
-  fault?:
-    | 'rate-limit'
-    | 'server-error'
-    | 'connection-reset'
-    | 'slow'
-    | 'repeat-page'
-    | 'expire-cursor'
-    | 'trickle'
-    | 'redirect'
-    | 'html'
-    | 'over-long-cursor';
+  fault?: Fault;
+  /** Faults composed with `fault` on the same answer (a coding, a delivery, slow headers). */
+  also?: Fault[];
+  /** Epoch ms the request arrived, and how long until its connection was done with it (answered or hung up). */
+  receivedAt?: number;
+  durationMs?: number;
+  /** Bytes of the answer's body as decoded (a coded body's, a bomb's, in full), if it had one. */
+  bytes?: number;
+}
+
+/** Every fault the simulator can inject (./faults.ts: FAULT_CATALOGUE describes each). */
+export type Fault =
+  | 'rate-limit'
+  | 'server-error'
+  | 'connection-reset'
+  | 'slow'
+  | 'repeat-page'
+  | 'expire-cursor'
+  | 'trickle'
+  | 'redirect'
+  | 'non-page-200'
+  | 'over-long-cursor'
+  | 'keep-alive-drop'
+  | 'reset-after-headers'
+  | 'truncated-body'
+  | 'truncated-json'
+  | 'endless-body'
+  | 'encoding'
+  | 'bomb'
+  | 'page-flood'
+  | 'stuck-cursor'
+  | 'missing-next-page-id'
+  | 'cursor-cycle'
+  | 'giant-order'
+  | 'revoked-token'
+  | 'outage'
+  | 'skewed-clock';
+
+/** What the partner delivered: the end state a correct ingester reaches from it, and the versions it holds. */
+export interface Oracle extends ExpectedState {
+  /** Every `orderId:version` in it. */
+  versionKeys: ReadonlySet<string>;
+  /** Stream entries in it (distinct positions). */
+  entries: number;
 }
 
 export interface RunningSimulator {
@@ -171,5 +338,11 @@ export interface RunningSimulator {
   faultCounts(): Record<string, number>;
   /** Order versions in every page answered so far, repeated pages and duplicated versions included. */
   versionsServed(): number;
+  /**
+   * The generated feed (/v1) as an oracle: `stream`, all of it; `delivered`, the entries of pages the
+   * partner sent whole and readable (no transport fault, no order over the cap), the end state of a run
+   * that stopped partway; `before`: only the entries before that stream position (a stored cursor's).
+   */
+  oracle(scope: 'stream' | 'delivered', before?: number): Oracle;
   close(): Promise<void>;
 }

@@ -1,35 +1,17 @@
 // `npm run chaos` as a user runs it (a child process), on the small feed: every kind of kill happens and
 // the pipeline still ends exact. Nothing timed is asserted. The verdict and kill-plan logic is checked
 // on its own first, so a chaos PASS cannot come from a comparison that never fails.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExpectedOrder } from '../../../tools/simulator/index.js';
 import { KILL_KINDS, planKills } from '../../chaos/kill-plan.js';
-import { REPO_ROOT } from '../../chaos/local-mode.js';
 import type { ChaosReport } from '../../chaos/report.js';
 import { compareLedger, compareOrders } from '../../chaos/verify.js';
+import { runLabCommand } from './lab-command.js';
 
-function runChaos(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'lab/chaos/run.ts', ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runChaos = (args: string[]) => runLabCommand('lab/chaos/run.ts', args);
 
 const order = (id: number, version: number, overrides: Partial<ExpectedOrder> = {}): ExpectedOrder => ({
   id,

@@ -51,8 +51,26 @@ describe('parseCli', () => {
     expect(options.faults).toEqual({ seed: 1, rateLimit: 0.1, slowMs: 50 });
   });
 
+  it('takes any faults of the catalogue as --faults JSON, over the --fault-* flags', () => {
+    const { options } = parseCli(
+      [
+        '--orders',
+        '10',
+        '--fault-rate-limit',
+        '0.1',
+        '--faults',
+        '{"encoding":1,"codings":["br"],"rateLimit":0.5}',
+      ],
+      {},
+    );
+    expect(options.faults).toEqual({ seed: 1, rateLimit: 0.5, encoding: 1, codings: ['br'] });
+  });
+
   it.each([
     ['--bogus'],
+    ['--faults', 'gzip'],
+    ['--faults', '[1]'],
+    ['--faults', '{"gzip":1}'],
     ['--port', 'eighty'],
     ['--port', '70000'],
     ['--orders', '-1'],
@@ -80,6 +98,7 @@ describe('the simulator command', () => {
     });
     expect(output).toContain('token: test-token');
     expect(output).toContain('test-multi-location');
+    expect(output).toContain('far-future-retry-after');
     expect(output).toContain('curl');
     const res = await fetch(`${url}/v1/orderUpdates`, { headers: { authorization: 'Bearer test-token' } });
     expect(res.status).toBe(200);

@@ -33,7 +33,7 @@ describe('authentication', () => {
     expect((await get(sim.url, '/nowhere', null)).status).toBe(401);
   });
 
-  it('records each request with its Authorization header value', async () => {
+  it('records each request with its Authorization header value, when it came, how long it took, its body size', async () => {
     await get(sim.url, '/v1/orderUpdates?pageSize=1');
     const last = sim.requests.at(-1);
     expect(last).toEqual({
@@ -41,6 +41,9 @@ describe('authentication', () => {
       url: '/v1/orderUpdates?pageSize=1',
       authorization: `Bearer ${TOKEN}`,
       status: 200,
+      receivedAt: expect.any(Number),
+      durationMs: expect.any(Number),
+      bytes: expect.any(Number),
     });
   });
 });

@@ -4,7 +4,7 @@
 
 import { buildStream, generateHistories } from '../generated-feed.js';
 import { cloneDraft, type ItemDraft, materialize, type OrderDraft, type SimOrder } from '../model.js';
-import type { AnyScenarioId } from '../types.js';
+import type { AnyScenarioId, FaultOptions } from '../types.js';
 
 export const MINUTE = 60_000;
 
@@ -17,16 +17,11 @@ export interface ScenarioEntry {
 }
 
 /**
- * How a hostile scenario misbehaves (scenarios/hostile.ts). The `once`/`times` ones count per token, like the
- * stateful spec scenarios, but a request without pageId does not reset them: a recovery must get past them.
+ * How a hostile scenario misbehaves with its own data (scenarios/hostile.ts); what it does to requests, it
+ * declares as `faults` like any named fault. The once ones count per token, like the stateful spec scenarios,
+ * but a request without pageId does not reset them: a recovery must get past them.
  */
 export type ScenarioQuirk =
-  /** The first page request answers 200 and then sends its body one byte a second until the client gives up. */
-  | { kind: 'trickle' }
-  /** The first page request answers 302 to a login page whose Location carries a query. */
-  | { kind: 'redirect' }
-  /** The first `times` page requests answer 200 with an HTML maintenance page. */
-  | { kind: 'html-200'; times: number }
   /** Pages end at multiples of `segment`; the last page hands back the cursor of the second: A → B → A. */
   | { kind: 'cursor-cycle'; segment: number }
   /**
@@ -46,8 +41,18 @@ export interface ScenarioDefinition {
   /** The stream, split into polls: each poll's last page has hasMore false; its cursor leads to the next poll. */
   polls: ScenarioEntry[][];
   quirk?: ScenarioQuirk;
+  /**
+   * The catalogue's faults (../faults.ts) on this scenario's page requests, per token, with dice of their own
+   * (seed default 1): e.g. `{ encoding: 1, codings: ['gzip'] }` codes every answer; a fault with probability 1
+   * and a limit of 1 fires on the first page request (after `afterRequests` unfaulted ones).
+   */
+  faults?: Omit<FaultOptions, 'seed'> & { seed?: number };
   /** Orders a correct ingester quarantines at ingestion (e.g. a vendorId too long for a key): never stored. */
   refusedOrderIds?: readonly number[];
+  /** Distinct invalid records its faults flood pages with: a correct ingester quarantines each once. */
+  junkRecords?: number;
+  /** Orders no ingester can read (one over the body cap, where the feed stops): never stored, never quarantined. */
+  unreadableOrderIds?: readonly number[];
   /** The poll outcome a correct ingester stops at (a documented stop); absent: it drains the stream. */
   stop?: string;
 }

@@ -1,5 +1,6 @@
 // Partners nobody scripted (issue 24): each serves ordinary generated orders (epoch-ms timestamps) and
-// misbehaves in one way, described by its quirk (build.ts) and carried out by server.ts. What a correct
+// misbehaves in one way, described by its quirk (build.ts) or its faults (the catalogue, ../faults.ts) and
+// carried out by server.ts. What a correct
 // ingester ends with is in expectations.ts and in tools/simulator/README.md.
 
 import type { SimOrder } from '../model.js';
@@ -45,21 +46,21 @@ export const trickle: ScenarioDefinition = {
   id: 'trickle',
   summary: '12 versions; the first page request sends its body one byte a second (once per token)',
   polls: plain(119, 3_019_000_000),
-  quirk: { kind: 'trickle' },
+  faults: { trickle: 1, limits: { trickle: 1 } },
 };
 
 export const redirect: ScenarioDefinition = {
   id: 'redirect',
   summary: '12 versions; the first page request answers 302 to a login page, Location with a query (once)',
   polls: plain(120, 3_020_000_000),
-  quirk: { kind: 'redirect' },
+  faults: { redirect: 1, limits: { redirect: 1 } },
 };
 
 export const html200: ScenarioDefinition = {
   id: 'html-200',
   summary: '12 versions; the first two page requests answer 200 with an HTML maintenance page',
   polls: plain(121, 3_021_000_000),
-  quirk: { kind: 'html-200', times: 2 },
+  faults: { nonPage200: 1, nonPageBodies: ['html'], limits: { 'non-page-200': 2 } },
 };
 
 export const cursorCycle: ScenarioDefinition = {

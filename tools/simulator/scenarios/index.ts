@@ -1,4 +1,5 @@
-// The 17 canned scenarios of the test environment (spec section 4), then the hostile ones, by id.
+// The 17 canned scenarios of the test environment (spec section 4), then the hostile ones and the named
+// faults, by id.
 
 import type { AnyScenarioId } from '../types.js';
 import type { ScenarioDefinition } from './build.js';
@@ -22,6 +23,7 @@ import {
   trickle,
 } from './hostile.js';
 import { orderLifecycle, outOfOrderVersions, versioning } from './lifecycle.js';
+import { NAMED_FAULT_SCENARIOS } from './named-faults.js';
 import {
   authentication,
   emptyStream,
@@ -60,4 +62,5 @@ export const SCENARIOS: Readonly<Record<AnyScenarioId, ScenarioDefinition>> = {
   'record-flood': recordFlood,
   'over-long-values': overLongValues,
   'deep-expiry': deepExpiry,
+  ...NAMED_FAULT_SCENARIOS,
 };

@@ -1,0 +1,153 @@
+// What the fuzzer watches while a seed runs: the process's output (the functions' logs; searched for the
+// token as it is written, its tail kept for a failing seed), the peak resident memory (Linux: the VmHWM
+// watermark, reset per seed through /proc/self/clear_refs; elsewhere sampled), the partner's request rate.
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { RequestLogEntry } from '../../tools/simulator/types.js';
+
+type Write = typeof process.stdout.write;
+
+const TAIL_CHARS = 2 * 1024 * 1024;
+
+/** Swallows what the process writes to stdout and stderr while started, and looks for the token in it. */
+export class OutputCapture {
+  private readonly originals: { stdout: Write; stderr: Write } = {
+    stdout: process.stdout.write,
+    stderr: process.stderr.write,
+  };
+  private text = '';
+  private carry = '';
+  private readonly seen = new Set<string>();
+  private started = false;
+
+  constructor(readonly token: string) {}
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const stream of ['stdout', 'stderr'] as const) {
+      process[stream].write = ((chunk: unknown, ...rest: unknown[]) => {
+        this.note(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString(), stream);
+        const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+        callback?.();
+        return true;
+      }) as Write;
+    }
+  }
+
+  stop(): void {
+    if (!this.started) return;
+    this.started = false;
+    process.stdout.write = this.originals.stdout;
+    process.stderr.write = this.originals.stderr;
+  }
+
+  /** Text the seed produced (output, or an error's text): kept and searched. */
+  note(text: string, where = 'an error'): void {
+    // The token may straddle two writes.
+    const joined = this.carry + text;
+    if (joined.includes(this.token)) this.seen.add(where === 'an error' ? where : `the functions' ${where}`);
+    this.carry = joined.slice(-this.token.length);
+    this.text = (this.text + text).slice(-TAIL_CHARS);
+  }
+
+  /** The last warning or error the functions logged, in a line (what a stalled seed last heard). */
+  lastWarning(): string | undefined {
+    const lines = this.text.split('\n');
+    for (let i = lines.length - 1; i >= 0 && i >= lines.length - 2_000; i--) {
+      const line = lines[i] ?? '';
+      if (!/"level":"(WARN|ERROR)"/.test(line)) continue;
+      try {
+        const entry = JSON.parse(line) as { message?: unknown; error?: unknown };
+        const error = typeof entry.error === 'string' ? entry.error : JSON.stringify(entry.error ?? '');
+        return `${String(entry.message)}${error && error !== '""' ? `: ${error}` : ''}`.slice(0, 400);
+      } catch {
+        return line.slice(0, 400);
+      }
+    }
+    return undefined;
+  }
+
+  seenIn(): string[] {
+    return [...this.seen];
+  }
+
+  tail(): string {
+    return this.text;
+  }
+
+  /** Writes past the capture (the fuzzer's own progress). */
+  write(stream: 'stdout' | 'stderr', text: string): void {
+    this.originals[stream].call(process[stream], text);
+  }
+}
+
+/** Everything an error says: name, message, stack and its causes, and its own fields. */
+export function textOfError(error: unknown, depth = 0): string {
+  if (!(error instanceof Error) || depth > 5) return String(error);
+  let fields = '';
+  try {
+    fields = JSON.stringify(error);
+  } catch {
+    // Circular: the message and stack say enough.
+  }
+  return `${error.name}: ${error.message}\n${error.stack ?? ''}\n${fields}\n${
+    error.cause === undefined ? '' : textOfError(error.cause, depth + 1)
+  }`;
+}
+
+const STATUS = '/proc/self/status';
+
+function kilobytes(field: string): number | undefined {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(STATUS, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Peak RSS growth since construction: the kernel's watermark where it can be reset, else samples. */
+export class PeakRss {
+  private readonly startKb: number;
+  private readonly watermark: boolean;
+  private sampledKb: number;
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor() {
+    let reset = false;
+    try {
+      // "5" resets the peak resident set size (Linux ≥ 4.0, proc(5) clear_refs).
+      writeFileSync('/proc/self/clear_refs', '5');
+      reset = true;
+    } catch {
+      reset = false;
+    }
+    this.watermark = reset && kilobytes('VmHWM') !== undefined;
+    this.startKb = process.memoryUsage.rss() / 1024;
+    this.sampledKb = this.startKb;
+    if (!this.watermark) {
+      this.timer = setInterval(() => {
+        this.sampledKb = Math.max(this.sampledKb, process.memoryUsage.rss() / 1024);
+      }, 100);
+      this.timer.unref();
+    }
+  }
+
+  growthMb(): number {
+    if (this.timer) clearInterval(this.timer);
+    const peakKb = this.watermark ? (kilobytes('VmHWM') ?? this.sampledKb) : this.sampledKb;
+    return Math.max(0, peakKb - this.startKb) / 1024;
+  }
+}
+
+/** Peak partner requests per second over any 10 s window. */
+export function peakObservedRate(requests: readonly RequestLogEntry[], windowMs = 10_000): number {
+  const times = requests.map((r) => r.receivedAt ?? 0).sort((a, b) => a - b);
+  let peak = 0;
+  let first = 0;
+  for (let last = 0; last < times.length; last++) {
+    while ((times[last] ?? 0) - (times[first] ?? 0) > windowMs) first += 1;
+    peak = Math.max(peak, last - first + 1);
+  }
+  return peak / (windowMs / 1000);
+}
