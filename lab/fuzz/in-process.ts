@@ -17,8 +17,7 @@ import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import type { FunctionMetrics } from '../../functions/core/observability/metric-names.js';
 import { createObservability } from '../../functions/core/observability/powertools.js';
-import { buildPoller, type PollResult, PollRunFailedError } from '../../functions/poller/build-poller.js';
-import { loadPollerConfig } from '../../functions/poller/config.js';
+import type { FeedRunResult } from '../../functions/poller/build-poller.js';
 import type { AwsAt } from '../../tools/aws.js';
 import {
   createPipelineResources,
@@ -28,6 +27,7 @@ import {
   quarantinedKeys,
   scanOrders,
 } from '../../tools/harness/pipeline.js';
+import { failedRunOf, singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { readBudgets } from '../../tools/ops/budget.js';
@@ -122,7 +122,7 @@ export async function runInProcess(
 }
 
 interface Handlers {
-  poll(): Promise<PollResult>;
+  poll(): Promise<FeedRunResult>;
   drain(): Promise<unknown>;
 }
 
@@ -150,9 +150,9 @@ function buildHandlers(
       : { PARTNER_REQUESTS_PER_SECOND: String(pipeline.requestsPerSecond) }),
   });
   const recorder = metricsRecorder(metrics);
-  const pollerConfig = loadPollerConfig(env);
-  const poller = buildPoller(aws, pollerConfig, {
-    logger: createObservability('order-feed-poller', env, pollerConfig.feedId).logger,
+  // The fleet's poller on this one feed, a batch of it per run (the schedule below stands for the dispatcher).
+  const poller = singleFeedPoller(aws, env, {
+    logger: createObservability('order-feed-poller', env).logger,
     metrics: recorder,
   });
   const consumer = buildConsumer(aws, loadConsumerConfig(env), {
@@ -160,7 +160,7 @@ function buildHandlers(
     metrics: recorder,
   });
   return {
-    poll: () => poller({}, lambdaContext('poller', POLLER_TIMEOUT_MS)),
+    poll: () => poller.poll(lambdaContext('poller', POLLER_TIMEOUT_MS)),
     drain: () => drainQueue(aws, resources.ordersQueueUrl, { consume: consumer }),
   };
 }
@@ -213,13 +213,13 @@ async function schedule(
     }
     const before = sim.requests.length;
     const t0 = Date.now();
-    let result: PollResult | undefined;
+    let result: FeedRunResult | undefined;
     let failure: string | undefined;
     try {
       result = await handlers.poll();
     } catch (error) {
-      if (error instanceof PollRunFailedError) result = error.outcome;
-      else failure = `error: ${error instanceof Error ? error.name : 'thrown'}`;
+      result = failedRunOf(error);
+      if (result === undefined) failure = `error: ${error instanceof Error ? error.name : 'thrown'}`;
       const text = textOfError(error);
       if (text.includes(capture.token)) tokenSeenIn.push(`a poller error (${failure ?? result?.kind})`);
       capture.note(text);

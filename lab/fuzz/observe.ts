@@ -2,6 +2,7 @@
 // token as it is written, its tail kept for a failing seed), the peak resident memory (Linux: the VmHWM
 // watermark, reset per seed through /proc/self/clear_refs; elsewhere sampled), the partner's request rate.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { BUDGET_POLICY } from '../../functions/core/ingest/request-budget.js';
 import type { RequestLogEntry } from '../../tools/simulator/types.js';
 
 type Write = typeof process.stdout.write;
@@ -140,8 +141,14 @@ export class PeakRss {
   }
 }
 
-/** Peak partner requests per second over any 10 s window. */
-export function peakObservedRate(requests: readonly RequestLogEntry[], windowMs = 10_000): number {
+/**
+ * Peak partner requests per second over any window of the budget's shortest measure (an increase step: the
+ * used rate it bounds the rate by may be counted over a window that short, so a retry's burst counts in it).
+ */
+export function peakObservedRate(
+  requests: readonly RequestLogEntry[],
+  windowMs = BUDGET_POLICY.increaseEveryMs,
+): number {
   const times = requests.map((r) => r.receivedAt ?? 0).sort((a, b) => a - b);
   let peak = 0;
   let first = 0;
