@@ -79,7 +79,7 @@ async function settledStack(aws: LocalAwsClients, stackName: string, note: (m: s
   }
   if (stateOf(stack) === 'broken') {
     throw new DeploymentError(
-      `stack ${stackName} is ${stack?.StackStatus} in the emulator (moto cannot update or repair stacks): ` +
+      `stack ${stackName} is ${stack?.StackStatus} in the emulator (local mode never updates or repairs a stack it reuses): ` +
         'start a fresh emulator, or omit --aws-endpoint',
     );
   }
@@ -231,7 +231,7 @@ export function checkDeployedSubscribers(
   if (missing.length > 0) {
     throw new DeploymentError(
       `the stack at this endpoint has no subscriber queue ${missing.join(', ')} (its subscribers: ` +
-        `${deployed.join(', ') || 'none'}); moto cannot update a stack: use a fresh emulator (omit --aws-endpoint)`,
+        `${deployed.join(', ') || 'none'}); local mode never changes a stack it reuses: use a fresh emulator (omit --aws-endpoint)`,
     );
   }
 }

@@ -406,14 +406,14 @@ export function shardFeeds(n: number): LocalFeed[] {
   }));
 }
 
-/** A reused stack must have the feeds this run asked for (moto cannot update a stack to change them). */
+/** A reused stack must have the feeds this run asked for (local mode never changes a stack it reuses). */
 function checkDeployedFeeds(deployment: Deployment, feeds: readonly LocalFeed[] | undefined): void {
   if (feeds === undefined) return;
   const deployed = deployment.pollers.map((poller) => poller.feedId).join(', ');
   const wanted = feeds.map((feed) => feed.id).join(', ');
   if (deployed !== wanted) {
     throw new DeploymentError(
-      `the stack at this endpoint runs the feeds ${deployed}, not ${wanted}; moto cannot update a stack: ` +
+      `the stack at this endpoint runs the feeds ${deployed}, not ${wanted}; local mode never changes a stack it reuses: ` +
         'use a fresh emulator (omit --aws-endpoint)',
     );
   }

@@ -75,7 +75,7 @@ AWS
   --aws-endpoint URL   an AWS-compatible endpoint already running (e.g. moto_server on
                        http://localhost:5000): the stack is deployed there, or reused if CloudFormation
                        already has it. A reused stack keeps its data, so a restarted run resumes from
-                       the stored cursor. moto cannot update stacks: an --api-url other than the one the
+                       the stored cursor, and is never changed: an --api-url other than the one the
                        stack was deployed with is applied by overriding PARTNER_BASE_URL in this process.
                        Omitted: moto is started on a free loopback port and stopped on exit, except
                        after exit 1, 3, 5 or 75: then it is left running with the run's data, and the
