@@ -30,7 +30,7 @@ export interface FeedRow {
   authFailedTokenVersion?: number;
 }
 
-/** A batch sent to the poller whose run has not shown up on any of its feeds' items yet. */
+/** A batch sent to the poller whose runs have not all shown up on its feeds' items yet. */
 export interface InFlightBatch {
   batchId: string;
   dispatchedAt: number;
@@ -55,7 +55,7 @@ export interface DispatchSettings {
   maxSliceMs: number;
   /** The dispatcher's period: a feed due within half of it is polled now (ticks jitter by seconds). */
   tickMs: number;
-  /** How long a batch may take to start before its feeds may be dispatched again (an event lost or expired). */
+  /** How long a batch may take to show a run on each feed before they may be dispatched again (an event lost). */
   inFlightGraceMs: number;
   /** A feed not caught up for longer than this is stale (the gauge the lag alarm watches). */
   staleAfterMs: number;
@@ -160,19 +160,27 @@ export function planDispatch(input: {
   const { rows, now, settings } = input;
   const byId = new Map(rows.map((row) => [row.feedId, row]));
 
-  // 1. What runs: invocations holding a live lease, and batches sent but not started (nor given up on).
+  // 1. What runs: batches sent whose runs have not all shown yet (nor given up on), and invocations holding a
+  // live lease. A batch runs until a run of it (or of a later dispatch) shows on each of its feeds' items that
+  // the poller records (an idle poll takes no lease: one feed's record says nothing of the others').
   const live = new Set(rows.filter((row) => row.leaseOwner !== undefined && (row.leaseExpiresAt ?? 0) > now));
-  // A batch has started once a run of it (or of a later dispatch) shows on one of its feeds' items.
-  const started = (batch: InFlightBatch) =>
-    batch.feedIds.some((id) => {
+  const shown = (batch: InFlightBatch) =>
+    batch.feedIds.every((id) => {
       const row = byId.get(id);
-      return row?.lastDispatchId === batch.batchId || (row?.lastDispatchedAt ?? 0) > batch.dispatchedAt;
+      if (row === undefined || !row.registered || row.state !== 'enabled') return true;
+      return row.lastDispatchId === batch.batchId || (row.lastDispatchedAt ?? 0) > batch.dispatchedAt;
     });
   const pending = input.inFlight.filter(
-    (batch) => now < batch.dispatchedAt + settings.inFlightGraceMs && !started(batch),
+    (batch) => now < batch.dispatchedAt + settings.inFlightGraceMs && !shown(batch),
   );
   const onTheirWay = new Set(pending.flatMap((batch) => batch.feedIds));
-  const invocations = new Set([...live].map((row) => invocationOf(row.leaseOwner as string)));
+  // A lease taken by a pending batch's run (its item names the batch) is that batch's invocation, counted once.
+  const pendingIds = new Set(pending.map((batch) => batch.batchId));
+  const invocations = new Set(
+    [...live]
+      .filter((row) => row.lastDispatchId === undefined || !pendingIds.has(row.lastDispatchId))
+      .map((row) => invocationOf(row.leaseOwner as string)),
+  );
   const runningPollers = invocations.size + pending.length;
 
   // 2. What is due, the longest wait first.

@@ -99,6 +99,7 @@ describe('batches within the budget', () => {
         row(id, { leaseOwner: leaseOwnerOf('run-1', id), leaseExpiresAt: NOW + MINUTE }),
       ),
       row('d', { leaseOwner: leaseOwnerOf('run-2', 'd'), leaseExpiresAt: NOW + MINUTE }),
+      row('x'),
       ...Array.from({ length: 300 }, (_, i) => row(`idle-${i}`)),
     ];
     const inFlight = [{ batchId: 'd0-1', dispatchedAt: NOW - 1_000, feedIds: ['x'] }];
@@ -119,6 +120,41 @@ describe('batches within the budget', () => {
     expect(result.gauges.runningPollers).toBe(0);
     expect(dispatched(result)).toEqual(['b']);
     expect(result.inFlight).toEqual([{ batchId: 'd1-1', dispatchedAt: NOW, feedIds: ['b'] }]);
+  });
+
+  it('counts a batch running until each of its feeds shows its run, a leased feed of it once', () => {
+    // d0-1 (idle polls take no lease): one feed recorded, two still polling; d0-2: one feed leased, one not
+    // started. Neither invocation has returned: both take a slot, the lease's invocation not a second one.
+    const rows = [
+      row('a', { lastDispatchId: 'd0-1', lastDispatchedAt: NOW - 5_000 }),
+      row('b'),
+      row('c'),
+      row('d', {
+        lastDispatchId: 'd0-2',
+        lastDispatchedAt: NOW - 5_000,
+        leaseOwner: leaseOwnerOf('run-2', 'd'),
+        leaseExpiresAt: NOW + MINUTE,
+      }),
+      row('e'),
+      // Paused after its dispatch: the poller skips it without a record.
+      row('f', { state: 'paused' }),
+      ...Array.from({ length: 10 }, (_, i) => row(`idle-${i}`)),
+    ];
+    const inFlight = [
+      { batchId: 'd0-1', dispatchedAt: NOW - 5_000, feedIds: ['a', 'b', 'c'] },
+      { batchId: 'd0-2', dispatchedAt: NOW - 5_000, feedIds: ['d', 'e', 'f'] },
+    ];
+    const result = plan(rows, { inFlight, settings: { ...SETTINGS, maxConcurrentPollers: 3 } });
+    expect(result.gauges.runningPollers).toBe(2);
+    expect(result.batches).toHaveLength(1);
+    expect(dispatched(result)).not.toContain('a');
+    // Once every feed of d0-1 shows its run, its slot is free.
+    const done = rows.map((r) =>
+      ['b', 'c'].includes(r.feedId) ? { ...r, lastDispatchId: 'd0-1', lastDispatchedAt: NOW - 5_000 } : r,
+    );
+    expect(
+      plan(done, { inFlight, settings: { ...SETTINGS, maxConcurrentPollers: 3 } }).gauges.runningPollers,
+    ).toBe(1);
   });
 
   it('serves the longest wait first and leaves the rest waiting when the slots are spent', () => {
