@@ -5,7 +5,7 @@
 // read and write the cursor table's rows, invoke the poller, read the account's concurrency and the token
 // parameters' versions (never their values).
 //
-// Why a dispatcher and not an EventBridge Scheduler schedule per feed: docs-draft/FLEET.md 1b (four times the
+// Why a dispatcher and not an EventBridge Scheduler schedule per feed: infra/FLEET.md 1b (four times the
 // cost per feed, no concurrency budget of the ingester's own, and moto cannot deploy it). Why no retries and
 // no dead-letter queue: a missed tick or request is the next tick's work (the schedule is the retry).
 import { fileURLToPath } from 'node:url';

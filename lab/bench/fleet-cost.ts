@@ -1,5 +1,5 @@
 // The idle cost of one feed per month at its schedule, every line item, in three shapes (issue 32, item 5;
-// docs-draft/FLEET.md, "Cost"): today's (a function, a rule, metrics with FeedId and a lag alarm per feed),
+// infra/FLEET.md, "Cost"): today's (a function, a rule, metrics with FeedId and a lag alarm per feed),
 // EventBridge Scheduler (one schedule per feed invoking the one poller), and the dispatcher (one rule, one
 // dispatcher scanning the registry, batches of B feeds per poller invocation). Pure arithmetic over list
 // prices, the bytes an idle run was measured to log and stated AWS latencies; the fixed cost of a deployment
@@ -80,7 +80,7 @@ export function idleCostLines(shape: FleetShape, run: IdleRun = IDLE_RUN): CostL
   const polls = MONTH_MINUTES / shape.scheduleMinutes;
   const B = shape.batchSize;
   const N = shape.feeds;
-  // Today: lease, budget, commit of the empty page, release. New (docs-draft/FLEET.md, "An idle poll"): the
+  // Today: lease, budget, commit of the empty page, release. New (infra/FLEET.md, "An idle poll"): the
   // batch's items read at once (1 RRU each, consistent), the GET, then one conditional write that records the
   // run (fenced by the revision read; a page with data takes the lease instead); the token's budget write is
   // shared by the invocation's feeds.

@@ -1,6 +1,6 @@
 // A fleet of feeds on a fake clock: the dispatcher's real decision (functions/core/fleet/dispatch.ts) driving a
 // model of the poller against a model of the partner, to show what the decision does over hours of feeds in
-// milliseconds of CPU. What is modelled, and how (docs-draft/FLEET.md, "The simulation"):
+// milliseconds of CPU. What is modelled, and how (infra/FLEET.md, "The simulation"):
 // - the dispatcher runs every tick and when a poller invocation ends with a feed behind or with feeds left
 //   waiting by the last dispatch (a request that a scan started after it already saw is dropped), reads the rows as they are, and invokes each batch after
 //   `invokeMs`; the rows are the feeds' items, written as the poller writes them (lease, dispatch, outcome);
@@ -64,7 +64,7 @@ export interface SimulationOptions {
   untilDrained?: boolean;
 }
 
-/** The partner's and AWS's pace the model states (docs-draft/FLEET.md, "The simulation"): what the bench runs. */
+/** The partner's and AWS's pace the model states (infra/FLEET.md, "The simulation"): what the bench runs. */
 export const STATED_AWS: Omit<SimulationOptions, 'feeds' | 'durationMs' | 'settings'> = {
   partner: {
     latencyMs: 200,

@@ -1,6 +1,6 @@
 // The operator's changes to the feed registry that no function makes (`ops feeds add|show|set|remove
 // --delete-cursor`): here, not in functions/, so they do not ship in the Lambda (as operator-update.ts).
-// Built on the functions' registry adapter; what they may and may not touch: docs-draft/FLEET.md.
+// Built on the functions' registry adapter; what they may and may not touch: infra/FLEET.md.
 import { type DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {

@@ -1,6 +1,6 @@
 // `ops feeds add|list|show|set|pause|resume|remove`: the fleet's feeds managed at runtime, as rows of the
 // registry (each feed's item in the cursor table: its `config`, state, and beside them its cursor and lease;
-// docs-draft/FLEET.md, "The registry"). Every change goes through FeedRegistryAdmin (feed-registry-admin.ts),
+// infra/FLEET.md, "The registry"). Every change goes through FeedRegistryAdmin (feed-registry-admin.ts),
 // which writes only the registry's own attributes, conditionally: nothing here touches a cursor, a lease or
 // the fencing revision, except `remove --delete-cursor`, which deletes the cursor of a removed feed with the
 // plan-then-`--yes` of the cursor commands. Flow per command: read the row → plan (what changes, or why not)

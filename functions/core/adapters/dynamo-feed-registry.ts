@@ -1,5 +1,5 @@
 // The feed registry: each feed's configuration and state on its item in the cursor table, beside the cursor
-// and the lease (docs-draft/FLEET.md, "The registry"). Every write here is an UpdateItem of the registry's own
+// and the lease (infra/FLEET.md, "The registry"). Every write here is an UpdateItem of the registry's own
 // attributes; none touches the cursor, the lease or the fencing revision, so an operator's change never
 // conflicts with a run's fenced commits. What the functions call is here (the dispatcher's scan, seeding and
 // lock; a feed's state); the operator's other changes are tools/ops/feed-registry-admin.ts. The dispatcher's

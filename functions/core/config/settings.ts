@@ -87,7 +87,7 @@ export const DEFAULTS = {
   // A body of empty objects parses to ~22 × its size: 8 MiB is what 512 MB holds (infra/constructs/poller.ts).
   maxPageBodyBytes: 8 * 1024 * 1024,
   scheduleMinutes: 1,
-  // 1 % of the default account limit: 10,000 idle feeds fit in a tick (docs-draft/FLEET.md, "Defaults").
+  // 1 % of the default account limit: 10,000 idle feeds fit in a tick (infra/FLEET.md, "Defaults").
   maxConcurrentPollers: 10,
   alarmLagMinutes: 30,
   arrayQueryEncoding: 'repeat',

@@ -1,4 +1,4 @@
-// The dispatcher's decision (docs-draft/FLEET.md, "Dispatch"), pure: from the scanned registry rows, the
+// The dispatcher's decision (infra/FLEET.md, "Dispatch"), pure: from the scanned registry rows, the
 // clock and the batches still on their way, which feeds to poll now, in which batches of the one poller
 // function, within the ingester's own concurrency budget; and the fleet's gauges, which replace the per-feed
 // metrics and alarms. Steps: 1. what runs (live leases, batches not yet started) 2. what is due, most starved
@@ -62,7 +62,7 @@ export interface DispatchSettings {
 }
 
 /**
- * The defaults, chosen from the fleet simulation and the cost model (docs-draft/FLEET.md, "Defaults"): idle
+ * The defaults, chosen from the fleet simulation and the cost model (infra/FLEET.md, "Defaults"): idle
  * batches share an invocation among 25 feeds (up to 250 when 10 pollers must hold 10,000 feeds in a tick),
  * feeds behind page 4 to an invocation (a 512 MB poller's memory and CPU), and the budget is 1 % of the default
  * account limit.

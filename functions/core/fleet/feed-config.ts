@@ -1,4 +1,4 @@
-// A feed's registry row (docs-draft/FLEET.md, "The registry"): its configuration and its state, held on the
+// A feed's registry row (infra/FLEET.md, "The registry"): its configuration and its state, held on the
 // feed's item in the cursor table beside the cursor and the lease. Every value is checked by the settings'
 // own rules (config/settings.ts RULES), as synth and cold start check them; an error names its key. Ops
 // `feeds add|set` and the dispatcher's initial set are read through parseFeedConfig.
@@ -135,7 +135,7 @@ export function changedFeedConfig(
 /**
  * The deployment's initial set of feeds (the construct's `feeds`), as the dispatcher's environment carries it:
  * the keys every feed shares once, then each feed's own. Written at synth, read at cold start; rows are
- * created from it when missing, never overwritten (docs-draft/FLEET.md, "The initial set").
+ * created from it when missing, never overwritten (infra/FLEET.md, "The initial set").
  */
 export interface InitialFeed {
   feedId: string;
