@@ -21,6 +21,7 @@ import { SsmTokenProvider } from '../core/adapters/ssm-token.js';
 import { type BatchEvent, batchOf, type DispatchRequest, leftBehind } from '../core/fleet/dispatch.js';
 import { FeedConfigError, parseFeedConfig } from '../core/fleet/feed-config.js';
 import {
+  noCounts,
   oneAtATime,
   type PollDeps,
   type PollOutcome,
@@ -91,16 +92,6 @@ export class PollRunFailedError extends Error {
     this.name = 'PollRunFailedError';
   }
 }
-
-const noCounts = {
-  pages: 0,
-  versionsPublished: 0,
-  quarantined: 0,
-  cursorRecoveries: 0,
-  partnerRetries: 0,
-  rateLimitWaits: 0,
-  paceDelayMs: 0,
-};
 
 export function buildPoller(
   clients: PollerClients,
@@ -222,7 +213,7 @@ export function buildPoller(
       feedId,
       kind,
       failed: false,
-      ...noCounts,
+      ...noCounts(),
       secondsSinceCaughtUp: undefined,
     });
     const dispatch = { batchId: run.batch.batchId, dispatchedAt: run.batch.dispatchedAt };
@@ -302,7 +293,7 @@ export function buildPoller(
             feedId,
             kind: 'error',
             failed: true,
-            ...noCounts,
+            ...noCounts(),
             secondsSinceCaughtUp: undefined,
             error: described,
           };

@@ -86,7 +86,7 @@ const STOP_REASONS: Partial<Record<PollOutcomeKind, string>> = {
 };
 
 /** What a run counts (partnerRetries: every retry but a 429's; paceDelayMs: the pace at the run's end). */
-const noCounts = () => ({
+export const noCounts = () => ({
   pages: 0,
   versionsPublished: 0,
   quarantined: 0,

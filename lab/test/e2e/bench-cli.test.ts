@@ -1,33 +1,14 @@
 // The bench's command line, run as `npm run bench` runs it (a child process). Speed is never asserted:
 // only that the report is complete and that every ratio is its value over its floor.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BenchReport, SECTION_IDS } from '../../bench/report.js';
+import { type CommandResult, runLabCommand } from './lab-command.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const TSX = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
-
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TSX, ['lab/bench/run.ts', ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runBench(args: string[]): Promise<CommandResult> {
+  return runLabCommand('lab/bench/run.ts', args);
 }
 
 describe('npm run bench', () => {
