@@ -55,13 +55,21 @@ export class TokenParameters {
       );
     }
     const [pathArn] = this.parameterArns;
-    Validations.of(role).acknowledge({
+    const acknowledgement = {
       id: `AwsSolutions-IAM5[Resource::${nagResource(this.stack.resolve(pathArn))}]`,
       reason:
         'Feeds are added at runtime (npm run ops -- feeds add), each naming its token parameter: the role reads ' +
         'the parameters under tokenParameterPath, one SSM path of this deployment, and no other but the initial ' +
         "set's own.",
-    });
+    };
+    try {
+      Validations.of(role).acknowledge(acknowledgement);
+    } catch (error) {
+      // aws-cdk-lib before the brace-aware rule ids (2.254 here: test/e2e/packages.test.ts) refuses an id whose
+      // resource holds `::` (`<AWS::Partition>`): the app still synthesizes, and a cdk-nag run there reports
+      // the finding this acknowledges.
+      if (!(error instanceof Error && error.message.includes('Invalid validation rule ID'))) throw error;
+    }
   }
 }
 

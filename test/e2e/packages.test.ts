@@ -138,10 +138,14 @@ app.synth();
       JSON.parse(readFileSync(join(app, 'stages.out', `${stack}.template.json`), 'utf8')) as {
         Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
       };
-    const pollers = Object.keys(template('OrdersStaging').Resources).filter((id) =>
-      /^IngesterPoller(Eu|Uk)Function[A-F0-9]+$/.test(id),
+    // Feeds are rows: one poller and one dispatcher per instance, whatever the number of feeds.
+    const functions = Object.keys(template('OrdersStaging').Resources).filter((id) =>
+      /^Ingester(Poller|Dispatcher)Function[A-F0-9]+$/.test(id),
     );
-    expect(pollers).toHaveLength(2);
+    expect(functions.map((id) => id.replace(/Function[A-F0-9]+$/, '')).sort()).toEqual([
+      'IngesterDispatcher',
+      'IngesterPoller',
+    ]);
 
     const emfAlarms = (stack: string) =>
       Object.values(template(stack).Resources)
