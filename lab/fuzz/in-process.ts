@@ -249,8 +249,14 @@ async function schedule(
     const nothingNew = kind === 'caught-up' && result?.versionsPublished === 0 && result.quarantined === 0;
     quiet = nothingNew ? quiet + 1 : 0;
     if (quiet >= 2) end = { kind: 'drained' };
-    // After a 401 the next runs wait out the token's backoff: the same stop.
-    const stopped = kind === 'auth-backoff' ? 'auth-failed' : kind;
+    // After a 401 the next runs wait out the token's backoff: the same stop. After a stop only an operator
+    // resumes (order-over-body-cap), the feed's row is `stopped` and each run of it ends `disabled`: the same stop.
+    const stopped =
+      kind === 'auth-backoff'
+        ? 'auth-failed'
+        : kind === 'disabled' && stop.outcome !== ''
+          ? stop.outcome
+          : kind;
     const documented = stops.has(stopped) && stopped !== 'retry-later';
     // Runs that fail for passing reasons in between (a 5xx, a maintenance page, a replay) do not end a stop;
     // progress does.
