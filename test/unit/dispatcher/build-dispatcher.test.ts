@@ -21,24 +21,9 @@ import {
 } from '../../../functions/dispatcher/build-dispatcher.js';
 import type { DispatcherConfig } from '../../../functions/dispatcher/config.js';
 import { lambdaContext } from '../../../tools/local/lambda-context.js';
+import { feedRow, MINUTE, NOW } from '../../support/feed-row.js';
 
-const NOW = 1_800_000_000_000;
-const MINUTE = 60_000;
-
-/** A registered, enabled feed last dispatched a minute ago, caught up: due now. */
-const row = (feedId: string, fields: Partial<FeedRow> = {}): FeedRow => ({
-  feedId,
-  registered: true,
-  state: 'enabled',
-  scheduleMinutes: 1,
-  tokenParameterName: '/t/a',
-  createdAt: NOW - 60 * MINUTE,
-  lastDispatchedAt: NOW - MINUTE,
-  lastRunAt: NOW - MINUTE + 500,
-  lastRunOutcome: 'caught-up',
-  lastCaughtUpAt: NOW - MINUTE + 500,
-  ...fields,
-});
+const row = feedRow;
 
 /** The registry in memory, with the DynamoDB adapter's rules for the lock (dynamo-feed-registry.ts). */
 class MemoryRegistry {

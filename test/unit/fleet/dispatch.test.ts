@@ -13,27 +13,11 @@ import {
   leaseOwnerOf,
   planDispatch,
 } from '../../../functions/core/fleet/dispatch.js';
+import { feedRow, MINUTE, NOW } from '../../support/feed-row.js';
 
-const NOW = 1_800_000_000_000;
-const MINUTE = 60_000;
 const SETTINGS: DispatchSettings = DISPATCH_DEFAULTS;
 
-/** A registered, enabled feed caught up a minute ago at its last dispatch (due now at a 1-minute schedule). */
-function row(feedId: string, fields: Partial<FeedRow> = {}): FeedRow {
-  return {
-    feedId,
-    registered: true,
-    state: 'enabled',
-    scheduleMinutes: 1,
-    tokenParameterName: '/t/a',
-    createdAt: NOW - 60 * MINUTE,
-    lastDispatchedAt: NOW - MINUTE,
-    lastRunAt: NOW - MINUTE + 500,
-    lastRunOutcome: 'caught-up',
-    lastCaughtUpAt: NOW - MINUTE + 500,
-    ...fields,
-  };
-}
+const row = feedRow;
 
 const plan = (rows: FeedRow[], more: Partial<Parameters<typeof planDispatch>[0]> = {}) =>
   planDispatch({ rows, now: NOW, dispatchId: 'd1', inFlight: [], settings: SETTINGS, ...more });
