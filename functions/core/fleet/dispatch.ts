@@ -44,7 +44,7 @@ export interface DispatchSettings {
   batchSize: number;
   /** Feeds per invocation at most when the slots do not suffice for due feeds in batches of batchSize. */
   maxBatchSize: number;
-  /** Feeds behind (a run that ended with more to fetch) per invocation: each pages without a pause. */
+  /** Feeds behind (never polled, or a run that ended with more to fetch) per invocation: each pages flat out. */
   behindBatchSize: number;
   /**
    * Round robin among feeds behind: each gets a slice of paging at least once per round, its slice the round's
@@ -119,7 +119,7 @@ export interface FleetGauges {
   authFailing: number;
   /** Enabled feeds whose last run ended on a failure. */
   failing: number;
-  /** Enabled feeds behind: their last run ended with more to fetch. */
+  /** Enabled feeds behind: never polled, or their last run ended with more to fetch. */
   behind: number;
   /** Feeds with a live lease, and the poller invocations running (live leases' invocations, batches on their way). */
   running: number;
@@ -201,9 +201,11 @@ export function planDispatch(input: {
   // failing feeds never take the slots of healthy ones.
   const slots = Math.max(0, settings.maxConcurrentPollers - runningPollers);
   const light = due.filter(({ kind }) => kind !== 'behind').length;
+  // The slots the behind batches leave (at least one) hold the light feeds.
+  const lightSlots = Math.max(1, slots - Math.ceil((due.length - light) / settings.behindBatchSize));
   const lightSize = Math.min(
     settings.maxBatchSize,
-    Math.max(settings.batchSize, Math.ceil(light / Math.max(1, slots))),
+    Math.max(settings.batchSize, Math.ceil(light / lightSlots)),
   );
   const batches: Batch[] = [];
   const riders = new Map<Batch, number>();
@@ -261,13 +263,12 @@ export function planDispatch(input: {
 }
 
 /**
- * Failing: its last run failed; behind: its last run ended with more to fetch; idle otherwise, a feed never
- * polled included (its first run is one GET until it shows a backlog: thousands added at once go in large
- * batches, and those behind come back as such after one slice).
+ * Failing: its last run failed; behind: never polled (its backlog is unknown: in a large batch it would share
+ * one invocation's page turns with a hundred others) or its last run ended with more to fetch; idle otherwise.
  */
 function kindOf(row: FeedRow): BatchKind {
   const outcome = row.lastRunOutcome;
-  if (outcome === undefined) return 'idle';
+  if (outcome === undefined) return 'behind';
   if (FAILED.has(outcome)) return 'failing';
   return MORE_TO_FETCH.has(outcome) ? 'behind' : 'idle';
 }

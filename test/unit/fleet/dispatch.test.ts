@@ -154,6 +154,26 @@ describe('batches within the budget', () => {
     expect(result.gauges.dueWaiting).toBe(4);
   });
 
+  it('plans feeds never polled in small batches, like feeds behind, while caught-up feeds share large ones', () => {
+    // A new feed's backlog is unknown: in a batch of 100 it would share one invocation's page turns with 99
+    // others (the bench measured fastest / slowest 93× so), in a batch of 4 it pages as a feed behind does.
+    const fresh = { lastDispatchedAt: undefined, lastRunAt: undefined, lastRunOutcome: undefined };
+    const rows = [
+      ...Array.from({ length: 8 }, (_, i) => row(`new-${i}`, { ...fresh, createdAt: NOW - (i + 1) * 1_000 })),
+      ...Array.from({ length: 300 }, (_, i) => row(`idle-${i}`)),
+    ];
+    const result = plan(rows, { settings: { ...SETTINGS, maxConcurrentPollers: 5 } });
+    expect(result.batches.map((b) => [b.kind, b.feedIds.length])).toEqual([
+      ['behind', 4],
+      ['behind', 4],
+      ['idle', 100],
+      ['idle', 100],
+      ['idle', 100],
+    ]);
+    expect(result.batches[0]?.feedIds).toEqual(['new-7', 'new-6', 'new-5', 'new-4']);
+    expect(result.gauges.behind).toBe(8);
+  });
+
   it('lets failing feeds ride in batches that run their slice anyway, never taking a healthy feed’s slot', () => {
     const rows = [
       row('behind-1', { lastRunOutcome: 'out-of-time' }),
