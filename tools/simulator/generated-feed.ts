@@ -573,6 +573,7 @@ export class GeneratedFeed {
   private readonly expectedState: ExpectedState;
   private readonly stream: SimOrder[];
   private purged = 0;
+  private shown = Number.POSITIVE_INFINITY;
 
   constructor(options: FeedOptions | undefined, endsAt: number) {
     const vendors = options?.vendors ?? DEFAULT_VENDORS;
@@ -666,6 +667,11 @@ export class GeneratedFeed {
     return Buffer.byteLength(this.entryJson(position));
   }
 
+  /** New versions arriving: only the first `entries` entries exist until more are shown (all by default). */
+  showFirst(entries: number): void {
+    this.shown = Math.max(0, Math.min(this.length, Math.floor(entries)));
+  }
+
   /** Retention: entries before `fraction` of the stream are gone; cursors into them answer 404. */
   purgeBefore(fraction: number): void {
     const clamped = Math.min(1, Math.max(0, fraction));
@@ -696,10 +702,12 @@ export class GeneratedFeed {
     let start = Math.max(from, this.purged);
     if (filter.fromTimestamp !== undefined)
       start = Math.max(start, bound(this.eventTs, filter.fromTimestamp));
-    const end =
+    const end = Math.min(
+      this.shown,
       filter.minAgeMinutes === undefined
         ? this.length
-        : bound(this.eventTs, now - filter.minAgeMinutes * MINUTE);
+        : bound(this.eventTs, now - filter.minAgeMinutes * MINUTE),
+    );
     if (start >= end) return { positions: [], start, next: Math.max(start, from), hasMore: false };
 
     const vendors = filter.vendorIds ? new Set(filter.vendorIds) : undefined;

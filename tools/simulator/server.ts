@@ -251,6 +251,10 @@ class Simulator {
     this.feed.purgeBefore(fraction);
   }
 
+  showFirst(entries: number): void {
+    this.feed.showFirst(entries);
+  }
+
   /** Order versions in every page answered so far (repeats and duplicates included). */
   versionsServed = 0;
 
@@ -884,6 +888,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     expected: () => simulator.expected(),
     oracle: (scope, before) => simulator.oracle(scope, before),
     purgeBefore: (fraction) => simulator.purgeBefore(fraction),
+    showFirst: (entries) => simulator.showFirst(entries),
     faultCounts: () => simulator.faultCounts(),
     versionsServed: () => simulator.versionsServed,
     close: () => {

@@ -334,6 +334,11 @@ export interface RunningSimulator {
   expected(): ExpectedState;
   /** Simulate retention: cursors pointing before this fraction of the stream answer 404. */
   purgeBefore(fraction: number): void;
+  /**
+   * New versions arriving: the generated feed (/v1) ends after its first `entries` entries until more are
+   * shown (a cursor never moves past a hidden entry, as with minAgeMinutes). Default: all of it.
+   */
+  showFirst(entries: number): void;
   /** Counts of injected faults by kind. */
   faultCounts(): Record<string, number>;
   /** Order versions in every page answered so far, repeated pages and duplicated versions included. */

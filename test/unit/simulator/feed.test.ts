@@ -250,6 +250,21 @@ describe('pagination rules', () => {
     expect(res.body).toEqual({ data: [], hasMore: false, nextPageId });
   });
 
+  it('new versions arriving: only the entries shown are served, and a cursor at the end picks up the next ones', async () => {
+    const local = await startSimulator({ token: TOKEN, feed: { seed: 9, orders: 100 } });
+    try {
+      const full = (await drainPoll(local.url, '', { pageSize: 100 })).orders;
+      local.showFirst(20);
+      const early = await drainPoll(local.url, '', { pageSize: 7 });
+      expect(early.orders).toEqual(full.slice(0, 20));
+      local.showFirst(23);
+      const next = await drainPoll(local.url, '', { pageSize: 7, pageId: early.nextPageId });
+      expect(next.orders).toEqual(full.slice(20, 23));
+    } finally {
+      await local.close();
+    }
+  });
+
   it('rules 4-5: a purged cursor answers 404; without pageId paging restarts at the first retained entry', async () => {
     const local = await startSimulator({ token: TOKEN, feed: { seed: 9, orders: 100 } });
     try {
