@@ -1,17 +1,19 @@
 // Section 14: a fleet of feeds (issue 32). Three parts:
 //   1. measured here, in-process on moto and the partner simulator over HTTP: the real dispatcher and poller
-//      handlers (functions/dispatcher, functions/poller), N feeds registered as rows (5 tokens, a vendor each).
-//      a. catch-up: every feed with a backlog at once; dispatches run when a poller asks (as its async invoke
-//         would) and at the schedule's tick (a fake clock a minute on when nothing runs); the time to drain,
-//         the pace each feed got while it was served, the most pollers running at once, and d = the first
-//         dispatch → the feed's first page published (every feed's stream is new then: the worst tick).
-//      b. one idle tick of all N, caught up, a minute later: wall time, DynamoDB writes and requests, and the
-//         bytes logged (INFO, metrics on, as deployed) per feed polled;
-//      c. a feed added (its row, then the dispatch `ops feeds add` asks for) → its first order stored.
+//      handlers (functions/dispatcher, functions/poller), N feeds registered as rows (5 tokens), both on one
+//      clock (`clock`: the real one plus an offset that jumps a minute only when nothing runs, so the
+//      leases, dispatch times and dispatch requests the two compare are on the same time line).
+//      a. catch-up: every feed new with the same backlog (P pages: every feed reads every vendor of the
+//         stream's first P × pageSize entries); dispatches run when a poller asks (as its async invoke would)
+//         and at the schedule's tick; the time to drain, each feed's pace while served, the most pollers at once;
+//      b. one idle tick of all N (each feed now on a vendor of its own), caught up: wall time, DynamoDB writes
+//         and requests, and the bytes logged (INFO, metrics on, as deployed) per feed polled;
+//      c. steady state on the real clock: the dispatcher ticks every real minute while new versions arrive
+//         (the simulator shows the stream's next entries, spread evenly over M minutes, on random feeds):
+//         freshness, each version's arrival → its message published by its feed's poller;
+//      d. a feed added (its row, then the dispatch `ops feeds add` asks for) → its first order stored.
 //   2. the AWS model (fleet-simulation.ts: the real planDispatch on a fake clock) at the defaults;
 //   3. the idle cost of a feed (fleet-cost.ts), with the bytes and writes measured in 1b.
-// Freshness at a 1-minute schedule joins U × 60 s (a version's wait for the next tick) with the measured d's,
-// as section 12 does for one feed (freshnessAt).
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
@@ -38,7 +40,6 @@ import type { RunningMoto } from '../../tools/local/moto.js';
 import { startSimulator } from '../../tools/simulator/index.js';
 import { dispatcherFixedPerMonth, IDLE_RUN, type IdleRun, idleCostLines, totals } from './fleet-cost.js';
 import { fetchedBy, type SimulatedFeed, STATED_AWS, simulateFleet } from './fleet-simulation.js';
-import { freshnessAt } from './freshness.js';
 import { FLEET_PRICES } from './prices.js';
 import { figure, formatNumber, type Section } from './report.js';
 
@@ -47,19 +48,24 @@ const tokenValue = (i: number) => `bench-fleet-token-${i}-6c1e0f`;
 const MINUTE = 60_000;
 /** Slowest ≥ 0.7 × fastest, as fastest / slowest ≤ 1.43 (a ratio's target is an upper bound). */
 const FAIRNESS_TARGET = 1.43;
+/** Section 12's measured run → row (p99), added to partner → published for freshness to the row. */
+const RUN_TO_ROW_S = 2.7;
 
 export interface FleetMeasurement {
   feeds: number;
-  versions: number;
   pageSize: number;
   catchUp: {
+    /** Versions each feed had to fetch (the same for every feed), and their pages. */
+    backlog: number;
+    pages: number;
     drainMs: number;
-    /** Slowest / fastest of versions per second from a feed's first page to its last. */
-    paceRatio: number;
-    /** The first dispatch → each feed's first page published, ms. */
-    firstPageMs: number[];
-    /** The first dispatch → each feed drained, ms. */
-    drainedMs: number[];
+    /**
+     * Each feed's pace while served: its versions ÷ the time it was served, the sum over its runs of (the run's
+     * invocation start → the run's last page published); waiting for a slot or a turn is not served time.
+     */
+    paces: number[];
+    /** Feeds that needed more than one run (their slice ended first). */
+    multiRun: number;
     peakPollers: number;
     dispatches: number;
     invocations: number;
@@ -76,6 +82,17 @@ export interface FleetMeasurement {
     dispatchErrors: number;
     /** The poller's `poll run finished` lines: the one line a feed's idle poll writes. */
     feedLineBytes: number;
+  };
+  steady: {
+    minutes: number;
+    arrivals: number;
+    /** Each arrived version: its arrival → its message published, ms (never published: not in here). */
+    freshnessMs: number[];
+    unpublished: number;
+    ticks: number;
+    /** Ticks' wall time: dispatch → every batch it started returned. */
+    tickWallMs: number[];
+    peakPollers: number;
   };
   addFeed: { toFirstPageMs: number; toStoredOrderMs: number };
 }
@@ -112,23 +129,32 @@ async function capturingOutput<T>(run: () => Promise<T>) {
   }
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export async function measureFleet(options: {
   moto: RunningMoto;
   feeds: number;
-  /** Orders per feed in the generated stream (about 3 versions each). */
-  ordersPerFeed: number;
+  backlogPages: number;
   pageSize: number;
+  arrivalsPerFeedMinute: number;
+  steadyMinutes: number;
   seed: number;
   progress: (message: string) => void;
 }): Promise<FleetMeasurement> {
   const { moto, feeds: count, pageSize } = options;
+  const backlog = options.backlogPages * pageSize;
+  const arrivals = Math.round(count * options.arrivalsPerFeedMinute * options.steadyMinutes);
   await moto.reset();
   const aws = useEmulator(moto);
+  // A vendor per feed; about 3 versions an order, so the stream holds the backlog and every arrival.
   const sim = await startSimulator({
     token: tokenValue(0),
     additionalTokens: Array.from({ length: TOKENS - 1 }, (_, i) => tokenValue(i + 1)),
-    feed: { seed: options.seed, orders: count * options.ordersPerFeed, vendors: count },
+    feed: { seed: options.seed, orders: Math.ceil((backlog + arrivals) / 2) + 10, vendors: count },
   });
+  sim.showFirst(backlog);
+  let purging = true;
+  let purges: Promise<void> | undefined;
   try {
     const resources = await createPipelineResources(aws, { token: tokenValue(0) });
     const tokenNames = [resources.tokenParameter];
@@ -139,6 +165,16 @@ export async function measureFleet(options: {
       );
       tokenNames.push(name);
     }
+    // moto's SendMessage scans the whole queue, so it slows as the queue grows: purged in the background, as
+    // section 7 does (this measures the pollers, not moto's queue). Stopped for the added feed's consumer.
+    purges = (async () => {
+      while (purging) {
+        await aws.sqs
+          .send(new PurgeQueueCommand({ QueueUrl: resources.ordersQueueUrl }))
+          .catch(() => undefined);
+        await sleep(1_000);
+      }
+    })();
     // As deployed: INFO logs, metrics on (EMF to stdout); no downstream subscriber.
     const env = pipelineEnv(resources, sim.url, {
       DOWNSTREAM_QUEUE_URLS: '{}',
@@ -151,20 +187,30 @@ export async function measureFleet(options: {
     const registry = new DynamoFeedRegistry(aws.dynamo, resources.cursorTable);
     const feedIds = Array.from({ length: count }, (_, i) => `feed-${String(i + 1).padStart(5, '0')}`);
     const vendorOf = (i: number) => `vendor-${i + 1}`;
-    const feedOfVendor = new Map(feedIds.map((id, i) => [vendorOf(i), id]));
-    const register = (feedId: string, i: number) =>
-      registry.register(
-        feedId,
-        parseFeedConfig({ tokenParameterName: tokenNames[i % TOKENS], vendorIds: [vendorOf(i)], pageSize }),
-        'enabled',
-        Date.now(),
-      );
+    // One clock for the dispatcher and the poller: the real one, `ahead` a minute more each time the
+    // catch-up's tick finds nothing running (a minute passes with nothing to see).
+    const ahead = { ms: 0 };
+    const clock = () => Date.now() + ahead.ms;
     options.progress(`fleet: registering ${count} feeds`);
+    // Every feed reads every vendor: the same backlog for each (equal backlogs).
     for (let i = 0; i < count; i += 50)
-      await Promise.all(feedIds.slice(i, i + 50).map((id, j) => register(id, i + j)));
+      await Promise.all(
+        feedIds
+          .slice(i, i + 50)
+          .map((id, j) =>
+            registry.register(
+              id,
+              parseFeedConfig({ tokenParameterName: tokenNames[(i + j) % TOKENS], pageSize }),
+              'enabled',
+              clock(),
+            ),
+          ),
+      );
 
-    // The real handlers; the poller's publisher notes when each feed's versions went out.
-    const published = new Map<string, Array<{ at: number; versions: number }>>();
+    // The real handlers; the poller's publisher notes when each feed's versions went out, and in which run.
+    const runStart = new Map<string, number>();
+    const published = new Map<string, Array<{ at: number; run: number; versions: number }>>();
+    const firstPublished = new Map<string, number>();
     const publishedAt: number[] = [];
     const realPublisher = new SqsFanoutPublisher(aws.sqs, [resources.ordersQueueUrl]);
     const publisher = {
@@ -174,31 +220,33 @@ export async function measureFleet(options: {
         publishedAt.push(at);
         const byFeed = new Map<string, number>();
         for (const message of messages) {
-          const feedId = feedOfVendor.get(String(message.attributes.vendorId?.StringValue)) ?? '?';
+          const key = `${message.attributes.orderId?.StringValue}:${message.attributes.version?.StringValue}`;
+          if (!firstPublished.has(key)) firstPublished.set(key, at);
+          const { feedId } = (JSON.parse(message.body) as { source: { feedId: string } }).source;
           byFeed.set(feedId, (byFeed.get(feedId) ?? 0) + 1);
         }
-        for (const [feedId, versions] of byFeed) {
-          const list = published.get(feedId) ?? [];
-          list.push({ at, versions });
-          published.set(feedId, list);
-        }
+        for (const [feedId, versions] of byFeed) record(feedId, at, versions);
       },
     };
+    function record(feedId: string, at: number, versions: number) {
+      const list = published.get(feedId) ?? [];
+      list.push({ at, run: runStart.get(feedId) ?? at, versions });
+      published.set(feedId, list);
+    }
     const dynamoCounts = countCalls(aws.dynamo);
     const poller = buildPoller(aws, loadPollerConfig(env), {
       ...createObservability('order-feed-poller', env),
       publisher,
+      now: clock,
       dispatchRequests: {
         request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
         waiting: () => registry.waitingFeeds(),
       },
     });
-    const ahead = { ms: 0 };
     const lastOutcome = new Map<string, string>();
     const caughtUp = () => feedIds.every((feedId) => lastOutcome.get(feedId) === 'caught-up');
     const running = new Set<Promise<unknown>>();
-    let pollers = 0;
-    let peakPollers = 0;
+    const pollers = { now: 0, peak: 0 };
     let invocations = 0;
     let dispatches = 0;
     const settings: DispatchSettings = DISPATCH_DEFAULTS;
@@ -213,8 +261,10 @@ export async function measureFleet(options: {
         // Lambda's asynchronous invoke: the poller runs on its own.
         startPoller: async (event) => {
           invocations += 1;
-          pollers += 1;
-          peakPollers = Math.max(peakPollers, pollers);
+          pollers.now += 1;
+          pollers.peak = Math.max(pollers.peak, pollers.now);
+          const started = performance.now();
+          for (const feedId of event.batch.feedIds) runStart.set(feedId, started);
           const run = poller(event, lambdaContext('poller', 900_000))
             .catch((error: unknown) => {
               if (!(error instanceof PollRunFailedError)) throw error;
@@ -224,14 +274,14 @@ export async function measureFleet(options: {
               for (const feed of result.feeds) lastOutcome.set(feed.feedId, feed.kind);
             })
             .finally(() => {
-              pollers -= 1;
+              pollers.now -= 1;
               running.delete(run);
             });
           running.add(run);
         },
         unreservedConcurrency: async () => undefined,
         ...createObservability('order-feed-dispatcher', env),
-        now: () => Date.now() + ahead.ms,
+        now: clock,
       },
     );
     // A dispatch that fails (e.g. past its timeout on a busy machine: its lock taken by the next) is a failed
@@ -245,14 +295,14 @@ export async function measureFleet(options: {
         )
         .finally(() => running.delete(run));
       running.add(run);
+      return run;
     }
     const settle = async () => {
       while (running.size > 0) await Promise.allSettled([...running]);
     };
-    const fetched = () => [...published.values()].flat().reduce((sum, page) => sum + page.versions, 0);
 
-    // a. Catch-up: all at once.
-    options.progress(`fleet: catch-up of ${count} feeds at once`);
+    // a. Catch-up: every feed new, with the same backlog, all at once.
+    options.progress(`fleet: catch-up of ${count} feeds × ${backlog} versions at once`);
     const catchUp = await capturingOutput(async () => {
       const started = performance.now();
       for (let tick = 0; tick < 30 && !caughtUp(); tick += 1) {
@@ -262,36 +312,52 @@ export async function measureFleet(options: {
       }
       return started;
     });
+    if (!caughtUp()) throw new Error('fleet catch-up: not every feed caught up after 30 ticks');
     const startedAt = catchUp.result;
-    const firstPageMs: number[] = [];
-    const drainedMs: number[] = [];
     const paces: number[] = [];
+    let multiRun = 0;
+    let drainMs = 0;
     for (const feedId of feedIds) {
       const pages = published.get(feedId) ?? [];
-      const first = pages[0]?.at;
-      const last = pages.at(-1)?.at;
-      if (first === undefined || last === undefined) continue;
-      firstPageMs.push(first - startedAt);
-      drainedMs.push(last - startedAt);
-      const total = pages.reduce((sum, page) => sum + page.versions, 0);
-      // A feed's pace while served: from its request's start (first page less one page's share) to its last.
-      if (pages.length > 1) paces.push(total / (last - first + (last - first) / (pages.length - 1)));
+      // Each run: its invocation's start → its last page published.
+      const runs = new Map<number, number>();
+      for (const page of pages) runs.set(page.run, Math.max(runs.get(page.run) ?? 0, page.at));
+      const served = [...runs].reduce((sum, [start, last]) => sum + (last - start), 0);
+      const versions = pages.reduce((sum, page) => sum + page.versions, 0);
+      if (versions !== backlog)
+        throw new Error(`fleet catch-up: ${feedId} published ${versions} versions of ${backlog}`);
+      if (runs.size > 1) multiRun += 1;
+      paces.push((versions * 1000) / served);
+      drainMs = Math.max(drainMs, (pages.at(-1)?.at ?? startedAt) - startedAt);
     }
     const catchUpResult = {
-      drainMs: Math.max(...drainedMs),
-      paceRatio: paces.length > 0 ? Math.min(...paces) / Math.max(...paces) : Number.NaN,
-      firstPageMs,
-      drainedMs,
-      peakPollers,
+      backlog,
+      pages: options.backlogPages,
+      drainMs,
+      paces,
+      multiRun,
+      peakPollers: pollers.peak,
       dispatches,
       invocations,
       dispatchErrors: [...dispatchErrors],
     };
-    if (!caughtUp()) throw new Error(`fleet catch-up: not every feed caught up after 30 ticks`);
-    const versions = fetched();
 
-    // b. One idle tick of all, a minute on.
+    // b. One idle tick of all, a minute on, each feed now on a vendor of its own (the cursor stays at the end).
     options.progress(`fleet: one idle tick of ${count} feeds`);
+    for (let i = 0; i < count; i += 50)
+      await Promise.all(
+        feedIds
+          .slice(i, i + 50)
+          .map((id, j) =>
+            registry.update(
+              id,
+              'SET #config.vendorIds = :vendors',
+              'attribute_exists(#config)',
+              { ':vendors': [vendorOf(i + j)] },
+              'the bench feed has no row',
+            ),
+          ),
+      );
     ahead.ms += MINUTE;
     const before = { ...dynamoCounts, invocations, errors: dispatchErrors.length };
     const idle = await capturingOutput(async () => {
@@ -313,8 +379,64 @@ export async function measureFleet(options: {
       feedLineBytes: bytes(feedLines) / Math.max(1, feedLines.length),
     };
 
-    // c. A feed added: its row (ops feeds add), the dispatch it asks for, the consumer, its first stored order.
+    // c. Steady state on the real clock: a tick every minute while versions arrive evenly over M minutes.
+    const minutes = options.steadyMinutes;
+    options.progress(
+      `fleet: steady state, ${arrivals} new versions over ${minutes} minutes, a tick a minute`,
+    );
+    // The version each next stream entry carries (one entry, one new orderId:version: no duplicates served).
+    const arrivalKeys: string[] = [];
+    let shown = sim.oracle('stream', backlog).versionKeys;
+    for (let n = backlog + 1; n <= backlog + arrivals; n += 1) {
+      const next = sim.oracle('stream', n).versionKeys;
+      for (const key of next) if (!shown.has(key)) arrivalKeys.push(key);
+      shown = next;
+    }
+    const arrivedAt = new Map<string, number>();
+    pollers.peak = pollers.now;
+    const ticks = minutes + 2;
+    const tickWallMs: number[] = [];
+    const steadyStart = performance.now();
+    await capturingOutput(async () => {
+      const every = (minutes * MINUTE) / Math.max(1, arrivals);
+      const arriving = (async () => {
+        for (let k = 1; k <= arrivals; k += 1) {
+          await sleep(Math.max(0, steadyStart + k * every - performance.now()));
+          sim.showFirst(backlog + k);
+          arrivedAt.set(arrivalKeys[k - 1] ?? '', performance.now());
+        }
+      })();
+      // The schedule fires on time whatever still runs (EventBridge does); a tick's wall time is noted when
+      // everything it started has returned before the next.
+      for (let j = 1; j <= ticks; j += 1) {
+        await sleep(Math.max(0, steadyStart + j * MINUTE - performance.now()));
+        const tick = performance.now();
+        dispatch({ source: 'aws.events' });
+        if (await Promise.race([settle().then(() => true), sleep(MINUTE - 2_000).then(() => false)]))
+          tickWallMs.push(performance.now() - tick);
+      }
+      await arriving;
+      await settle();
+    });
+    const freshnessMs: number[] = [];
+    for (const [key, at] of arrivedAt) {
+      const out = firstPublished.get(key);
+      if (out !== undefined) freshnessMs.push(out - at);
+    }
+    const steady = {
+      minutes,
+      arrivals,
+      freshnessMs,
+      unpublished: arrivedAt.size - freshnessMs.length,
+      ticks,
+      tickWallMs,
+      peakPollers: pollers.peak,
+    };
+
+    // d. A feed added: its row (ops feeds add), the dispatch it asks for, the consumer, its first stored order.
     options.progress('fleet: a feed added');
+    purging = false;
+    await purges;
     await aws.sqs.send(new PurgeQueueCommand({ QueueUrl: resources.ordersQueueUrl }));
     const consumer = buildConsumer(aws, loadConsumerConfig(env), { logger: NO_LOGGER, metrics: NO_METRICS });
     // The new feed reads a vendor of the fleet's from the start of the stream (its own cursor): the only feed due.
@@ -325,9 +447,9 @@ export async function measureFleet(options: {
         'feed-added',
         parseFeedConfig({ tokenParameterName: tokenNames[0], vendorIds: [addedVendor], pageSize }),
         'enabled',
-        Date.now(),
+        clock(),
       );
-      dispatch({ dispatchRequest: { requestedAt: Date.now() + ahead.ms } });
+      dispatch({ dispatchRequest: { requestedAt: clock() } });
       await settle();
       const page = (publishedAt.find((at) => at >= started) ?? Number.NaN) - started;
       await drainQueue(aws, resources.ordersQueueUrl, { consume: consumer });
@@ -336,13 +458,15 @@ export async function measureFleet(options: {
     });
     return {
       feeds: count,
-      versions,
       pageSize,
       catchUp: catchUpResult,
       idleTick,
+      steady,
       addFeed: added.result,
     };
   } finally {
+    purging = false;
+    await purges;
     aws.destroy();
     await sim.close();
   }
@@ -447,36 +571,48 @@ export function fleetSection(
   const formulas: string[] = [];
   if (m) {
     const n = m.feeds;
-    const fresh = freshnessAt(1, m.catchUp.firstPageMs);
+    const cu = m.catchUp;
+    const st = m.steady;
+    const fairness = Math.max(...cu.paces) / Math.min(...cu.paces);
+    const freshP99 = percentile(st.freshnessMs, 99) / 1000;
     figures.push(
       figure(`${n} feeds measured: one idle tick, wall time`, 's', m.idleTick.wallMs / 1000),
       figure(`  idle tick: DynamoDB writes per feed`, '', m.idleTick.dynamoWrites / n),
       figure(`  idle tick: DynamoDB requests per feed`, '', m.idleTick.dynamoRequests / n),
       figure(`  idle tick: log bytes per idle poll (dispatcher's share in)`, 'B', m.idleTick.logBytes / n),
       figure(
-        `${n} feeds measured: catch-up of ${m.versions} versions at once, drained`,
+        `${n} feeds measured: catch-up, ${cu.backlog} versions (${cu.pages} pages) each, all new at once: drained`,
         's',
-        m.catchUp.drainMs / 1000,
+        cu.drainMs / 1000,
       ),
-      ...(Number.isFinite(m.catchUp.paceRatio)
-        ? [
-            figure(
-              `  catch-up: fastest / slowest pace while served (slowest ≥ 0.7×)`,
-              '×',
-              1 / m.catchUp.paceRatio,
-              1,
-              FAIRNESS_TARGET,
-            ),
-          ]
-        : []),
+      figure(
+        `  catch-up: fastest / slowest pace while served (slowest ≥ 0.7×)`,
+        '×',
+        fairness,
+        1,
+        FAIRNESS_TARGET,
+      ),
       figure(
         `  catch-up: pollers at once, most (maxConcurrentPollers)`,
         '',
-        m.catchUp.peakPollers,
+        cu.peakPollers,
         DISPATCH_DEFAULTS.maxConcurrentPollers,
         1,
       ),
-      figure(`  freshness p99 at a 1-minute schedule, all ${n} new at once`, 's', fresh.p99, 90, 1),
+      figure(
+        `${n} feeds measured, steady state at 1 minute: arrival → published p99 (+ row ${RUN_TO_ROW_S} s)`,
+        's',
+        freshP99 + RUN_TO_ROW_S,
+        90,
+        1,
+      ),
+      figure(
+        `  steady state: pollers at once, most (maxConcurrentPollers)`,
+        '',
+        st.peakPollers,
+        DISPATCH_DEFAULTS.maxConcurrentPollers,
+        1,
+      ),
       figure(
         `  add a feed → its first stored order (its dispatch asked)`,
         's',
@@ -490,10 +626,12 @@ export function fleetSection(
         1.05,
       ),
     );
+    const s = (ms: number) => formatNumber(ms / 1000);
     formulas.push(
-      `fleet measured (${n} feeds, 5 tokens, pageSize ${m.pageSize}, moto + simulator, real dispatcher and poller): idle tick ${formatNumber(m.idleTick.wallMs / 1000)} s, ${m.idleTick.invocations} poller invocations, ${m.idleTick.dynamoWrites} DynamoDB writes and ${m.idleTick.dynamoRequests} requests, ${m.idleTick.logLines} log lines / ${m.idleTick.logBytes} B (a feed's outcome line ${formatNumber(m.idleTick.feedLineBytes)} B)`,
-      `  catch-up: ${m.catchUp.dispatches} dispatches (${m.catchUp.dispatchErrors.length} failed: ${m.catchUp.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${m.catchUp.invocations} poller invocations, peak ${m.catchUp.peakPollers}; first page p50 ${formatNumber(percentile(m.catchUp.firstPageMs, 50) / 1000)} s, p99 ${formatNumber(percentile(m.catchUp.firstPageMs, 99) / 1000)} s; drained p50 ${formatNumber(percentile(m.catchUp.drainedMs, 50) / 1000)} s; freshness = U × 60 s + d (d: first dispatch → the feed's first page published, all feeds new at once)`,
-      `  add a feed: row → first page published ${formatNumber(m.addFeed.toFirstPageMs / 1000)} s, → first order stored ${formatNumber(m.addFeed.toStoredOrderMs / 1000)} s`,
+      `fleet measured (${n} feeds, 5 tokens, pageSize ${m.pageSize}, moto + simulator, the real dispatcher and poller on one clock): idle tick ${s(m.idleTick.wallMs)} s, ${m.idleTick.invocations} poller invocations, ${m.idleTick.dynamoWrites} DynamoDB writes and ${m.idleTick.dynamoRequests} requests, ${m.idleTick.logLines} log lines / ${m.idleTick.logBytes} B (a feed's outcome line ${formatNumber(m.idleTick.feedLineBytes)} B)`,
+      `  catch-up: every feed reads the same ${cu.backlog} versions; pace_i = versions_i ÷ Σ over feed i's runs (invocation start → the run's last page published), waiting for a slot not counted; fairness = max pace ÷ min pace = ${formatNumber(fairness)} (pace p50 ${formatNumber(percentile(cu.paces, 50))} versions/s, min ${formatNumber(Math.min(...cu.paces))}, max ${formatNumber(Math.max(...cu.paces))}); ${cu.multiRun} feeds needed more than one run; ${cu.dispatches} dispatches (${cu.dispatchErrors.length} failed: ${cu.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${cu.invocations} poller invocations, peak ${cu.peakPollers}`,
+      `  steady state: ${st.arrivals} versions arriving evenly over ${st.minutes} minutes on random feeds (the simulator shows the stream's next entry), ${st.ticks} ticks a real minute apart; freshness = the version's arrival → its message published, p50 ${s(percentile(st.freshnessMs, 50))} s, p99 ${s(percentile(st.freshnessMs, 99))} s, max ${s(Math.max(0, ...st.freshnessMs))} s, ${st.unpublished} never published; to the row add section 12's run → row p99 (${RUN_TO_ROW_S} s); ticks' wall time ${st.tickWallMs.map((ms) => s(ms)).join(', ')} s (${st.ticks - st.tickWallMs.length} ran into the next)`,
+      `  add a feed: row → first page published ${s(m.addFeed.toFirstPageMs)} s, → first order stored ${s(m.addFeed.toStoredOrderMs)} s`,
     );
   }
   const idle = model.idle;

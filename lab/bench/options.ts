@@ -47,8 +47,12 @@ export interface BenchOptions {
   /** Section 14 (fleet): feeds measured on moto (0: none, the model and the cost only), the AWS model's fleets. */
   fleet: {
     feeds: number;
-    ordersPerFeed: number;
+    /** Catch-up: every feed the same backlog, this many pages of pageSize. */
+    backlogPages: number;
     pageSize: number;
+    /** Steady state: new versions arriving, per feed per minute, for this many minutes. */
+    arrivalsPerFeedMinute: number;
+    steadyMinutes: number;
     model: { idleFeeds: number; catchUpFeeds: number; catchUpBacklog: number };
   };
 }
@@ -125,20 +129,24 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     },
     freshnessSamples: quick ? 3 : 20,
     parseBytes: quick ? 64 * 1024 : 1024 * 1024,
-    // About 3 versions a feed (orders dealt at random: 0 to a few pages) in pages of 5, every feed new at once;
-    // the emulator's time bounds it (about 3,000 versions). --quick measures
-    // none (the emulator's part takes a minute even at 10 feeds on a busy machine): the model and the cost.
+    // Catch-up: every feed the same backlog of 4 pages of 5; steady state: 0.15 new versions a feed a minute
+    // for 4 minutes (half the model's 0.3: the emulator's calls bound a tick). --quick measures none (the
+    // emulator's part takes minutes at any size on a busy machine): the model and the cost.
     fleet: quick
       ? {
           feeds: 0,
-          ordersPerFeed: 2,
+          backlogPages: 4,
           pageSize: 5,
+          arrivalsPerFeedMinute: 0.15,
+          steadyMinutes: 4,
           model: { idleFeeds: 1_000, catchUpFeeds: 100, catchUpBacklog: 2_000 },
         }
       : {
           feeds: 1_000,
-          ordersPerFeed: 1,
+          backlogPages: 4,
           pageSize: 5,
+          arrivalsPerFeedMinute: 0.15,
+          steadyMinutes: 4,
           model: { idleFeeds: 10_000, catchUpFeeds: 1_000, catchUpBacklog: 10_000 },
         },
   };
