@@ -123,6 +123,7 @@ export class OrderFeedIngester extends Construct {
       poller: this.poller.function,
       pollerLogGroup: this.poller.function.logGroup,
       dispatcher: this.dispatcher.function,
+      dispatcherLogGroup: this.dispatcher.function.logGroup,
       consumer: this.consumer.function,
       queues: this.queues,
       instanceId: this.instanceId,

@@ -197,11 +197,8 @@ export function buildDispatcher(
     result.batches += started.length;
     result.feeds += feedsOf(started);
     result.waiting = waiting;
-    for (const [key, name] of Object.entries(FLEET_GAUGES)) {
-      const value = plan.gauges[key as keyof typeof FLEET_GAUGES];
-      if (name === 'MaxLagSeconds') metrics.seconds(name, value);
-      else metrics.count(name, value);
-    }
+    for (const [key, name] of Object.entries(FLEET_GAUGES))
+      metrics.count(name, plan.gauges[key as keyof typeof FLEET_GAUGES]);
     metrics.publish();
     logger.info('dispatched', {
       dispatchId: at.toString(36),

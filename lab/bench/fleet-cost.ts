@@ -4,6 +4,7 @@
 // dispatcher scanning the registry, batches of B feeds per poller invocation). Pure arithmetic over list
 // prices, the bytes an idle run was measured to log and stated AWS latencies; the fixed cost of a deployment
 // (its alarms, dashboard and fleet-wide metrics) is shown apart and shared over N feeds.
+import { FLEET_GAUGES } from '../../functions/core/observability/metric-names.js';
 import { FLEET_PRICES, LAMBDA_MEMORY_MB, PRICES } from './prices.js';
 
 /** What an idle poll does and logs, measured (bytes) and stated (times; AWS is not reachable from here). */
@@ -175,6 +176,14 @@ export function idleCostLines(shape: FleetShape, run: IdleRun = IDLE_RUN): CostL
   ];
 }
 
+/**
+ * Metrics an idle fleet emits every hour: the fleet gauges the alarms watch (the others are on the dispatch's
+ * log line) and the poller's PagesFetched, RunDurationMs, PaceDelayMs and SecondsSinceCaughtUp (no FeedId).
+ */
+export const FIXED_METRICS = Object.keys(FLEET_GAUGES).length + 4;
+/** The alarms of a stack without downstream subscribers (test/infra/stack.test.ts counts them: 17). */
+export const FIXED_ALARMS = 17;
+
 /** The deployment's fixed monthly cost, shared by its feeds, in the dispatcher shape (stated counts). */
 export function dispatcherFixedPerMonth(feeds: number, run: IdleRun = IDLE_RUN) {
   const dispatches = MONTH_MINUTES;
@@ -184,9 +193,12 @@ export function dispatcherFixedPerMonth(feeds: number, run: IdleRun = IDLE_RUN) 
     dispatches * (PRICES.lambdaPerRequest + (scanMs / 1000) * 0.25 * PRICES.lambdaArmPerGbSecond);
   const logs = dispatches * logCost(2048);
   const xray = Math.max(0, dispatches - FLEET_PRICES.xrayFreeTraces) * PRICES.xrayPerTraceRecorded;
-  // Fleet gauges (about 12), the aggregate alarms (about 15), one dashboard.
+  // The metrics an idle fleet emits (the alarmed fleet gauges, the poller's four per run), the alarms of a
+  // stack without subscribers, one dashboard.
   const cloudwatch =
-    12 * FLEET_PRICES.metricPerMonth + 15 * FLEET_PRICES.alarmPerMonth + FLEET_PRICES.dashboardPerMonth;
+    FIXED_METRICS * FLEET_PRICES.metricPerMonth +
+    FIXED_ALARMS * FLEET_PRICES.alarmPerMonth +
+    FLEET_PRICES.dashboardPerMonth;
   return { lambda, logs, xray, cloudwatch, total: lambda + logs + xray + cloudwatch };
 }
 

@@ -38,7 +38,15 @@ import {
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { startSimulator } from '../../tools/simulator/index.js';
-import { dispatcherFixedPerMonth, IDLE_RUN, type IdleRun, idleCostLines, totals } from './fleet-cost.js';
+import {
+  dispatcherFixedPerMonth,
+  FIXED_ALARMS,
+  FIXED_METRICS,
+  IDLE_RUN,
+  type IdleRun,
+  idleCostLines,
+  totals,
+} from './fleet-cost.js';
 import { fetchedBy, type SimulatedFeed, STATED_AWS, simulateFleet } from './fleet-simulation.js';
 import { FLEET_PRICES } from './prices.js';
 import { figure, formatNumber, type Section } from './report.js';
@@ -685,7 +693,7 @@ export function fleetSection(
         `  ${line.item.padEnd(42)} ${perFeed(line.today).padStart(8)} ${perFeed(line.dispatcher).padStart(8)} ${line.floor === undefined ? '' : perFeed(line.floor).padStart(8)}   ${line.how}`,
     ),
     `  ${'per feed'.padEnd(42)} ${perFeed(cost.today).padStart(8)} ${perFeed(cost.dispatcher).padStart(8)} ${perFeed(cost.floor).padStart(8)}`,
-    `  ${'deployment fixed ÷ feeds'.padEnd(42)} ${''.padStart(8)} ${perFeed(cost.fixed.total / modelFeeds).padStart(8)}            $${cost.fixed.total.toFixed(2)} a month: ~12 fleet gauges, ~15 alarms ($${FLEET_PRICES.alarmPerMonth} each), a dashboard ($${FLEET_PRICES.dashboardPerMonth}), the dispatcher's runs`,
+    `  ${'deployment fixed ÷ feeds'.padEnd(42)} ${''.padStart(8)} ${perFeed(cost.fixed.total / modelFeeds).padStart(8)}            $${cost.fixed.total.toFixed(2)} a month: ${FIXED_METRICS} metrics ($${FLEET_PRICES.metricPerMonth} each), ${FIXED_ALARMS} alarms ($${FLEET_PRICES.alarmPerMonth} each), a dashboard ($${FLEET_PRICES.dashboardPerMonth}), the dispatcher's runs`,
     `  ${'all-in'.padEnd(42)} ${perFeed(cost.today).padStart(8)} ${perFeed(cost.allIn).padStart(8)} ${perFeed(cost.floor).padStart(8)}   ${(cost.allIn / cost.floor).toFixed(2)}× the floor`,
     ...costs.map(
       ({ feeds, allIn, floor, fixed }) =>

@@ -215,12 +215,10 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
     // Feeds behind went in batches of their own and asked for the next dispatch; the last gauges: one auth failing.
     expect(runs.some((run) => run.kind === 'page-limit')).toBe(true);
     expect(gauges.at(-1)).toMatchObject({
-      Feeds: FEEDS + 2,
-      EnabledFeeds: FEEDS,
-      PausedFeeds: 1,
-      RemovedFeeds: 1,
       AuthFailingFeeds: 1,
       StaleFeeds: 0,
+      StoppedFeeds: 0,
+      UnregisteredFeeds: 0,
     });
   });
 });

@@ -178,11 +178,11 @@ describe('buildDispatcher', () => {
     const gauges = Object.fromEntries(recorded.filter(([name]) => name !== '(flush)'));
     expect(Object.keys(gauges).sort()).toEqual([...Object.values(FLEET_GAUGES), 'FeedsSeeded'].sort());
     expect(gauges).toMatchObject({
-      Feeds: 4,
-      EnabledFeeds: 3,
-      PausedFeeds: 1,
-      DispatchedFeeds: 3,
-      DispatchedPollers: 2,
+      StaleFeeds: 0,
+      StoppedFeeds: 0,
+      AuthFailingFeeds: 0,
+      UnregisteredFeeds: 0,
+      FeedsSeeded: 1,
     });
     expect(recorded.filter(([name]) => name === '(flush)')).toHaveLength(1);
   });
