@@ -63,6 +63,7 @@ export interface FleetMeasurement {
   feeds: number;
   pageSize: number;
   catchUp: {
+    feeds: number;
     /** Versions each feed had to fetch (the same for every feed), and their pages. */
     backlog: number;
     pages: number;
@@ -142,6 +143,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function measureFleet(options: {
   moto: RunningMoto;
   feeds: number;
+  /** Of them, the feeds that catch up at once (the first ones); the others join for the idle tick on. */
+  catchUpFeeds: number;
   backlogPages: number;
   pageSize: number;
   arrivalsPerFeedMinute: number;
@@ -199,11 +202,12 @@ export async function measureFleet(options: {
     // catch-up's tick finds nothing running (a minute passes with nothing to see).
     const ahead = { ms: 0 };
     const clock = () => Date.now() + ahead.ms;
-    options.progress(`fleet: registering ${count} feeds`);
-    // Every feed reads every vendor: the same backlog for each (equal backlogs).
-    for (let i = 0; i < count; i += 50)
+    const catchUpIds = feedIds.slice(0, Math.min(count, options.catchUpFeeds));
+    options.progress(`fleet: registering ${catchUpIds.length} feeds`);
+    // Every feed of the catch-up reads every vendor: the same backlog for each (equal backlogs).
+    for (let i = 0; i < catchUpIds.length; i += 50)
       await Promise.all(
-        feedIds
+        catchUpIds
           .slice(i, i + 50)
           .map((id, j) =>
             registry.register(
@@ -252,7 +256,17 @@ export async function measureFleet(options: {
       },
     });
     const lastOutcome = new Map<string, string>();
-    const caughtUp = () => feedIds.every((feedId) => lastOutcome.get(feedId) === 'caught-up');
+    const caughtUp = (ids: readonly string[]) =>
+      ids.every((feedId) => lastOutcome.get(feedId) === 'caught-up');
+    /** Ticks (a minute apart on the clock) until every feed of `ids` is caught up. */
+    const untilCaughtUp = async (ids: readonly string[]) => {
+      for (let tick = 0; tick < 30 && !caughtUp(ids); tick += 1) {
+        dispatch({ source: 'aws.events' });
+        await settle();
+        ahead.ms += MINUTE;
+      }
+      if (!caughtUp(ids)) throw new Error(`fleet: not every feed caught up after 30 ticks`);
+    };
     const running = new Set<Promise<unknown>>();
     const pollers = { now: 0, peak: 0 };
     let invocations = 0;
@@ -310,22 +324,17 @@ export async function measureFleet(options: {
     };
 
     // a. Catch-up: every feed new, with the same backlog, all at once.
-    options.progress(`fleet: catch-up of ${count} feeds × ${backlog} versions at once`);
+    options.progress(`fleet: catch-up of ${catchUpIds.length} feeds × ${backlog} versions at once`);
     const catchUp = await capturingOutput(async () => {
       const started = performance.now();
-      for (let tick = 0; tick < 30 && !caughtUp(); tick += 1) {
-        dispatch({ source: 'aws.events' });
-        await settle();
-        ahead.ms += MINUTE;
-      }
+      await untilCaughtUp(catchUpIds);
       return started;
     });
-    if (!caughtUp()) throw new Error('fleet catch-up: not every feed caught up after 30 ticks');
     const startedAt = catchUp.result;
     const paces: number[] = [];
     let multiRun = 0;
     let drainMs = 0;
-    for (const feedId of feedIds) {
+    for (const feedId of catchUpIds) {
       const pages = published.get(feedId) ?? [];
       // Each run: its invocation's start → its last page published.
       const runs = new Map<number, number>();
@@ -339,6 +348,7 @@ export async function measureFleet(options: {
       drainMs = Math.max(drainMs, (pages.at(-1)?.at ?? startedAt) - startedAt);
     }
     const catchUpResult = {
+      feeds: catchUpIds.length,
       backlog,
       pages: options.backlogPages,
       drainMs,
@@ -350,11 +360,27 @@ export async function measureFleet(options: {
       dispatchErrors: [...dispatchErrors],
     };
 
-    // b. One idle tick of all, a minute on, each feed now on a vendor of its own (the cursor stays at the end).
-    options.progress(`fleet: one idle tick of ${count} feeds`);
-    for (let i = 0; i < count; i += 50)
+    // b. One idle tick of all, a minute on, each feed now on a vendor of its own (the cursor stays at the end),
+    // the others added and polled once first (their first poll: the shown entries of their vendor).
+    options.progress(`fleet: ${count - catchUpIds.length} more feeds, then one idle tick of ${count}`);
+    for (let i = catchUpIds.length; i < count; i += 50)
       await Promise.all(
-        feedIds
+        feedIds.slice(i, Math.min(count, i + 50)).map((id, j) =>
+          registry.register(
+            id,
+            parseFeedConfig({
+              tokenParameterName: tokenNames[(i + j) % TOKENS],
+              vendorIds: [vendorOf(i + j)],
+              pageSize,
+            }),
+            'enabled',
+            clock(),
+          ),
+        ),
+      );
+    for (let i = 0; i < catchUpIds.length; i += 50)
+      await Promise.all(
+        catchUpIds
           .slice(i, i + 50)
           .map((id, j) =>
             registry.update(
@@ -366,7 +392,7 @@ export async function measureFleet(options: {
             ),
           ),
       );
-    ahead.ms += MINUTE;
+    await capturingOutput(() => untilCaughtUp(feedIds));
     const before = { ...dynamoCounts, invocations, errors: dispatchErrors.length };
     const idle = await capturingOutput(async () => {
       const started = performance.now();
@@ -589,7 +615,7 @@ export function fleetSection(
       figure(`  idle tick: DynamoDB requests per feed`, '', m.idleTick.dynamoRequests / n),
       figure(`  idle tick: log bytes per idle poll (dispatcher's share in)`, 'B', m.idleTick.logBytes / n),
       figure(
-        `${n} feeds measured: catch-up, ${cu.backlog} versions (${cu.pages} pages) each, all new at once: drained`,
+        `${cu.feeds} feeds measured: catch-up, ${cu.backlog} versions (${cu.pages} pages) each, all new at once: drained`,
         's',
         cu.drainMs / 1000,
       ),
