@@ -203,21 +203,25 @@ export async function measureFleet(options: {
     const ahead = { ms: 0 };
     const clock = () => Date.now() + ahead.ms;
     const catchUpIds = feedIds.slice(0, Math.min(count, options.catchUpFeeds));
+    /** `write(feed, i)` for the feeds from..to of feedIds (i: the feed's index), 50 at a time. */
+    const each = async (from: number, to: number, write: (feedId: string, i: number) => Promise<unknown>) => {
+      for (let i = from; i < to; i += 50)
+        await Promise.all(feedIds.slice(i, Math.min(to, i + 50)).map((id, j) => write(id, i + j)));
+    };
+    const register = (feedId: string, i: number, vendorIds?: string[]) =>
+      registry.register(
+        feedId,
+        parseFeedConfig({
+          tokenParameterName: tokenNames[i % TOKENS],
+          pageSize,
+          ...(vendorIds ? { vendorIds } : {}),
+        }),
+        'enabled',
+        clock(),
+      );
     options.progress(`fleet: registering ${catchUpIds.length} feeds`);
     // Every feed of the catch-up reads every vendor: the same backlog for each (equal backlogs).
-    for (let i = 0; i < catchUpIds.length; i += 50)
-      await Promise.all(
-        catchUpIds
-          .slice(i, i + 50)
-          .map((id, j) =>
-            registry.register(
-              id,
-              parseFeedConfig({ tokenParameterName: tokenNames[(i + j) % TOKENS], pageSize }),
-              'enabled',
-              clock(),
-            ),
-          ),
-      );
+    await each(0, catchUpIds.length, (id, i) => register(id, i));
 
     // The real handlers; the poller's publisher notes when each feed's versions went out, and in which run.
     const runStart = new Map<string, number>();
@@ -363,35 +367,16 @@ export async function measureFleet(options: {
     // b. One idle tick of all, a minute on, each feed now on a vendor of its own (the cursor stays at the end),
     // the others added and polled once first (their first poll: the shown entries of their vendor).
     options.progress(`fleet: ${count - catchUpIds.length} more feeds, then one idle tick of ${count}`);
-    for (let i = catchUpIds.length; i < count; i += 50)
-      await Promise.all(
-        feedIds.slice(i, Math.min(count, i + 50)).map((id, j) =>
-          registry.register(
-            id,
-            parseFeedConfig({
-              tokenParameterName: tokenNames[(i + j) % TOKENS],
-              vendorIds: [vendorOf(i + j)],
-              pageSize,
-            }),
-            'enabled',
-            clock(),
-          ),
-        ),
-      );
-    for (let i = 0; i < catchUpIds.length; i += 50)
-      await Promise.all(
-        catchUpIds
-          .slice(i, i + 50)
-          .map((id, j) =>
-            registry.update(
-              id,
-              'SET #config.vendorIds = :vendors',
-              'attribute_exists(#config)',
-              { ':vendors': [vendorOf(i + j)] },
-              'the bench feed has no row',
-            ),
-          ),
-      );
+    await each(catchUpIds.length, count, (id, i) => register(id, i, [vendorOf(i)]));
+    await each(0, catchUpIds.length, (id, i) =>
+      registry.update(
+        id,
+        'SET #config.vendorIds = :vendors',
+        'attribute_exists(#config)',
+        { ':vendors': [vendorOf(i)] },
+        'the bench feed has no row',
+      ),
+    );
     await capturingOutput(() => untilCaughtUp(feedIds));
     const before = { ...dynamoCounts, invocations, errors: dispatchErrors.length };
     const idle = await capturingOutput(async () => {
