@@ -131,10 +131,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     },
     freshnessSamples: quick ? 3 : 20,
     parseBytes: quick ? 64 * 1024 : 1024 * 1024,
-    // Catch-up: 200 feeds with the same backlog of 4 pages of 5 (1,000 took over 20 minutes at a load of 24 on
-    // 2 cores, moto serialising every call); idle tick and steady state: 1,000 feeds: 0.15 new versions a feed a minute
-    // for 4 minutes (half the model's 0.3: the emulator's calls bound a tick). --quick measures none (the
-    // emulator's part takes minutes at any size on a busy machine): the model and the cost.
+    // Catch-up: 200 feeds with the same backlog of 4 pages of 5 (1,000 took over 20 minutes at a load of 24
+    // on 2 cores, moto serialising every call); idle tick and steady state: 1,000 feeds, 0.15 new versions a
+    // feed a minute for 4 minutes (half the model's 0.3: the emulator's calls bound a tick). --quick measures
+    // none (the emulator's part takes minutes at any size on a busy machine): the model and the cost.
     fleet: quick
       ? {
           feeds: 0,
