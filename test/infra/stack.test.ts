@@ -834,15 +834,18 @@ describe('monitoring', () => {
     }
   });
 
-  it.each([M.RecordsQuarantined, M.OversizedRecords, M.MissingNextPageId, M.CursorRecoveries])('alarms on any %s', (metricName) => {
-    full.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...emf(metricName),
-      Statistic: 'Sum',
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-      TreatMissingData: 'notBreaching',
-    });
-  });
+  it.each([M.RecordsQuarantined, M.OversizedRecords, M.MissingNextPageId, M.CursorRecoveries])(
+    'alarms on any %s',
+    (metricName) => {
+      full.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        ...emf(metricName),
+        Statistic: 'Sum',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    },
+  );
 
   it('alarms on a stuck cursor (or a cycle) three runs in a row, unreadable pages two, long 429 holds two of three: periods at least the schedule', () => {
     full.hasResourceProperties('AWS::CloudWatch::Alarm', {
