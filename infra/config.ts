@@ -145,11 +145,11 @@ export const SETTINGS = {
   consumerBatchSize: { rule: integer(1, 10_000), default: 10, spelt: 'integer' },
   consumerMaxBatchingWindowSeconds: { rule: integer(0, 300), default: 0, spelt: 'integer' },
   /**
-   * The SQS event source allows 2 to 1000 (ScalingConfig.MaximumConcurrency). 20 keeps the consumer ahead of
-   * four feeds draining at once (one applies ~125 versions/s, one feed publishes ~490), whatever the fleet's
-   * size: the pollers' own budget (maxConcurrentPollers) bounds what is published at once.
+   * The SQS event source allows 2 to 1000 (ScalingConfig.MaximumConcurrency). 50 keeps the consumer ahead of
+   * the pollers' own budget (maxConcurrentPollers, 10) draining at once, whatever the fleet's size: one
+   * invocation applies ~125 versions/s, one feed draining publishes ~490. Raise it with maxConcurrentPollers.
    */
-  consumerMaxConcurrency: { rule: integer(2, 1000), default: 20, spelt: 'integer' },
+  consumerMaxConcurrency: { rule: integer(2, 1000), default: 50, spelt: 'integer' },
   /**
    * A feed not caught up for this long is stale (the fleet gauge StaleFeeds and its alarm); at least 2, as it
    * must exceed the schedule interval.

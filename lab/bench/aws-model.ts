@@ -154,7 +154,7 @@ export function awsModelSection(): Section {
   return {
     id: 'awsModel',
     title:
-      'AWS model at the defaults: 1, 2, 4, 10 feeds (stated latencies, not measured; consumer concurrency 5 per feed)',
+      'AWS model at the defaults: 1, 2, 4, 10 feeds (stated latencies, not measured; consumer concurrency 50 whatever the number of feeds)',
     floorIs: "N × one feed's rate (perfect scaling), as time per million versions",
     figures: rows.map((row) => ({
       label: `${row.feeds} feed(s): time per million versions`,

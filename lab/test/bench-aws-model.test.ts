@@ -50,25 +50,26 @@ describe('the AWS drain model', () => {
   it('keeps the consumer at the deployment’s default whatever the number of feeds (issue 32)', () => {
     const byDefault = { ...defaults, consumerMaxConcurrency: undefined };
 
-    expect(drainRate(1, latency, byDefault).consumerConcurrency).toBe(20);
-    expect(drainRate(10, latency, byDefault).consumerConcurrency).toBe(20);
-    expect(drainRate(10, latency, byDefault).rate).toBe(2000);
-    expect(drainRate(10, latency, byDefault).bound).toBe('consumer concurrency');
+    expect(drainRate(1, latency, byDefault).consumerConcurrency).toBe(50);
+    expect(drainRate(10, latency, byDefault).consumerConcurrency).toBe(50);
+    expect(drainRate(10, latency, byDefault).rate).toBe(5000);
+    expect(drainRate(11, latency, byDefault).rate).toBe(5000);
+    expect(drainRate(11, latency, byDefault).bound).toBe('consumer concurrency');
   });
 
-  it('keeps the deployed defaults at least 0.8 x N x one feed for 1, 2 and 4 feeds draining at once, 10 with consumerMaxConcurrency 50', () => {
+  it('keeps the deployed defaults at least 0.8 x N x one feed for 1, 2, 4 and 10 feeds draining at once (10: maxConcurrentPollers)', () => {
     const table = scalingTable();
 
     expect(table.map((row) => row.feeds)).toEqual([1, 2, 4, 10]);
-    for (const row of table.slice(0, 3))
-      expect(row.share, `${row.feeds} feeds`).toBeGreaterThanOrEqual(SCALING_TARGET);
-    expect(table.map((row) => Math.round(row.rate))).toEqual([493, 986, 1972, 2500]);
-    expect(table.map((row) => row.consumerConcurrency)).toEqual([20, 20, 20, 20]);
-    // The default no longer follows the number of feeds (a fleet of thousands): ten feeds draining at once are
-    // bound by the consumer until consumerMaxConcurrency is raised, and the orders queue absorbs the rest.
-    expect(table.at(-1)?.bound).toBe('consumer concurrency');
-    const raised = scalingTable(undefined, { ...DEPLOYED_DEFAULTS, consumerMaxConcurrency: 50 });
-    expect(raised.at(-1)?.share).toBeGreaterThanOrEqual(SCALING_TARGET);
+    for (const row of table) expect(row.share, `${row.feeds} feeds`).toBeGreaterThanOrEqual(SCALING_TARGET);
+    expect(table.map((row) => Math.round(row.rate))).toEqual([493, 986, 1972, 4931]);
+    // The default no longer follows the number of feeds (a fleet of thousands): 50 keeps ahead of the ten feeds
+    // maxConcurrentPollers lets drain at once, so the partner, not the consumer, is the bound.
+    expect(table.map((row) => row.consumerConcurrency)).toEqual([50, 50, 50, 50]);
+    expect(table.at(-1)?.bound).toBe('partner API (one cursor chain per feed)');
+    // The previous default, 20, left ten feeds bound by the consumer (2,500 versions/s).
+    const twenty = scalingTable(undefined, { ...DEPLOYED_DEFAULTS, consumerMaxConcurrency: 20 });
+    expect(twenty.at(-1)?.bound).toBe('consumer concurrency');
     // An explicit setting still wins: the old fixed 5 leaves 10 feeds at 1.27 x one feed (54 M a day).
     const fixed = scalingTable(undefined, { ...DEPLOYED_DEFAULTS, consumerMaxConcurrency: 5 });
     expect(fixed.at(-1)?.share).toBeCloseTo(0.127, 3);
@@ -76,7 +77,7 @@ describe('the AWS drain model', () => {
   });
 
   it('names the next bounds: DynamoDB on-demand at 10 feeds, the partner rate, the Lambda concurrency', () => {
-    const ten = scalingTable(undefined, { ...DEPLOYED_DEFAULTS, consumerMaxConcurrency: 50 }).at(-1);
+    const ten = scalingTable().at(-1);
 
     expect(ten?.tableWritesPerSecond).toBeGreaterThan(NEW_ON_DEMAND_TABLE_WRITES_PER_SECOND);
     expect(ten?.writeUnitsPerSecond).toBeLessThan(TABLE_WRU_PER_SECOND_QUOTA);

@@ -53,7 +53,7 @@ describe('parseConfig', () => {
       expect(parsed, key).toEqual(given);
     }
     expect([feeds.length, feeds[0]?.id, config.feedsListed]).toEqual([1, KEYS.feedId, false]);
-    // Derived: half the subscriber retention, the default rate(1 minute) as minutes; the consumer's 20 whatever
+    // Derived: half the subscriber retention, the default rate(1 minute) as minutes; the consumer's 50 whatever
     // the number of feeds, the pollers' budget of 10, the token path.
     expect([
       config.subscriberMaxAgeHours,
@@ -61,7 +61,7 @@ describe('parseConfig', () => {
       config.consumerMaxConcurrency,
       config.maxConcurrentPollers,
       config.tokenParameterPath,
-    ]).toEqual([168, 1, 20, 10, '/order-feed-ingester/']);
+    ]).toEqual([168, 1, 50, 10, '/order-feed-ingester/']);
   });
 
   it('names every missing required key (no configuration at all)', () => {

@@ -528,7 +528,7 @@ describe('functions', () => {
     });
   });
 
-  it('lets the consumer run 20 at once by default, whatever the number of feeds', () => {
+  it('lets the consumer run 50 at once by default, whatever the number of feeds', () => {
     const concurrency = (template: Template) =>
       (
         resource(template, 'AWS::Lambda::EventSourceMapping', '')[1].Properties.ScalingConfig as {
@@ -536,7 +536,7 @@ describe('functions', () => {
         }
       ).MaximumConcurrency;
 
-    expect([minimal, feeds, templateOf(MANY_FEEDS_CONFIG).template].map(concurrency)).toEqual([20, 20, 20]);
+    expect([minimal, feeds, templateOf(MANY_FEEDS_CONFIG).template].map(concurrency)).toEqual([50, 50, 50]);
   });
 });
 
