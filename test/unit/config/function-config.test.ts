@@ -149,7 +149,12 @@ describe('consumer configuration', () => {
 
 describe('cold start', () => {
   it('fails importing the poller handler with a message naming the bad variable', async () => {
-    Object.assign(process.env, VALID, { MAX_PAGE_BODY_BYTES: '500', AWS_REGION: 'us-east-1' });
+    for (const [name, value] of Object.entries({
+      ...VALID,
+      MAX_PAGE_BODY_BYTES: '500',
+      AWS_REGION: 'us-east-1',
+    }))
+      vi.stubEnv(name, value);
     vi.resetModules();
     await expect(import('../../../functions/poller/handler.js')).rejects.toThrow(
       'configuration error: MAX_PAGE_BODY_BYTES must be an integer from 2097152 to 67108864 (got "500")',
@@ -158,11 +163,12 @@ describe('cold start', () => {
 
   it('fails importing the dispatcher handler with a message naming the feed and key of its initial set', async () => {
     const INITIAL_FEEDS = initialFeedsText({}, [{ id: 'eu' }]);
-    Object.assign(process.env, {
+    for (const [name, value] of Object.entries({
       CURSOR_TABLE_NAME: 'cursors',
       POLLER_FUNCTION_NAME: 'poller',
       INITIAL_FEEDS,
-    });
+    }))
+      vi.stubEnv(name, value);
     vi.resetModules();
     await expect(import('../../../functions/dispatcher/handler.js')).rejects.toThrow(
       'configuration error: INITIAL_FEEDS feeds[0].tokenParameterName: is required',
@@ -170,7 +176,7 @@ describe('cold start', () => {
   });
 
   it('fails importing the consumer handler when its table is not configured', async () => {
-    delete process.env.ORDERS_TABLE_NAME;
+    vi.stubEnv('ORDERS_TABLE_NAME', undefined);
     vi.resetModules();
     await expect(import('../../../functions/consumer/handler.js')).rejects.toThrow(
       'configuration error: ORDERS_TABLE_NAME is required but not set',
