@@ -247,7 +247,10 @@ async function schedule(
     }
     runsWithoutProgress = progressed || Date.now() < timedOver ? 0 : runsWithoutProgress + 1;
     const nothingNew = kind === 'caught-up' && result?.versionsPublished === 0 && result.quarantined === 0;
-    quiet = nothingNew ? quiet + 1 : 0;
+    // A run that fetched nothing and ends retry-later (5xx or 429s on the caught-up feed's one request) is no
+    // news either way: it neither ends nor breaks the quiet (seed 285 alternated the two until no-progress).
+    const nothingFetched = kind === 'retry-later' && (result?.pages ?? 0) === 0;
+    quiet = nothingNew ? quiet + 1 : nothingFetched ? quiet : 0;
     if (quiet >= 2) end = { kind: 'drained' };
     // After a 401 the next runs wait out the token's backoff: the same stop. After a stop only an operator
     // resumes (order-over-body-cap), the feed's row is `stopped` and each run of it ends `disabled`: the same stop.

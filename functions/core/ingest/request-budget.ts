@@ -73,6 +73,12 @@ export const BUDGET_POLICY = Object.freeze({
   minRate: 0.2,
   /** The smallest increase step, requests per second. */
   minStep: 0.01,
+  /**
+   * Below this rate (requests per second) a step is at least minRate: from the floor one step doubles it. The
+   * decrease's step there is 5 % of the floor (0.01/s), taken one request at a time, 5 s apart: 0.2 → 0.5 took
+   * 30 requests without a 429, so 429s every few requests (fuzz seed 213) held the budget at the floor.
+   */
+  floorClimbBelow: 0.5,
   /** No rate is ever above this (requests per second): a computed rate beyond it is a bug, not a setting. */
   maxRate: 1_000_000,
   /** Time between two increase steps without a 429. */
@@ -158,14 +164,15 @@ function decreased(seen: BudgetState | undefined, seenAt: number, cap: number | 
  * window's count.
  */
 function adjusted(state: BudgetState, nowMs: number, cap: number | undefined): number | undefined {
-  const { increaseEveryMs, increaseShare, slowStartShare, minRate, minStep, maxRate, measureWindowMs } =
-    BUDGET_POLICY;
+  const { increaseEveryMs, increaseShare, slowStartShare, minRate, minStep, floorClimbBelow } = BUDGET_POLICY;
+  const { maxRate, measureWindowMs } = BUDGET_POLICY;
   if (nowMs < state.holdUntil) return undefined;
   if (cap !== undefined && state.rate > cap) return cap;
   const age = nowMs - state.adjustedAt;
   if (state.rate > 0 && age >= increaseEveryMs) {
     const share = cap === undefined ? slowStartShare * state.rate : increaseShare * cap;
-    const step = state.step > 0 ? state.step : Math.max(minStep, share);
+    const fixed = state.step > 0 ? state.step : Math.max(minStep, share);
+    const step = state.rate < floorClimbBelow ? Math.max(fixed, minRate) : fixed;
     const target = round(Math.min(cap ?? maxRate, state.rate + step, usedRate(state, nowMs) + step));
     if (target > state.rate) return checked('rate', target, minRate, maxRate);
   }

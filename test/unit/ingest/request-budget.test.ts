@@ -367,6 +367,27 @@ describe('RequestBudget: AIMD bounded by what the feeds used', () => {
     expect(rates.at(-1)).toBeLessThanOrEqual(20);
   });
 
+  it('climbs from the floor by a step of the floor itself, still bounded by the used rate (fuzz seed 213)', async () => {
+    // 429s in a row left the budget at its floor, with the step a cut there fixes: 5 % of the floor.
+    const { time, store, budgets, state } = setUp({ feeds: 1 });
+    const { minRate, minStep, floorClimbBelow } = BUDGET_POLICY;
+    store.items.set(KEY, { ...limitedAt(minRate), step: minStep });
+    const feeds = keepAsking(budgets, time, 50);
+    const rates: number[] = [];
+    for (let second = 1; second <= 20; second += 1) {
+      await time.run(second * 1_000);
+      rates.push(state()?.rate ?? 0);
+    }
+    feeds.stop();
+    const steps = rates.slice(1).map((rate, i) => rate - (rates[i] ?? 0));
+    // The feed uses every slot (one each 5 s at the floor): a step of 0.01/s climbs one request at a time, 0.21
+    // after 10 s; a step of the floor doubles it at the first request that may climb. Never more than one
+    // step at a time, and never past what the feed used plus it.
+    for (const step of steps) expect(step).toBeLessThanOrEqual(minRate + 1e-9);
+    expect(rates[9]).toBeGreaterThanOrEqual(2 * minRate);
+    expect(Math.max(...rates)).toBeLessThan(floorClimbBelow + minRate);
+  });
+
   it('throws a BudgetInvariantError when a computed rate would leave its range (a bug, not a warning)', async () => {
     const { time, store, budgets } = setUp({ feeds: 1 });
     // A count no feed can take: 10^300 requests in two seconds.
