@@ -32,7 +32,7 @@ describe('npm start against a partner that is down', () => {
     try {
       // Act 1: local mode with its own emulator (no --aws-endpoint)
       const gaveUp = await runCli([
-        ...['--api-url', apiUrl, '--token-file', tokenFile, '--give-up-after', '8s'],
+        ...['--api-url', apiUrl, '--token-file', tokenFile, '--give-up-after', '15s'],
         ...['--summary-json', summaryPath('gave-up')],
       ]);
       const kept = /still runs at (http:\/\/localhost:\d+) \(pid (\d+)\)/.exec(gaveUp.stdout);
@@ -43,7 +43,7 @@ describe('npm start against a partner that is down', () => {
       expect(gaveUp.stdout).toMatch(
         /waiting for the partner: \d+ failed run\(s\), the last ended retry-later: partner unreachable: .*ECONNREFUSED.*; (next run in \d+s|running again); gives up in \d+s/,
       );
-      expect(gaveUp.stderr).toContain('error: gave up waiting for the partner after 8s without progress');
+      expect(gaveUp.stderr).toContain('error: gave up waiting for the partner after 15s without progress');
       const summary = readSummaryFile(summaryPath('gave-up'));
       expect(summary).toMatchObject({
         outcome: 'gave-up',
@@ -60,7 +60,7 @@ describe('npm start against a partner that is down', () => {
         expect((await readDeployment(keptAws)).cursorTable).toBe(summary.cursorTable);
         const command = /^ {2}npm start -- (.*)$/m.exec(gaveUp.stdout)?.[1] ?? '';
         expect(command).toBe(
-          `--aws-endpoint ${endpoint} --api-url ${apiUrl} --token-file ${tokenFile} --give-up-after 8s --summary-json ${summaryPath('gave-up')}`,
+          `--aws-endpoint ${endpoint} --api-url ${apiUrl} --token-file ${tokenFile} --give-up-after 15s --summary-json ${summaryPath('gave-up')}`,
         );
         expect(gaveUp.stdout + gaveUp.stderr).not.toContain(TOKEN);
 
