@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { LocalAwsClients, LocalSummary } from '../../tools/local/runtime.js';
+import { type LocalAwsClients, type LocalSummary, readDeployment } from '../../tools/local/runtime.js';
 import type { ExpectedState } from '../../tools/simulator/index.js';
 import { readSalesLedger, type SalesTotal } from '../../tools/store/sales-ledger.js';
 import { scanOrders } from '../../tools/store/stored-order.js';
@@ -109,6 +109,22 @@ export function runCli(
   script?: string,
 ): Promise<CliExit> {
   return startCli(args, env, script).exited;
+}
+
+/**
+ * The stack in the emulator at `endpoint`, deployed through the CLI (a run of the empty stream, with the
+ * `billing` subscriber queue) if no earlier test of the file did: each local-mode file starts its own emulator.
+ */
+export async function deployedStack(aws: LocalAwsClients, endpoint: string) {
+  try {
+    return await readDeployment(aws);
+  } catch {
+    const run = await runCli([
+      ...['--aws-endpoint', endpoint, '--scenario', 'test-empty-stream', '--subscriber', 'billing'],
+    ]);
+    if (run.code !== 0) throw new Error(`deploying through the CLI failed:\n${run.stdout}${run.stderr}`);
+    return readDeployment(aws);
+  }
 }
 
 export function readSummaryFile(path: string): LocalSummary {

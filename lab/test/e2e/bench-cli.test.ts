@@ -69,5 +69,5 @@ describe('npm run bench', () => {
     expect(fleetTargets).toContainEqual(expect.objectContaining({ floor: 0.15, target: 1 }));
     expect(fleetTargets.map((figure) => figure.target)).toContain(1.2);
     expect(result.stdout).toContain('Figure');
-  }, 120_000);
+  }, 240_000);
 });
