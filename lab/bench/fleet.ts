@@ -256,7 +256,7 @@ export async function measureFleet(options: {
       now: clock,
       dispatchRequests: {
         request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
-        waiting: () => registry.waitingFeeds(),
+        end: (batchId) => registry.endBatch(batchId),
       },
     });
     const lastOutcome = new Map<string, string>();

@@ -101,7 +101,7 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
       logger: silent,
       dispatchRequests: {
         request: async (requestedAt) => void requests.push(requestedAt),
-        waiting: () => registry.waitingFeeds(),
+        end: (batchId) => registry.endBatch(batchId),
       },
     });
     const started: Array<Promise<PollResult | PollRunFailedError>> = [];

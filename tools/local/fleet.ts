@@ -182,7 +182,7 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetEnd> {
     request: async (requestedAt: number, by: string) => {
       dispatch({ dispatchRequest: { requestedAt, by } });
     },
-    waiting: () => registry.waitingFeeds(),
+    end: (batchId: string) => registry.endBatch(batchId),
   };
   const pollerInstance = (): Poller =>
     idle.pop() ?? buildPoller(aws, pollerConfig, { ...options.observability.poller(), dispatchRequests });

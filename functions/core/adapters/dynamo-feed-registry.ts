@@ -51,6 +51,8 @@ export class FeedRegistryConflictError extends Error {
 export interface DispatchLock {
   /** Batches sent by earlier dispatches, still on their way. */
   inFlight: InFlightBatch[];
+  /** Batches whose invocations have said they ended since the last dispatch read them. */
+  ended: string[];
 }
 
 /** How a feed may move between states (ops pause, resume, remove; the poller's stop). */
@@ -161,7 +163,8 @@ export class DynamoFeedRegistry {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { inFlight: inFlightOf(output.Attributes && unmarshall(output.Attributes).inFlight) };
+      const lock = output.Attributes ? unmarshall(output.Attributes) : {};
+      return { inFlight: inFlightOf(lock.inFlight), ended: [...((lock.ended as Set<string>) ?? [])] };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const lock = error.Item ? unmarshall(error.Item) : {};
@@ -185,20 +188,27 @@ export class DynamoFeedRegistry {
 
   /**
    * Releases the lock with what the next dispatch needs: the batches on their way and how many due feeds were
-   * left waiting (the pollers ask for a dispatch when they end while any wait). Returns whether a request
-   * came in while it was held, after its scan began: then the dispatcher runs once more.
+   * left waiting (the pollers ask for a dispatch when they end while any wait), and consumes the ended batches
+   * it read. Returns whether a request came in while it was held, after its scan began: then the dispatcher
+   * runs once more.
    */
-  async unlockDispatch(owner: string, inFlight: readonly InFlightBatch[], waiting: number): Promise<boolean> {
+  async unlockDispatch(
+    owner: string,
+    inFlight: readonly InFlightBatch[],
+    waiting: number,
+    ended: readonly string[] = [],
+  ): Promise<boolean> {
     const output = await this.client.send(
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: marshall({ feedId: DISPATCH_LOCK_KEY }),
-        UpdateExpression: 'SET inFlight = :inFlight, waiting = :waiting REMOVE lockOwner, lockExpiresAt',
+        UpdateExpression: `SET inFlight = :inFlight, waiting = :waiting REMOVE lockOwner, lockExpiresAt${ended.length > 0 ? ' DELETE ended :ended' : ''}`,
         ConditionExpression: 'lockOwner = :owner',
         ExpressionAttributeValues: marshall({
           ':owner': owner,
           ':inFlight': boundedInFlight(inFlight),
           ':waiting': waiting,
+          ...(ended.length > 0 ? { ':ended': new Set(ended) } : {}),
         }),
         ReturnValues: 'ALL_NEW',
       }),
@@ -208,10 +218,22 @@ export class DynamoFeedRegistry {
     return typeof lock.rerunRequestedAt === 'number' && lock.rerunRequestedAt > lock.lastScanAt;
   }
 
-  /** Due feeds the last dispatch left waiting: a poller that ends asks for a dispatch when there are any. */
-  async waitingFeeds(): Promise<number> {
-    const lock = await this.item(DISPATCH_LOCK_KEY);
-    return typeof lock?.waiting === 'number' ? lock.waiting : 0;
+  /**
+   * A poller invocation's last write: its batch ended (the dispatch counts it running until then). Returns
+   * the due feeds the last dispatch left waiting: the poller asks for a dispatch when there are any.
+   */
+  async endBatch(batchId: string): Promise<number> {
+    const output = await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: marshall({ feedId: DISPATCH_LOCK_KEY }),
+        UpdateExpression: 'SET waiting = if_not_exists(waiting, :zero) ADD ended :batch',
+        ExpressionAttributeValues: marshall({ ':zero': 0, ':batch': new Set([batchId]) }),
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    const waiting = output.Attributes && unmarshall(output.Attributes).waiting;
+    return typeof waiting === 'number' ? waiting : 0;
   }
 
   /** Writes a row when the item has no configuration yet; false when it has one (nothing written). */

@@ -83,7 +83,7 @@ function build(
       },
     }),
     tokens: () => ({ refresh: async () => ({ version: 7, changed: false }) }),
-    dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 0 },
+    dispatchRequests: { request: async (at) => void requests.push(at), end: async () => 0 },
     ...overrides,
   });
   return { handler, journal, recorded, cursorStore, publisher, calls, requests };
@@ -188,7 +188,7 @@ describe('buildPoller: a batch of feeds', () => {
 
   it('asks for a dispatch when the last dispatch left feeds waiting, though none of its own is behind', async () => {
     const { handler, requests } = build({ a: {} }, async () => ({ data: [], hasMore: false }), {
-      dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 3 },
+      dispatchRequests: { request: async (at) => void requests.push(at), end: async () => 3 },
     });
 
     expect(await handler(batchOf(['a']), context())).toMatchObject({ dispatchRequested: true });
