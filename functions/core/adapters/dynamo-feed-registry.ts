@@ -227,9 +227,10 @@ export class DynamoFeedRegistry {
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: marshall({ feedId: DISPATCH_LOCK_KEY }),
-        UpdateExpression: 'SET waiting = if_not_exists(waiting, :zero) ADD ended :batch',
-        ExpressionAttributeValues: marshall({ ':zero': 0, ':batch': new Set([batchId]) }),
-        ReturnValues: 'UPDATED_NEW',
+        UpdateExpression: 'ADD ended :batch',
+        ExpressionAttributeValues: marshall({ ':batch': new Set([batchId]) }),
+        // The item as written, free of read units (the inFlight it carries is small: a few KB at 10 batches).
+        ReturnValues: 'ALL_NEW',
       }),
     );
     const waiting = output.Attributes && unmarshall(output.Attributes).waiting;

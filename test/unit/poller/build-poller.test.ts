@@ -195,6 +195,27 @@ describe('buildPoller: a batch of feeds', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('says its batch ended, flushes its metrics, then asks for the next dispatch as its very last act', async () => {
+    // The dispatch counts the batch running until it ended: no work of this invocation overlaps the batches
+    // its request starts (the metrics are flushed before).
+    const order: string[] = [];
+    const { handler } = build({ a: {}, b: {} }, async () => ({ data: [], hasMore: false }), {
+      metrics: { count: () => 0, milliseconds: () => 0, seconds: () => 0, publish: () => order.push('flush') },
+      dispatchRequests: {
+        request: async () => void order.push('request'),
+        end: async (batchId) => {
+          order.push(`end ${batchId}`);
+          return 2;
+        },
+      },
+    });
+    const result = await handler(batchOf(['a', 'b']), context());
+    order.push('returned');
+
+    expect(result.feeds.map((feed) => feed.kind)).toEqual(['caught-up', 'caught-up']);
+    expect(order).toEqual(['end d1-1', 'flush', 'request', 'returned']);
+  });
+
   it('reports a failing feed after the others are done, which it never delays (PollRunFailedError, an error counted)', async () => {
     const { handler, cursorStore, recorded } = build(
       { bad: {}, refused: {}, good: {} },
