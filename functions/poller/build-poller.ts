@@ -200,6 +200,7 @@ export function buildPoller(
       request: (requestedAt, by) =>
         invokeAsync(lambda, dispatcher, { dispatchRequest: { requestedAt, by } } satisfies DispatchRequest),
       end: (batchId) => registry.endBatch(batchId),
+      waiting: () => registry.waitingFeeds(),
     };
   }
 
@@ -308,19 +309,20 @@ export function buildPoller(
     return { batchId: batch.batchId, feeds, dispatchRequested: false };
   }
 
+  const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
   /**
    * Says the batch ended, then (when a feed is behind, or the last dispatch left feeds waiting for a slot)
    * returns the request for the next dispatch, sent as the invocation's last act: the dispatch counts the
    * batch running until it ended, so no work of this invocation overlaps the batches that request starts.
    */
-  const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
   async function endBatch(batch: BatchEvent['batch'], feeds: FeedRunResult[], runId: string) {
     const requests = dispatchRequestsOf(batch);
     if (!requests) return undefined;
     try {
-      const waiting = await requests.end(batch.batchId);
-      if (waiting === 0 && !feeds.some((feed) => leftBehind(feed.kind))) return undefined;
+      await requests.end(batch.batchId);
+      const behind = feeds.some((feed) => leftBehind(feed.kind));
+      if (!behind && (await requests.waiting()) === 0) return undefined;
       metrics.count('DispatchRequests');
       return () =>
         requests.request(now(), runId).catch((error: unknown) => {
@@ -329,7 +331,9 @@ export function buildPoller(
         });
     } catch (error) {
       // The dispatch counts the batch running until the grace; the next tick (a minute at most) dispatches.
-      logger.warn('could not say the batch ended; the next tick dispatches', { error: messageOf(error) });
+      logger.warn('could not end the batch or ask for a dispatch; the next tick dispatches', {
+        error: messageOf(error),
+      });
       return undefined;
     }
   }

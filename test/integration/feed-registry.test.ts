@@ -224,8 +224,9 @@ describe('the dispatch lock', () => {
     const inFlight = [{ batchId: 'd-1-1', dispatchedAt: NOW, feedIds: ['a', 'b'] }];
 
     expect(await registry.unlockDispatch('d-1', inFlight, 3)).toBe(true);
-    // A poller's last write says its batch ended and reads the feeds left waiting.
-    expect(await registry.endBatch('d-1-1')).toBe(3);
+    expect(await registry.waitingFeeds()).toBe(3);
+    // A poller's last write says its batch ended.
+    await registry.endBatch('d-1-1');
     // A request older than the last scan was answered by it.
     expect(await registry.lockDispatch('d-3', NOW + 200, 30_000, NOW - 1)).toBe('redundant');
     expect(await registry.lockDispatch('d-4', NOW + 300, 30_000, NOW + 300)).toEqual({
@@ -233,7 +234,7 @@ describe('the dispatch lock', () => {
       ended: ['d-1-1'],
     });
     // A batch that ends while the lock is held stays for the next dispatch; the ones read are consumed.
-    expect(await registry.endBatch('d-4-1')).toBe(3);
+    await registry.endBatch('d-4-1');
     expect(await registry.unlockDispatch('d-4', [], 0, ['d-1-1'])).toBe(false);
     // A holder that crashed: its lock lapses.
     await registry.lockDispatch('d-5', NOW + 400, 30_000, NOW + 400);

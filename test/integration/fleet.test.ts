@@ -102,6 +102,7 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
       dispatchRequests: {
         request: async (requestedAt) => void requests.push(requestedAt),
         end: (batchId) => registry.endBatch(batchId),
+        waiting: () => registry.waitingFeeds(),
       },
     });
     const started: Array<Promise<PollResult | PollRunFailedError>> = [];

@@ -33,6 +33,8 @@ const ROW_ATTRIBUTES = [
   'authFailedTokenVersion',
 ];
 const DISPATCH_LOCK_KEY = 'fleet#dispatch';
+/** The batches whose invocations ended: an item of its own, so a poller's end write stays one WCU. */
+const ENDED_KEY = 'fleet#ended';
 /** The lock item stays under DynamoDB's 400 KB item limit: past this, older batches keep no feed ids. */
 const MAX_IN_FLIGHT_BYTES = 300_000;
 
@@ -163,8 +165,11 @@ export class DynamoFeedRegistry {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      const lock = output.Attributes ? unmarshall(output.Attributes) : {};
-      return { inFlight: inFlightOf(lock.inFlight), ended: [...((lock.ended as Set<string>) ?? [])] };
+      const ended = (await this.item(ENDED_KEY))?.ended as Set<string> | undefined;
+      return {
+        inFlight: inFlightOf(output.Attributes && unmarshall(output.Attributes).inFlight),
+        ended: [...(ended ?? [])],
+      };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const lock = error.Item ? unmarshall(error.Item) : {};
@@ -202,39 +207,44 @@ export class DynamoFeedRegistry {
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: marshall({ feedId: DISPATCH_LOCK_KEY }),
-        UpdateExpression: `SET inFlight = :inFlight, waiting = :waiting REMOVE lockOwner, lockExpiresAt${ended.length > 0 ? ' DELETE ended :ended' : ''}`,
+        UpdateExpression: 'SET inFlight = :inFlight, waiting = :waiting REMOVE lockOwner, lockExpiresAt',
         ConditionExpression: 'lockOwner = :owner',
         ExpressionAttributeValues: marshall({
           ':owner': owner,
           ':inFlight': boundedInFlight(inFlight),
           ':waiting': waiting,
-          ...(ended.length > 0 ? { ':ended': new Set(ended) } : {}),
         }),
         ReturnValues: 'ALL_NEW',
       }),
     );
+    // After the batches on their way were written without them (an id left over matches no batch later).
+    if (ended.length > 0)
+      await this.updateItem(ENDED_KEY, 'DELETE ended :ended', { ':ended': new Set(ended) });
     const lock = output.Attributes ? unmarshall(output.Attributes) : {};
     // A request from the instant the scan began is answered by it (the poller asks after its last write).
     return typeof lock.rerunRequestedAt === 'number' && lock.rerunRequestedAt > lock.lastScanAt;
   }
 
-  /**
-   * A poller invocation's last write: its batch ended (the dispatch counts it running until then). Returns
-   * the due feeds the last dispatch left waiting: the poller asks for a dispatch when there are any.
-   */
-  async endBatch(batchId: string): Promise<number> {
-    const output = await this.client.send(
+  /** Due feeds the last dispatch left waiting: a poller that ends asks for a dispatch when there are any. */
+  async waitingFeeds(): Promise<number> {
+    const lock = await this.item(DISPATCH_LOCK_KEY);
+    return typeof lock?.waiting === 'number' ? lock.waiting : 0;
+  }
+
+  /** A poller invocation's last write: its batch ended (the dispatch counts it running until then). */
+  async endBatch(batchId: string): Promise<void> {
+    await this.updateItem(ENDED_KEY, 'ADD ended :batch', { ':batch': new Set([batchId]) });
+  }
+
+  private async updateItem(feedId: string, expression: string, values: Record<string, unknown>) {
+    await this.client.send(
       new UpdateItemCommand({
         TableName: this.tableName,
-        Key: marshall({ feedId: DISPATCH_LOCK_KEY }),
-        UpdateExpression: 'ADD ended :batch',
-        ExpressionAttributeValues: marshall({ ':batch': new Set([batchId]) }),
-        // The item as written, free of read units (the inFlight it carries is small: a few KB at 10 batches).
-        ReturnValues: 'ALL_NEW',
+        Key: marshall({ feedId }),
+        UpdateExpression: expression,
+        ExpressionAttributeValues: marshall(values),
       }),
     );
-    const waiting = output.Attributes && unmarshall(output.Attributes).waiting;
-    return typeof waiting === 'number' ? waiting : 0;
   }
 
   /** Writes a row when the item has no configuration yet; false when it has one (nothing written). */

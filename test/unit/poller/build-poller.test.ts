@@ -83,7 +83,11 @@ function build(
       },
     }),
     tokens: () => ({ refresh: async () => ({ version: 7, changed: false }) }),
-    dispatchRequests: { request: async (at) => void requests.push(at), end: async () => 0 },
+    dispatchRequests: {
+      request: async (at) => void requests.push(at),
+      end: async () => undefined,
+      waiting: async () => 0,
+    },
     ...overrides,
   });
   return { handler, journal, recorded, cursorStore, publisher, calls, requests };
@@ -188,7 +192,11 @@ describe('buildPoller: a batch of feeds', () => {
 
   it('asks for a dispatch when the last dispatch left feeds waiting, though none of its own is behind', async () => {
     const { handler, requests } = build({ a: {} }, async () => ({ data: [], hasMore: false }), {
-      dispatchRequests: { request: async (at) => void requests.push(at), end: async () => 3 },
+      dispatchRequests: {
+        request: async (at) => void requests.push(at),
+        end: async () => undefined,
+        waiting: async () => 3,
+      },
     });
 
     expect(await handler(batchOf(['a']), context())).toMatchObject({ dispatchRequested: true });
@@ -200,13 +208,16 @@ describe('buildPoller: a batch of feeds', () => {
     // its request starts (the metrics are flushed before).
     const order: string[] = [];
     const { handler } = build({ a: {}, b: {} }, async () => ({ data: [], hasMore: false }), {
-      metrics: { count: () => 0, milliseconds: () => 0, seconds: () => 0, publish: () => order.push('flush') },
+      metrics: {
+        count: () => 0,
+        milliseconds: () => 0,
+        seconds: () => 0,
+        publish: () => order.push('flush'),
+      },
       dispatchRequests: {
         request: async () => void order.push('request'),
-        end: async (batchId) => {
-          order.push(`end ${batchId}`);
-          return 2;
-        },
+        end: async (batchId) => void order.push(`end ${batchId}`),
+        waiting: async () => 2,
       },
     });
     const result = await handler(batchOf(['a', 'b']), context());
