@@ -159,6 +159,7 @@ export function buildDispatcher(
         now: at,
         dispatchId: at.toString(36),
         inFlight: lock.inFlight,
+        ended: lock.ended,
         tokenVersions: await tokenVersions(rows, at),
         settings: { ...config.dispatch, maxConcurrentPollers: await pollerBudget(at) },
       });
@@ -193,6 +194,7 @@ export function buildDispatcher(
       owner,
       plan.inFlight.filter((batch) => !failed.has(batch.batchId)),
       waiting,
+      lock.ended,
     );
     result.batches += started.length;
     result.feeds += feedsOf(started);

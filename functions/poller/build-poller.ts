@@ -199,6 +199,7 @@ export function buildPoller(
     return {
       request: (requestedAt, by) =>
         invokeAsync(lambda, dispatcher, { dispatchRequest: { requestedAt, by } } satisfies DispatchRequest),
+      end: (batchId) => registry.endBatch(batchId),
       waiting: () => registry.waitingFeeds(),
     };
   }
@@ -305,26 +306,35 @@ export function buildPoller(
       if (feed.kind !== 'error') logger.info('poll run finished', line);
     }
     metrics.milliseconds('RunDurationMs', now() - startedAt);
-    const dispatchRequested = await askForDispatch(batch, feeds, context.awsRequestId);
-    return { batchId: batch.batchId, feeds, dispatchRequested };
+    return { batchId: batch.batchId, feeds, dispatchRequested: false };
   }
 
-  /** When a feed is behind, or the last dispatch left feeds waiting for a slot: the next dispatch, now. */
-  async function askForDispatch(batch: BatchEvent['batch'], feeds: FeedRunResult[], runId: string) {
+  const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+  /**
+   * Says the batch ended, then (when a feed is behind, or the last dispatch left feeds waiting for a slot)
+   * returns the request for the next dispatch, sent as the invocation's last act: the dispatch counts the
+   * batch running until it ended, so no work of this invocation overlaps the batches that request starts.
+   */
+  async function endBatch(batch: BatchEvent['batch'], feeds: FeedRunResult[], runId: string) {
     const requests = dispatchRequestsOf(batch);
-    if (!requests) return false;
+    if (!requests) return undefined;
     try {
+      await requests.end(batch.batchId);
       const behind = feeds.some((feed) => leftBehind(feed.kind));
-      if (!behind && (await requests.waiting()) === 0) return false;
-      await requests.request(now(), runId);
+      if (!behind && (await requests.waiting()) === 0) return undefined;
       metrics.count('DispatchRequests');
-      return true;
+      return () =>
+        requests.request(now(), runId).catch((error: unknown) => {
+          // The next tick (a minute at most) dispatches instead.
+          logger.warn('could not ask for a dispatch; the next tick dispatches', { error: messageOf(error) });
+        });
     } catch (error) {
-      // The next tick (a minute at most) dispatches instead.
-      logger.warn('could not ask for a dispatch; the next tick dispatches', {
-        error: error instanceof Error ? error.message : String(error),
+      // The dispatch counts the batch running until the grace; the next tick (a minute at most) dispatches.
+      logger.warn('could not end the batch or ask for a dispatch; the next tick dispatches', {
+        error: messageOf(error),
       });
-      return false;
+      return undefined;
     }
   }
 
@@ -335,17 +345,22 @@ export function buildPoller(
       logger.warn('not a batch from the dispatcher; nothing to poll');
       return { batchId: '', feeds: [], dispatchRequested: false };
     }
+    let result: PollResult | undefined;
+    let ask: (() => Promise<void>) | undefined;
     try {
-      const result = await pollBatch(batch, context);
+      result = await pollBatch(batch, context);
       if (result.feeds.some((feed) => feed.failed)) throw new PollRunFailedError(result);
       return result;
     } finally {
       try {
         // A 429's hold is written without holding up the request: it lands before the invocation returns.
         await Promise.all([...budgets.values()].map((budget) => budget.settled()));
+        ask = await endBatch(batch, result?.feeds ?? [], context.awsRequestId);
+        if (ask && result) result.dispatchRequested = true;
       } finally {
         metrics.publish();
       }
+      await ask?.();
     }
   }
 

@@ -25,7 +25,10 @@ export interface IdleRun {
   invocationLogBytes: number;
   /** A registry item as the dispatcher's scan reads it (strongly consistent: 1 RRU per 4 KB). */
   registryItemBytes: number;
-  /** DynamoDB writes per idle poll as measured (undefined: the design's count, the run's record + the budget's share). */
+  /**
+   * DynamoDB writes per idle poll as measured (undefined: the design's count, the run's record + the shares of
+   * the budget's write and of the invocation's end).
+   */
   writesPerPoll?: number;
 }
 
@@ -84,15 +87,15 @@ export function idleCostLines(shape: FleetShape, run: IdleRun = IDLE_RUN): CostL
   // Today: lease, budget, commit of the empty page, release. New (infra/FLEET.md, "An idle poll"): the
   // batch's items read at once (1 RRU each, consistent), the GET, then one conditional write that records the
   // run (fenced by the revision read; a page with data takes the lease instead); the token's budget write is
-  // shared by the invocation's feeds.
+  // shared by the invocation's feeds, and so is its end (the write that frees its slot in the dispatch's count).
   const todayWrites = 4;
   const runMs = (steps: number, feeds: number) =>
     run.invocationOverheadMs + run.partnerGetMs + steps * run.writeMs + feeds * run.cpuMs;
   const todayMs = runMs(todayWrites, 1);
   // read, record, budget
   const schedulerMs = runMs(3, 1);
-  // A batch's feeds poll at once: one read, one GET's time, one write each at once, their CPU in turn.
-  const batchMs = runMs(3, B);
+  // A batch's feeds poll at once: one read, one GET's time, one write each at once, their CPU in turn; the end.
+  const batchMs = runMs(4, B);
   const newLogBytes = eventBytes([run.outcomeLineBytes]);
   const write = PRICES.dynamoPerWriteRequestUnit;
   const invocationLog = run.invocationLogBytes + 2 * FLEET_PRICES.logEventOverheadBytes;
@@ -125,9 +128,9 @@ export function idleCostLines(shape: FleetShape, run: IdleRun = IDLE_RUN): CostL
       item: 'DynamoDB writes (on-demand, 1 WRU each)',
       today: polls * todayWrites * write,
       scheduler: polls * 2 * write,
-      dispatcher: polls * (run.writesPerPoll ?? 1 + 1 / B) * write,
-      floor: polls * (1 + 1 / B) * write,
-      how: `today ${todayWrites} a poll (lease, budget, commit, release); new: ${run.writesPerPoll === undefined ? '' : `${run.writesPerPoll.toFixed(2)} measured; floor: `}the run's record, and the token's budget write (alone, or once per invocation of ${B})`,
+      dispatcher: polls * (run.writesPerPoll ?? 1 + 2 / B) * write,
+      floor: polls * (1 + 2 / B) * write,
+      how: `today ${todayWrites} a poll (lease, budget, commit, release); new: ${run.writesPerPoll === undefined ? '' : `${run.writesPerPoll.toFixed(2)} measured; floor: `}the run's record, the token's budget write and the invocation's end (alone, or once per invocation of ${B})`,
     },
     {
       item: 'DynamoDB reads (consistent)',

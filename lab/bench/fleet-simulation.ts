@@ -192,6 +192,8 @@ export function simulateFleet(options: SimulationOptions): SimulationResult {
   let now = 0;
   let running = 0;
   let inFlight: InFlightBatch[] = [];
+  /** Batches whose invocations said they ended since the last dispatch read them (`fleet#ended`). */
+  let ended: string[] = [];
   let lastScanAt = Number.NEGATIVE_INFINITY;
   let dispatching = false;
   /** Due feeds the last dispatch left waiting (the dispatch lock item keeps the count for the pollers). */
@@ -223,9 +225,11 @@ export function simulateFleet(options: SimulationOptions): SimulationResult {
       now,
       dispatchId,
       inFlight,
+      ended,
       settings,
     });
     inFlight = plan.inFlight;
+    ended = [];
     waiting = plan.waiting.length;
     const dispatchedAt = now;
     agenda.add(now + options.dispatchMs, () => {
@@ -261,6 +265,7 @@ export function simulateFleet(options: SimulationOptions): SimulationResult {
       open -= 1;
       if (open > 0) return;
       running -= 1;
+      ended.push(batchId);
       // A slot is free: a feed of this batch is behind, or the last dispatch left feeds waiting for one.
       if (behind || waiting > 0) requestDispatch(now);
     };

@@ -256,6 +256,7 @@ export async function measureFleet(options: {
       now: clock,
       dispatchRequests: {
         request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
+        end: (batchId) => registry.endBatch(batchId),
         waiting: () => registry.waitingFeeds(),
       },
     });

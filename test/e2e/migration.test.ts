@@ -231,7 +231,11 @@ describe('a stack of a poller per feed updated in place to the fleet', () => {
       // The dispatcher's first run (its schedule's tick) and the pollers it starts, with what was deployed.
       const poller = buildPoller(aws, loadPollerConfig(await environmentOf(outputs.PollerFunctionName)), {
         logger: silent,
-        dispatchRequests: { request: async () => undefined, waiting: async () => 0 },
+        dispatchRequests: {
+          request: async () => undefined,
+          end: async () => undefined,
+          waiting: async () => 0,
+        },
       });
       const runs: Array<Promise<unknown>> = [];
       const dispatcher = buildDispatcher(

@@ -88,7 +88,11 @@ async function runFleet(): Promise<unknown> {
   const requests: number[] = [];
   const poller = buildPoller(aws, loadPollerConfig(await environment('PollerFunctionName')), {
     logger: silent,
-    dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 0 },
+    dispatchRequests: {
+      request: async (at) => void requests.push(at),
+      end: async () => undefined,
+      waiting: async () => 0,
+    },
   });
   const runs: Array<Promise<unknown>> = [];
   const dispatcher = buildDispatcher(aws, loadDispatcherConfig(await environment('DispatcherFunctionName')), {

@@ -219,18 +219,28 @@ describe("an operator's changes", () => {
 
 describe('the dispatch lock', () => {
   it('lets one dispatch run at a time, runs it once more for a request that came meanwhile, and keeps its batches', async () => {
-    expect(await registry.lockDispatch('d-1', NOW, 30_000, NOW)).toEqual({ inFlight: [] });
+    expect(await registry.lockDispatch('d-1', NOW, 30_000, NOW)).toEqual({ inFlight: [], ended: [] });
     expect(await registry.lockDispatch('d-2', NOW + 100, 30_000, NOW + 100)).toBe('held');
     const inFlight = [{ batchId: 'd-1-1', dispatchedAt: NOW, feedIds: ['a', 'b'] }];
 
     expect(await registry.unlockDispatch('d-1', inFlight, 3)).toBe(true);
     expect(await registry.waitingFeeds()).toBe(3);
+    // A poller's last write says its batch ended.
+    await registry.endBatch('d-1-1');
     // A request older than the last scan was answered by it.
     expect(await registry.lockDispatch('d-3', NOW + 200, 30_000, NOW - 1)).toBe('redundant');
-    expect(await registry.lockDispatch('d-4', NOW + 300, 30_000, NOW + 300)).toEqual({ inFlight });
-    expect(await registry.unlockDispatch('d-4', [], 0)).toBe(false);
+    expect(await registry.lockDispatch('d-4', NOW + 300, 30_000, NOW + 300)).toEqual({
+      inFlight,
+      ended: ['d-1-1'],
+    });
+    // A batch that ends while the lock is held stays for the next dispatch; the ones read are consumed.
+    await registry.endBatch('d-4-1');
+    expect(await registry.unlockDispatch('d-4', [], 0, ['d-1-1'])).toBe(false);
     // A holder that crashed: its lock lapses.
     await registry.lockDispatch('d-5', NOW + 400, 30_000, NOW + 400);
-    expect(await registry.lockDispatch('d-6', NOW + 31_000, 30_000, NOW + 31_000)).toEqual({ inFlight: [] });
+    expect(await registry.lockDispatch('d-6', NOW + 31_000, 30_000, NOW + 31_000)).toEqual({
+      inFlight: [],
+      ended: ['d-4-1'],
+    });
   });
 });

@@ -101,6 +101,7 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
       logger: silent,
       dispatchRequests: {
         request: async (requestedAt) => void requests.push(requestedAt),
+        end: (batchId) => registry.endBatch(batchId),
         waiting: () => registry.waitingFeeds(),
       },
     });

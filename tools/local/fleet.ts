@@ -182,6 +182,7 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetEnd> {
     request: async (requestedAt: number, by: string) => {
       dispatch({ dispatchRequest: { requestedAt, by } });
     },
+    end: (batchId: string) => registry.endBatch(batchId),
     waiting: () => registry.waitingFeeds(),
   };
   const pollerInstance = (): Poller =>

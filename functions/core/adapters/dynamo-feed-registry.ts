@@ -33,6 +33,8 @@ const ROW_ATTRIBUTES = [
   'authFailedTokenVersion',
 ];
 const DISPATCH_LOCK_KEY = 'fleet#dispatch';
+/** The batches whose invocations ended: an item of its own, so a poller's end write stays one WCU. */
+const ENDED_KEY = 'fleet#ended';
 /** The lock item stays under DynamoDB's 400 KB item limit: past this, older batches keep no feed ids. */
 const MAX_IN_FLIGHT_BYTES = 300_000;
 
@@ -51,6 +53,8 @@ export class FeedRegistryConflictError extends Error {
 export interface DispatchLock {
   /** Batches sent by earlier dispatches, still on their way. */
   inFlight: InFlightBatch[];
+  /** Batches whose invocations have said they ended since the last dispatch read them. */
+  ended: string[];
 }
 
 /** How a feed may move between states (ops pause, resume, remove; the poller's stop). */
@@ -161,7 +165,11 @@ export class DynamoFeedRegistry {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { inFlight: inFlightOf(output.Attributes && unmarshall(output.Attributes).inFlight) };
+      const ended = (await this.item(ENDED_KEY))?.ended as Set<string> | undefined;
+      return {
+        inFlight: inFlightOf(output.Attributes && unmarshall(output.Attributes).inFlight),
+        ended: [...(ended ?? [])],
+      };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const lock = error.Item ? unmarshall(error.Item) : {};
@@ -185,10 +193,16 @@ export class DynamoFeedRegistry {
 
   /**
    * Releases the lock with what the next dispatch needs: the batches on their way and how many due feeds were
-   * left waiting (the pollers ask for a dispatch when they end while any wait). Returns whether a request
-   * came in while it was held, after its scan began: then the dispatcher runs once more.
+   * left waiting (the pollers ask for a dispatch when they end while any wait), and consumes the ended batches
+   * it read. Returns whether a request came in while it was held, after its scan began: then the dispatcher
+   * runs once more.
    */
-  async unlockDispatch(owner: string, inFlight: readonly InFlightBatch[], waiting: number): Promise<boolean> {
+  async unlockDispatch(
+    owner: string,
+    inFlight: readonly InFlightBatch[],
+    waiting: number,
+    ended: readonly string[] = [],
+  ): Promise<boolean> {
     const output = await this.client.send(
       new UpdateItemCommand({
         TableName: this.tableName,
@@ -203,6 +217,9 @@ export class DynamoFeedRegistry {
         ReturnValues: 'ALL_NEW',
       }),
     );
+    // After the batches on their way were written without them (an id left over matches no batch later).
+    if (ended.length > 0)
+      await this.updateItem(ENDED_KEY, 'DELETE ended :ended', { ':ended': new Set(ended) });
     const lock = output.Attributes ? unmarshall(output.Attributes) : {};
     // A request from the instant the scan began is answered by it (the poller asks after its last write).
     return typeof lock.rerunRequestedAt === 'number' && lock.rerunRequestedAt > lock.lastScanAt;
@@ -212,6 +229,22 @@ export class DynamoFeedRegistry {
   async waitingFeeds(): Promise<number> {
     const lock = await this.item(DISPATCH_LOCK_KEY);
     return typeof lock?.waiting === 'number' ? lock.waiting : 0;
+  }
+
+  /** A poller invocation's last write: its batch ended (the dispatch counts it running until then). */
+  async endBatch(batchId: string): Promise<void> {
+    await this.updateItem(ENDED_KEY, 'ADD ended :batch', { ':batch': new Set([batchId]) });
+  }
+
+  private async updateItem(feedId: string, expression: string, values: Record<string, unknown>) {
+    await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: marshall({ feedId }),
+        UpdateExpression: expression,
+        ExpressionAttributeValues: marshall(values),
+      }),
+    );
   }
 
   /** Writes a row when the item has no configuration yet; false when it has one (nothing written). */

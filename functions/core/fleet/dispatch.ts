@@ -30,7 +30,7 @@ export interface FeedRow {
   authFailedTokenVersion?: number;
 }
 
-/** A batch sent to the poller whose runs have not all shown up on its feeds' items yet. */
+/** A batch sent to the poller whose invocation has not said it ended yet. */
 export interface InFlightBatch {
   batchId: string;
   dispatchedAt: number;
@@ -153,25 +153,20 @@ export function planDispatch(input: {
   now: number;
   dispatchId: string;
   inFlight: readonly InFlightBatch[];
+  /** Batches whose invocations have said they ended (the dispatch lock item's `ended`). */
+  ended?: readonly string[];
   /** Current version of each token parameter read (a rotated token ends its feeds' 401 backoff at once). */
   tokenVersions?: ReadonlyMap<string, number>;
   settings: DispatchSettings;
 }): DispatchPlan {
   const { rows, now, settings } = input;
-  const byId = new Map(rows.map((row) => [row.feedId, row]));
 
-  // 1. What runs: batches sent whose runs have not all shown yet (nor given up on), and invocations holding a
-  // live lease. A batch runs until a run of it (or of a later dispatch) shows on each of its feeds' items that
-  // the poller records (an idle poll takes no lease: one feed's record says nothing of the others').
+  // 1. What runs: batches sent that have not said they ended (their invocation's last write, after all it
+  // does but ask for the next dispatch), nor given up on, and invocations holding a live lease. A feed's
+  // record is no end: its invocation still works after it (the other feeds, the budget, the metrics).
   const live = new Set(rows.filter((row) => row.leaseOwner !== undefined && (row.leaseExpiresAt ?? 0) > now));
-  const shown = (batch: InFlightBatch) =>
-    batch.feedIds.every((id) => {
-      const row = byId.get(id);
-      if (row === undefined || !row.registered || row.state !== 'enabled') return true;
-      return row.lastDispatchId === batch.batchId || (row.lastDispatchedAt ?? 0) > batch.dispatchedAt;
-    });
   const pending = input.inFlight.filter(
-    (batch) => now < batch.dispatchedAt + settings.inFlightGraceMs && !shown(batch),
+    (batch) => now < batch.dispatchedAt + settings.inFlightGraceMs && !input.ended?.includes(batch.batchId),
   );
   const onTheirWay = new Set(pending.flatMap((batch) => batch.feedIds));
   // A lease taken by a pending batch's run (its item names the batch) is that batch's invocation, counted once.

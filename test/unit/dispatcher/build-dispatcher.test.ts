@@ -83,7 +83,7 @@ class MemoryRegistry {
     if (free && unanswered) {
       Object.assign(lock, { owner, expiresAt: now + ttlMs, lastScanAt: now });
       this.journal.push('lock');
-      return { inFlight: lock.inFlight };
+      return { inFlight: lock.inFlight, ended: [] };
     }
     if (lock.lastScanAt !== undefined && lock.lastScanAt > requestedAt) return 'redundant';
     lock.rerunRequestedAt = Math.max(lock.rerunRequestedAt ?? 0, requestedAt);

@@ -83,7 +83,11 @@ function build(
       },
     }),
     tokens: () => ({ refresh: async () => ({ version: 7, changed: false }) }),
-    dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 0 },
+    dispatchRequests: {
+      request: async (at) => void requests.push(at),
+      end: async () => undefined,
+      waiting: async () => 0,
+    },
     ...overrides,
   });
   return { handler, journal, recorded, cursorStore, publisher, calls, requests };
@@ -188,11 +192,39 @@ describe('buildPoller: a batch of feeds', () => {
 
   it('asks for a dispatch when the last dispatch left feeds waiting, though none of its own is behind', async () => {
     const { handler, requests } = build({ a: {} }, async () => ({ data: [], hasMore: false }), {
-      dispatchRequests: { request: async (at) => void requests.push(at), waiting: async () => 3 },
+      dispatchRequests: {
+        request: async (at) => void requests.push(at),
+        end: async () => undefined,
+        waiting: async () => 3,
+      },
     });
 
     expect(await handler(batchOf(['a']), context())).toMatchObject({ dispatchRequested: true });
     expect(requests).toHaveLength(1);
+  });
+
+  it('says its batch ended, flushes its metrics, then asks for the next dispatch as its very last act', async () => {
+    // The dispatch counts the batch running until it ended: no work of this invocation overlaps the batches
+    // its request starts (the metrics are flushed before).
+    const order: string[] = [];
+    const { handler } = build({ a: {}, b: {} }, async () => ({ data: [], hasMore: false }), {
+      metrics: {
+        count: () => 0,
+        milliseconds: () => 0,
+        seconds: () => 0,
+        publish: () => order.push('flush'),
+      },
+      dispatchRequests: {
+        request: async () => void order.push('request'),
+        end: async (batchId) => void order.push(`end ${batchId}`),
+        waiting: async () => 2,
+      },
+    });
+    const result = await handler(batchOf(['a', 'b']), context());
+    order.push('returned');
+
+    expect(result.feeds.map((feed) => feed.kind)).toEqual(['caught-up', 'caught-up']);
+    expect(order).toEqual(['end d1-1', 'flush', 'request', 'returned']);
   });
 
   it('reports a failing feed after the others are done, which it never delays (PollRunFailedError, an error counted)', async () => {
