@@ -217,7 +217,7 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetEnd> {
       });
   };
 
-  const dispatcher = buildDispatcher(aws, loadDispatcherConfig(options.dispatcherEnv), {
+  const dispatcher = buildDispatcher(aws, loadDispatcherConfig(options.dispatcherEnv, options.deployment.initialFeedsText), {
     ...options.observability.dispatcher,
     startPoller,
     // Local mode has the whole machine's concurrency: maxConcurrentPollers as deployed.
