@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { CURRENTLY_RECOMMENDED_FLAGS } from 'aws-cdk-lib/cx-api';
@@ -466,7 +466,7 @@ describe('functions', () => {
               'arn:',
               { Ref: 'AWS::Partition' },
               ':s3:::',
-              { 'Fn::Sub': 'cdk-hnb659fds-assets-${AWS::AccountId}-${AWS::Region}' },
+              { 'Fn::Sub': `cdk-hnb659fds-assets-\${AWS::AccountId}-\${AWS::Region}` },
               `/${key}`,
             ],
           ],

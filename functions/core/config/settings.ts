@@ -133,7 +133,9 @@ export const ENVIRONMENT = z.object({
    * dispatcher creates the rows it lacks. Unset: none. Its feeds are checked key by key by parseInitialFeeds
    * (the registry's rules, which are built from RULES, so the dispatcher's config.ts applies it).
    */
-  INITIAL_FEEDS_OBJECT: z.optional(matching(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/.+$/, 'an s3://bucket/key URL')),
+  INITIAL_FEEDS_OBJECT: z.optional(
+    matching(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/.+$/, 'an s3://bucket/key URL'),
+  ),
   ORDERS_TABLE_NAME: resourceName,
   /** Unset: history is off. */
   HISTORY_TABLE_NAME: z.optional(resourceName),
