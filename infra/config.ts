@@ -253,7 +253,7 @@ type FeedKey = (typeof FEED_KEYS)[number];
 
 /**
  * The share of a 4 KB Lambda environment left to the variable that grows with the configuration:
- * DOWNSTREAM_QUEUE_URLS in the poller's, INITIAL_FEEDS in the dispatcher's (the others take at most about
+ * DOWNSTREAM_QUEUE_URLS in the poller's (the others take at most about
  * 1.2 KB together, every generated name at its longest). A first check that names the configuration key at
  * fault; IngesterFunction checks each whole environment at synth (constructs/lambda-environment.ts).
  */
@@ -368,7 +368,7 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
     });
   }
   // Lambda refuses a function whose environment exceeds 4 KB: say so at synth, not at deploy time, naming the
-  // key. Every poller carries the downstream queue URLs; the dispatcher the initial set.
+  // key. Every poller carries the downstream queue URLs (the initial set travels as a file asset, any size).
   const subscribers = config.downstreamSubscribers ?? [];
   const queueUrls = downstreamQueueUrlsCharacters(subscribers);
   if (queueUrls > MAX_GROWING_VARIABLE_BYTES) {
@@ -378,17 +378,6 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
     });
   }
   const partnerBaseUrl = config.partnerBaseUrl ?? feeds[0]?.partnerBaseUrl;
-  if (issues.length === 0 && partnerBaseUrl !== undefined) {
-    const initialFeeds = environmentBytes(initialFeedsTextOf(feeds, partnerBaseUrl));
-    if (initialFeeds > MAX_GROWING_VARIABLE_BYTES) {
-      issues.push({
-        key: qualified(feedsListed ? 'feeds' : 'vendorIds'),
-        message: feedsListed
-          ? `takes ${initialFeeds} bytes as the dispatcher's INITIAL_FEEDS; at most ${MAX_GROWING_VARIABLE_BYTES} fit in Lambda's 4 KB environment: list fewer feeds here and add the others at runtime with \`npm run ops -- feeds add\` (a feed is a row, not a resource)`
-          : `takes ${initialFeeds} bytes in the dispatcher's INITIAL_FEEDS; at most ${MAX_GROWING_VARIABLE_BYTES} fit in Lambda's 4 KB environment: split the vendors over feeds added at runtime with \`npm run ops -- feeds add\``,
-      });
-    }
-  }
 
   if (issues.length > 0) throw new ConfigError(issues);
   const {
@@ -414,7 +403,7 @@ export function parseConfig(raw: Readonly<Record<string, unknown>>): OrderFeedCo
 }
 
 /**
- * The initial set as the dispatcher's INITIAL_FEEDS carries it (initialFeedsText, read back at cold start by
+ * The initial set as the dispatcher's asset carries it (initialFeedsText, read back at cold start by
  * parseInitialFeeds): each value every feed shares once, each feed's own beside its id; a value the registry
  * row takes by default (page size 100, a 1-minute interval, the deployment's partner URL) is left out. Only
  * what a registry row holds: the KMS key is the roles' business, `enabled: false` makes the row paused.
@@ -444,11 +433,6 @@ export function initialFeedsTextOf(feeds: readonly FeedConfig[], partnerBaseUrl:
       ...Object.fromEntries(Object.entries(rows[index] ?? {}).filter(([key]) => !(key in shared))),
     })),
   );
-}
-
-/** A variable's bytes in the JSON Lambda's API carries (quotes and backslashes escaped). */
-function environmentBytes(value: string): number {
-  return Buffer.byteLength(JSON.stringify(value)) - 2;
 }
 
 /** Whether an SSM parameter is under `path` (a plain name, without a leading "/", never is). */

@@ -111,8 +111,9 @@ export interface OrderFeedIngesterProps {
   /** How long a history entry is kept through DynamoDB TTL, whole days up to 3650 (default 400; 0 days: forever). */
   readonly historyRetention?: Duration;
   /**
-   * The initial set of feeds (any number the dispatcher's 4 KB environment holds; add more at runtime with
-   * `npm run ops -- feeds add`); the top-level feed keys are their defaults. Unset: one feed, `feedId`.
+   * The initial set of feeds (any number: it travels as a file asset the dispatcher reads, and the stack's
+   * resources stay the same; add more at runtime with `npm run ops -- feeds add`); the top-level feed keys
+   * are their defaults. Unset: one feed, `feedId`.
    */
   readonly feeds?: readonly FeedProps[];
 }

@@ -1,9 +1,9 @@
-import { createDynamoDbClient, createSsmClient } from '../core/adapters/aws-clients.js';
+import { createDynamoDbClient, createS3Client, createSsmClient } from '../core/adapters/aws-clients.js';
 import { createLambdaClient } from '../core/adapters/lambda-invoke.js';
 import { createObservability } from '../core/observability/powertools.js';
 import { traced } from '../core/observability/tracer.js';
 import { buildDispatcher } from './build-dispatcher.js';
-import { loadDispatcherConfig } from './config.js';
+import { readDispatcherConfig } from './config.js';
 
 export const handler = buildDispatcher(
   {
@@ -11,6 +11,7 @@ export const handler = buildDispatcher(
     lambda: traced(createLambdaClient()),
     ssm: traced(createSsmClient()),
   },
-  loadDispatcherConfig(process.env),
+  // Top-level await: the initial set is read once, at cold start (a bad value fails the init, naming its key).
+  await readDispatcherConfig(process.env, traced(createS3Client())),
   createObservability('order-feed-dispatcher', process.env),
 );

@@ -8,6 +8,9 @@
 // Why a dispatcher and not an EventBridge Scheduler schedule per feed: infra/FLEET.md 1b (four times the
 // cost per feed, no concurrency budget of the ingester's own, and moto cannot deploy it). Why no retries and
 // no dead-letter queue: a missed tick or request is the next tick's work (the schedule is the retry).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -15,6 +18,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { Construct } from 'constructs';
 import type { DispatcherEnvironment } from '../../functions/core/config/settings.js';
 import { parseInitialFeeds } from '../../functions/core/fleet/feed-config.js';
@@ -47,14 +51,22 @@ export interface DispatcherProps {
 export class Dispatcher extends Construct {
   readonly function: IngesterFunction;
   readonly schedule: Rule;
+  /** The initial set as a file asset (the dispatcher reads it at cold start): no resource, whatever its size. */
+  readonly initialFeeds: Asset;
 
   constructor(scope: Construct, id: string, props: DispatcherProps) {
     super(scope, id);
     const { config } = props;
-    const environment = dispatcherEnvironment(config, props);
+    const initialFeedsText = initialFeedsTextOf(config.feeds, config.partnerBaseUrl);
     // The cold start's own check of the initial set (its rules are the settings'); synth checked every key
     // already, so this fails only if the two ever drift.
-    parseInitialFeeds(environment.INITIAL_FEEDS ?? '{"feeds":[]}');
+    parseInitialFeeds(initialFeedsText);
+    // An asset, not a variable: Lambda's environment holds 4 KB, a thousand feeds take about 30 KB. The file
+    // goes to the bootstrap bucket with the functions' code (content-addressed: the same set, the same key).
+    const directory = mkdtempSync(join(tmpdir(), 'initial-feeds-'));
+    writeFileSync(join(directory, 'initial-feeds.json'), initialFeedsText);
+    this.initialFeeds = new Asset(this, 'InitialFeeds', { path: join(directory, 'initial-feeds.json') });
+    const environment = dispatcherEnvironment(config, { ...props, initialFeeds: this.initialFeeds });
 
     this.function = new IngesterFunction(this, 'Function', {
       entry: DISPATCHER_ENTRY,
@@ -67,6 +79,7 @@ export class Dispatcher extends Construct {
       longestDeployTimeValues: {
         CURSOR_TABLE_NAME: LONGEST_GENERATED.tableName,
         POLLER_FUNCTION_NAME: LONGEST_GENERATED.functionName,
+        INITIAL_FEEDS_OBJECT: LONGEST_GENERATED.assetObjectUrl,
       },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -90,6 +103,13 @@ export class Dispatcher extends Construct {
     const role = this.function.executionRole;
     props.cursorTable.grantDispatch(role);
     props.tokenParameters.grantRead(role, { decrypt: false });
+    // Its one object, read once per cold start (Asset.grantRead would give s3:GetObject*, s3:List* on the bucket).
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [this.initialFeeds.bucket.arnForObjects(this.initialFeeds.s3ObjectKey)],
+      }),
+    );
     // The asynchronous invoke of the poller by name: its unqualified ARN, no version or alias.
     role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.poller.functionArn] }),
@@ -103,14 +123,14 @@ export class Dispatcher extends Construct {
 /** The dispatcher's environment, typed by the variables it reads (functions/core/config/settings.ts). */
 export function dispatcherEnvironment(
   config: OrderFeedConfig,
-  resources: Pick<DispatcherProps, 'cursorTable' | 'poller' | 'instanceId'>,
+  resources: Pick<DispatcherProps, 'cursorTable' | 'poller' | 'instanceId'> & { initialFeeds: Asset },
 ): DispatcherEnvironment {
   return {
     CURSOR_TABLE_NAME: resources.cursorTable.table.tableName,
     POLLER_FUNCTION_NAME: resources.poller.functionName,
     MAX_CONCURRENT_POLLERS: String(config.maxConcurrentPollers),
     STALE_AFTER_MINUTES: String(config.alarmLagMinutes),
-    INITIAL_FEEDS: initialFeedsTextOf(config.feeds, config.partnerBaseUrl),
+    INITIAL_FEEDS_OBJECT: resources.initialFeeds.s3ObjectUrl,
     ...observabilityEnvironment(DISPATCHER_SERVICE_NAME, config, resources.instanceId),
   };
 }

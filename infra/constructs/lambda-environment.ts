@@ -16,6 +16,8 @@ export const LONGEST_GENERATED = {
   bucketName: 63,
   /** Lambda allows 64 characters for a function's name. */
   functionName: 64,
+  /** `s3://` + a bucket of at most 63 + `/` + a file asset's key (its 64-hex-digit hash and extension). */
+  assetObjectUrl: 140,
 } as const;
 
 /**

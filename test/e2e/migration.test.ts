@@ -30,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { DynamoFeedRegistry } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import { buildDispatcher } from '../../functions/dispatcher/build-dispatcher.js';
-import { loadDispatcherConfig } from '../../functions/dispatcher/config.js';
+import { readDispatcherConfig } from '../../functions/dispatcher/config.js';
 import { buildPoller } from '../../functions/poller/build-poller.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
 import {
@@ -240,7 +240,7 @@ describe('a stack of a poller per feed updated in place to the fleet', () => {
       const runs: Array<Promise<unknown>> = [];
       const dispatcher = buildDispatcher(
         aws,
-        loadDispatcherConfig(await environmentOf(outputs.DispatcherFunctionName)),
+        await readDispatcherConfig(await environmentOf(outputs.DispatcherFunctionName), aws.s3),
         {
           startPoller: async (event) => void runs.push(poller(event, lambdaContext('poller', 60_000))),
           unreservedConcurrency: async () => undefined,

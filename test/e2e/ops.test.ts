@@ -33,7 +33,7 @@ import { quarantineKey } from '../../functions/core/adapters/s3-quarantine.js';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { buildDispatcher } from '../../functions/dispatcher/build-dispatcher.js';
-import { loadDispatcherConfig } from '../../functions/dispatcher/config.js';
+import { readDispatcherConfig, readInitialFeeds } from '../../functions/dispatcher/config.js';
 import { buildPoller } from '../../functions/poller/build-poller.js';
 import { loadPollerConfig } from '../../functions/poller/config.js';
 import { STACK_NAME } from '../../infra/app.js';
@@ -95,7 +95,8 @@ async function runFleet(): Promise<unknown> {
     },
   });
   const runs: Array<Promise<unknown>> = [];
-  const dispatcher = buildDispatcher(aws, loadDispatcherConfig(await environment('DispatcherFunctionName')), {
+  const dispatcherConfig = await readDispatcherConfig(await environment('DispatcherFunctionName'), aws.s3);
+  const dispatcher = buildDispatcher(aws, dispatcherConfig, {
     startPoller: async (event) => void runs.push(poller(event, lambdaContext('poller', 60_000))),
     unreservedConcurrency: async () => undefined,
     logger: silent,
@@ -262,7 +263,9 @@ describe('the stack cdk deploy created in the emulator', () => {
       CURSOR_TABLE_NAME: output('CursorTableName'),
       POLLER_FUNCTION_NAME: output('PollerFunctionName'),
     });
-    expect(JSON.parse(dispatcher.Environment?.Variables?.INITIAL_FEEDS ?? '{}')).toMatchObject({
+    expect(
+      JSON.parse((await readInitialFeeds(dispatcher.Environment?.Variables ?? {}, aws.s3)) ?? '{}'),
+    ).toMatchObject({
       shared: { tokenParameterName: deployment.tokenParameterName },
       feeds: [{ id: FEED }],
     });

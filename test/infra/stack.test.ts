@@ -10,6 +10,7 @@ import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { CURRENTLY_RECOMMENDED_FLAGS } from 'aws-cdk-lib/cx-api';
@@ -19,7 +20,7 @@ import { FEATURE_FLAGS } from 'order-feed-ingester/infra/feature-flags';
 import { beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
 import { ENVIRONMENT, type RULES, readMetricsNamespace } from '../../functions/core/config/settings.js';
-import { initialFeedsText } from '../../functions/core/fleet/feed-config.js';
+import { initialFeedsText, parseInitialFeeds } from '../../functions/core/fleet/feed-config.js';
 import {
   CONSUMER_COUNTS,
   DISPATCHER_COUNTS,
@@ -72,7 +73,10 @@ const VARIANT_CONFIG = {
 /** An initial set as large as the dispatcher's environment holds (1,000 feeds are rows added at runtime). */
 const MANY_FEEDS_CONFIG = {
   ...REQUIRED_CONFIG,
-  feeds: Array.from({ length: 100 }, (_, index) => ({ id: `merchant-${String(index).padStart(4, '0')}` })),
+  feeds: Array.from({ length: 1000 }, (_, index) => ({
+    id: `merchant-${String(index).padStart(4, '0')}`,
+    vendorIds: [`vendor-${index}`],
+  })),
 };
 
 /** Every metric name, as a typed object: a name renamed in metric-names.ts fails to compile here. */
@@ -414,7 +418,7 @@ describe('functions', () => {
     });
   });
 
-  it('sets exactly the dispatcher environment the handler reads, the single feed as its initial set', () => {
+  it('sets exactly the dispatcher environment the handler reads, the initial set as an object to read', () => {
     const [, dispatcher] = resource(full, 'AWS::Lambda::Function', 'DispatcherFunction');
     const [pollerId] = resource(full, 'AWS::Lambda::Function', 'PollerFunction');
 
@@ -423,22 +427,52 @@ describe('functions', () => {
       POLLER_FUNCTION_NAME: ref(pollerId),
       MAX_CONCURRENT_POLLERS: '10',
       STALE_AFTER_MINUTES: '30',
-      INITIAL_FEEDS: JSON.stringify({
-        shared: {
-          tokenParameterName: '/order-feed-ingester/partner-token',
-          vendorIds: ['vendor-1', 'vendor-2'],
-          minAgeMinutes: 60,
-          pageSize: 50,
-          scheduleMinutes: 5,
-        },
-        feeds: [{ id: 'partner-orders' }],
-      }),
+      INITIAL_FEEDS_OBJECT: {
+        'Fn::Sub': expect.stringMatching(
+          /^s3:\/\/cdk-hnb659fds-assets-\$\{AWS::AccountId\}-\$\{AWS::Region\}\/[0-9a-f]{64}\.json$/,
+        ),
+      },
       POWERTOOLS_SERVICE_NAME: 'order-feed-dispatcher',
       POWERTOOLS_METRICS_NAMESPACE: 'OrderFeedTest',
       POWERTOOLS_LOG_LEVEL: 'INFO',
       INGESTER_INSTANCE: 'OrderFeedIngester/Default',
       NODE_OPTIONS: '--enable-source-maps',
     });
+  });
+
+  it('ships the initial set as a file asset the dispatcher may read, that object alone', () => {
+    expect(JSON.parse(initialFeedsOf(templateOf(FULL_CONFIG)))).toEqual({
+      shared: {
+        tokenParameterName: '/order-feed-ingester/partner-token',
+        vendorIds: ['vendor-1', 'vendor-2'],
+        minAgeMinutes: 60,
+        pageSize: 50,
+        scheduleMinutes: 5,
+      },
+      feeds: [{ id: 'partner-orders' }],
+    });
+    const [, dispatcher] = resource(full, 'AWS::Lambda::Function', 'DispatcherFunction');
+    const key = /\/([0-9a-f]{64}\.json)$/.exec(rendered(variablesOf(dispatcher).INITIAL_FEEDS_OBJECT))?.[1];
+    const reads = statementsOfRole(full, 'DispatcherFunctionRole').filter((s) =>
+      JSON.stringify(s.Action).includes('s3:'),
+    );
+    expect(reads).toEqual([
+      expect.objectContaining({
+        Action: 's3:GetObject',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':s3:::',
+              { 'Fn::Sub': `cdk-hnb659fds-assets-\${AWS::AccountId}-\${AWS::Region}` },
+              `/${key}`,
+            ],
+          ],
+        },
+      }),
+    ]);
   });
 
   it('sets exactly the consumer environment the handler reads', () => {
@@ -457,23 +491,25 @@ describe('functions', () => {
   });
 
   it('refuses at synth an environment over 4 KB that passes key by key', () => {
-    // The initial set at its own budget (2,800 bytes), the namespace at its longest, and a long instance id (a
+    // The queue URLs at their own budget (2,800 bytes), the namespace at its longest, and a long instance id (a
     // construct nested under long ids in a platform team's app): together with the longest generated names they
     // pass Lambda's 4 KB.
-    const feeds = Array.from({ length: 132 }, (_, index) => ({ id: `m-${String(index).padStart(4, '0')}` }));
     const props = {
       partnerBaseUrl: 'https://partner.example.com',
       tokenParameterName: '/order-feed-ingester/partner-token',
       metricsNamespace: `N${'n'.repeat(254)}`,
-      feeds,
+      downstreamSubscribers: Array.from(
+        { length: 15 },
+        (_, index) => `s-${String(index).padStart(2, '0')}-${'x'.repeat(30)}`,
+      ),
     };
     const app = new App({ context: { ...FEATURE_FLAGS, 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'PlatformServices');
-    expect(() => parseConfig({ ...props, feeds })).not.toThrow();
+    expect(() => parseConfig(props)).not.toThrow();
 
     expect(() => new OrderFeedIngester(stack, `Orders${'x'.repeat(500)}`, props)).toThrow(
       new RegExp(
-        `/Dispatcher/Function: its environment can reach \\d+ bytes, over Lambda's limit of ${LAMBDA_ENVIRONMENT_LIMIT_BYTES} \\(largest: INITIAL_FEEDS 2\\d{3}, INGESTER_INSTANCE 5\\d\\d, `,
+        `/Poller/Function: its environment can reach \\d+ bytes, over Lambda's limit of ${LAMBDA_ENVIRONMENT_LIMIT_BYTES} \\(largest: DOWNSTREAM_QUEUE_URLS 2\\d{3}, INGESTER_INSTANCE 5\\d\\d, `,
       ),
     );
   });
@@ -1195,7 +1231,7 @@ describe('stack', () => {
 });
 
 describe('the initial set of feeds', () => {
-  it('has the same resources for one feed and for as many as the dispatcher’s environment holds', () => {
+  it('has the same resources for one feed and for a thousand, which synthesize', () => {
     const many = templateOf(MANY_FEEDS_CONFIG).template.toJSON();
     const one = minimal.toJSON();
     const shape = (template: Record<string, unknown>) =>
@@ -1203,19 +1239,22 @@ describe('the initial set of feeds', () => {
         .map(([id, { Type }]) => `${id} ${Type}`)
         .sort();
 
+    expect(Object.keys(many.Resources)).toHaveLength(Object.keys(one.Resources).length);
     expect(shape(many)).toEqual(shape(one));
-    // And the templates differ in nothing but the initial set itself (feeds beyond it are rows added at runtime).
+    expect(parseInitialFeeds(initialFeedsOf(templateOf(MANY_FEEDS_CONFIG)))).toHaveLength(1000);
+    // And the templates differ in nothing but the initial set's object key (the asset's hash of its content).
     const withoutInitialFeeds = (template: unknown) =>
-      JSON.stringify(template).replace(/"INITIAL_FEEDS":"(?:[^"\\]|\\.)*"/, '');
+      JSON.stringify(template).replace(/[0-9a-f]{64}\.json/g, '');
     expect(withoutInitialFeeds(many)).toBe(withoutInitialFeeds(one));
   });
 
-  it('travels in the dispatcher’s environment as its cold start reads it: per feed its row, disabled ones paused', () => {
+  it('travels in the dispatcher’s asset as its cold start reads it: per feed its row, disabled ones paused', () => {
     const environment = environmentOf(feeds, 'DispatcherFunction');
-    const loaded = loadDispatcherConfig(environment);
+    const text = initialFeedsOf(templateOf(FEEDS_CONFIG));
+    const loaded = loadDispatcherConfig(environment, text);
     const config = parseConfig(FEEDS_CONFIG);
 
-    expect(environment.INITIAL_FEEDS).toBe(initialFeedsTextOf(config.feeds, config.partnerBaseUrl));
+    expect(text).toBe(initialFeedsTextOf(config.feeds, config.partnerBaseUrl));
     expect(loaded.initialFeeds.map((feed) => [feed.feedId, feed.state, feed.config.vendorIds])).toEqual([
       ['eu', 'enabled', ['vendor-eu-1', 'vendor-eu-2']],
       ['uk', 'enabled', ['vendor-uk-1']],
@@ -1306,7 +1345,7 @@ describe('the AsyncAPI document’s SQS bindings', () => {
 // and at its default, goes through synth into the template; the functions' cold-start loaders must accept
 // exactly what the template carries, and both sides must refuse one step beyond each bound. A deployment-wide
 // setting is a variable of the poller or the dispatcher; a feed's own arrives as the initial set
-// (INITIAL_FEEDS), read back by the dispatcher's loader into registry rows.
+// (the asset INITIAL_FEEDS_OBJECT names), read back by the dispatcher's loader into registry rows.
 type ContractKey = Exclude<keyof typeof RULES, 'metricsNamespace' | 'historyRetentionDays'>;
 type DispatcherConfig = ReturnType<typeof loadDispatcherConfig>;
 type InitialFeed = DispatcherConfig['initialFeeds'][number];
@@ -1405,6 +1444,8 @@ function rendered(value: unknown): string {
   const node = value as Record<string, unknown>;
   if (typeof node.Ref === 'string') return `placeholder-${node.Ref}`;
   if (Array.isArray(node['Fn::GetAtt'])) return `placeholder-${node['Fn::GetAtt'].join('.')}`;
+  const sub = node['Fn::Sub'];
+  if (typeof sub === 'string') return sub.replace(/\$\{[^}]+\}/g, 'placeholder');
   const join = node['Fn::Join'];
   if (Array.isArray(join)) {
     const [separator, parts] = join as [string, unknown[]];
@@ -1414,6 +1455,17 @@ function rendered(value: unknown): string {
 }
 
 /** The rendered environment of the one function whose logical id starts with `prefix`. */
+/** The dispatcher's initial set as its cold start reads it: the text of the stack's file asset. */
+function initialFeedsOf({ app, stack }: ReturnType<typeof templateOf>): string {
+  const asset = stack.node
+    .findAll()
+    .find(
+      (construct): construct is Asset => construct instanceof Asset && construct.node.id === 'InitialFeeds',
+    );
+  if (asset === undefined) throw new Error('no InitialFeeds asset');
+  return readFileSync(join(app.outdir, asset.assetPath), 'utf8');
+}
+
 function environmentOf(template: Template, prefix: string): Record<string, string> {
   const [, fn] = resource(template, 'AWS::Lambda::Function', prefix);
   return Object.fromEntries(Object.entries(variablesOf(fn)).map(([name, value]) => [name, rendered(value)]));
@@ -1426,7 +1478,10 @@ describe.each(Object.entries(CASES))('synthesized at the %s of every setting', (
     const expected = parseConfig(raw);
     const loaded = {
       PollerFunction: loadPollerConfig(environmentOf(template(), 'PollerFunction')),
-      DispatcherFunction: loadDispatcherConfig(environmentOf(template(), 'DispatcherFunction')),
+      DispatcherFunction: loadDispatcherConfig(
+        environmentOf(template(), 'DispatcherFunction'),
+        initialFeedsOf(templateOf(raw)),
+      ),
     };
     const [initialFeed] = loaded.DispatcherFunction.initialFeeds;
     const feed = expected.feeds[0] as Record<string, unknown> | undefined;
@@ -1506,8 +1561,7 @@ describe('settings and variables', () => {
       const feeds = initialFeedsText({ tokenParameterName: '/t' }, [
         { id: 'f', [reading.rowKey ?? '']: value },
       ]);
-      const environment = { ...environmentOf(minimal, 'DispatcherFunction'), INITIAL_FEEDS: feeds };
-      return () => loadDispatcherConfig(environment);
+      return () => loadDispatcherConfig(environmentOf(minimal, 'DispatcherFunction'), feeds);
     }
     const environment = { ...environmentOf(minimal, reading.from), [reading.variable]: String(value) };
     return reading.from === 'PollerFunction'
@@ -1532,7 +1586,9 @@ describe('settings and variables', () => {
       expect(() => parseConfig({ ...REQUIRED_CONFIG, [key]: value })).toThrow(`orderFeed.${key}: must be`);
       if (reading === undefined) continue;
       const where =
-        reading.from === 'initial set' ? `INITIAL_FEEDS feeds[0].${reading.rowKey}:` : reading.variable;
+        reading.from === 'initial set'
+          ? `INITIAL_FEEDS_OBJECT feeds[0].${reading.rowKey}:`
+          : reading.variable;
       expect(refusedByColdStart(reading, value)).toThrow(
         `configuration error: ${where} must be an integer from`,
       );

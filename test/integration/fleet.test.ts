@@ -76,11 +76,10 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
       MAX_PAGES_PER_RUN: '2',
       DOWNSTREAM_QUEUE_URLS: '{}',
     });
-    const dispatcherConfig = loadDispatcherConfig({
-      CURSOR_TABLE_NAME: resources.cursorTable,
-      POLLER_FUNCTION_NAME: 'poller',
-      INITIAL_FEEDS: initialFeedsText({ pageSize: 10 }, feeds),
-    });
+    const dispatcherConfig = loadDispatcherConfig(
+      { CURSOR_TABLE_NAME: resources.cursorTable, POLLER_FUNCTION_NAME: 'poller' },
+      initialFeedsText({ pageSize: 10 }, feeds),
+    );
     const registry = new DynamoFeedRegistry(aws.dynamo, resources.cursorTable);
     // Two feeds beside the initial set, as `ops feeds add` and `pause`/`remove` leave them: never polled.
     for (const state of ['paused', 'removed'] as const)

@@ -12,6 +12,7 @@ import { ListEventSourceMappingsCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, ParameterNotFound, PutParameterCommand } from '@aws-sdk/client-ssm';
 import { type InitialFeed, parseInitialFeeds } from '../../functions/core/fleet/feed-config.js';
+import { readInitialFeeds } from '../../functions/dispatcher/config.js';
 import { parseRateExpression } from '../../infra/schedule-rate.js';
 import type { LocalFeed } from '../deploy-local.js';
 import {
@@ -170,7 +171,7 @@ async function deployWithCdk(
   }
 }
 
-/** A feed of the deployment's initial set (the dispatcher's INITIAL_FEEDS), and the one poller that polls it. */
+/** A feed of the deployment's initial set (the dispatcher's asset), and the one poller that polls it. */
 export interface FeedDeployment {
   feedId: string;
   /** Its registry row's configuration and state, as the dispatcher seeds it. */
@@ -193,6 +194,8 @@ export interface Deployment {
   downstreamQueueUrls: string[];
   /** The initial set's feeds, in its order (at least one), each with the one poller function. */
   pollers: FeedDeployment[];
+  /** The initial set's text, as the dispatcher reads it at cold start (the object INITIAL_FEEDS_OBJECT names). */
+  initialFeedsText: string;
   /** The one poller function (every feed's) and the dispatcher its rule runs (and the pollers ask for). */
   poller: FunctionDeployment;
   dispatcher: FunctionDeployment;
@@ -255,7 +258,8 @@ export async function readDeployment(
     readFunction(aws.lambda, output('DispatcherFunctionName')),
     readFunction(aws.lambda, output('ConsumerFunctionName')),
   ]);
-  const pollers = initialFeedsOf(dispatcher.environment, stackName).map((initial) => ({
+  const initialFeedsText = (await readInitialFeeds(dispatcher.environment, aws.s3)) ?? '{"feeds":[]}';
+  const pollers = initialFeedsOf(initialFeedsText, stackName).map((initial) => ({
     feedId: initial.feedId,
     initial,
     function: poller,
@@ -292,6 +296,7 @@ export async function readDeployment(
       )
       .map(([, value]) => value),
     pollers,
+    initialFeedsText,
     poller,
     dispatcher,
     consumer,
@@ -319,14 +324,14 @@ export async function readDeployment(
   };
 }
 
-/** The deployment's initial set, from the dispatcher's INITIAL_FEEDS (at least one feed). */
-function initialFeedsOf(environment: Record<string, string>, stackName: string): InitialFeed[] {
+/** The deployment's initial set, from the dispatcher's asset (at least one feed). */
+function initialFeedsOf(text: string, stackName: string): InitialFeed[] {
   let feeds: InitialFeed[];
   try {
-    feeds = parseInitialFeeds(environment.INITIAL_FEEDS ?? '{"feeds":[]}');
+    feeds = parseInitialFeeds(text);
   } catch (error) {
     throw new DeploymentError(
-      `stack ${stackName}: the dispatcher's INITIAL_FEEDS is invalid (${error instanceof Error ? error.message : String(error)})`,
+      `stack ${stackName}: the dispatcher's initial set (INITIAL_FEEDS_OBJECT) is invalid (${error instanceof Error ? error.message : String(error)})`,
     );
   }
   if (feeds.length === 0) throw new DeploymentError(`stack ${stackName} has no initial feed`);

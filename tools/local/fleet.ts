@@ -218,12 +218,16 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetEnd> {
       });
   };
 
-  const dispatcher = buildDispatcher(aws, loadDispatcherConfig(options.dispatcherEnv), {
-    ...options.observability.dispatcher,
-    startPoller,
-    // Local mode has the whole machine's concurrency: maxConcurrentPollers as deployed.
-    unreservedConcurrency: async () => undefined,
-  });
+  const dispatcher = buildDispatcher(
+    aws,
+    loadDispatcherConfig(options.dispatcherEnv, options.deployment.initialFeedsText),
+    {
+      ...options.observability.dispatcher,
+      startPoller,
+      // Local mode has the whole machine's concurrency: maxConcurrentPollers as deployed.
+      unreservedConcurrency: async () => undefined,
+    },
+  );
   function dispatch(event: unknown): void {
     running += 1;
     const context: Context = {

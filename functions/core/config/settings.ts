@@ -128,11 +128,14 @@ export const ENVIRONMENT = z.object({
   MAX_CONCURRENT_POLLERS: withDefault(int(RULES.maxConcurrentPollers), DEFAULTS.maxConcurrentPollers),
   STALE_AFTER_MINUTES: withDefault(int(RULES.alarmLagMinutes), DEFAULTS.alarmLagMinutes),
   /**
-   * The deployment's initial set of feeds (`initialFeedsText`, fleet/feed-config.ts): the dispatcher creates
-   * the rows it lacks. Unset: none. Its feeds are checked key by key by parseInitialFeeds (the registry's rules,
-   * which are built from RULES, so the dispatcher's config.ts applies it: an error names `feeds[i].key`).
+   * Where the deployment's initial set of feeds lies (`s3://bucket/key`, a CDK asset: Lambda's 4 KB environment
+   * holds no thousand feeds): its text (`initialFeedsText`, fleet/feed-config.ts) is read at cold start, the
+   * dispatcher creates the rows it lacks. Unset: none. Its feeds are checked key by key by parseInitialFeeds
+   * (the registry's rules, which are built from RULES, so the dispatcher's config.ts applies it).
    */
-  INITIAL_FEEDS: z.optional(z.string(STRING)),
+  INITIAL_FEEDS_OBJECT: z.optional(
+    matching(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\/.+$/, 'an s3://bucket/key URL'),
+  ),
   ORDERS_TABLE_NAME: resourceName,
   /** Unset: history is off. */
   HISTORY_TABLE_NAME: z.optional(resourceName),
@@ -164,7 +167,7 @@ export const DISPATCHER_ENVIRONMENT = z.pick(ENVIRONMENT, {
   POLLER_FUNCTION_NAME: true,
   MAX_CONCURRENT_POLLERS: true,
   STALE_AFTER_MINUTES: true,
-  INITIAL_FEEDS: true,
+  INITIAL_FEEDS_OBJECT: true,
   POWERTOOLS_METRICS_NAMESPACE: true,
   INGESTER_INSTANCE: true,
 });
@@ -188,7 +191,7 @@ export class ConfigError extends Error {
 }
 
 /** Never echoed in an error: they may hold a secret (credentials in a URL, a pasted token). */
-const REDACTED: readonly string[] = ['PARTNER_BASE_URL', 'INITIAL_FEEDS'];
+const REDACTED: readonly string[] = ['PARTNER_BASE_URL'];
 
 /** Blank counts as unset; a ConfigError names the first variable at fault. */
 export function readEnvironment<S extends z.ZodMiniObject>(schema: S, env: Env): z.output<S> {

@@ -94,7 +94,7 @@ describe('dispatcher configuration', () => {
       { id: 'uk', paused: true, pageSize: 50 },
     ]);
 
-    const config = loadDispatcherConfig({ ...DISPATCHER, INITIAL_FEEDS, MAX_CONCURRENT_POLLERS: '4' });
+    const config = loadDispatcherConfig({ ...DISPATCHER, MAX_CONCURRENT_POLLERS: '4' }, INITIAL_FEEDS);
 
     expect(config).toMatchObject({
       pollerFunctionName: 'poller',
@@ -121,12 +121,21 @@ describe('dispatcher configuration', () => {
     [{ MAX_CONCURRENT_POLLERS: '0' }, 'MAX_CONCURRENT_POLLERS must be an integer from 1 to 1000 (got "0")'],
     [{ STALE_AFTER_MINUTES: '1' }, 'STALE_AFTER_MINUTES must be an integer from 2 to 1440 (got "1")'],
     [
-      { INITIAL_FEEDS: initialFeedsText({}, [{ id: 'eu', tokenParameterName: '/t', pageSize: 0 }]) },
-      'configuration error: INITIAL_FEEDS feeds[0].pageSize: must be an integer from 1 to 100',
+      { INITIAL_FEEDS_OBJECT: 'https://bucket/key' },
+      'configuration error: INITIAL_FEEDS_OBJECT must be an s3://bucket/key URL',
     ],
-    [{ INITIAL_FEEDS: '{feeds' }, 'configuration error: INITIAL_FEEDS feeds: is not JSON'],
-  ])('fails naming the variable (and the feed and key): %o', (override, message) => {
+  ])('fails naming the variable: %o', (override, message) => {
     expect(() => loadDispatcherConfig({ ...DISPATCHER, ...override })).toThrow(message);
+  });
+
+  it.each([
+    [
+      initialFeedsText({}, [{ id: 'eu', tokenParameterName: '/t', pageSize: 0 }]),
+      'configuration error: INITIAL_FEEDS_OBJECT feeds[0].pageSize: must be an integer from 1 to 100',
+    ],
+    ['{feeds', 'configuration error: INITIAL_FEEDS_OBJECT feeds: is not JSON'],
+  ])('fails on a bad initial set naming its object, feed and key: %s', (text, message) => {
+    expect(() => loadDispatcherConfig(DISPATCHER, text)).toThrow(message);
   });
 });
 
@@ -161,17 +170,16 @@ describe('cold start', () => {
     );
   });
 
-  it('fails importing the dispatcher handler with a message naming the feed and key of its initial set', async () => {
-    const INITIAL_FEEDS = initialFeedsText({}, [{ id: 'eu' }]);
+  it('fails importing the dispatcher handler with a message naming the object of its initial set', async () => {
     for (const [name, value] of Object.entries({
       CURSOR_TABLE_NAME: 'cursors',
       POLLER_FUNCTION_NAME: 'poller',
-      INITIAL_FEEDS,
+      INITIAL_FEEDS_OBJECT: 'initial-feeds.json',
     }))
       vi.stubEnv(name, value);
     vi.resetModules();
     await expect(import('../../../functions/dispatcher/handler.js')).rejects.toThrow(
-      'configuration error: INITIAL_FEEDS feeds[0].tokenParameterName: is required',
+      'configuration error: INITIAL_FEEDS_OBJECT must be an s3://bucket/key URL (got "initial-feeds.json")',
     );
   });
 
