@@ -56,7 +56,7 @@ export function fleetPlan(
 ): FleetPlan {
   const vendors = Math.max(DEFAULT_VENDORS, n);
   const vendorIds = generatedVendorIds(vendors);
-  const width = String(n).length < 3 ? 3 : String(n).length;
+  const width = Math.max(3, String(n).length);
   const tokens = new Map<string, string>();
   const parameter = (name: string) => {
     const key = `${tokenParameterPath.replace(/\/?$/, '/')}${name}`;
