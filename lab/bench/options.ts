@@ -143,7 +143,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
           pageSize: 5,
           arrivalsPerFeedMinute: 0.15,
           steadyMinutes: 4,
-          model: { idleFeeds: 1_000, catchUpFeeds: 100, catchUpBacklog: 2_000 },
+          model: { idleFeeds: 1_000, catchUpFeeds: 100, catchUpBacklog: 10_000 },
         }
       : {
           feeds: 1_000,

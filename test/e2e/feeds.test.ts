@@ -38,8 +38,9 @@ beforeAll(async () => {
   aws = createLocalAwsClients(parseAwsEndpoint(moto.endpoint));
   sim = await startSimulator({
     token: TOKEN,
-    // About 125 versions: the feed of all vendors takes two pages, each shard one.
-    feed: { seed: 7, orders: 40 },
+    // Enough that each feed pages more than once, so their cursors differ (with 40 orders two feeds ended on
+    // one pageId, and the per-feed cursor assertion below could not tell them apart).
+    feed: { seed: 7, orders: 100 },
     tokenRateLimit: { requestsPerSecond: 4, burst: 2 },
   });
   summary = await runLocal({
