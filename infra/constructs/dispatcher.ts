@@ -8,7 +8,7 @@
 // Why a dispatcher and not an EventBridge Scheduler schedule per feed: infra/FLEET.md 1b (four times the
 // cost per feed, no concurrency budget of the ingester's own, and moto cannot deploy it). Why no retries and
 // no dead-letter queue: a missed tick or request is the next tick's work (the schedule is the retry).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
+import { DISABLE_ASSET_STAGING_CONTEXT } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import type { DispatcherEnvironment } from '../../functions/core/config/settings.js';
 import { parseInitialFeeds } from '../../functions/core/fleet/feed-config.js';
@@ -66,6 +67,8 @@ export class Dispatcher extends Construct {
     const directory = mkdtempSync(join(tmpdir(), 'initial-feeds-'));
     writeFileSync(join(directory, 'initial-feeds.json'), initialFeedsText);
     this.initialFeeds = new Asset(this, 'InitialFeeds', { path: join(directory, 'initial-feeds.json') });
+    // Staging has copied it into the cloud assembly; without staging (SAM's local tools) the asset is the file.
+    if (!this.node.tryGetContext(DISABLE_ASSET_STAGING_CONTEXT)) rmSync(directory, { recursive: true });
     const environment = dispatcherEnvironment(config, { ...props, initialFeeds: this.initialFeeds });
 
     this.function = new IngesterFunction(this, 'Function', {

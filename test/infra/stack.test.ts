@@ -3,10 +3,10 @@
 // action. One file and one synth per configuration (test/support/synth.ts): importing aws-cdk-lib and
 // warming its first synth cost more than most tests here.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { App, type AssetStaging, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -1456,6 +1456,7 @@ function rendered(value: unknown): string {
 
 /** The rendered environment of the one function whose logical id starts with `prefix`. */
 /** The dispatcher's initial set as its cold start reads it: the text of the stack's file asset. */
+/** The initial set as staged in the cloud assembly; the file synth wrote to stage it is gone (no temp left). */
 function initialFeedsOf({ app, stack }: ReturnType<typeof templateOf>): string {
   const asset = stack.node
     .findAll()
@@ -1463,6 +1464,7 @@ function initialFeedsOf({ app, stack }: ReturnType<typeof templateOf>): string {
       (construct): construct is Asset => construct instanceof Asset && construct.node.id === 'InitialFeeds',
     );
   if (asset === undefined) throw new Error('no InitialFeeds asset');
+  expect(existsSync((asset.node.findChild('Stage') as AssetStaging).sourcePath)).toBe(false);
   return readFileSync(join(app.outdir, asset.assetPath), 'utf8');
 }
 
