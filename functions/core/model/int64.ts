@@ -151,7 +151,7 @@ function restoreMarked(root: unknown, mark: string): unknown {
  * linear scan marks each such literal as a string, one JSON.parse of the marked text validates and parses (it
  * throws JSON.parse's SyntaxError exactly when the body is not JSON), and the marks become bigints in place; a
  * body without such a literal costs the scan and JSON.parse. (Node 22's reviver `context.source` would read
- * them in one JSON.parse, but a reviver runs for every value: it takes 2-3x this path's CPU on pages with 64-bit
+ * them in one JSON.parse, but a reviver runs for every value: it takes 2x this path's CPU on pages with 64-bit
  * ids, and it recurses: lab/bench/RESULTS.md, "Parsing partner bodies".)
  */
 export function parseJsonExact(text: string): unknown {
