@@ -35,18 +35,21 @@ export function int64FromText(text: string): Int64 {
 
 // Marks an exact integer while JSON.parse/stringify runs; drawn per call, so no partner string can pose as one.
 const newTag = (): string => Math.random().toString(36).slice(2);
-const markOf = (tag: string): string => `\u0000int64-${tag}:`;
+const markOf = (tag: string): string => `\u0000${tag}`; // short: `\u0000int64-${tag}:` cost int64s 1.2x
 
 /** A run of 16 digits or more: the only way to write an integer beyond 2^53 in JSON. */
 const LONG_DIGITS = /-?\d{16,}/g;
-/** Around a digit run, what makes it part of a fraction, an exponent or a float's mantissa. */
+/** Before a digit run, what makes it part of a fraction, an exponent or a float's mantissa. */
 const NOT_INTEGER_LITERAL = new Set([...'.eE+-'].map((c) => c.charCodeAt(0)));
+/** After an integer literal that is a value, past JSON whitespace: the end, or one of these. */
+const AFTER_VALUE = new Set([...',]}'].map((c) => c.charCodeAt(0)));
+const WHITESPACE = new Set([...' \t\n\r'].map((c) => c.charCodeAt(0)));
 /**
  * int64 needs 19 digits; a longer literal is beyond it whatever it says and is read exactly only up to this
  * many characters, because BigInt() of decimal text is super-linear in its length (a million digits: 0.2 s).
  */
 const MAX_EXACT_LITERAL = 1_000;
-const BACKSLASH = 0x5c;
+const [BACKSLASH, MINUS, ZERO] = [0x5c, 0x2d, 0x30];
 const DATA_PROPERTY = { writable: true, enumerable: true, configurable: true };
 
 /** Whether the quote at `at`, inside a string, is escaped: an odd run of backslashes before it. */
@@ -57,72 +60,104 @@ function escapedQuote(text: string, at: number): boolean {
 }
 
 /**
- * `json` (text JSON.parse has accepted) with each integer literal that JSON.parse rounds replaced by a string,
- * `mark` + its digits; undefined if it has none. One pass, linear in the text whatever it holds: a regular
- * expression finds the next run of 16 digits or more (leftmost, so whole), and indexOf walks the quotes between
- * the runs to know whether a run lies inside a string (a quote opens a string, and closes it unless an odd run
- * of backslashes escapes it: each backslash is counted once, for the one character after it). Nothing is
- * read twice and nothing backtracks; only valid JSON is scanned, so a quote always closes (the regex this
- * replaced rescanned an unterminated string from every quote in it: 64 KiB of `"\` took 7.2 s).
+ * Whether JSON.parse rounds this integer literal (`-?` then 16 digits or more) and BigInt() reads it in linear
+ * time. By length and, at 16 digits, by comparing text: Number() of it costs 4x the regex that found it.
  */
-function markRoundedIntegers(json: string, mark: string): string | undefined {
-  const markText = JSON.stringify(mark).slice(1, -1); // the mark's NUL as the escape \u0000
-  let [out, copied, inString, quote] = ['', 0, false, json.indexOf('"')];
+function roundedByJsonParse(literal: string): boolean {
+  const digits = literal.charCodeAt(0) === MINUS ? literal.slice(1) : literal;
+  return digits.length <= MAX_EXACT_LITERAL && (digits.length > 16 || digits > MAX_SAFE_DIGITS);
+}
+const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER);
+
+/**
+ * Whether the run `start`..`end`, outside a string, may be marked: if the text is JSON, a whole integer literal
+ * that is a value (not a fraction, an exponent or a key); if it is not, a run whose string stays not JSON.
+ */
+function wholeIntegerValue(text: string, start: number, end: number): boolean {
+  if (NOT_INTEGER_LITERAL.has(text.charCodeAt(start - 1))) return false;
+  // A leading zero is no JSON number: left as it is, so JSON.parse still rejects it.
+  if (text.charCodeAt(text.charCodeAt(start) === MINUS ? start + 1 : start) === ZERO) return false;
+  let after = end;
+  while (WHITESPACE.has(text.charCodeAt(after))) after++;
+  return after === text.length || AFTER_VALUE.has(text.charCodeAt(after)); // a key is followed by `:`
+}
+
+/**
+ * `text` (any text) with each integer literal that JSON.parse would round replaced by a string, `mark` + its
+ * digits; undefined if it has none. The result is JSON exactly when `text` is, so one JSON.parse of it both
+ * validates and parses: where the text is JSON, a marked run is a number token in value position, now a string
+ * token; where the marked text is JSON, each mark is a string value (quotes are tracked as JSON reads them),
+ * and its run, being a number token (no leading zero) between the same neighbours, was one too
+ * (test/unit/model/int64.property.test.ts checks both against a reference). One pass, linear in the text whatever it
+ * holds: a regular expression finds the next run of 16 digits or more (leftmost, so whole), and indexOf walks
+ * the quotes between the runs to know whether a run lies inside a string (a quote opens a string, and closes it
+ * unless an odd run of backslashes escapes it: each backslash is counted once, for the one character after it).
+ * Nothing is read twice and nothing backtracks (the regex this replaced rescanned an unterminated string from
+ * every quote in it: 64 KiB of `"\` took 7.2 s).
+ */
+function markRoundedIntegers(text: string, mark: string): string | undefined {
+  const open = `"${mark}`;
+  let [out, copied, inString, quote] = ['', 0, false, text.indexOf('"')];
   LONG_DIGITS.lastIndex = 0;
-  for (let run = LONG_DIGITS.exec(json); run !== null; run = LONG_DIGITS.exec(json)) {
-    const [[literal], start, end] = [run, run.index, LONG_DIGITS.lastIndex];
-    for (; quote !== -1 && quote < start; quote = json.indexOf('"', quote + 1))
-      if (!inString || !escapedQuote(json, quote)) inString = !inString;
-    if (inString || NOT_INTEGER_LITERAL.has(json.charCodeAt(start - 1))) continue;
-    if (NOT_INTEGER_LITERAL.has(json.charCodeAt(end)) || literal.length > MAX_EXACT_LITERAL) continue;
-    if (Number.isSafeInteger(Number(literal))) continue;
-    out += `${json.slice(copied, start)}"${markText}${literal}"`; // += : V8 joins the pieces once, at the end
+  for (let run = LONG_DIGITS.exec(text); run !== null; run = LONG_DIGITS.exec(text)) {
+    const [literal, start, end] = [run[0], run.index, LONG_DIGITS.lastIndex];
+    for (; quote !== -1 && quote < start; quote = text.indexOf('"', quote + 1))
+      if (!inString || !escapedQuote(text, quote)) inString = !inString;
+    if (inString || !roundedByJsonParse(literal) || !wholeIntegerValue(text, start, end)) continue;
+    // One piece at a time (V8 joins them once, at the end): a template literal costs a third more here.
+    out += text.slice(copied, start);
+    out += open;
+    out += literal;
+    out += '"';
     copied = end;
   }
-  return copied === 0 ? undefined : out + json.slice(copied);
+  return copied === 0 ? undefined : out + text.slice(copied);
 }
 
 /**
  * `root` with every `mark`ed string turned into its bigint, in place. Iterative (a stack of the objects still
- * to visit), so a body nested as deep as JSON.parse takes is restored too; a `__proto__` key stays a plain key.
+ * to visit), so a body nested as deep as JSON.parse takes is restored too; a `__proto__` key stays a plain key
+ * (defined, as assigning it would set the prototype; elsewhere assigned, which is cheaper).
  */
 function restoreMarked(root: unknown, mark: string): unknown {
-  const restore = (value: unknown) =>
-    typeof value === 'string' && value.startsWith(mark) ? BigInt(value.slice(mark.length)) : value;
+  const marked = (value: unknown): value is string => typeof value === 'string' && value.startsWith(mark);
+  const restore = (value: string) => BigInt(value.slice(mark.length));
+  if (marked(root)) return restore(root);
   const pending: object[] = [];
   const visit = (item: unknown) => typeof item === 'object' && item !== null && pending.push(item);
   visit(root);
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
-        node[i] = restore(node[i]);
-        visit(node[i]);
+        const item: unknown = node[i];
+        if (marked(item)) node[i] = restore(item);
+        else visit(item);
       }
       continue;
     }
     const record = node as Record<string, unknown>;
     for (const key of Object.keys(record)) {
       const item = record[key];
-      const restored = restore(item);
-      if (restored === item) visit(item);
-      else Object.defineProperty(record, key, { ...DATA_PROPERTY, value: restored });
+      if (!marked(item)) visit(item);
+      else if (key !== '__proto__') record[key] = restore(item);
+      else Object.defineProperty(record, key, { ...DATA_PROPERTY, value: restore(item) });
     }
   }
-  return restore(root);
+  return root;
 }
 
 /**
- * JSON.parse with integer literals beyond 2^53 as bigints (canonical: a rounded literal is never safe), in time
- * linear in the body whatever it holds. Text that is not JSON throws JSON.parse's SyntaxError before any scan;
- * a body with no such literal costs JSON.parse and one regex search; one with them is parsed a second time,
- * each marked as a string, then restored. (Node 22's reviver `context.source` would read them in one pass, but
- * takes 1.5x the CPU on pages with 64-bit ids, and it recurses: lab/bench/RESULTS.md, "Parsing partner bodies".)
+ * JSON.parse with integer literals beyond 2^53 as bigints (canonical: a rounded literal is never safe): one
+ * linear scan marks each such literal as a string, one JSON.parse of the marked text validates and parses (it
+ * throws JSON.parse's SyntaxError exactly when the body is not JSON), and the marks become bigints in place; a
+ * body without such a literal costs the scan and JSON.parse. (Node 22's reviver `context.source` would read
+ * them in one JSON.parse, but a reviver runs for every value: it takes 2x this path's CPU on pages with 64-bit
+ * ids, and it recurses: lab/bench/RESULTS.md, "Parsing partner bodies".)
  */
 export function parseJsonExact(text: string): unknown {
-  const value: unknown = JSON.parse(text);
   const mark = markOf(newTag());
-  const marked = markRoundedIntegers(text, mark);
-  return marked === undefined ? value : restoreMarked(JSON.parse(marked), mark);
+  const marked = markRoundedIntegers(text, JSON.stringify(mark).slice(1, -1)); // the mark's NUL as \u0000
+  return marked === undefined ? JSON.parse(text) : restoreMarked(JSON.parse(marked), mark);
 }
 
 /** JSON.stringify that writes bigints as exact JSON numbers (digits, no quotes); `space` as JSON.stringify's. */
@@ -141,5 +176,5 @@ export function stringifyJsonExact(value: unknown, space?: number): string {
     space,
   );
   // JSON.stringify writes the mark's NUL as the six characters \u0000.
-  return text.replace(new RegExp(`"\\\\u0000int64-${tag}:(-?\\d+)"`, 'g'), '$1');
+  return text.replace(new RegExp(`"\\\\u0000${tag}(-?\\d+)"`, 'g'), '$1');
 }

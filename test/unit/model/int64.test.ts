@@ -44,6 +44,9 @@ describe('exact int64 JSON', () => {
       ['a digit run with no JSON around it', `${UNSAFE}${'7'.repeat(20_000)} ${UNSAFE}`],
       ['a maintenance page quoting an id', `<html>order ${UNSAFE} is "delayed</html>`],
       ['a lone quote before a number', `"${UNSAFE}`],
+      // Marked as strings these would be JSON: the scan leaves them alone (the property test covers the rest).
+      ['a long literal with a leading zero', `[0${UNSAFE}]`],
+      ['a long literal as a key', `{${UNSAFE}:1}`],
     ])('%s', (_name, text) => {
       expect(() => parseJsonExact(text)).toThrow(SyntaxError);
     });
