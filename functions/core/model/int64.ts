@@ -1,6 +1,8 @@
 // int64 values carried exactly, in one canonical form: a number while safe, a bigint beyond 2^53 (so one
 // value has one representation, and ids still work as map keys).
 
+import { randomBytes } from 'node:crypto';
+
 export type Int64 = number | bigint;
 
 const INT64_MIN = -(2n ** 63n);
@@ -34,7 +36,7 @@ export function int64FromText(text: string): Int64 {
 }
 
 // Marks an exact integer while JSON.parse/stringify runs; drawn per call, so no partner string can pose as one.
-const newTag = (): string => Math.random().toString(36).slice(2);
+const newTag = (): string => randomBytes(8).toString('hex'); // always 64 bits (a Math.random tag may be short)
 const markOf = (tag: string): string => `\u0000${tag}`; // short: `\u0000int64-${tag}:` cost int64s 1.2x
 
 /** A run of 16 digits or more: the only way to write an integer beyond 2^53 in JSON. */
@@ -157,7 +159,13 @@ function restoreMarked(root: unknown, mark: string): unknown {
 export function parseJsonExact(text: string): unknown {
   const mark = markOf(newTag());
   const marked = markRoundedIntegers(text, JSON.stringify(mark).slice(1, -1)); // the mark's NUL as \u0000
-  return marked === undefined ? JSON.parse(text) : restoreMarked(JSON.parse(marked), mark);
+  if (marked === undefined) return JSON.parse(text);
+  try {
+    return restoreMarked(JSON.parse(marked), mark);
+  } catch (error) {
+    JSON.parse(text); // not JSON: throw the body's own SyntaxError (its position and text), not the marked one's
+    throw error;
+  }
 }
 
 /** JSON.stringify that writes bigints as exact JSON numbers (digits, no quotes); `space` as JSON.stringify's. */

@@ -50,6 +50,19 @@ describe('exact int64 JSON', () => {
     ])('%s', (_name, text) => {
       expect(() => parseJsonExact(text)).toThrow(SyntaxError);
     });
+
+    it("throws the body's own SyntaxError, its position in the body, not in the text with integers marked", () => {
+      const text = `{"id":${UNSAFE},"note":"unterminated`;
+      const own = (() => {
+        try {
+          JSON.parse(text);
+        } catch (error) {
+          return (error as SyntaxError).message;
+        }
+      })();
+      expect(own).toMatch(/position/);
+      expect(() => parseJsonExact(text)).toThrow(new SyntaxError(own));
+    });
   });
 
   describe('odd JSON is read exactly', () => {
