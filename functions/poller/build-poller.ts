@@ -255,9 +255,7 @@ export function buildPoller(
         dispatch,
       },
     );
-    metrics.milliseconds('PaceDelayMs', outcome.paceDelayMs);
-    if (outcome.secondsSinceCaughtUp !== undefined)
-      metrics.seconds('SecondsSinceCaughtUp', outcome.secondsSinceCaughtUp);
+    // Its pace and lag are on its outcome line (`poll run finished`), which the dashboard charts: no metric.
     return { feedId, ...outcome };
   }
 
@@ -305,7 +303,6 @@ export function buildPoller(
       const { error: _, ...line } = feed;
       if (feed.kind !== 'error') logger.info('poll run finished', line);
     }
-    metrics.milliseconds('RunDurationMs', now() - startedAt);
     return { batchId: batch.batchId, feeds, dispatchRequested: false };
   }
 

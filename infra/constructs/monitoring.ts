@@ -302,6 +302,7 @@ export class Monitoring extends Construct {
           'versionsPublished',
           'quarantined',
           'secondsSinceCaughtUp',
+          'paceDelayMs',
           'correlationId',
           'error.message',
         ],
@@ -407,6 +408,11 @@ export class Monitoring extends Construct {
         props.dispatcher.metricErrors({ period: PERIOD }),
         props.consumer.metricErrors({ period: PERIOD }),
       ]),
+      // A run's duration is Lambda's own Duration metric (free): the poller publishes none of its own.
+      graph('Poller and dispatcher run duration (Lambda Duration, ms, max)', [
+        props.poller.metricDuration({ period: PERIOD, statistic: Stats.MAXIMUM }),
+        props.dispatcher.metricDuration({ period: PERIOD, statistic: Stats.MAXIMUM }),
+      ]),
       new SingleValueWidget({
         title: 'Versions published vs applied (whole range)',
         metrics: [poller('VersionsPublished'), consumer('VersionsApplied')],
@@ -432,6 +438,22 @@ export class Monitoring extends Construct {
         }),
       );
     }
+    this.dashboard.addWidgets(
+      // Each feed's pace (the delay between its page requests after 429s) and lag are on its outcome line,
+      // every run: charted from there, not from metrics ($0.30 a month each for what the line already says).
+      new LogQueryWidget({
+        title:
+          'Feeds: slowest pace between page requests (ms) and most seconds since caught up, from each run’s line',
+        logGroupNames: [props.pollerLogGroup.logGroupName],
+        view: LogQueryVisualizationType.LINE,
+        queryLines: [
+          'filter message = "poll run finished"',
+          'stats max(paceDelayMs) as slowestPaceMs, max(secondsSinceCaughtUp) as mostSecondsSinceCaughtUp by bin(5m)',
+        ],
+        width: 24,
+        height: 6,
+      }),
+    );
     // Which feeds: the poller's warnings and errors by feed (one feed's whole story: the query feed-detail).
     this.dashboard.addWidgets(
       new LogQueryWidget({

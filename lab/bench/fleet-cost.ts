@@ -181,9 +181,10 @@ export function idleCostLines(shape: FleetShape, run: IdleRun = IDLE_RUN): CostL
 
 /**
  * Metrics an idle fleet emits every hour: the fleet gauges the alarms watch (the others are on the dispatch's
- * log line) and the poller's PagesFetched, RunDurationMs, PaceDelayMs and SecondsSinceCaughtUp (no FeedId).
+ * log line) and the poller's PagesFetched (no FeedId). A run's duration is Lambda's free `Duration`; a feed's
+ * pace and lag are on its outcome line, which the dashboard charts.
  */
-export const FIXED_METRICS = Object.keys(FLEET_GAUGES).length + 4;
+export const FIXED_METRICS = Object.keys(FLEET_GAUGES).length + 1;
 /** The alarms of a stack without downstream subscribers (test/infra/stack.test.ts counts them: 17). */
 export const FIXED_ALARMS = 17;
 
@@ -196,7 +197,7 @@ export function dispatcherFixedPerMonth(feeds: number, run: IdleRun = IDLE_RUN) 
     dispatches * (PRICES.lambdaPerRequest + (scanMs / 1000) * 0.25 * PRICES.lambdaArmPerGbSecond);
   const logs = dispatches * logCost(2048);
   const xray = Math.max(0, dispatches - FLEET_PRICES.xrayFreeTraces) * PRICES.xrayPerTraceRecorded;
-  // The metrics an idle fleet emits (the alarmed fleet gauges, the poller's four per run), the alarms of a
+  // The metrics an idle fleet emits (the alarmed fleet gauges, the poller's PagesFetched), the alarms of a
   // stack without subscribers, one dashboard.
   const cloudwatch =
     FIXED_METRICS * FLEET_PRICES.metricPerMonth +

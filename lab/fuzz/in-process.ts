@@ -53,8 +53,6 @@ function metricsRecorder(counts: Record<string, number>): FunctionMetrics {
     count: (name, value = 1) => {
       counts[name] = (counts[name] ?? 0) + value;
     },
-    milliseconds: () => undefined,
-    seconds: () => undefined,
     publish: () => undefined,
   };
 }

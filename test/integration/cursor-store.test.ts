@@ -404,8 +404,6 @@ describe("the poller's request budget (buildPoller: the store, the interceptor, 
     const counts = new CountingMetrics();
     const metrics: FunctionMetrics = {
       count: (name, value) => counts.count(name, value),
-      milliseconds: () => {},
-      seconds: () => {},
       publish: () => {},
     };
     partner.script({ status: 429, headers: { 'retry-after': '120' } });

@@ -111,10 +111,6 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
       count: (name, value = 1) => {
         current[name] = value;
       },
-      milliseconds: () => undefined,
-      seconds: (name, value) => {
-        current[name] = value;
-      },
       publish: () => {
         gauges.push(current);
         current = {};

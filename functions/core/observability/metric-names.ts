@@ -32,9 +32,6 @@ export const POLLER_COUNTS = [
   'DispatchRequests',
 ] as const;
 
-export const POLLER_MILLISECONDS = ['RunDurationMs', 'PaceDelayMs'] as const;
-export const POLLER_SECONDS = ['SecondsSinceCaughtUp'] as const;
-
 /**
  * The fleet's gauges the alarms watch, one value each per dispatch (one EMF document): FleetGauges
  * (core/fleet/dispatch.ts) by metric name. They replace the per-feed alarms (tools/RUNBOOK.md, "Where each
@@ -69,17 +66,13 @@ export type CountName =
   | (typeof DISPATCHER_COUNTS)[number]
   | FleetGaugeName
   | FindingMetricName;
-export type MillisecondsName = (typeof POLLER_MILLISECONDS)[number];
-export type SecondsName = (typeof POLLER_SECONDS)[number];
-export type MetricName = CountName | MillisecondsName | SecondsName;
-export type PollerMetricName = (typeof POLLER_COUNTS)[number] | MillisecondsName | SecondsName;
+export type MetricName = CountName;
+export type PollerMetricName = (typeof POLLER_COUNTS)[number];
 export type ConsumerCountName = (typeof CONSUMER_COUNTS)[number];
 
 /** What the functions need of a metrics sink: Powertools Metrics on Lambda, NO_METRICS or a recorder elsewhere. */
 export interface FunctionMetrics {
   count(name: CountName, value?: number): void;
-  milliseconds(name: MillisecondsName, value: number): void;
-  seconds(name: SecondsName, value: number): void;
   /** Flushes what the invocation recorded (one EMF document). */
   publish(): void;
 }

@@ -7,7 +7,7 @@ const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
 
 const none = () => undefined;
 /** Records nothing: local mode without `--verbose`, the tests. */
-export const NO_METRICS: FunctionMetrics = { count: none, milliseconds: none, seconds: none, publish: none };
+export const NO_METRICS: FunctionMetrics = { count: none, publish: none };
 
 /** Every metric under `service` and the ingester instance: no per-feed dimension (metric-names.ts). */
 export function createObservability(defaultServiceName: string, env: Env) {
@@ -23,8 +23,6 @@ export function createObservability(defaultServiceName: string, env: Env) {
   });
   const metrics: FunctionMetrics = {
     count: (name, value = 1) => powertools.addMetric(name, MetricUnit.Count, value),
-    milliseconds: (name, value) => powertools.addMetric(name, MetricUnit.Milliseconds, value),
-    seconds: (name, value) => powertools.addMetric(name, MetricUnit.Seconds, value),
     publish: () => powertools.publishStoredMetrics(),
   };
   return { logger, metrics };

@@ -114,8 +114,6 @@ function build(more: { config?: Partial<DispatcherConfig>; overrides?: Dispatche
   const recorded: Array<[string, number]> = [];
   const metrics: FunctionMetrics = {
     count: (name, value = 1) => recorded.push([name, value]),
-    milliseconds: (name, value) => recorded.push([name, value]),
-    seconds: (name, value) => recorded.push([name, value]),
     publish: () => recorded.push(['(flush)', 0]),
   };
   const clock = { now: NOW };

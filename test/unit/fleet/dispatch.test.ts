@@ -175,6 +175,24 @@ describe('batches within the budget', () => {
     expect(result.gauges.behind).toBe(8);
   });
 
+  it('spreads feeds behind evenly over the batches they need: no remainder batch of 1 beside batches of 4', () => {
+    // Alone in its batch a feed has its invocation's page turns to itself: it paged up to 4× as fast.
+    const behind = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        row(`b${i}`, { lastRunOutcome: 'slice-end', lastRunAt: NOW - (n - i) * 1_000 }),
+      );
+    const sizes = (n: number, maxConcurrentPollers = 10) =>
+      plan(behind(n), { settings: { ...SETTINGS, maxConcurrentPollers } }).batches.map(
+        (b) => b.feedIds.length,
+      );
+    expect(sizes(5)).toEqual([3, 2]);
+    expect(sizes(13)).toEqual([4, 3, 3, 3]);
+    expect(sizes(9)).toEqual([3, 3, 3]);
+    // More than the slots hold: full batches, the rest waits (longest wait first, as before).
+    expect(sizes(13, 2)).toEqual([4, 4]);
+    expect(plan(behind(5)).batches[0]?.feedIds).toEqual(['b0', 'b1', 'b2']);
+  });
+
   it('lets failing feeds ride in batches that run their slice anyway, never taking a healthy feed’s slot', () => {
     const rows = [
       row('behind-1', { lastRunOutcome: 'out-of-time' }),

@@ -49,8 +49,6 @@ function build(
   const recorded: string[] = [];
   const metrics: FunctionMetrics = {
     count: (name) => recorded.push(name),
-    milliseconds: (name) => recorded.push(name),
-    seconds: (name) => recorded.push(name),
     publish: () => recorded.push('(flush)'),
   };
   const cursorStore = new MemoryCursorStore(journal);
@@ -210,8 +208,6 @@ describe('buildPoller: a batch of feeds', () => {
     const { handler } = build({ a: {}, b: {} }, async () => ({ data: [], hasMore: false }), {
       metrics: {
         count: () => 0,
-        milliseconds: () => 0,
-        seconds: () => 0,
         publish: () => order.push('flush'),
       },
       dispatchRequests: {
@@ -273,19 +269,30 @@ describe('buildPoller: a batch of feeds', () => {
     });
   });
 
-  it('records the duration and each feed’s pace and lag, flushing metrics once, and holds each lease until the invocation’s deadline plus the grace', async () => {
+  it('logs each feed’s pace and lag on its outcome line (no metric: the dashboard charts the line), flushing metrics once, and holds each lease until the invocation’s deadline plus the grace', async () => {
     const expiries: Array<number | undefined> = [];
-    const { handler, recorded, cursorStore } = build({ a: {}, b: {} }, async (feedId, query) => {
-      if (query.pageId !== undefined) expiries.push(cursorStore.items.get(feedId)?.leaseExpiresAt);
-      return pagesOf(feedId)(query);
-    });
+    const logger = new Logger({ serviceName: 'test', logLevel: 'SILENT' });
+    const outcomes: unknown[] = [];
+    logger.info = ((message: string, extra: unknown) => {
+      if (message === 'poll run finished') outcomes.push(extra);
+    }) as Logger['info'];
+    const { handler, recorded, cursorStore } = build(
+      { a: {}, b: {} },
+      async (feedId, query) => {
+        if (query.pageId !== undefined) expiries.push(cursorStore.items.get(feedId)?.leaseExpiresAt);
+        return pagesOf(feedId)(query);
+      },
+      { logger },
+    );
     const before = Date.now();
 
     await handler(batchOf(['a', 'b']), context());
 
-    expect(recorded.filter((name) => name === 'RunDurationMs')).toHaveLength(1);
-    expect(recorded.filter((name) => name === 'PaceDelayMs')).toHaveLength(2);
-    expect(recorded.filter((name) => name === 'SecondsSinceCaughtUp')).toHaveLength(2);
+    expect(outcomes).toEqual(
+      ['a', 'b'].map((feedId) =>
+        expect.objectContaining({ feedId, paceDelayMs: 0, secondsSinceCaughtUp: expect.any(Number) }),
+      ),
+    );
     expect(recorded.filter((name) => name === '(flush)')).toHaveLength(1);
     for (const expiry of expiries) {
       expect(expiry).toBeGreaterThanOrEqual(before + 60_000 + config.leaseGraceMs - 1_000);
