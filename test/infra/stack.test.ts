@@ -23,10 +23,10 @@ import { ENVIRONMENT, type RULES, readMetricsNamespace } from '../../functions/c
 import { initialFeedsText, parseInitialFeeds } from '../../functions/core/fleet/feed-config.js';
 import {
   CONSUMER_COUNTS,
+  type CountName,
   DISPATCHER_COUNTS,
   type FindingMetricName,
   FLEET_GAUGES,
-  type MetricName,
   POLLER_COUNTS,
 } from '../../functions/core/observability/metric-names.js';
 import { loadDispatcherConfig } from '../../functions/dispatcher/config.js';
@@ -83,7 +83,7 @@ const M = Object.fromEntries(
     name,
     name,
   ]),
-) as { readonly [K in Exclude<MetricName, FindingMetricName>]: K };
+) as { readonly [K in Exclude<CountName, FindingMetricName>]: K };
 
 let full: Template;
 let minimal: Template;

@@ -66,7 +66,6 @@ export type CountName =
   | (typeof DISPATCHER_COUNTS)[number]
   | FleetGaugeName
   | FindingMetricName;
-export type MetricName = CountName;
 export type PollerMetricName = (typeof POLLER_COUNTS)[number];
 export type ConsumerCountName = (typeof CONSUMER_COUNTS)[number];
 
