@@ -12,11 +12,22 @@
 // (KeyError: it only knows parameters given at create). Without the flag, CloudFormation takes the
 // parameter's default, which is the value it always has: on AWS the flag changes nothing.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { STACK_NAME_CONTEXT_KEY } from '../infra/app.js';
+import { EMULATOR_DEPLOY_CONTEXT_KEY, STACK_NAME_CONTEXT_KEY } from '../infra/app.js';
 import { CONTEXT_KEY } from '../infra/config.js';
+import { BUNDLE_SOURCES_HASH_CONTEXT_KEY } from '../infra/constructs/ingester-function.js';
 import { isMain, parseCommandLine, parseFlags, UsageError } from './cli-args.js';
 import { EMULATOR_ENV } from './local/moto.js';
 
@@ -71,12 +82,19 @@ export interface LocalAssembly {
   readonly log: (chunk: string) => void;
 }
 
-/** Step 1: synth (bundles the functions) into a private cloud assembly. */
+/**
+ * Step 1: synth into a private cloud assembly. The functions' bundles of the last synth with the same sources
+ * are copied into it first and reused (see BUNDLE_SOURCES_HASH_CONTEXT_KEY); otherwise esbuild bundles them and
+ * they are kept for the next synth, under `.local/cdk-bundles/`.
+ */
 export async function synthLocal(options: DeployLocalOptions): Promise<LocalAssembly> {
   const endpoint = checkEndpoint(options.endpoint);
   const outputsFile = resolve(options.outputsFile ?? LOCAL_DEFAULTS.outputsFile);
   const assemblyDir = resolve(options.assemblyDir ?? join(dirname(outputsFile), 'cdk.out'));
   mkdirSync(dirname(outputsFile), { recursive: true });
+  const sourcesHash = bundleSourcesHash();
+  const keptBundles = join(BUNDLE_CACHE, sourcesHash);
+  copyBundles(keptBundles, assemblyDir);
   const log = options.log ?? ((chunk: string) => process.stderr.write(chunk));
   const context = [
     `${CONTEXT_KEY}.partnerBaseUrl=${options.partnerBaseUrl ?? LOCAL_DEFAULTS.partnerBaseUrl}`,
@@ -86,13 +104,78 @@ export async function synthLocal(options: DeployLocalOptions): Promise<LocalAsse
       : []),
     ...(options.feeds !== undefined ? [`${CONTEXT_KEY}.feeds=${JSON.stringify(options.feeds)}`] : []),
     ...(options.stackName !== undefined ? [`${STACK_NAME_CONTEXT_KEY}=${options.stackName}`] : []),
+    // Neither cdk-nag nor CDK's built-in CloudFormation validation (CDK_VALIDATION=false) on this synth: npm test
+    // runs both, and cfn-lint, over the same stacks (see EMULATOR_DEPLOY_CONTEXT_KEY); they cost a deploy 6 s.
+    `${EMULATOR_DEPLOY_CONTEXT_KEY}=true`,
+    `${BUNDLE_SOURCES_HASH_CONTEXT_KEY}=${sourcesHash}`,
   ].flatMap((pair) => ['--context', pair]);
   await run(
     [...COMMON, 'synth', '--quiet', '--output', assemblyDir, ...context],
-    cdkEnvironment(endpoint),
+    { ...cdkEnvironment(endpoint), CDK_VALIDATION: 'false' },
     log,
   );
+  keepBundles(assemblyDir, keptBundles);
   return { endpoint, assemblyDir, outputsFile, log };
+}
+
+/** The bundles of the last local synth, one folder per hash of their sources. */
+const BUNDLE_CACHE = join(REPO_ROOT, '.local', 'cdk-bundles');
+/**
+ * Everything the functions' bundles are built from but CDK's asset hash does not see: the handlers' code, the
+ * source-map trim that runs after esbuild, the dependencies and the compiler settings. (The bundling options
+ * themselves, esbuild's flags and each function's entry, are in the asset hash CDK computes from them.)
+ */
+const BUNDLE_SOURCES = ['functions', 'infra/bundling', 'package-lock.json', 'tsconfig.json'];
+
+function bundleSourcesHash(): string {
+  const hash = createHash('sha256');
+  for (const source of BUNDLE_SOURCES) {
+    const path = join(REPO_ROOT, source);
+    const files = statSync(path).isDirectory()
+      ? readdirSync(path, { recursive: true, encoding: 'utf8' })
+          .filter((file) => statSync(join(path, file)).isFile())
+          .sort()
+          .map((file) => join(source, file))
+      : [source];
+    for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(REPO_ROOT, file)));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Copies the kept bundles into the assembly, each whole or not at all (renamed into place once copied). */
+function copyBundles(kept: string, assemblyDir: string): void {
+  if (!existsSync(kept)) return;
+  mkdirSync(assemblyDir, { recursive: true });
+  for (const name of readdirSync(kept)) {
+    const target = join(assemblyDir, name);
+    if (existsSync(target)) continue;
+    const copying = `${target}.copying`;
+    rmSync(copying, { recursive: true, force: true });
+    cpSync(join(kept, name), copying, { recursive: true });
+    renameSync(copying, target);
+  }
+}
+
+/** Keeps the assembly's function bundles (the `asset.*` folders with an index.mjs) for the next synth. */
+function keepBundles(assemblyDir: string, kept: string): void {
+  if (existsSync(kept)) return;
+  const writing = `${kept}.${process.pid}`;
+  for (const name of readdirSync(assemblyDir)) {
+    if (name.startsWith('asset.') && existsSync(join(assemblyDir, name, 'index.mjs')))
+      cpSync(join(assemblyDir, name), join(writing, name), { recursive: true });
+  }
+  try {
+    renameSync(writing, kept);
+  } catch {
+    // Another process kept the same bundles first.
+    rmSync(writing, { recursive: true, force: true });
+    return;
+  }
+  // Bundles of other sources are stale; folders with a "." are other processes' copies in progress.
+  for (const name of readdirSync(BUNDLE_CACHE)) {
+    if (!name.includes('.') && join(BUNDLE_CACHE, name) !== kept)
+      rmSync(join(BUNDLE_CACHE, name), { recursive: true, force: true });
+  }
 }
 
 /** Step 2: `cdk bootstrap` of the assembly's environment (once per emulator is enough). */

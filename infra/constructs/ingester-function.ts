@@ -23,6 +23,14 @@ import { checkEnvironmentSize } from './lambda-environment.js';
 const TRIM_SOURCE_MAP_SCRIPT = fileURLToPath(new URL('../bundling/trim-source-map.ts', import.meta.url));
 
 /**
+ * Context key: a hash of everything the functions' bundles are built from, set by tools/deploy-local.ts for its
+ * synths into moto. With it the bundles get that custom asset hash, known before bundling, and CDK skips esbuild
+ * for a bundle whose `asset.<hash>` directory the cloud assembly already holds (deploy-local copies the bundles of
+ * its last synth with the same sources there). Unset, as in every other synth, CDK hashes what esbuild built.
+ */
+export const BUNDLE_SOURCES_HASH_CONTEXT_KEY = 'bundleSourcesHash';
+
+/**
  * Where the published construct library ships each function's prebuilt bundle (`dist/lambda/<name>/index.mjs`,
  * built by packages/construct/build.ts from this repository's own bundling), relative to this module once compiled.
  * In this repository no such folder exists, and the functions are bundled from source at synth.
@@ -89,6 +97,7 @@ export class IngesterFunction extends NodejsFunction {
     }
     environment.NODE_OPTIONS = '--enable-source-maps';
     checkEnvironmentSize(`${scope.node.path}/${id}`, environment, props.longestDeployTimeValues);
+    const sourcesHash: unknown = scope.node.tryGetContext(BUNDLE_SOURCES_HASH_CONTEXT_KEY);
     // Created beside the function (ids derived from its id) because `this` does not exist before super().
     const logGroup = new LogGroup(scope, `${id}LogGroup`, {
       retention: props.logRetention,
@@ -130,6 +139,7 @@ export class IngesterFunction extends NodejsFunction {
         externalModules: [],
         bundleAwsSDK: true,
         forceDockerBundling: false,
+        ...(typeof sourcesHash === 'string' ? { assetHash: `${props.bundle}-${sourcesHash}` } : {}),
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
