@@ -11,10 +11,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const LONGEST_FIRST = [
   'test/e2e/local-mode.test.ts',
   'test/e2e/local-mode-outage.test.ts',
-  'lab/test/e2e/chaos.test.ts',
   'test/e2e/packages.test.ts',
-  'test/e2e/verify.test.ts',
+  'lab/test/e2e/chaos.test.ts',
   'lab/test/e2e/bench-cli.test.ts',
+  'test/e2e/verify.test.ts',
+  'test/e2e/feeds.test.ts',
+  'test/e2e/ops.test.ts',
   'test/e2e/migration.test.ts',
 ];
 
