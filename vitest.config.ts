@@ -35,6 +35,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/{integration,infra}/**/*.test.ts', 'lab/test/fuzz-seeds.test.ts'],
+          globalSetup: ['test/support/emulators.ts'],
         },
       },
     ],

@@ -17,7 +17,7 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { handlersFor } from '../support/handlers.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type RunningMoto, workerMoto } from '../support/moto.js';
 import { readLedger } from '../support/pipeline.js';
 
 let moto: RunningMoto;
@@ -26,7 +26,7 @@ let resources: PipelineResources;
 let sim: RunningSimulator;
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await workerMoto();
   aws = useEmulator(moto);
   resources = await createPipelineResources(aws);
 });
