@@ -13,14 +13,14 @@ import type { Int64 } from '../../functions/core/model/int64.js';
 import { EMULATOR_ENV } from '../../tools/local/moto.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
 import { messageSource } from '../support/message-source.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type RunningMoto, workerMoto } from '../support/moto.js';
 
 let moto: RunningMoto;
 let client: DynamoDBClient;
 const TABLE = 'downstream-orders';
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await workerMoto();
   Object.assign(process.env, EMULATOR_ENV);
   client = new DynamoDBClient({ endpoint: moto.endpoint });
 });

@@ -33,7 +33,7 @@ import { singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
 import { operatorUpdate } from '../../tools/ops/operator-update.js';
 import { CountingMetrics } from '../support/fakes.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type RunningMoto, workerMoto } from '../support/moto.js';
 import { startScriptedServer } from '../support/scripted-http-server.js';
 
 let moto: RunningMoto;
@@ -56,7 +56,7 @@ async function take(feedId: string, owner: string, nowMs: number, expiresAt: num
 }
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await workerMoto();
   aws = useEmulator(moto);
 });
 afterAll(async () => moto?.stop());

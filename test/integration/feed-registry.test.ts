@@ -16,7 +16,7 @@ import { LeaseLostError } from '../../functions/core/ingest/errors.js';
 import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
 import { FeedRegistryAdmin } from '../../tools/ops/feed-registry-admin.js';
 import { createCursorTable } from '../support/cursor-table.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type RunningMoto, workerMoto } from '../support/moto.js';
 
 const TABLE = 'cursors';
 const NOW = 1_800_000_000_000;
@@ -55,7 +55,7 @@ async function todaysCursorItem(feedId: string) {
 }
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await workerMoto();
   aws = useEmulator(moto);
 });
 afterAll(async () => moto?.stop());

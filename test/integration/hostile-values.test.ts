@@ -20,7 +20,7 @@ import {
 import { money, productItem, sampleOrder } from '../fixtures/orders.js';
 import { contractViolations } from '../support/contract.js';
 import { handlersFor } from '../support/handlers.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type RunningMoto, workerMoto } from '../support/moto.js';
 import { readLedger, readQuarantined, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
 
@@ -94,7 +94,7 @@ page.push(wide('9007199254740993', 'accepted'), wide('9007199254740992', 'placed
 
 beforeAll(async () => {
   // The stack's template is read (and hashed) while moto starts.
-  [moto, partner] = await Promise.all([startMoto(), startScriptedServer(), stackTemplate()]);
+  [moto, partner] = await Promise.all([workerMoto(), startScriptedServer(), stackTemplate()]);
   aws = useEmulator(moto);
   resources = await createPipelineResources(aws, { maxReceiveCount: 2 });
   partner.setFallback({

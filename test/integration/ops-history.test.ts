@@ -13,7 +13,7 @@ import type { Order } from '../../functions/core/model/types.js';
 import { type AwsClients, useEmulator } from '../../tools/harness/pipeline.js';
 import { EXIT_FAILED, EXIT_OK } from '../../tools/ops/cli.js';
 import { sampleOrder, toOrder } from '../fixtures/orders.js';
-import { EMULATOR_ENV, type RunningMoto, startMoto } from '../support/moto.js';
+import { EMULATOR_ENV, type RunningMoto, workerMoto } from '../support/moto.js';
 import { createStackWithOutputs, historyItem, runOpsCaptured } from '../support/ops.js';
 import { receiveAll } from '../support/pipeline.js';
 
@@ -39,7 +39,7 @@ const ops = (...argv: string[]) =>
   runOpsCaptured([...argv, '--aws-endpoint', moto.endpoint], { ...EMULATOR_ENV });
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await workerMoto();
   aws = useEmulator(moto);
   await createTable('history', [
     ['orderId', 'N', 'HASH'],

@@ -28,7 +28,7 @@ import { type ScenarioRun, SPEC_CHECKS } from '../../tools/simulator/scenarios/e
 import { SCENARIOS } from '../../tools/simulator/scenarios/index.js';
 import { contractViolations } from '../support/contract.js';
 import { handlersFor } from '../support/handlers.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type RunningMoto, workerMoto } from '../support/moto.js';
 import { itemsOfOrders, readLedger, receiveAll } from '../support/pipeline.js';
 
 let moto: RunningMoto;
@@ -37,7 +37,7 @@ let sim: RunningSimulator;
 let resources: PipelineResources;
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await workerMoto();
   aws = useEmulator(moto);
   sim = await startSimulator({ token: TEST_TOKEN, scenarioRetryAfterSeconds: 1 });
   resources = await createPipelineResources(aws);

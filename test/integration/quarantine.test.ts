@@ -100,7 +100,7 @@ describe('quarantine', () => {
     // As a cold start does: the entry modules read process.env and wire the real clients at import. The
     // feed is a row of the cursor table; the dispatcher's batch names it.
     const env = pipelineEnv(resources, partner.url, { DOWNSTREAM_QUEUE_URLS: '{}' });
-    Object.assign(process.env, env);
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
     const feed = feedOfEnvironment(env);
     await writeFeedRow(aws.dynamo, resources.cursorTable, feed);
     vi.resetModules();

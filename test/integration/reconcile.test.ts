@@ -20,7 +20,7 @@ import { DynamoStoredOrders } from '../../tools/ops/reconcile/dynamo-stored-orde
 import type { ReconcileReport, ResultKind } from '../../tools/ops/reconcile/reconcile-orders.js';
 import { type ExpectedState, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
 import { type Handlers, handlersFor } from '../support/handlers.js';
-import { type RunningMoto, startMoto } from '../support/moto.js';
+import { type RunningMoto, workerMoto } from '../support/moto.js';
 import { createStackWithOutputs, runOpsCaptured } from '../support/ops.js';
 import { readLedger, receiveAll } from '../support/pipeline.js';
 import { type ScriptedServer, startScriptedServer } from '../support/scripted-http-server.js';
@@ -36,7 +36,7 @@ let handlers: Handlers;
 let want: Map<number, ResultKind>;
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await workerMoto();
   aws = useEmulator(moto);
   sim = await startSimulator({ token: TEST_TOKEN, feed: { seed: 5, orders: 30, vendors: 3 } });
   scripted = await startScriptedServer();

@@ -14,7 +14,7 @@ import {
 } from '../../tools/harness/pipeline.js';
 import { singleFeedPoller } from '../../tools/harness/single-feed.js';
 import { lambdaContext } from '../../tools/local/lambda-context.js';
-import { type RunningMoto, startMoto } from './moto.js';
+import { type RunningMoto, workerMoto } from './moto.js';
 
 export interface Handlers {
   /** One run of the environment's feed: the poller on a batch of that feed (its row written first). */
@@ -57,7 +57,7 @@ export function pipelineOnMoto(options: Parameters<typeof createPipelineResource
     resources: PipelineResources;
   };
   beforeAll(async () => {
-    state.moto = await startMoto();
+    state.moto = await workerMoto();
     state.aws = useEmulator(state.moto);
   });
   afterAll(async () => state.moto?.stop());

@@ -1,5 +1,5 @@
-// Starts a real moto_server on a free loopback port, for local mode and integration tests (one
-// process per test file; `reset()` clears all emulated state between tests). It runs through
+// Starts a real moto_server on a free loopback port, for local mode and integration tests (`npm test` keeps
+// one per test worker, test/support/emulators.ts; `reset()` clears all emulated state between tests). It runs through
 // moto_serialized.py, which makes moto apply conditional writes atomically as DynamoDB does.
 // Its log (one line per request) goes to a file rather than a pipe, so that an emulator local mode keeps
 // (`keep()`) goes on serving after this process exits instead of failing on a closed pipe.
@@ -116,17 +116,20 @@ export async function startMoto(options: { startupTimeoutMs?: number } = {}): Pr
     endpoint: `http://localhost:${port}`,
     port,
     pid: child.pid ?? 0,
-    async reset() {
-      const response = await fetch(`${base}/moto-api/reset`, { method: 'POST' });
-      await response.arrayBuffer();
-      if (!response.ok) throw new Error(`moto reset failed with ${response.status}`);
-    },
+    reset: () => resetEmulator(base),
     stop: () => stopProcess(child).finally(removeLog),
     keep() {
       child.unref();
       return child.exitCode === null && child.signalCode === null;
     },
   };
+}
+
+/** Clears all the emulator's state (every service, every region), as a fresh moto_server has it. */
+export async function resetEmulator(base: string): Promise<void> {
+  const response = await fetch(`${base}/moto-api/reset`, { method: 'POST' });
+  await response.arrayBuffer();
+  if (!response.ok) throw new Error(`moto reset failed with ${response.status}`);
 }
 
 async function waitUntilReady(base: string, child: ChildProcess, timeoutMs: number, tail: () => string) {
