@@ -32,6 +32,7 @@ import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { readBudgets } from '../../tools/ops/budget.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
+import type { RetryAfterForm } from '../../tools/simulator/types.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import type { Partner } from './draw.js';
 import { POLLER_TIMEOUT_MS, type RunRecord, type SeedEnd, type SeedObservation } from './invariants.js';
@@ -190,13 +191,12 @@ async function schedule(
   // flood of 600 versions took 38 s to drain on a loaded moto), and the waits the spec makes a client take for
   // its 429s are its limit (seed 626: a third of its answers 429s): the budget counts the rest.
   let drainingMs = 0;
-  // The longest Retry-After the partner sends (an HTTP-date rounds up to the next second).
-  const retryAfterMs = ((partner.faults.retryAfterSeconds ?? 1) + 1) * 1000;
+  const retryAfterOf = partnerRetryAfter(partner);
   let end: SeedEnd | undefined;
   while (!end) {
     const now = Date.now();
     const timedOver = started + partner.timedFaultsMs;
-    const heldMs = rateLimitWaitsMs(sim.requests, retryAfterMs, now);
+    const heldMs = rateLimitWaitsMs(sim.requests, retryAfterOf, now);
     if (now - started - drainingMs - heldMs > partner.budgetMs) {
       end = {
         kind: 'over-budget',
@@ -274,6 +274,28 @@ async function schedule(
   }
   return { end, runs, outcomes, tokenSeenIn, budget };
 }
+
+/**
+ * The n-th 429's Retry-After as the client reads it, in ms (tools/simulator/faults.ts serves the drawn forms in
+ * turn): an HTTP-date at most 2 s more (it rounds up to a second, the partner's Date down); undefined where the
+ * client takes its default; a far-future value, over what the client waits.
+ */
+function partnerRetryAfter({ faults }: Partner): (nth: number) => number | undefined {
+  const forms = faults.retryAfterForms?.length ? faults.retryAfterForms : (['seconds', 'http-date'] as const);
+  const seconds = (faults.retryAfterSeconds ?? 1) * 1000;
+  const ms = {
+    seconds,
+    'http-date': seconds + 2_000,
+    'past-date': 0,
+    'far-future-seconds': 10 * YEAR_MS,
+    'far-future-date': 10 * YEAR_MS,
+    junk: undefined,
+    absent: undefined,
+  } satisfies Record<RetryAfterForm, number | undefined>;
+  return (nth) => ms[forms[nth % forms.length] ?? 'seconds'];
+}
+
+const YEAR_MS = 365 * 86_400_000;
 
 function lastHeard(capture: OutputCapture): string {
   const warning = capture.lastWarning();

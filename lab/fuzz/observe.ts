@@ -162,24 +162,23 @@ export function peakObservedRate(
 
 /**
  * The waits the spec makes a client take for the partner's 429s: after each, until the next request, at most
- * what the client waits for it (`rateLimitWaitMs`: the partner's Retry-After, here `retryAfterMs` or more,
- * grown on each 429 in a row of the same request). A partner that rate-limits is the bottleneck, so a seed's
- * budget leaves these out; the token budget's pace and the feed's own, before and after them, still count
- * (seeds 213 and 626).
+ * what the client waits for it (`rateLimitWaitMs`: the n-th 429's Retry-After, `retryAfterOf(n)` ms, undefined
+ * for none, grown on each 429 in a row of the same request; none for a value it gives up on). A partner that
+ * rate-limits is the bottleneck, so a seed's budget leaves these out; the token budget's pace and the feed's
+ * own, after them as before them, still count (seeds 213 and 626).
  */
 export function rateLimitWaitsMs(
   requests: readonly RequestLogEntry[],
-  retryAfterMs: number,
+  retryAfterOf: (nth: number) => number | undefined,
   now: number,
 ): number {
   const sorted = [...requests].sort((a, b) => (a.receivedAt ?? 0) - (b.receivedAt ?? 0));
-  let total = 0;
-  let inRow = 0;
+  let [total, nth, inRow] = [0, 0, 0];
   sorted.forEach((request, i) => {
     const before = sorted[i - 1];
     inRow = request.status !== 429 ? 0 : before?.status === 429 && before.url === request.url ? inRow + 1 : 1;
     if (inRow === 0) return;
-    const wait = rateLimitWaitMs(retryAfterMs, inRow, DEFAULT_RETRY_POLICY);
+    const wait = rateLimitWaitMs(retryAfterOf(nth++), inRow, DEFAULT_RETRY_POLICY);
     const gap = (sorted[i + 1]?.receivedAt ?? now) - (request.receivedAt ?? now);
     if (wait.action === 'wait') total += Math.max(0, Math.min(gap, wait.waitMs));
   });

@@ -237,9 +237,14 @@ describe("what a seed's budget leaves out", () => {
       at(23_500, 429, '/p3'),
       at(24_000, 200, '/p3'),
     ];
-    expect(rateLimitWaitsMs(requests, 1_000, 30_000)).toBe(1_000 + 2_000 + 4_000 + 500);
+    expect(rateLimitWaitsMs(requests, () => 1_000, 30_000)).toBe(1_000 + 2_000 + 4_000 + 500);
     // The last 429 waits until now; a 5xx is no 429.
-    expect(rateLimitWaitsMs([at(0, 200), at(5_000, 503), at(6_000, 429)], 1_000, 6_400)).toBe(400);
+    expect(rateLimitWaitsMs([at(0, 200), at(5_000, 503), at(6_000, 429)], () => 1_000, 6_400)).toBe(400);
+    // The n-th 429's own Retry-After: 0 s (a past date) waits nothing at first, 2 s on a repeat (grown from the
+    // client's default); none where the client gives up on the value (a far-future one).
+    const retryAfters = [0, undefined, 3_600_000];
+    const waits = rateLimitWaitsMs(requests, (nth) => retryAfters[nth % 3], 30_000);
+    expect(waits).toBe(0 + 2_000 + 0 + 0);
   });
 });
 
