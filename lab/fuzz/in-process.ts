@@ -32,10 +32,11 @@ import { lambdaContext } from '../../tools/local/lambda-context.js';
 import type { RunningMoto } from '../../tools/local/moto.js';
 import { readBudgets } from '../../tools/ops/budget.js';
 import { type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
+import type { RetryAfterForm } from '../../tools/simulator/types.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import type { Partner } from './draw.js';
 import { POLLER_TIMEOUT_MS, type RunRecord, type SeedEnd, type SeedObservation } from './invariants.js';
-import { OutputCapture, PeakRss, peakObservedRate, textOfError } from './observe.js';
+import { OutputCapture, PeakRss, peakObservedRate, rateLimitWaitsMs, textOfError } from './observe.js';
 import { runbookStops } from './runbook.js';
 import { countMessages, historyKeys, storedCursorPosition } from './stored.js';
 
@@ -187,16 +188,19 @@ async function schedule(
   let quiet = 0;
   let stop = { outcome: '', runs: 0 };
   // The consumer's time draining what was published is the partner's volume, not the seed going round (a
-  // flood of 600 versions took 38 s to drain on a loaded moto): the budget counts the rest.
+  // flood of 600 versions took 38 s to drain on a loaded moto), and the waits the spec makes a client take for
+  // its 429s are its limit (seed 626: a third of its answers 429s): the budget counts the rest.
   let drainingMs = 0;
+  const retryAfterOf = partnerRetryAfter(partner);
   let end: SeedEnd | undefined;
   while (!end) {
     const now = Date.now();
     const timedOver = started + partner.timedFaultsMs;
-    if (now - started - drainingMs > partner.budgetMs) {
+    const heldMs = rateLimitWaitsMs(sim.requests, retryAfterOf, now);
+    if (now - started - drainingMs - heldMs > partner.budgetMs) {
       end = {
         kind: 'over-budget',
-        detail: `not done after ${Math.round((now - started) / 1000)} s (${Math.round(drainingMs / 1000)} s of it draining): ${lastOutcomes(runs)}`,
+        detail: `not done after ${Math.round((now - started) / 1000)} s (${Math.round(drainingMs / 1000)} s of it draining, ${Math.round(heldMs / 1000)} s waiting out 429s): ${lastOutcomes(runs)}`,
       };
       break;
     }
@@ -239,11 +243,13 @@ async function schedule(
     }
     const position = await storedCursorPosition(aws, resources.cursorTable, FEED_ID);
     const progressed = position > furthest;
-    if (progressed) {
-      furthest = position;
-      lastProgress = Date.now();
-    }
-    runsWithoutProgress = progressed || Date.now() < timedOver ? 0 : runsWithoutProgress + 1;
+    if (progressed) furthest = position;
+    // A caught-up run went as far as the stream goes, wherever its cursor stands (a repeated page may hand back
+    // an older cursor, and following it re-reads without skipping: rule 6); what is left is the quiet that
+    // ends the seed, within its budget. Not a stall (seed 647: drained at 40 s, then a repeated page).
+    const reachedEnd = progressed || kind === 'caught-up';
+    if (reachedEnd) lastProgress = Date.now();
+    runsWithoutProgress = reachedEnd || Date.now() < timedOver ? 0 : runsWithoutProgress + 1;
     const nothingNew = kind === 'caught-up' && result?.versionsPublished === 0 && result.quarantined === 0;
     // A run that fetched nothing and ends retry-later (5xx or 429s on the caught-up feed's one request) is no
     // news either way: it neither ends nor breaks the quiet (seed 285 alternated the two until no-progress).
@@ -268,6 +274,28 @@ async function schedule(
   }
   return { end, runs, outcomes, tokenSeenIn, budget };
 }
+
+/**
+ * The n-th 429's Retry-After as the client reads it, in ms (tools/simulator/faults.ts serves the drawn forms in
+ * turn): an HTTP-date at most 2 s more (it rounds up to a second, the partner's Date down); undefined where the
+ * client takes its default; a far-future value, over what the client waits.
+ */
+function partnerRetryAfter({ faults }: Partner): (nth: number) => number | undefined {
+  const forms = faults.retryAfterForms?.length ? faults.retryAfterForms : (['seconds', 'http-date'] as const);
+  const seconds = (faults.retryAfterSeconds ?? 1) * 1000;
+  const ms = {
+    seconds,
+    'http-date': seconds + 2_000,
+    'past-date': 0,
+    'far-future-seconds': 10 * YEAR_MS,
+    'far-future-date': 10 * YEAR_MS,
+    junk: undefined,
+    absent: undefined,
+  } satisfies Record<RetryAfterForm, number | undefined>;
+  return (nth) => ms[forms[nth % forms.length] ?? 'seconds'];
+}
+
+const YEAR_MS = 365 * 86_400_000;
 
 function lastHeard(capture: OutputCapture): string {
   const warning = capture.lastWarning();

@@ -3,6 +3,7 @@
 // watermark, reset per seed through /proc/self/clear_refs; elsewhere sampled), the partner's request rate.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { BUDGET_POLICY } from '../../functions/core/ingest/request-budget.js';
+import { DEFAULT_RETRY_POLICY, rateLimitWaitMs } from '../../functions/core/partner/client.js';
 import type { RequestLogEntry } from '../../tools/simulator/types.js';
 
 type Write = typeof process.stdout.write;
@@ -157,4 +158,29 @@ export function peakObservedRate(
     peak = Math.max(peak, last - first + 1);
   }
   return peak / (windowMs / 1000);
+}
+
+/**
+ * The waits the spec makes a client take for the partner's 429s: after each, until the next request, at most
+ * what the client waits for it (`rateLimitWaitMs`: the n-th 429's Retry-After, `retryAfterOf(n)` ms, undefined
+ * for none, grown on each 429 in a row of the same request; none for a value it gives up on). A partner that
+ * rate-limits is the bottleneck, so a seed's budget leaves these out; the token budget's pace and the feed's
+ * own, after them as before them, still count (seeds 213 and 626).
+ */
+export function rateLimitWaitsMs(
+  requests: readonly RequestLogEntry[],
+  retryAfterOf: (nth: number) => number | undefined,
+  now: number,
+): number {
+  const sorted = [...requests].sort((a, b) => (a.receivedAt ?? 0) - (b.receivedAt ?? 0));
+  let [total, nth, inRow] = [0, 0, 0];
+  sorted.forEach((request, i) => {
+    const before = sorted[i - 1];
+    inRow = request.status !== 429 ? 0 : before?.status === 429 && before.url === request.url ? inRow + 1 : 1;
+    if (inRow === 0) return;
+    const wait = rateLimitWaitMs(retryAfterOf(nth++), inRow, DEFAULT_RETRY_POLICY);
+    const gap = (sorted[i + 1]?.receivedAt ?? now) - (request.receivedAt ?? now);
+    if (wait.action === 'wait') total += Math.max(0, Math.min(gap, wait.waitMs));
+  });
+  return total;
 }

@@ -8,6 +8,7 @@ import type { Oracle } from '../../tools/simulator/types.js';
 import { drawPartner } from '../fuzz/draw.js';
 import { replayCommand, type SeedReport } from '../fuzz/fuzz.js';
 import { type SeedObservation, violations } from '../fuzz/invariants.js';
+import { rateLimitWaitsMs } from '../fuzz/observe.js';
 import { parseFuzzArgs } from '../fuzz/options.js';
 import { seedLines, totals } from '../fuzz/report.js';
 import { documentedStops, runbookStops } from '../fuzz/runbook.js';
@@ -213,6 +214,37 @@ describe('the invariants', () => {
       /the token appeared in the functions' stdout/,
     ])
       expect(found).toMatch(pattern);
+  });
+});
+
+describe("what a seed's budget leaves out", () => {
+  it('the wait after each 429 up to what the client waits for it, grown on a repeat; not the pace of the rest', () => {
+    const at = (receivedAt: number, status: number, url = '/p1') => ({
+      method: 'GET',
+      url,
+      authorization: '',
+      status,
+      receivedAt,
+    });
+    // Retry-After 1 s: the same request's 429s in a row are waited 1, 2, 4 s (gaps of 1.5, 2 and 10 s count
+    // 1, 2 and 4); 200s 5 s apart count nothing; a 429 of another request starts again at 1 s (a 0.5 s gap).
+    const requests = [
+      at(0, 429),
+      at(1_500, 429),
+      at(3_500, 429),
+      at(13_500, 200),
+      at(18_500, 200, '/p2'),
+      at(23_500, 429, '/p3'),
+      at(24_000, 200, '/p3'),
+    ];
+    expect(rateLimitWaitsMs(requests, () => 1_000, 30_000)).toBe(1_000 + 2_000 + 4_000 + 500);
+    // The last 429 waits until now; a 5xx is no 429.
+    expect(rateLimitWaitsMs([at(0, 200), at(5_000, 503), at(6_000, 429)], () => 1_000, 6_400)).toBe(400);
+    // The n-th 429's own Retry-After: 0 s (a past date) waits nothing at first, 2 s on a repeat (grown from the
+    // client's default); none where the client gives up on the value (a far-future one).
+    const retryAfters = [0, undefined, 3_600_000];
+    const waits = rateLimitWaitsMs(requests, (nth) => retryAfters[nth % 3], 30_000);
+    expect(waits).toBe(0 + 2_000 + 0 + 0);
   });
 });
 

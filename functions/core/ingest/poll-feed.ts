@@ -682,10 +682,13 @@ function highWaterMark(marks: Array<string | undefined>, fetchedAtMs: number): s
   return highest && [highest, new Date(fetchedAtMs).toISOString()].sort()[0];
 }
 
-/** The feed's own pace under rate limiting, AIMD as TCP does: doubles on a 429, 50 ms less after a page. */
+/**
+ * The feed's own pace under rate limiting, AIMD as TCP does: doubles on a 429; after a clean page 50 ms less,
+ * or 0.2 requests/s more where that is sooner (50 ms alone took 600 pages back from 30 s: fuzz seed 626).
+ */
 export function nextPaceDelayMs(currentMs: number, rateLimited: boolean): number {
   if (rateLimited) return Math.min(30_000, Math.round(currentMs <= 0 ? 250 : currentMs * 2));
-  return Math.max(0, currentMs - 50);
+  return Math.max(0, Math.min(currentMs - 50, Math.round(1000 / (1000 / currentMs + 0.2))));
 }
 
 /** Gives the lease up with how the run ended; a failure only delays the next run (the lease expires). */
