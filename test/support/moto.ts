@@ -1,6 +1,6 @@
 // The emulator launcher lives with local mode (tools/local/moto.ts), which starts it too.
 import { inject } from 'vitest';
-import { resetEmulator, type RunningMoto, startMoto } from '../../tools/local/moto.js';
+import { type RunningMoto, resetEmulator, startMoto } from '../../tools/local/moto.js';
 
 export { EMULATOR_ENV, freePort, type RunningMoto, startMoto } from '../../tools/local/moto.js';
 
