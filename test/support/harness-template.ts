@@ -2,7 +2,7 @@
 // synthesized once here, before the workers start, and cached under .local/harness/; on a fresh clone every
 // integration file starting at once would otherwise synthesize it at the same time, each importing
 // aws-cdk-lib.
-import { stackTemplate } from '../../tools/harness/pipeline.js';
+import { stackTemplate } from '../../tools/harness/template.js';
 
 export default async function setup(): Promise<void> {
   await stackTemplate();
