@@ -160,15 +160,10 @@ function decreased(seen: BudgetState | undefined, seenAt: number, cap: number | 
 
 /**
  * The rate to write now, or undefined: the cap when lowered below the rate; one step more when due, never above
- * the used rate plus a step (an idle or lightly used budget does not climb; a take that `waits` for its slot
- * finds them all used); the same rate to restart an old window's count.
+ * the used rate plus a step (an idle or lightly used budget does not climb); the same rate to restart an old
+ * window's count.
  */
-function adjusted(
-  state: BudgetState,
-  nowMs: number,
-  cap: number | undefined,
-  waits: boolean,
-): number | undefined {
+function adjusted(state: BudgetState, nowMs: number, cap: number | undefined): number | undefined {
   const { increaseEveryMs, increaseShare, slowStartShare, minRate, minStep, floorClimbBelow } = BUDGET_POLICY;
   const { maxRate, measureWindowMs } = BUDGET_POLICY;
   if (nowMs < state.holdUntil) return undefined;
@@ -178,10 +173,7 @@ function adjusted(
     const share = cap === undefined ? slowStartShare * state.rate : increaseShare * cap;
     const fixed = state.step > 0 ? state.step : Math.max(minStep, share);
     const step = state.rate < floorClimbBelow ? Math.max(fixed, minRate) : fixed;
-    // A take that waits for its slot finds every slot taken: the feeds use the whole rate, however their takes
-    // are spaced (a retry's back-off before its take is no spare rate; fuzz seed 721 held 0.5/s so).
-    const used = waits ? state.rate : usedRate(state, nowMs);
-    const target = round(Math.min(cap ?? maxRate, state.rate + step, used + step));
+    const target = round(Math.min(cap ?? maxRate, state.rate + step, usedRate(state, nowMs) + step));
     if (target > state.rate) return checked('rate', target, minRate, maxRate);
   }
   return age > measureWindowMs ? state.rate : undefined;
@@ -422,7 +414,7 @@ export class RequestBudget {
     const { slotAt, state } = reservation;
     this.seen = state;
     this.seenAt = now;
-    const rate = adjusted(state, now, cap, slotAt > now);
+    const rate = adjusted(state, now, cap);
     if (rate !== undefined) {
       await store.adjust(key, now, rate, state.adjustedAt).catch((error: unknown) => {
         this.options.onStoreError?.(error);
