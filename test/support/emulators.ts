@@ -2,9 +2,9 @@
 // runs one file at a time, so the files of a slot take turns on its emulator (workerMoto resets it before a
 // file uses it), and no file pays for starting a Python process of its own (about a second of CPU each).
 import type { TestProject } from 'vitest/node';
-import { type RunningMoto, startMoto } from '../../tools/local/moto.js';
+import { startMoto } from '../../tools/local/moto.js';
 
-export interface WorkerEmulator {
+interface WorkerEmulator {
   endpoint: string;
   port: number;
   pid: number;
@@ -21,7 +21,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const workers = Math.max(1, Number(project.globalConfig.maxWorkers) || 1);
   const started = await Promise.allSettled(Array.from({ length: workers }, () => startMoto()));
   const running = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const stopAll = async () => void (await Promise.all(running.map((moto: RunningMoto) => moto.stop())));
+  const stopAll = async () => void (await Promise.all(running.map((moto) => moto.stop())));
   const failed = started.find((result) => result.status === 'rejected');
   if (failed) {
     await stopAll();

@@ -1,6 +1,6 @@
 // Starts a real moto_server on a free loopback port, for local mode and integration tests (`npm test` keeps
-// one per test worker, test/support/emulators.ts; `reset()` clears all emulated state between tests). It runs through
-// moto_serialized.py, which makes moto apply conditional writes atomically as DynamoDB does.
+// one per test worker, test/support/emulators.ts; `reset()` clears all emulated state between tests). It runs
+// through moto_serialized.py, which makes moto apply conditional writes atomically as DynamoDB does.
 // Its log (one line per request) goes to a file rather than a pipe, so that an emulator local mode keeps
 // (`keep()`) goes on serving after this process exits instead of failing on a closed pipe.
 import { type ChildProcess, spawn } from 'node:child_process';
