@@ -124,12 +124,15 @@ function checked(what: string, value: number, min: number, max: number): number 
 
 /**
  * Requests per second the feeds took in the window up to `atMs`: over the slot time they booked (saturated,
- * a slot booked at an old interval does not lag it) or the time that passed (a late feed reusing a slot
- * missed by up to slackMs does not shorten it), whichever is longer, and at least a second.
+ * a slot booked at an old interval does not lag it) or the time that passed since the window's first free
+ * slot (a late feed reusing a slot missed by up to slackMs does not shorten it), whichever is longer, and at
+ * least a second. The time before that slot was booked by takes counted before the window: counting it again
+ * made a feed that waits for every slot look as if it used less than the rate (fuzz seed 721).
  */
 function usedRate(state: BudgetState, atMs: number): number {
   const slotMs = state.nextSlotAt - state.slotAtAdjust;
-  const seconds = Math.max(1_000, slotMs, atMs - state.adjustedAt) / 1000;
+  const sinceFree = atMs - Math.max(state.adjustedAt, state.slotAtAdjust);
+  const seconds = Math.max(1_000, slotMs, sinceFree) / 1000;
   const used = Math.max(0, state.taken - state.takenAtAdjust) / seconds;
   return checked('used rate', used, 0, BUDGET_POLICY.maxRate);
 }
@@ -169,7 +172,9 @@ function adjusted(state: BudgetState, nowMs: number, cap: number | undefined): n
   if (nowMs < state.holdUntil) return undefined;
   if (cap !== undefined && state.rate > cap) return cap;
   const age = nowMs - state.adjustedAt;
-  if (state.rate > 0 && age >= increaseEveryMs) {
+  // A step only once the first slot booked at the rate has come due: slots are booked ahead (a queue of
+  // feeds × interval), and raising a rate no request has gone at yet climbed blind (10 feeds at R = 1: 2.1 × R).
+  if (state.rate > 0 && age >= increaseEveryMs && nowMs >= state.slotAtAdjust) {
     const share = cap === undefined ? slowStartShare * state.rate : increaseShare * cap;
     const fixed = state.step > 0 ? state.step : Math.max(minStep, share);
     const step = state.rate < floorClimbBelow ? Math.max(fixed, minRate) : fixed;

@@ -388,6 +388,58 @@ describe('RequestBudget: AIMD bounded by what the feeds used', () => {
     expect(Math.max(...rates)).toBeLessThan(floorClimbBelow + minRate);
   });
 
+  it('cuts from the whole rate when one feed waits for every slot, however its attempts vary (fuzz seed 721)', async () => {
+    // A partner that fails most attempts, some at once and some slowly: an attempt and its back-off take 0.1 s
+    // or 1.5 s in turn, under the 2 s interval, so every take waits for its slot. The window used to start when
+    // the take before booked its slot, before its wait: a wait and a slow attempt (3.4 s) counted as one slot's
+    // time, so the feed looked as if it used 0.3/s of 0.5, and each 429 cut from there (seed 721: the rate
+    // fell 0.7 → 0.33/s over four 429s). A 429 every 10 s here.
+    const { time, store, budgets, state } = setUp({ feeds: 1 });
+    store.items.set(KEY, { ...limitedAt(0.5), step: 0.05 });
+    const budget = budgets[0] as RequestBudget;
+    let stop = false;
+    void (async () => {
+      for (let attempt = 0; !stop; attempt += 1) {
+        await budget.take();
+        await time.sleep(attempt % 2 === 0 ? 100 : 1_500);
+      }
+    })();
+    const before: number[] = [];
+    const after: number[] = [];
+    for (let second = 10; second <= 60; second += 10) {
+      await time.run(second * 1_000 + 1);
+      before.push(state()?.rate ?? 0);
+      await budget.rateLimited(1_000);
+      after.push(state()?.rate ?? 0);
+    }
+    stop = true;
+    // Each 429 cuts to 70 % of what was used, the whole rate: never below 60 % of the rate it cut (it fell to
+    // 31 %, then 42 %, as the window shrank the used rate).
+    for (const [index, rate] of after.entries())
+      expect(rate).toBeGreaterThanOrEqual(0.6 * (before[index] ?? 0));
+  });
+
+  it('does not climb a rate before the first slot booked at it comes due (slots are booked feeds × interval ahead)', async () => {
+    const { time, store, budgets, state } = setUp({ feeds: 10 });
+    store.items.set(KEY, { ...limitedAt(1), step: 0.05 });
+    const feeds = keepAsking(budgets, time, 50);
+    const seen: Array<{ at: number; rate: number; firstSlotAtRate: number }> = [];
+    let last = state();
+    for (let ms = 100; ms <= 60_000; ms += 100) {
+      await time.run(ms);
+      const now = state();
+      if (now && last && now.rate > last.rate)
+        seen.push({ at: ms, rate: now.rate, firstSlotAtRate: last.slotAtAdjust });
+      last = now ? { ...now } : now;
+    }
+    feeds.stop();
+    expect(seen.length).toBeGreaterThan(0);
+    // Each step came after the first slot booked at the rate it raised (within the 100 ms this test samples).
+    for (const step of seen) expect(step.at).toBeGreaterThanOrEqual(step.firstSlotAtRate);
+    // Ten feeds book ten seconds ahead at 1/s: blind, a step a second took it to 1.5/s in the first 10 s.
+    expect(seen.filter((step) => step.at <= 10_000).length).toBeLessThanOrEqual(1);
+  });
+
   it('throws a BudgetInvariantError when a computed rate would leave its range (a bug, not a warning)', async () => {
     const { time, store, budgets } = setUp({ feeds: 1 });
     // A count no feed can take: 10^300 requests in two seconds.
