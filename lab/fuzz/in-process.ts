@@ -204,7 +204,10 @@ async function schedule(
       };
       break;
     }
-    const stalledFor = now - Math.max(lastProgress, timedOver);
+    // The stall clock leaves out the 429 waits too (seed 837: a drained feed's one request met five 429s in a
+    // row, 30 s of waits the spec makes, then 5xx until the run gave up: 39 s with no progress of 30).
+    const stallFrom = Math.max(lastProgress, timedOver);
+    const stalledFor = now - stallFrom - rateLimitWaitsMs(sim.requests, retryAfterOf, now, stallFrom);
     const quickStall = runsWithoutProgress >= partner.stallRuns && stalledFor >= 45_000;
     if (now > timedOver && (stalledFor > partner.stallMs || quickStall)) {
       end = {

@@ -165,12 +165,14 @@ export function peakObservedRate(
  * what the client waits for it (`rateLimitWaitMs`: the n-th 429's Retry-After, `retryAfterOf(n)` ms, undefined
  * for none, grown on each 429 in a row of the same request; none for a value it gives up on). A partner that
  * rate-limits is the bottleneck, so a seed's budget leaves these out; the token budget's pace and the feed's
- * own, after them as before them, still count (seeds 213 and 626).
+ * own, after them as before them, still count (seeds 213 and 626). `since`: only the part of them after it (the
+ * stall clock's start: seed 837 waited 30 s of 429s on a drained feed in one run).
  */
 export function rateLimitWaitsMs(
   requests: readonly RequestLogEntry[],
   retryAfterOf: (nth: number) => number | undefined,
   now: number,
+  since = Number.NEGATIVE_INFINITY,
 ): number {
   const sorted = [...requests].sort((a, b) => (a.receivedAt ?? 0) - (b.receivedAt ?? 0));
   let [total, nth, inRow] = [0, 0, 0];
@@ -179,8 +181,10 @@ export function rateLimitWaitsMs(
     inRow = request.status !== 429 ? 0 : before?.status === 429 && before.url === request.url ? inRow + 1 : 1;
     if (inRow === 0) return;
     const wait = rateLimitWaitMs(retryAfterOf(nth++), inRow, DEFAULT_RETRY_POLICY);
-    const gap = (sorted[i + 1]?.receivedAt ?? now) - (request.receivedAt ?? now);
-    if (wait.action === 'wait') total += Math.max(0, Math.min(gap, wait.waitMs));
+    const start = request.receivedAt ?? now;
+    const gap = (sorted[i + 1]?.receivedAt ?? now) - start;
+    if (wait.action === 'wait')
+      total += Math.max(0, start + Math.min(gap, wait.waitMs) - Math.max(start, since));
   });
   return total;
 }

@@ -245,6 +245,9 @@ describe("what a seed's budget leaves out", () => {
     const retryAfters = [0, undefined, 3_600_000];
     const waits = rateLimitWaitsMs(requests, (nth) => retryAfters[nth % 3], 30_000);
     expect(waits).toBe(0 + 2_000 + 0 + 0);
+    // Since a time (the stall clock's start, seed 837): only the part of each wait after it: 1.5 s of the 2 s
+    // after the second 429, the third's 4 s and the last 0.5 s.
+    expect(rateLimitWaitsMs(requests, () => 1_000, 30_000, 2_000)).toBe(1_500 + 4_000 + 500);
   });
 });
 
