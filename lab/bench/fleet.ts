@@ -80,6 +80,8 @@ export interface FleetMeasurement {
     load: { first: number; max: number; last: number };
     /** Feeds that needed more than one run (their slice ended first). */
     multiRun: number;
+    /** Runs of the catch-up's feeds, all told (a feed's slice ends: its next run is another dispatch's). */
+    feedRuns: number;
     peakPollers: number;
     dispatches: number;
     invocations: number;
@@ -158,6 +160,7 @@ export async function measureFleet(options: {
   progress: (message: string) => void;
 }): Promise<FleetMeasurement> {
   const { moto, feeds: count, pageSize } = options;
+  const terminal = process.stderr.write;
   const backlog = options.backlogPages * pageSize;
   const arrivals = Math.round(count * options.arrivalsPerFeedMinute * options.steadyMinutes);
   await moto.reset();
@@ -351,7 +354,18 @@ export async function measureFleet(options: {
     // a. Catch-up: every feed new, with the same backlog, all at once.
     options.progress(`fleet: catch-up of ${catchUpIds.length} feeds × ${backlog} versions at once`);
     const loads = [loadavg()[0] ?? 0];
-    const sampler = setInterval(() => loads.push(loadavg()[0] ?? 0), 5_000);
+    const sampler = setInterval(() => {
+      loads.push(loadavg()[0] ?? 0);
+      if (loads.length % 6 !== 0) return;
+      const done = catchUpIds.filter((feedId) => lastOutcome.get(feedId) === 'caught-up').length;
+      // Past the capture of the functions' output, to the terminal.
+      const capturing = process.stderr.write;
+      process.stderr.write = terminal;
+      options.progress(
+        `fleet: catch-up, ${done} of ${catchUpIds.length} caught up, ${invocations} poller invocations, ${dispatches} dispatches, load ${formatNumber(loads.at(-1) ?? 0)}`,
+      );
+      process.stderr.write = capturing;
+    }, 5_000);
     const catchUp = await capturingOutput(async () => {
       const started = performance.now();
       await untilCaughtUp(catchUpIds);
@@ -360,6 +374,7 @@ export async function measureFleet(options: {
     loads.push(loadavg()[0] ?? 0);
     const startedAt = catchUp.result;
     let multiRun = 0;
+    let feedRuns = 0;
     let drainMs = 0;
     const served: ServedFeed[] = [];
     for (const feedId of catchUpIds) {
@@ -369,6 +384,7 @@ export async function measureFleet(options: {
         throw new Error(`fleet catch-up: ${feedId} published ${versions} versions of ${backlog}`);
       const runs = runsOf.get(feedId) ?? [];
       if (runs.length > 1) multiRun += 1;
+      feedRuns += runs.length;
       // Each run: its invocation's start → its last page published (none: the invocation's end).
       const intervals = runs.map((run) => ({
         start: run.start,
@@ -398,6 +414,7 @@ export async function measureFleet(options: {
         })),
       load: { first: loads[0] ?? 0, max: Math.max(...loads), last: loads.at(-1) ?? 0 },
       multiRun,
+      feedRuns,
       peakPollers: pollers.peak,
       dispatches,
       invocations,
@@ -691,7 +708,7 @@ export function fleetSection(
     const s = (ms: number) => formatNumber(ms / 1000);
     formulas.push(
       `fleet measured (${n} feeds, 5 tokens, pageSize ${m.pageSize}, moto + simulator, the real dispatcher and poller on one clock): idle tick ${s(m.idleTick.wallMs)} s, ${m.idleTick.invocations} poller invocations, ${m.idleTick.dynamoWrites} DynamoDB writes and ${m.idleTick.dynamoRequests} requests, ${m.idleTick.logLines} log lines / ${m.idleTick.logBytes} B (a feed's outcome line ${formatNumber(m.idleTick.feedLineBytes)} B)`,
-      `  catch-up: every feed reads the same ${cu.backlog} versions; pace_i = versions_i ÷ Σ over feed i's runs (invocation start → the run's last page published), waiting for a slot not counted: p50 ${formatNumber(percentile(paces, 50))} versions/s, min ${formatNumber(Math.min(...paces))}, max ${formatNumber(Math.max(...paces))}; share_i = pace_i ÷ (the fleet's versions a second in feed i's served intervals ÷ the mean number of feeds served in them): min ${formatNumber(Math.min(...shares))}, p5 ${formatNumber(percentile(shares, 5))}, p50 ${formatNumber(percentile(shares, 50))}, p95 ${formatNumber(percentile(shares, 95))}, max ${formatNumber(Math.max(...shares))}; mean share by the size of a feed's first batch: ${cu.shareByBatchSize.map(({ size, feeds, meanShare }) => `${size}: ${formatNumber(meanShare)} (${feeds} feeds)`).join(', ')}; load average ${formatNumber(cu.load.first)} → ${formatNumber(cu.load.last)}, highest ${formatNumber(cu.load.max)}; ${cu.multiRun} feeds needed more than one run; ${cu.dispatches} dispatches (${cu.dispatchErrors.length} failed: ${cu.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${cu.invocations} poller invocations, peak ${cu.peakPollers}`,
+      `  catch-up: every feed reads the same ${cu.backlog} versions; pace_i = versions_i ÷ Σ over feed i's runs (invocation start → the run's last page published), waiting for a slot not counted: p50 ${formatNumber(percentile(paces, 50))} versions/s, min ${formatNumber(Math.min(...paces))}, max ${formatNumber(Math.max(...paces))}; share_i = pace_i ÷ (the fleet's versions a second in feed i's served intervals ÷ the mean number of feeds served in them): min ${formatNumber(Math.min(...shares))}, p5 ${formatNumber(percentile(shares, 5))}, p50 ${formatNumber(percentile(shares, 50))}, p95 ${formatNumber(percentile(shares, 95))}, max ${formatNumber(Math.max(...shares))}; mean share by the size of a feed's first batch: ${cu.shareByBatchSize.map(({ size, feeds, meanShare }) => `${size}: ${formatNumber(meanShare)} (${feeds} feeds)`).join(', ')}; load average ${formatNumber(cu.load.first)} → ${formatNumber(cu.load.last)}, highest ${formatNumber(cu.load.max)}; ${cu.multiRun} feeds needed more than one run (${cu.feedRuns} runs, ${formatNumber((cu.feeds * cu.pages) / cu.feedRuns)} pages a run); ${cu.dispatches} dispatches (${cu.dispatchErrors.length} failed: ${cu.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${cu.invocations} poller invocations, peak ${cu.peakPollers}`,
       `  steady state: ${st.arrivals} versions arriving evenly over ${st.minutes} minutes on random feeds (the simulator shows the stream's next entry), ${st.ticks} ticks a real minute apart; freshness = the version's arrival → its message published, p50 ${s(percentile(st.freshnessMs, 50))} s, p99 ${s(percentile(st.freshnessMs, 99))} s, max ${s(Math.max(0, ...st.freshnessMs))} s, ${st.unpublished} never published; to the row add section 12's run → row p99 (${RUN_TO_ROW_S} s); ticks' wall time ${st.tickWallMs.map((ms) => s(ms)).join(', ')} s (${st.ticks - st.tickWallMs.length} ran into the next)`,
       `  add a feed: row → first page published ${s(m.addFeed.toFirstPageMs)} s, → first order stored ${s(m.addFeed.toStoredOrderMs)} s`,
     );
