@@ -19,6 +19,7 @@ import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { DynamoFeedRegistry } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { DISPATCH_DEFAULTS, type DispatchSettings } from '../../functions/core/fleet/dispatch.js';
@@ -70,10 +71,12 @@ export interface FleetMeasurement {
     drainMs: number;
     /**
      * Each feed's pace while served (its versions ÷ the time it was served, the sum over its runs of the run's
-     * invocation start → the run's last page published; waiting for a slot is not served time) and its share
+     * invocation start → its lease given back; waiting for a slot is not served time) and its share
      * (fleet-share.ts: that pace against an equal split of what the emulator delivered meanwhile).
      */
     shares: FeedShare[];
+    /** The same shares' spread with each run ending at its last page published (the pace's former end). */
+    lastPageSpread: number;
     /** Mean share of the feeds by the size of the batch of their first run (diagnostic: a batch's page turns). */
     shareByBatchSize: Array<{ size: number; feeds: number; meanShare: number }>;
     /** The machine's 1-minute load average while the catch-up ran: first, highest and last of samples 5 s apart. */
@@ -232,10 +235,11 @@ export async function measureFleet(options: {
     await each(0, catchUpIds.length, (id, i) => register(id, i));
 
     // The real handlers; the poller's publisher notes when each feed's versions went out, and in which run
-    // (a run: its invocation's start, its batch's size, its last page published, its invocation's end).
+    // (a run: its invocation's start, its batch's size, its last page published, its lease given back, its
+    // invocation's end).
     const runsOf = new Map<
       string,
-      Array<{ start: number; batchSize: number; lastPublished?: number; ended?: number }>
+      Array<{ start: number; batchSize: number; lastPublished?: number; released?: number; ended?: number }>
     >();
     const published = new Map<string, Array<{ at: number; versions: number }>>();
     const firstPublished = new Map<string, number>();
@@ -264,9 +268,18 @@ export async function measureFleet(options: {
       if (run) run.lastPublished = at;
     }
     const dynamoCounts = countCalls(aws.dynamo);
+    /** A feed's run ends when it gives its lease up (its slice over, or caught up), whatever its batch still does. */
+    class TimedCursorStore extends DynamoCursorStore {
+      override async release(...args: Parameters<DynamoCursorStore['release']>) {
+        await super.release(...args);
+        const run = runsOf.get(args[0].feedId)?.at(-1);
+        if (run) run.released = performance.now();
+      }
+    }
     const poller = buildPoller(aws, loadPollerConfig(env), {
       ...createObservability('order-feed-poller', env),
       publisher,
+      cursorStore: new TimedCursorStore(aws.dynamo, resources.cursorTable),
       now: clock,
       dispatchRequests: {
         request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
@@ -377,20 +390,23 @@ export async function measureFleet(options: {
     let feedRuns = 0;
     let drainMs = 0;
     const served: ServedFeed[] = [];
+    const toLastPage: ServedFeed[] = [];
     for (const feedId of catchUpIds) {
       const pages = published.get(feedId) ?? [];
       const versions = pages.reduce((sum, page) => sum + page.versions, 0);
       if (versions !== backlog)
         throw new Error(`fleet catch-up: ${feedId} published ${versions} versions of ${backlog}`);
-      const runs = runsOf.get(feedId) ?? [];
+      // Its catch-up's runs: up to the one that published its last page. Once caught up, its schedule polls it
+      // again every minute (idle polls in large batches): no backlog, not served in the catch-up.
+      const caughtUpAt = pages.at(-1)?.at ?? startedAt;
+      const runs = (runsOf.get(feedId) ?? []).filter((run) => run.start <= caughtUpAt);
       if (runs.length > 1) multiRun += 1;
       feedRuns += runs.length;
-      // Each run: its invocation's start → its last page published (none: the invocation's end).
-      const intervals = runs.map((run) => ({
-        start: run.start,
-        end: run.lastPublished ?? run.ended ?? run.start,
-      }));
-      served.push({ feedId, runs: intervals, published: pages });
+      // Each run: its invocation's start → its lease given back (none: the invocation's end).
+      const intervals = (end: (run: (typeof runs)[number]) => number | undefined) =>
+        runs.map((run) => ({ start: run.start, end: end(run) ?? run.ended ?? run.start }));
+      served.push({ feedId, runs: intervals((run) => run.released), published: pages });
+      toLastPage.push({ feedId, runs: intervals((run) => run.lastPublished), published: pages });
       drainMs = Math.max(drainMs, (pages.at(-1)?.at ?? startedAt) - startedAt);
     }
     const shares = fleetShares(served);
@@ -405,6 +421,7 @@ export async function measureFleet(options: {
       pages: options.backlogPages,
       drainMs,
       shares,
+      lastPageSpread: spread(fleetShares(toLastPage).map((share) => share.share)),
       shareByBatchSize: [...bySize]
         .sort(([a], [b]) => a - b)
         .map(([size, list]) => ({
@@ -708,7 +725,7 @@ export function fleetSection(
     const s = (ms: number) => formatNumber(ms / 1000);
     formulas.push(
       `fleet measured (${n} feeds, 5 tokens, pageSize ${m.pageSize}, moto + simulator, the real dispatcher and poller on one clock): idle tick ${s(m.idleTick.wallMs)} s, ${m.idleTick.invocations} poller invocations, ${m.idleTick.dynamoWrites} DynamoDB writes and ${m.idleTick.dynamoRequests} requests, ${m.idleTick.logLines} log lines / ${m.idleTick.logBytes} B (a feed's outcome line ${formatNumber(m.idleTick.feedLineBytes)} B)`,
-      `  catch-up: every feed reads the same ${cu.backlog} versions; pace_i = versions_i ÷ Σ over feed i's runs (invocation start → the run's last page published), waiting for a slot not counted: p50 ${formatNumber(percentile(paces, 50))} versions/s, min ${formatNumber(Math.min(...paces))}, max ${formatNumber(Math.max(...paces))}; share_i = pace_i ÷ (the fleet's versions a second in feed i's served intervals ÷ the mean number of feeds served in them): min ${formatNumber(Math.min(...shares))}, p5 ${formatNumber(percentile(shares, 5))}, p50 ${formatNumber(percentile(shares, 50))}, p95 ${formatNumber(percentile(shares, 95))}, max ${formatNumber(Math.max(...shares))}; mean share by the size of a feed's first batch: ${cu.shareByBatchSize.map(({ size, feeds, meanShare }) => `${size}: ${formatNumber(meanShare)} (${feeds} feeds)`).join(', ')}; load average ${formatNumber(cu.load.first)} → ${formatNumber(cu.load.last)}, highest ${formatNumber(cu.load.max)}; ${cu.multiRun} feeds needed more than one run (${cu.feedRuns} runs, ${formatNumber((cu.feeds * cu.pages) / cu.feedRuns)} pages a run); ${cu.dispatches} dispatches (${cu.dispatchErrors.length} failed: ${cu.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${cu.invocations} poller invocations, peak ${cu.peakPollers}`,
+      `  catch-up: every feed reads the same ${cu.backlog} versions; pace_i = versions_i ÷ Σ over feed i's runs (invocation start → its lease given back), waiting for a slot not counted: p50 ${formatNumber(percentile(paces, 50))} versions/s, min ${formatNumber(Math.min(...paces))}, max ${formatNumber(Math.max(...paces))}; share_i = pace_i ÷ (the fleet's versions a second in feed i's served intervals ÷ the mean number of feeds served in them): min ${formatNumber(Math.min(...shares))}, p5 ${formatNumber(percentile(shares, 5))}, p50 ${formatNumber(percentile(shares, 50))}, p95 ${formatNumber(percentile(shares, 95))}, max ${formatNumber(Math.max(...shares))} (each run ending at its last page published instead: spread ${formatNumber(cu.lastPageSpread)}); mean share by the size of a feed's first batch: ${cu.shareByBatchSize.map(({ size, feeds, meanShare }) => `${size}: ${formatNumber(meanShare)} (${feeds} feeds)`).join(', ')}; load average ${formatNumber(cu.load.first)} → ${formatNumber(cu.load.last)}, highest ${formatNumber(cu.load.max)}; ${cu.multiRun} feeds needed more than one run (${cu.feedRuns} runs, ${formatNumber((cu.feeds * cu.pages) / cu.feedRuns)} pages a run); ${cu.dispatches} dispatches (${cu.dispatchErrors.length} failed: ${cu.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${cu.invocations} poller invocations, peak ${cu.peakPollers}`,
       `  steady state: ${st.arrivals} versions arriving evenly over ${st.minutes} minutes on random feeds (the simulator shows the stream's next entry), ${st.ticks} ticks a real minute apart; freshness = the version's arrival → its message published, p50 ${s(percentile(st.freshnessMs, 50))} s, p99 ${s(percentile(st.freshnessMs, 99))} s, max ${s(Math.max(0, ...st.freshnessMs))} s, ${st.unpublished} never published; to the row add section 12's run → row p99 (${RUN_TO_ROW_S} s); ticks' wall time ${st.tickWallMs.map((ms) => s(ms)).join(', ')} s (${st.ticks - st.tickWallMs.length} ran into the next)`,
       `  add a feed: row → first page published ${s(m.addFeed.toFirstPageMs)} s, → first order stored ${s(m.addFeed.toStoredOrderMs)} s`,
     );
