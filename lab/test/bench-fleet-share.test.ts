@@ -9,18 +9,17 @@ function paging(feedId: string, start: number, everyMs: number, pages: number, v
   return { feedId, runs: [{ start, end: start + pages * everyMs }], published };
 }
 
+/** Two feeds a and b paging as `first`, two feeds c and d as `second` (start, every ms, pages). */
+const fourFeeds = (first: [number, number, number], second: [number, number, number]) =>
+  fleetShares([paging('a', ...first), paging('b', ...first), paging('c', ...second), paging('d', ...second)]);
+
 const shareOf = (shares: ReturnType<typeof fleetShares>, feedId: string) =>
   shares.find((share) => share.feedId === feedId)?.share;
 
 describe("the fleet's share of the emulator while served", () => {
   it('calls a fleet fair when a slower emulator later slows every feed alike, where the pace spread is 3×', () => {
     // Two feeds page at a version a second; the next two, on a slower emulator, at one every 3 s.
-    const shares = fleetShares([
-      paging('a', 0, 1_000, 10),
-      paging('b', 0, 1_000, 10),
-      paging('c', 10_000, 3_000, 10),
-      paging('d', 10_000, 3_000, 10),
-    ]);
+    const shares = fourFeeds([0, 1_000, 10], [10_000, 3_000, 10]);
     expect(spread(shares.map((share) => share.pace))).toBeCloseTo(3, 10);
     for (const share of shares) expect(share.share).toBeCloseTo(1, 10);
     expect(spread(shares.map((share) => share.share))).toBeLessThanOrEqual(FAIRNESS_TARGET);
@@ -28,12 +27,7 @@ describe("the fleet's share of the emulator while served", () => {
 
   it('flags a fleet where two feeds get fewer page turns than the two served beside them', () => {
     // Equal backlogs of 6, all served from 0: a and b page every second, c and d every 3 s.
-    const shares = fleetShares([
-      paging('a', 0, 1_000, 6),
-      paging('b', 0, 1_000, 6),
-      paging('c', 0, 3_000, 6),
-      paging('d', 0, 3_000, 6),
-    ]);
+    const shares = fourFeeds([0, 1_000, 6], [0, 3_000, 6]);
     // a: 6 of the 16 versions published in (0, 6 s], 4 feeds served; c: 6 of 24 in (0, 18 s], 48/18 served.
     expect(shareOf(shares, 'a')).toBeCloseTo((6 * 4) / 16, 10);
     expect(shareOf(shares, 'c')).toBeCloseTo((6 * (48 / 18)) / 24, 10);
