@@ -14,10 +14,12 @@
 //      d. a feed added (its row, then the dispatch `ops feeds add` asks for) → its first order stored.
 //   2. the AWS model (fleet-simulation.ts: the real planDispatch on a fake clock) at the defaults;
 //   3. the idle cost of a feed (fleet-cost.ts), with the bytes and writes measured in 1b.
+import { loadavg } from 'node:os';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { buildConsumer } from '../../functions/consumer/build-consumer.js';
 import { loadConsumerConfig } from '../../functions/consumer/config.js';
+import { DynamoCursorStore } from '../../functions/core/adapters/dynamo-cursor-store.js';
 import { DynamoFeedRegistry } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-publisher.js';
 import { DISPATCH_DEFAULTS, type DispatchSettings } from '../../functions/core/fleet/dispatch.js';
@@ -47,6 +49,7 @@ import {
   idleCostLines,
   totals,
 } from './fleet-cost.js';
+import { FAIRNESS_TARGET, type FeedShare, fleetShares, type ServedFeed, spread } from './fleet-share.js';
 import { fetchedBy, type SimulatedFeed, STATED_AWS, simulateFleet } from './fleet-simulation.js';
 import { FLEET_PRICES } from './prices.js';
 import { figure, formatNumber, type Section } from './report.js';
@@ -54,8 +57,6 @@ import { figure, formatNumber, type Section } from './report.js';
 const TOKENS = 5;
 const tokenValue = (i: number) => `bench-fleet-token-${i}-6c1e0f`;
 const MINUTE = 60_000;
-/** Slowest ≥ 0.7 × fastest, as fastest / slowest ≤ 1.43 (a ratio's target is an upper bound). */
-const FAIRNESS_TARGET = 1.43;
 /** Section 12's measured run → row (p99), added to partner → published for freshness to the row. */
 const RUN_TO_ROW_S = 2.7;
 
@@ -69,12 +70,21 @@ export interface FleetMeasurement {
     pages: number;
     drainMs: number;
     /**
-     * Each feed's pace while served: its versions ÷ the time it was served, the sum over its runs of (the run's
-     * invocation start → the run's last page published); waiting for a slot or a turn is not served time.
+     * Each feed's pace while served (its versions ÷ the time it was served, the sum over its runs of the run's
+     * invocation start → its lease given back; waiting for a slot is not served time) and its share
+     * (fleet-share.ts: that pace against an equal split of what the emulator delivered meanwhile).
      */
-    paces: number[];
+    shares: FeedShare[];
+    /** The same shares' spread with each run ending at its last page published (the pace's former end). */
+    lastPageSpread: number;
+    /** Mean share of the feeds by the size of the batch of their first run (diagnostic: a batch's page turns). */
+    shareByBatchSize: Array<{ size: number; feeds: number; meanShare: number }>;
+    /** The machine's 1-minute load average while the catch-up ran: first, highest and last of samples 5 s apart. */
+    load: { first: number; max: number; last: number };
     /** Feeds that needed more than one run (their slice ended first). */
     multiRun: number;
+    /** Runs of the catch-up's feeds, all told (a feed's slice ends: its next run is another dispatch's). */
+    feedRuns: number;
     peakPollers: number;
     dispatches: number;
     invocations: number;
@@ -153,6 +163,7 @@ export async function measureFleet(options: {
   progress: (message: string) => void;
 }): Promise<FleetMeasurement> {
   const { moto, feeds: count, pageSize } = options;
+  const terminal = process.stderr.write;
   const backlog = options.backlogPages * pageSize;
   const arrivals = Math.round(count * options.arrivalsPerFeedMinute * options.steadyMinutes);
   await moto.reset();
@@ -223,9 +234,14 @@ export async function measureFleet(options: {
     // Every feed of the catch-up reads every vendor: the same backlog for each (equal backlogs).
     await each(0, catchUpIds.length, (id, i) => register(id, i));
 
-    // The real handlers; the poller's publisher notes when each feed's versions went out, and in which run.
-    const runStart = new Map<string, number>();
-    const published = new Map<string, Array<{ at: number; run: number; versions: number }>>();
+    // The real handlers; the poller's publisher notes when each feed's versions went out, and in which run
+    // (a run: its invocation's start, its batch's size, its last page published, its lease given back, its
+    // invocation's end).
+    const runsOf = new Map<
+      string,
+      Array<{ start: number; batchSize: number; lastPublished?: number; released?: number; ended?: number }>
+    >();
+    const published = new Map<string, Array<{ at: number; versions: number }>>();
     const firstPublished = new Map<string, number>();
     const publishedAt: number[] = [];
     const realPublisher = new SqsFanoutPublisher(aws.sqs, [resources.ordersQueueUrl]);
@@ -246,13 +262,24 @@ export async function measureFleet(options: {
     };
     function record(feedId: string, at: number, versions: number) {
       const list = published.get(feedId) ?? [];
-      list.push({ at, run: runStart.get(feedId) ?? at, versions });
+      list.push({ at, versions });
       published.set(feedId, list);
+      const run = runsOf.get(feedId)?.at(-1);
+      if (run) run.lastPublished = at;
     }
     const dynamoCounts = countCalls(aws.dynamo);
+    /** A feed's run ends when it gives its lease up (its slice over, or caught up), whatever its batch still does. */
+    class TimedCursorStore extends DynamoCursorStore {
+      override async release(...args: Parameters<DynamoCursorStore['release']>) {
+        await super.release(...args);
+        const run = runsOf.get(args[0].feedId)?.at(-1);
+        if (run) run.released = performance.now();
+      }
+    }
     const poller = buildPoller(aws, loadPollerConfig(env), {
       ...createObservability('order-feed-poller', env),
       publisher,
+      cursorStore: new TimedCursorStore(aws.dynamo, resources.cursorTable),
       now: clock,
       dispatchRequests: {
         request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
@@ -291,7 +318,15 @@ export async function measureFleet(options: {
           pollers.now += 1;
           pollers.peak = Math.max(pollers.peak, pollers.now);
           const started = performance.now();
-          for (const feedId of event.batch.feedIds) runStart.set(feedId, started);
+          const feedRuns = event.batch.feedIds.map((feedId) => {
+            const feedRun = { start: started, batchSize: event.batch.feedIds.length } as {
+              start: number;
+              batchSize: number;
+              ended?: number;
+            };
+            runsOf.set(feedId, [...(runsOf.get(feedId) ?? []), feedRun]);
+            return feedRun;
+          });
           const run = poller(event, lambdaContext('poller', 900_000))
             .catch((error: unknown) => {
               if (!(error instanceof PollRunFailedError)) throw error;
@@ -301,6 +336,7 @@ export async function measureFleet(options: {
               for (const feed of result.feeds) lastOutcome.set(feed.feedId, feed.kind);
             })
             .finally(() => {
+              for (const feedRun of feedRuns) feedRun.ended = performance.now();
               pollers.now -= 1;
               running.delete(run);
             });
@@ -330,35 +366,72 @@ export async function measureFleet(options: {
 
     // a. Catch-up: every feed new, with the same backlog, all at once.
     options.progress(`fleet: catch-up of ${catchUpIds.length} feeds × ${backlog} versions at once`);
+    const loads = [loadavg()[0] ?? 0];
+    const sampler = setInterval(() => {
+      loads.push(loadavg()[0] ?? 0);
+      if (loads.length % 6 !== 0) return;
+      const done = catchUpIds.filter((feedId) => lastOutcome.get(feedId) === 'caught-up').length;
+      // Past the capture of the functions' output, to the terminal.
+      const capturing = process.stderr.write;
+      process.stderr.write = terminal;
+      options.progress(
+        `fleet: catch-up, ${done} of ${catchUpIds.length} caught up, ${invocations} poller invocations, ${dispatches} dispatches, load ${formatNumber(loads.at(-1) ?? 0)}`,
+      );
+      process.stderr.write = capturing;
+    }, 5_000);
     const catchUp = await capturingOutput(async () => {
       const started = performance.now();
       await untilCaughtUp(catchUpIds);
       return started;
-    });
+    }).finally(() => clearInterval(sampler));
+    loads.push(loadavg()[0] ?? 0);
     const startedAt = catchUp.result;
-    const paces: number[] = [];
     let multiRun = 0;
+    let feedRuns = 0;
     let drainMs = 0;
+    const served: ServedFeed[] = [];
+    const toLastPage: ServedFeed[] = [];
     for (const feedId of catchUpIds) {
       const pages = published.get(feedId) ?? [];
-      // Each run: its invocation's start → its last page published.
-      const runs = new Map<number, number>();
-      for (const page of pages) runs.set(page.run, Math.max(runs.get(page.run) ?? 0, page.at));
-      const served = [...runs].reduce((sum, [start, last]) => sum + (last - start), 0);
       const versions = pages.reduce((sum, page) => sum + page.versions, 0);
       if (versions !== backlog)
         throw new Error(`fleet catch-up: ${feedId} published ${versions} versions of ${backlog}`);
-      if (runs.size > 1) multiRun += 1;
-      paces.push((versions * 1000) / served);
+      // Its catch-up's runs: up to the one that published its last page. Once caught up, its schedule polls it
+      // again every minute (idle polls in large batches): no backlog, not served in the catch-up.
+      const caughtUpAt = pages.at(-1)?.at ?? startedAt;
+      const runs = (runsOf.get(feedId) ?? []).filter((run) => run.start <= caughtUpAt);
+      if (runs.length > 1) multiRun += 1;
+      feedRuns += runs.length;
+      // Each run: its invocation's start → its lease given back (none: the invocation's end).
+      const intervals = (end: (run: (typeof runs)[number]) => number | undefined) =>
+        runs.map((run) => ({ start: run.start, end: end(run) ?? run.ended ?? run.start }));
+      served.push({ feedId, runs: intervals((run) => run.released), published: pages });
+      toLastPage.push({ feedId, runs: intervals((run) => run.lastPublished), published: pages });
       drainMs = Math.max(drainMs, (pages.at(-1)?.at ?? startedAt) - startedAt);
+    }
+    const shares = fleetShares(served);
+    const bySize = new Map<number, number[]>();
+    for (const share of shares) {
+      const size = runsOf.get(share.feedId)?.[0]?.batchSize ?? 0;
+      bySize.set(size, [...(bySize.get(size) ?? []), share.share]);
     }
     const catchUpResult = {
       feeds: catchUpIds.length,
       backlog,
       pages: options.backlogPages,
       drainMs,
-      paces,
+      shares,
+      lastPageSpread: spread(fleetShares(toLastPage).map((share) => share.share)),
+      shareByBatchSize: [...bySize]
+        .sort(([a], [b]) => a - b)
+        .map(([size, list]) => ({
+          size,
+          feeds: list.length,
+          meanShare: list.reduce((sum, value) => sum + value, 0) / list.length,
+        })),
+      load: { first: loads[0] ?? 0, max: Math.max(...loads), last: loads.at(-1) ?? 0 },
       multiRun,
+      feedRuns,
       peakPollers: pollers.peak,
       dispatches,
       invocations,
@@ -593,7 +666,8 @@ export function fleetSection(
     const n = m.feeds;
     const cu = m.catchUp;
     const st = m.steady;
-    const fairness = Math.max(...cu.paces) / Math.min(...cu.paces);
+    const paces = cu.shares.map((share) => share.pace);
+    const shares = cu.shares.map((share) => share.share);
     const freshP99 = percentile(st.freshnessMs, 99) / 1000;
     figures.push(
       figure(`${n} feeds measured: one idle tick, wall time`, 's', m.idleTick.wallMs / 1000),
@@ -606,12 +680,14 @@ export function fleetSection(
         cu.drainMs / 1000,
       ),
       figure(
-        `  catch-up: fastest / slowest pace while served (slowest ≥ 0.7×)`,
+        `  catch-up: largest / smallest share of the emulator while served (smallest ≥ 0.7×)`,
         '×',
-        fairness,
+        spread(shares),
         1,
         FAIRNESS_TARGET,
       ),
+      figure(`  catch-up: fastest / slowest pace while served (the emulator's speed in)`, '×', spread(paces)),
+      figure(`  catch-up: load average while it ran, highest (2 cores)`, '', cu.load.max),
       figure(
         `  catch-up: pollers at once, most (maxConcurrentPollers)`,
         '',
@@ -649,7 +725,7 @@ export function fleetSection(
     const s = (ms: number) => formatNumber(ms / 1000);
     formulas.push(
       `fleet measured (${n} feeds, 5 tokens, pageSize ${m.pageSize}, moto + simulator, the real dispatcher and poller on one clock): idle tick ${s(m.idleTick.wallMs)} s, ${m.idleTick.invocations} poller invocations, ${m.idleTick.dynamoWrites} DynamoDB writes and ${m.idleTick.dynamoRequests} requests, ${m.idleTick.logLines} log lines / ${m.idleTick.logBytes} B (a feed's outcome line ${formatNumber(m.idleTick.feedLineBytes)} B)`,
-      `  catch-up: every feed reads the same ${cu.backlog} versions; pace_i = versions_i ÷ Σ over feed i's runs (invocation start → the run's last page published), waiting for a slot not counted; fairness = max pace ÷ min pace = ${formatNumber(fairness)} (pace p50 ${formatNumber(percentile(cu.paces, 50))} versions/s, min ${formatNumber(Math.min(...cu.paces))}, max ${formatNumber(Math.max(...cu.paces))}); ${cu.multiRun} feeds needed more than one run; ${cu.dispatches} dispatches (${cu.dispatchErrors.length} failed: ${cu.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${cu.invocations} poller invocations, peak ${cu.peakPollers}`,
+      `  catch-up: every feed reads the same ${cu.backlog} versions; pace_i = versions_i ÷ Σ over feed i's runs (invocation start → its lease given back), waiting for a slot not counted: p50 ${formatNumber(percentile(paces, 50))} versions/s, min ${formatNumber(Math.min(...paces))}, max ${formatNumber(Math.max(...paces))}; share_i = pace_i ÷ (the fleet's versions a second in feed i's served intervals ÷ the mean number of feeds served in them): min ${formatNumber(Math.min(...shares))}, p5 ${formatNumber(percentile(shares, 5))}, p50 ${formatNumber(percentile(shares, 50))}, p95 ${formatNumber(percentile(shares, 95))}, max ${formatNumber(Math.max(...shares))} (each run ending at its last page published instead: spread ${formatNumber(cu.lastPageSpread)}); mean share by the size of a feed's first batch: ${cu.shareByBatchSize.map(({ size, feeds, meanShare }) => `${size}: ${formatNumber(meanShare)} (${feeds} feeds)`).join(', ')}; load average ${formatNumber(cu.load.first)} → ${formatNumber(cu.load.last)}, highest ${formatNumber(cu.load.max)}; ${cu.multiRun} feeds needed more than one run (${cu.feedRuns} runs, ${formatNumber((cu.feeds * cu.pages) / cu.feedRuns)} pages a run); ${cu.dispatches} dispatches (${cu.dispatchErrors.length} failed: ${cu.dispatchErrors.join(', ') || 'none'}; idle tick: ${m.idleTick.dispatchErrors}), ${cu.invocations} poller invocations, peak ${cu.peakPollers}`,
       `  steady state: ${st.arrivals} versions arriving evenly over ${st.minutes} minutes on random feeds (the simulator shows the stream's next entry), ${st.ticks} ticks a real minute apart; freshness = the version's arrival → its message published, p50 ${s(percentile(st.freshnessMs, 50))} s, p99 ${s(percentile(st.freshnessMs, 99))} s, max ${s(Math.max(0, ...st.freshnessMs))} s, ${st.unpublished} never published; to the row add section 12's run → row p99 (${RUN_TO_ROW_S} s); ticks' wall time ${st.tickWallMs.map((ms) => s(ms)).join(', ')} s (${st.ticks - st.tickWallMs.length} ran into the next)`,
       `  add a feed: row → first page published ${s(m.addFeed.toFirstPageMs)} s, → first order stored ${s(m.addFeed.toStoredOrderMs)} s`,
     );
@@ -718,7 +794,7 @@ export function fleetSection(
       ? `Fleet: ${m.feeds} feeds measured (moto, the real dispatcher and poller), ${idle.feeds} in the AWS model, idle cost per feed`
       : `Fleet: ${idle.feeds} feeds in the AWS model, idle cost per feed`,
     floorIs:
-      'targets: freshness p99 ≤ 90 s, pollers ≤ maxConcurrentPollers, pace and fairness: slowest ≥ 0.7 × fastest (fastest / slowest ≤ 1.43), idle all-in ≤ $0.15 and ≤ 1.2× its floor',
+      'targets: freshness p99 ≤ 90 s, pollers ≤ maxConcurrentPollers, fairness: each feed’s share of the emulator while served, smallest ≥ 0.7 × largest (largest / smallest ≤ 1.43), idle all-in ≤ $0.15 and ≤ 1.2× its floor',
     figures,
     formulas,
     details: { measured: m, model, costs },

@@ -72,6 +72,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --backlog N           backlog for the catch-up model, in versions (default 1000000)
   --seed N              generated feed seed (default 20240501)
   --only S1,S2          run only these sections: shared-token, freshness, parse, fleet
+  --fleet-catch-up-feeds N
+                        feeds of the fleet's catch-up, all at once, 1 to 1000 (default 200; --quick: none)
   -h, --help            this text
 `;
 
@@ -84,6 +86,7 @@ const FLAGS = {
   backlog: { type: 'string' },
   seed: { type: 'string' },
   only: { type: 'string' },
+  'fleet-catch-up-feeds': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -92,6 +95,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   const values = parseFlags(argv, FLAGS);
   if (values.help) return 'help';
   const quick = values.quick ?? false;
+  const catchUpFeeds = positiveInteger('--fleet-catch-up-feeds', values['fleet-catch-up-feeds'], 200);
+  if (catchUpFeeds > 1_000) {
+    throw new UsageError(
+      `--fleet-catch-up-feeds must be at most 1000 (the fleet's feeds), got ${catchUpFeeds}`,
+    );
+  }
   return {
     versions: positiveInteger('--versions', values.versions, quick ? 150 : 2000),
     quick,
@@ -131,10 +140,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     },
     freshnessSamples: quick ? 3 : 20,
     parseBytes: quick ? 64 * 1024 : 1024 * 1024,
-    // Catch-up: 200 feeds with the same backlog of 4 pages of 5 (1,000 took over 20 minutes at a load of 24
-    // on 2 cores, moto serialising every call); idle tick and steady state: 1,000 feeds, 0.15 new versions a
-    // feed a minute for 4 minutes (half the model's 0.3: the emulator's calls bound a tick). --quick measures
-    // none (the emulator's part takes minutes at any size on a busy machine): the model and the cost.
+    // Catch-up: 200 feeds with the same backlog of 4 pages of 5 by default (--fleet-catch-up-feeds 1000: all of
+    // them, minutes of moto serialising every call on 2 cores); idle tick and steady state: 1,000 feeds, 0.15
+    // new versions a feed a minute for 4 minutes (half the model's 0.3: the emulator's calls bound a tick).
+    // --quick measures none (the emulator's part takes minutes at any size on a busy machine): the model and
+    // the cost.
     fleet: quick
       ? {
           feeds: 0,
@@ -147,7 +157,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         }
       : {
           feeds: 1_000,
-          catchUpFeeds: 200,
+          catchUpFeeds,
           backlogPages: 4,
           pageSize: 5,
           arrivalsPerFeedMinute: 0.15,
