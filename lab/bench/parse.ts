@@ -8,7 +8,13 @@
 // number's source text (Node 22), the pages with 64-bit ids are also parsed that way, the alternative
 // parseJsonExact does not take.
 // Timed in process CPU time (`cpuClock`): this machine is shared, and wall time under load blurs by 2-3x.
+// Run in a child process with the V8 heap flags Lambda's runtime gives the poller (lambdaHeapFlags): the
+// garbage collector's share of a body dense in values depends on the young generation's size.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { DEFAULTS } from '../../functions/core/config/settings.js';
 import { parseJsonExact, stringifyJsonExact } from '../../functions/core/model/int64.js';
+import { pollerMemoryMb } from '../../infra/constructs/poller.js';
 import { generateHistories } from '../../tools/simulator/generated-feed.js';
 import { toWire } from '../../tools/simulator/model.js';
 import { compareCpu, cpuClock, sink } from './measure.js';
@@ -103,12 +109,49 @@ function sourceTextParse(): Parse | undefined {
   return (text) => parse(text, exact);
 }
 
-export async function parseSection(options: {
+interface ParseOptions {
   rounds: number;
   bytes: number;
   seed: number;
-}): Promise<Section> {
+}
+
+/**
+ * The V8 heap flags Lambda's Node.js runtime starts a function with (its bootstrap script, when NODE_OPTIONS
+ * names no heap size): a tenth of `memoryMb` to the young generation, two semi-spaces (V8 rounds each up to a
+ * power of two: 32 MiB at the poller's 512 MB), the rest to the old generation. A plain `node` here has 16 MiB
+ * semi-spaces, where JSON.parse of a body dense in arrays spends 3-4x as long in the garbage collector.
+ */
+export function lambdaHeapFlags(memoryMb: number): string[] {
+  const newSpaceMb = Math.floor(memoryMb / 10);
+  return [
+    `--max-semi-space-size=${Math.floor(newSpaceMb / 2)}`,
+    `--max-old-space-size=${memoryMb - newSpaceMb}`,
+  ];
+}
+
+/** The heap flags of the poller at the default body cap, as Lambda runs it. */
+export const POLLER_HEAP_FLAGS = lambdaHeapFlags(pollerMemoryMb(DEFAULTS.maxPageBodyBytes));
+
+/** The section in a child process of this runtime under `heapFlags`, its result read back as JSON. */
+export function parseSectionUnder(options: ParseOptions, heapFlags = POLLER_HEAP_FLAGS): Promise<Section> {
+  const args = [...process.execArgv, ...heapFlags, fileURLToPath(import.meta.url), JSON.stringify(options)];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as Section) : reject(new Error(`parse section: exit ${code}`)),
+    );
+  });
+}
+
+/** The section in this process, under the heap flags it was started with. */
+export async function parseSection(options: ParseOptions): Promise<Section> {
   const { rounds, bytes, seed } = options;
+  const heapFlags = process.execArgv.filter((flag) => /^--max-(semi|old)-space-size=/.test(flag));
   const plain = ordinaryPages(bytes, seed, false).pages;
   const { pages: ids64, whole } = ordinaryPages(bytes, seed, true);
   let floorMsPerMiB = Number.POSITIVE_INFINITY;
@@ -153,7 +196,7 @@ export async function parseSection(options: {
     above.map((body) => `${body.name} ${(body.msPerMiB / over(body)).toFixed(2)}x`).join(', ');
   return {
     id: 'parse',
-    title: `Parsing partner bodies per MiB (parseJsonExact, Node ${process.versions.node})`,
+    title: `Parsing partner bodies per MiB (parseJsonExact, Node ${process.versions.node}, ${heapFlags.join(' ') || "V8's default heap"})`,
     floorIs: `parseJsonExact of ordinary generated pages, ids within 2^53 (plain JSON.parse); target: every adversarial body within ${PARSE_TARGET}x`,
     figures: [
       figure('ordinary pages, ids within 2^53', 'ms/MiB', floorMsPerMiB),
@@ -181,6 +224,7 @@ export async function parseSection(options: {
     ],
     details: {
       node: process.version,
+      heapFlags,
       bytesPerBody: bytes,
       ordinaryPages: { pages: plain.length, mib: mibOf(plain), ids64Mib: mibOf(ids64) },
       // growth = ms/MiB at full size ÷ ms/MiB at a quarter: about 1 when linear, about 4 when quadratic;
@@ -193,4 +237,11 @@ export async function parseSection(options: {
       })),
     },
   };
+}
+
+// As a script (parseSectionUnder): the section as JSON on stdout.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.stdout.write(
+    JSON.stringify(await parseSection(JSON.parse(process.argv[2] ?? '{}') as ParseOptions)),
+  );
 }
