@@ -139,7 +139,13 @@ function reportOf(options: BenchOptions, command: string, sections: Section[], s
 /** Section 13, in a child process with the poller's heap flags on Lambda (no emulator). */
 function parse(options: BenchOptions): Promise<Section> {
   progress(`parse: ordinary and adversarial bodies (${POLLER_HEAP_FLAGS.join(' ')})`);
-  return parseSectionUnder({ rounds: options.cpuRounds, bytes: options.parseBytes, seed: options.seed });
+  return parseSectionUnder({
+    rounds: options.cpuRounds,
+    bytes: options.parseBytes,
+    seed: options.seed,
+    // --quick leaves out the bodies at the body cap (a few seconds each).
+    ...(options.quick ? {} : { capBytes: DEFAULTS.maxPageBodyBytes }),
+  });
 }
 
 async function runBench(options: BenchOptions, command: string): Promise<BenchReport> {
