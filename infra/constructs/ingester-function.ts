@@ -95,6 +95,7 @@ export class IngesterFunction extends NodejsFunction {
     for (const [name, value] of Object.entries(props.environment)) {
       if (value !== undefined) environment[name] = value;
     }
+    // No heap flag: with none, Lambda's runtime sizes V8's heap from memorySize (infra/README.md).
     environment.NODE_OPTIONS = '--enable-source-maps';
     checkEnvironmentSize(`${scope.node.path}/${id}`, environment, props.longestDeployTimeValues);
     const sourcesHash: unknown = scope.node.tryGetContext(BUNDLE_SOURCES_HASH_CONTEXT_KEY);

@@ -8,7 +8,13 @@
 // number's source text (Node 22), the pages with 64-bit ids are also parsed that way, the alternative
 // parseJsonExact does not take.
 // Timed in process CPU time (`cpuClock`): this machine is shared, and wall time under load blurs by 2-3x.
+// Run in a child process with the V8 heap flags Lambda's runtime gives the poller (lambdaHeapFlags): the
+// garbage collector's share of a body dense in values depends on the young generation's size.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { DEFAULTS } from '../../functions/core/config/settings.js';
 import { parseJsonExact, stringifyJsonExact } from '../../functions/core/model/int64.js';
+import { pollerMemoryMb } from '../../infra/constructs/poller.js';
 import { generateHistories } from '../../tools/simulator/generated-feed.js';
 import { toWire } from '../../tools/simulator/model.js';
 import { compareCpu, cpuClock, sink } from './measure.js';
@@ -24,7 +30,11 @@ const INT64 = '9007199254740993'; // 2^53 + 1: JSON.parse alone would round it
  * Generated orders as the simulator serves them, in pages of 100, to about `bytes`; 64-bit ids if asked. The
  * last is one page of every generated order, longer than `bytes`, to cut off.
  */
-function ordinaryPages(bytes: number, seed: number, ids64: boolean): { pages: string[]; whole: string } {
+function ordinaryPages(
+  bytes: number,
+  seed: number,
+  ids64: boolean,
+): { pages: string[]; whole: string; records: object[] } {
   const histories = generateHistories({
     seed,
     orders: Math.ceil(bytes / 1_500),
@@ -48,7 +58,7 @@ function ordinaryPages(bytes: number, seed: number, ids64: boolean): { pages: st
     );
     total += pages.at(-1)?.length ?? 0;
   }
-  return { pages, whole: stringifyJsonExact({ hasMore: true, data: records }) };
+  return { pages, whole: stringifyJsonExact({ hasMore: true, data: records }), records };
 }
 
 /** `unit` repeated to about `bytes` characters. */
@@ -75,6 +85,46 @@ function adversarialBodies(bytes: number, longPage: string): Array<[string, stri
 }
 
 type Parse = (text: string) => unknown;
+
+/** One page of generated orders of about `bytes` (ids within 2^53), their objects left to the collector. */
+function onePage(bytes: number, seed: number): string {
+  const { records, whole } = ordinaryPages(bytes, seed, false);
+  return stringifyJsonExact({
+    hasMore: true,
+    data: records.slice(0, Math.floor((records.length * bytes) / whole.length)),
+  });
+}
+
+/**
+ * At the body cap: one ordinary page of that size (a partner ignoring pageSize) and the densest bodies, CPU per
+ * MiB of the fastest of 3 single parses, by parseJsonExact and by JSON.parse alone. A 1 MiB body of values fits
+ * in Lambda's young generation; at the cap its parsed form does not, and the garbage collector's share grows.
+ */
+function atCap(capBytes: number, seed: number) {
+  const bodies: Array<[string, string]> = [
+    ['an ordinary page', onePage(capBytes, seed)],
+    ['int64 literals only', `[${fill(`${INT64},`, capBytes)}0]`],
+    ['nesting 8 deep, repeated', `[${fill('[[[[[[[[]]]]]]]],', capBytes)}0]`],
+    ['empty objects', `[${fill('{},', capBytes)}{}]`],
+  ];
+  const fastest = (body: string, parse: Parse) => {
+    let best = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round++) {
+      // Not kept while the next one parses: a parsed 8 MiB body is up to ~215 MB, Lambda's old space 461.
+      sink(undefined);
+      const started = cpuClock();
+      parseAll([body], parse, 1);
+      best = Math.min(best, cpuClock() - started);
+    }
+    return best / (body.length / MiB);
+  };
+  return bodies.map(([name, body]) => ({
+    name,
+    mib: body.length / MiB,
+    msPerMiB: fastest(body, parseJsonExact),
+    jsonParseMsPerMiB: fastest(body, JSON.parse),
+  }));
+}
 
 /** As the client calls it: a body that is not JSON throws, and that is its answer. */
 function parseAll(bodies: readonly string[], parse: Parse, times: number): void {
@@ -103,12 +153,51 @@ function sourceTextParse(): Parse | undefined {
   return (text) => parse(text, exact);
 }
 
-export async function parseSection(options: {
+interface ParseOptions {
   rounds: number;
   bytes: number;
   seed: number;
-}): Promise<Section> {
+  /** The body cap, to parse the densest bodies at it too (atCap); unset, they are not. */
+  capBytes?: number;
+}
+
+/**
+ * The V8 heap flags Lambda's Node.js runtime starts a function with (its bootstrap script, when NODE_OPTIONS
+ * names no heap size): a tenth of `memoryMb` to the young generation, two semi-spaces (V8 rounds each up to a
+ * power of two: 32 MiB at the poller's 512 MB), the rest to the old generation. A plain `node` here has 16 MiB
+ * semi-spaces, where JSON.parse of a body dense in arrays spends 3-4x as long in the garbage collector.
+ */
+export function lambdaHeapFlags(memoryMb: number): string[] {
+  const newSpaceMb = Math.floor(memoryMb / 10);
+  return [
+    `--max-semi-space-size=${Math.floor(newSpaceMb / 2)}`,
+    `--max-old-space-size=${memoryMb - newSpaceMb}`,
+  ];
+}
+
+/** The heap flags of the poller at the default body cap, as Lambda runs it. */
+export const POLLER_HEAP_FLAGS = lambdaHeapFlags(pollerMemoryMb(DEFAULTS.maxPageBodyBytes));
+
+/** The section in a child process of this runtime under `heapFlags`, its result read back as JSON. */
+export function parseSectionUnder(options: ParseOptions, heapFlags = POLLER_HEAP_FLAGS): Promise<Section> {
+  const args = [...process.execArgv, ...heapFlags, fileURLToPath(import.meta.url), JSON.stringify(options)];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as Section) : reject(new Error(`parse section: exit ${code}`)),
+    );
+  });
+}
+
+/** The section in this process, under the heap flags it was started with. */
+export async function parseSection(options: ParseOptions): Promise<Section> {
   const { rounds, bytes, seed } = options;
+  const heapFlags = process.execArgv.filter((flag) => /^--max-(semi|old)-space-size=/.test(flag));
   const plain = ordinaryPages(bytes, seed, false).pages;
   const { pages: ids64, whole } = ordinaryPages(bytes, seed, true);
   let floorMsPerMiB = Number.POSITIVE_INFINITY;
@@ -147,13 +236,15 @@ export async function parseSection(options: {
       jsonParseMsPerMiB: await perMiB([body], JSON.parse),
     });
   }
+  const cap = options.capBytes === undefined ? [] : atCap(options.capBytes, seed);
+  const capMiB = (options.capBytes ?? 0) / MiB;
   const worst = bodies.reduce((a, b) => (b.msPerMiB > a.msPerMiB ? b : a));
   const above = bodies.filter((body) => body.msPerMiB > PARSE_TARGET * floorMsPerMiB);
   const ratios = (over: (body: (typeof bodies)[number]) => number) =>
     above.map((body) => `${body.name} ${(body.msPerMiB / over(body)).toFixed(2)}x`).join(', ');
   return {
     id: 'parse',
-    title: `Parsing partner bodies per MiB (parseJsonExact, Node ${process.versions.node})`,
+    title: `Parsing partner bodies per MiB (parseJsonExact, Node ${process.versions.node}, ${heapFlags.join(' ') || "V8's default heap"})`,
     floorIs: `parseJsonExact of ordinary generated pages, ids within 2^53 (plain JSON.parse); target: every adversarial body within ${PARSE_TARGET}x`,
     figures: [
       figure('ordinary pages, ids within 2^53', 'ms/MiB', floorMsPerMiB),
@@ -169,6 +260,10 @@ export async function parseSection(options: {
             ),
           ]),
       ...bodies.map((body) => figure(body.name, 'ms/MiB', body.msPerMiB, floorMsPerMiB, PARSE_TARGET)),
+      // No target: the issue's is per MiB at 1 MiB; the floor here is the ordinary page at the cap.
+      ...cap.map((body) =>
+        figure(`at the ${capMiB} MiB cap: ${body.name}`, 'ms/MiB', body.msPerMiB, cap[0]?.msPerMiB),
+      ),
     ],
     formulas: [
       `parse: ms/MiB = CPU time of the fastest of ${rounds} rounds / MiB parsed, alternated with the ordinary pages; ratio = body ÷ ordinary pages; the worst: ${worst.name} (growth from a quarter of its size ${(worst.msPerMiB / worst.quarterMsPerMiB).toFixed(2)}x)`,
@@ -178,9 +273,15 @@ export async function parseSection(options: {
             `parse, above ${PARSE_TARGET}x: ÷ JSON.parse alone of the same body: ${ratios((body) => body.jsonParseMsPerMiB)}`,
             `parse, above ${PARSE_TARGET}x: ÷ ordinary pages with 64-bit ids: ${ratios(() => ids64MsPerMiB)}`,
           ]),
+      ...(cap.length === 0
+        ? []
+        : [
+            `parse, at the ${capMiB} MiB cap: ms/MiB of the fastest of 3 single parses, ratio ÷ the ordinary page at the cap; JSON.parse alone: ${cap.map((body) => `${body.name} ${body.jsonParseMsPerMiB.toFixed(1)}`).join(', ')} ms/MiB`,
+          ]),
     ],
     details: {
       node: process.version,
+      heapFlags,
       bytesPerBody: bytes,
       ordinaryPages: { pages: plain.length, mib: mibOf(plain), ids64Mib: mibOf(ids64) },
       // growth = ms/MiB at full size ÷ ms/MiB at a quarter: about 1 when linear, about 4 when quadratic;
@@ -191,6 +292,14 @@ export async function parseSection(options: {
         overJsonParse: body.msPerMiB / body.jsonParseMsPerMiB,
         overIds64Pages: body.msPerMiB / ids64MsPerMiB,
       })),
+      atCap: cap,
     },
   };
+}
+
+// As a script (parseSectionUnder): the section as JSON on stdout.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.stdout.write(
+    JSON.stringify(await parseSection(JSON.parse(process.argv[2] ?? '{}') as ParseOptions)),
+  );
 }

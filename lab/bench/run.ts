@@ -9,7 +9,8 @@
 //   6. feeds sharing a limited partner (11), the fleet (14: 1,000 feeds measured, the AWS model, the idle cost)
 //      and freshness (12, its idle cost the fleet's); `--only` runs just these
 //   7. derived: cost per million versions (3), catch-up model (6); print, write JSON
-// The body parse (13) is measured in-process right after the poller's CPU, before the emulator starts.
+// The body parse (13) is measured right after the poller's CPU, before the emulator starts, in a child process
+// with the heap flags Lambda gives the poller.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,7 +52,7 @@ import {
   type Schedule,
 } from './model.js';
 import { type BenchOptions, type ONLY, parseBenchArgs, USAGE } from './options.js';
-import { parseSection } from './parse.js';
+import { POLLER_HEAP_FLAGS, parseSectionUnder } from './parse.js';
 import { measureCeiling, measurePipeline, type PipelineSettings } from './pipeline.js';
 import { PRICES } from './prices.js';
 import {
@@ -135,10 +136,16 @@ function reportOf(options: BenchOptions, command: string, sections: Section[], s
   };
 }
 
-/** Section 13, in-process (no emulator). */
+/** Section 13, in a child process with the poller's heap flags on Lambda (no emulator). */
 function parse(options: BenchOptions): Promise<Section> {
-  progress('parse: ordinary and adversarial bodies');
-  return parseSection({ rounds: options.cpuRounds, bytes: options.parseBytes, seed: options.seed });
+  progress(`parse: ordinary and adversarial bodies (${POLLER_HEAP_FLAGS.join(' ')})`);
+  return parseSectionUnder({
+    rounds: options.cpuRounds,
+    bytes: options.parseBytes,
+    seed: options.seed,
+    // --quick leaves out the bodies at the body cap (a few seconds each).
+    ...(options.quick ? {} : { capBytes: DEFAULTS.maxPageBodyBytes }),
+  });
 }
 
 async function runBench(options: BenchOptions, command: string): Promise<BenchReport> {

@@ -340,7 +340,7 @@ describe('queues', () => {
 
 describe('functions', () => {
   it.each(['PollerFunction', 'DispatcherFunction', 'ConsumerFunction'])(
-    '%s: Node.js 22 on ARM64, source maps, X-Ray active, JSON logs to its own log group kept 30 days',
+    '%s: Node.js 22 on ARM64, source maps and no heap flag, X-Ray active, JSON logs to its own log group kept 30 days',
     (prefix) => {
       const [, fn] = resource(full, 'AWS::Lambda::Function', prefix);
       const [logGroupId, logGroup] = resource(full, 'AWS::Logs::LogGroup', `${prefix}LogGroup`);
