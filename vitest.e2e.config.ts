@@ -9,12 +9,12 @@ const LONGEST_FIRST = [
   'test/e2e/local-mode.test.ts',
   'test/e2e/local-mode-outage.test.ts',
   'test/e2e/packages.test.ts',
-  'lab/test/e2e/bench-cli.test.ts',
-  'lab/test/e2e/chaos.test.ts',
   'test/e2e/verify.test.ts',
+  'lab/test/e2e/chaos.test.ts',
   'test/e2e/feeds.test.ts',
-  'test/e2e/migration.test.ts',
+  'lab/test/e2e/bench-cli.test.ts',
   'test/e2e/ops.test.ts',
+  'test/e2e/migration.test.ts',
 ];
 
 // `npm run test:e2e`: the slow tier, as a user runs things. Local mode and `npm run verify` as child processes

@@ -67,11 +67,14 @@ describe('npm start against a partner that is down', () => {
     const tokenFile = join(workDir, 'token');
     writeFileSync(tokenFile, `${TOKEN}\n`);
     const expected = SCENARIO_EXPECTATIONS['test-versioning'];
+    // Long enough for a second failed run (a run's retries draw under 3 s, the next starts 1 s later); the
+    // wait is real time, so no longer than that.
+    const giveUpAfter = '8s';
     let partner: RunningSimulator | undefined;
     try {
       // Act 1: local mode with its own emulator (no --aws-endpoint)
       const gaveUp = await runCli([
-        ...['--api-url', apiUrl, '--token-file', tokenFile, '--give-up-after', '15s'],
+        ...['--api-url', apiUrl, '--token-file', tokenFile, '--give-up-after', giveUpAfter],
         ...['--summary-json', summaryPath('gave-up')],
       ]);
       const kept = /still runs at (http:\/\/localhost:\d+) \(pid (\d+)\)/.exec(gaveUp.stdout);
@@ -85,7 +88,9 @@ describe('npm start against a partner that is down', () => {
       expect(gaveUp.stdout).toMatch(
         /waiting for the partner: \d+ failed run\(s\), the last ended retry-later: partner unreachable: .*ECONNREFUSED.*; (next run in \d+s|running again); gives up in \d+s/,
       );
-      expect(gaveUp.stderr).toContain('error: gave up waiting for the partner after 15s without progress');
+      expect(gaveUp.stderr).toContain(
+        `error: gave up waiting for the partner after ${giveUpAfter} without progress`,
+      );
       const summary = readSummaryFile(summaryPath('gave-up'));
       expect(summary).toMatchObject({
         outcome: 'gave-up',
@@ -102,7 +107,7 @@ describe('npm start against a partner that is down', () => {
         expect((await readDeployment(keptAws)).cursorTable).toBe(summary.cursorTable);
         const command = /^ {2}npm start -- (.*)$/m.exec(gaveUp.stdout)?.[1] ?? '';
         expect(command).toBe(
-          `--aws-endpoint ${endpoint} --api-url ${apiUrl} --token-file ${tokenFile} --give-up-after 15s --summary-json ${summaryPath('gave-up')}`,
+          `--aws-endpoint ${endpoint} --api-url ${apiUrl} --token-file ${tokenFile} --give-up-after ${giveUpAfter} --summary-json ${summaryPath('gave-up')}`,
         );
         expect(gaveUp.stdout + gaveUp.stderr).not.toContain(TOKEN);
 
