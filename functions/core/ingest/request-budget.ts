@@ -172,9 +172,10 @@ function adjusted(state: BudgetState, nowMs: number, cap: number | undefined): n
   if (nowMs < state.holdUntil) return undefined;
   if (cap !== undefined && state.rate > cap) return cap;
   const age = nowMs - state.adjustedAt;
-  // A step only once the first slot booked at the rate has come due: slots are booked ahead (a queue of
-  // feeds × interval), and raising a rate no request has gone at yet climbed blind (10 feeds at R = 1: 2.1 × R).
-  if (state.rate > 0 && age >= increaseEveryMs && nowMs >= state.slotAtAdjust) {
+  // A step only once the first slot booked at the rate is the next to come due: slots are booked ahead (a queue
+  // of feeds × interval), and raising a rate no request has gone at yet climbed blind (10 feeds at R = 1:
+  // 2.1 × R). One interval early, so one feed, which books its next slot as it waits for it, steps each take.
+  if (state.rate > 0 && age >= increaseEveryMs && nowMs + state.intervalMs >= state.slotAtAdjust) {
     const share = cap === undefined ? slowStartShare * state.rate : increaseShare * cap;
     const fixed = state.step > 0 ? state.step : Math.max(minStep, share);
     const step = state.rate < floorClimbBelow ? Math.max(fixed, minRate) : fixed;

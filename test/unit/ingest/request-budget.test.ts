@@ -419,23 +419,29 @@ describe('RequestBudget: AIMD bounded by what the feeds used', () => {
       expect(rate).toBeGreaterThanOrEqual(0.6 * (before[index] ?? 0));
   });
 
-  it('does not climb a rate before the first slot booked at it comes due (slots are booked feeds × interval ahead)', async () => {
+  it('does not climb a rate before the first slot booked at it is the next to come due (slots are booked feeds × interval ahead)', async () => {
     const { time, store, budgets, state } = setUp({ feeds: 10 });
     store.items.set(KEY, { ...limitedAt(1), step: 0.05 });
     const feeds = keepAsking(budgets, time, 50);
-    const seen: Array<{ at: number; rate: number; firstSlotAtRate: number }> = [];
+    const seen: Array<{ at: number; rate: number; firstSlotAtRate: number; intervalMs: number }> = [];
     let last = state();
     for (let ms = 100; ms <= 60_000; ms += 100) {
       await time.run(ms);
       const now = state();
       if (now && last && now.rate > last.rate)
-        seen.push({ at: ms, rate: now.rate, firstSlotAtRate: last.slotAtAdjust });
+        seen.push({
+          at: ms,
+          rate: now.rate,
+          firstSlotAtRate: last.slotAtAdjust,
+          intervalMs: last.intervalMs,
+        });
       last = now ? { ...now } : now;
     }
     feeds.stop();
     expect(seen.length).toBeGreaterThan(0);
-    // Each step came after the first slot booked at the rate it raised (within the 100 ms this test samples).
-    for (const step of seen) expect(step.at).toBeGreaterThanOrEqual(step.firstSlotAtRate);
+    // Each step came once the first slot booked at the rate it raised was at most one interval away: the queue
+    // ahead of it had gone out (within the 100 ms this test samples).
+    for (const step of seen) expect(step.at + step.intervalMs).toBeGreaterThanOrEqual(step.firstSlotAtRate);
     // Ten feeds book ten seconds ahead at 1/s: blind, a step a second took it to 1.5/s in the first 10 s.
     expect(seen.filter((step) => step.at <= 10_000).length).toBeLessThanOrEqual(1);
   });
