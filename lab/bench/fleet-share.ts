@@ -1,8 +1,8 @@
 // Section 14's fairness at equal backlogs (issue 32, item 3), as a share, pure: each feed's pace while served
 // against an equal split of what the emulator delivered while it was served. A feed's pace alone moves with
 // when it ran (moto serves one call at a time: a page takes longer while many feeds page than at the tail);
-// its share does not. For feed i with served intervals I_i (each run: its invocation's start → its last page
-// published in that run):
+// its share does not. For feed i with served intervals I_i (each run of its catch-up: its invocation's start →
+// its lease given back, fleet.ts):
 //   share_i = pace_i ÷ (fleet's versions published per second in I_i ÷ mean number of feeds served in I_i)
 //           = versions_i × meanServed_i ÷ fleetVersions_i     (the served time cancels)
 // A fair product gives about 1 for every feed, whatever the emulator's speed; target: min ≥ 0.7 × max.

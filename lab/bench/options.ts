@@ -65,7 +65,7 @@ export const ONLY = ['shared-token', 'freshness', 'parse', 'fleet'] as const;
 export const USAGE = `Usage: npm run bench -- [options]
 
   --versions N          order versions in the generated feed (default 2000; --quick: 60)
-  --quick               small sizes and few rounds, for a smoke test (about 30 s)
+  --quick               small sizes and few rounds, for a smoke test (about 45 s)
   --out PATH            JSON report (default .local/bench/latest.json)
   --api-latency-ms MS   partner API latency per GET for the catch-up and cost models (default 150)
   --schedule-minutes M  poller schedule interval for the catch-up model (default 1)
