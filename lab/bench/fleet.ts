@@ -284,7 +284,6 @@ export async function measureFleet(options: {
       dispatchRequests: {
         request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
         end: (batchId) => registry.endBatch(batchId),
-        waiting: () => registry.waitingFeeds(),
       },
     });
     const lastOutcome = new Map<string, string>();
