@@ -190,7 +190,7 @@ export function buildPoller(
     return partner;
   }
 
-  /** The default: the batch's dispatcher, invoked asynchronously; the lock item counts the feeds waiting. */
+  /** The default: the batch's dispatcher, invoked asynchronously; the batch's end write reads the feeds waiting. */
   function dispatchRequestsOf(batch: BatchEvent['batch']): DispatchRequests | undefined {
     if (overrides.dispatchRequests) return overrides.dispatchRequests;
     const { dispatcher } = batch;
@@ -200,7 +200,6 @@ export function buildPoller(
       request: (requestedAt, by) =>
         invokeAsync(lambda, dispatcher, { dispatchRequest: { requestedAt, by } } satisfies DispatchRequest),
       end: (batchId) => registry.endBatch(batchId),
-      waiting: () => registry.waitingFeeds(),
     };
   }
 
@@ -317,9 +316,8 @@ export function buildPoller(
     const requests = dispatchRequestsOf(batch);
     if (!requests) return undefined;
     try {
-      await requests.end(batch.batchId);
-      const behind = feeds.some((feed) => leftBehind(feed.kind));
-      if (!behind && (await requests.waiting()) === 0) return undefined;
+      const waiting = await requests.end(batch.batchId);
+      if (waiting === 0 && !feeds.some((feed) => leftBehind(feed.kind))) return undefined;
       metrics.count('DispatchRequests');
       return () =>
         requests.request(now(), runId).catch((error: unknown) => {

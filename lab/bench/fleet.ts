@@ -75,6 +75,15 @@ export interface FleetMeasurement {
      * (fleet-share.ts: that pace against an equal split of what the emulator delivered meanwhile).
      */
     shares: FeedShare[];
+    /**
+     * Each feed's catch-up as it ran (s from the catch-up's start): its runs' served intervals and batch sizes,
+     * and when each of its pages was published; what a spread is read from (early or late, which token).
+     */
+    timelines: Array<{
+      feedId: string;
+      runs: Array<{ start: number; end: number; batchSize: number }>;
+      pages: number[];
+    }>;
     /** The same shares' spread with each run ending at its last page published (the pace's former end). */
     lastPageSpread: number;
     /** Mean share of the feeds by the size of the batch of their first run (diagnostic: a batch's page turns). */
@@ -284,7 +293,6 @@ export async function measureFleet(options: {
       dispatchRequests: {
         request: async (requestedAt) => void dispatch({ dispatchRequest: { requestedAt } }),
         end: (batchId) => registry.endBatch(batchId),
-        waiting: () => registry.waitingFeeds(),
       },
     });
     const lastOutcome = new Map<string, string>();
@@ -391,6 +399,8 @@ export async function measureFleet(options: {
     let drainMs = 0;
     const served: ServedFeed[] = [];
     const toLastPage: ServedFeed[] = [];
+    const timelines: FleetMeasurement['catchUp']['timelines'] = [];
+    const sinceStart = (at: number) => Math.round(at - startedAt) / 1000;
     for (const feedId of catchUpIds) {
       const pages = published.get(feedId) ?? [];
       const versions = pages.reduce((sum, page) => sum + page.versions, 0);
@@ -406,6 +416,15 @@ export async function measureFleet(options: {
       const intervals = (end: (run: (typeof runs)[number]) => number | undefined) =>
         runs.map((run) => ({ start: run.start, end: end(run) ?? run.ended ?? run.start }));
       served.push({ feedId, runs: intervals((run) => run.released), published: pages });
+      timelines.push({
+        feedId,
+        runs: intervals((run) => run.released).map((interval, i) => ({
+          start: sinceStart(interval.start),
+          end: sinceStart(interval.end),
+          batchSize: runs[i]?.batchSize ?? 0,
+        })),
+        pages: pages.map((page) => sinceStart(page.at)),
+      });
       toLastPage.push({ feedId, runs: intervals((run) => run.lastPublished), published: pages });
       drainMs = Math.max(drainMs, (pages.at(-1)?.at ?? startedAt) - startedAt);
     }
@@ -421,6 +440,7 @@ export async function measureFleet(options: {
       pages: options.backlogPages,
       drainMs,
       shares,
+      timelines,
       lastPageSpread: spread(fleetShares(toLastPage).map((share) => share.share)),
       shareByBatchSize: [...bySize]
         .sort(([a], [b]) => a - b)

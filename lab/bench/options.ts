@@ -74,6 +74,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --only S1,S2          run only these sections: shared-token, freshness, parse, fleet
   --fleet-catch-up-feeds N
                         feeds of the fleet's catch-up, all at once, 1 to 1000 (default 200; --quick: none)
+  --fleet-backlog-pages N
+                        each catch-up feed's backlog, in pages of 5 versions, 1 to 100 (default 16)
   -h, --help            this text
 `;
 
@@ -87,6 +89,7 @@ const FLAGS = {
   seed: { type: 'string' },
   only: { type: 'string' },
   'fleet-catch-up-feeds': { type: 'string' },
+  'fleet-backlog-pages': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -101,6 +104,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
       `--fleet-catch-up-feeds must be at most 1000 (the fleet's feeds), got ${catchUpFeeds}`,
     );
   }
+  const backlogPages = positiveInteger('--fleet-backlog-pages', values['fleet-backlog-pages'], 16);
+  if (backlogPages > 100)
+    throw new UsageError(`--fleet-backlog-pages must be at most 100, got ${backlogPages}`);
   return {
     versions: positiveInteger('--versions', values.versions, quick ? 60 : 2000),
     quick,
@@ -142,7 +148,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
     },
     freshnessSamples: quick ? 3 : 20,
     parseBytes: quick ? 64 * 1024 : 1024 * 1024,
-    // Catch-up: 200 feeds with the same backlog of 4 pages of 5 by default (--fleet-catch-up-feeds 1000: all of
+    // Catch-up: 200 feeds with the same backlog of 16 pages of 5 by default (a page a sixteenth of it: the share
+    // measure's resolution) (--fleet-catch-up-feeds 1000: all of
     // them, minutes of moto serialising every call on 2 cores); idle tick and steady state: 1,000 feeds, 0.15
     // new versions a feed a minute for 4 minutes (half the model's 0.3: the emulator's calls bound a tick).
     // --quick measures none (the emulator's part takes minutes at any size on a busy machine): the model and
@@ -160,7 +167,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
       : {
           feeds: 1_000,
           catchUpFeeds,
-          backlogPages: 4,
+          backlogPages,
           pageSize: 5,
           arrivalsPerFeedMinute: 0.15,
           steadyMinutes: 4,

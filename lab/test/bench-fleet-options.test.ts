@@ -25,3 +25,20 @@ describe('--fleet-catch-up-feeds', () => {
       );
   });
 });
+
+describe('--fleet-backlog-pages', () => {
+  it("sets each catch-up feed's backlog in pages (default 16: one page a sixteenth of it)", () => {
+    expect(fleetOf([])).toMatchObject({ backlogPages: 16, pageSize: 5 });
+    expect(fleetOf(['--fleet-backlog-pages', '100'])).toMatchObject({ backlogPages: 100 });
+  });
+
+  it('refuses 0, more than 100, and a non-number, naming the flag', () => {
+    for (const value of ['0', '101', 'many'])
+      expect(() => parseBenchArgs(['--fleet-backlog-pages', value])).toThrow(
+        expect.objectContaining({
+          name: UsageError.name,
+          message: expect.stringContaining('--fleet-backlog-pages'),
+        }),
+      );
+  });
+});

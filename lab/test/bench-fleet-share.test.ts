@@ -54,6 +54,34 @@ describe("the fleet's share of the emulator while served", () => {
     expect(shareOf(shares, 'y')).toBe(1);
   });
 
+  it("splits each run on its own: a feed's late run beside few on a slowed emulator is no unfairness", () => {
+    // a, b, c and d page together at a version a second for 10 s; later a pages alone, the emulator slowed
+    // (busy with the caught-up feeds' idle polls, which publish nothing): a version every 4 s for 20 s.
+    const late: ServedFeed = {
+      feedId: 'a',
+      runs: [
+        { start: 0, end: 10_000 },
+        { start: 20_000, end: 40_000 },
+      ],
+      published: [
+        ...Array.from({ length: 10 }, (_, k) => ({ at: (k + 1) * 1_000, versions: 1 })),
+        ...Array.from({ length: 5 }, (_, k) => ({ at: 20_000 + (k + 1) * 4_000, versions: 1 })),
+      ],
+    };
+    const shares = fleetShares([
+      late,
+      paging('b', 0, 1_000, 10),
+      paging('c', 0, 1_000, 10),
+      paging('d', 0, 1_000, 10),
+    ]);
+    // Split over all its runs at once: 15 versions × 2 feeds served on average ÷ 45 published = 0.67.
+    const a = shares[0];
+    expect(a).toMatchObject({ versions: 15, servedMs: 30_000, meanServed: 2 });
+    expect((15 * 2) / 45).toBeLessThan(1 / FAIRNESS_TARGET);
+    // Run by run: 40 versions ÷ 4 feeds, then 5 ÷ 1: its split is the 15 it got.
+    for (const share of shares) expect(share.share).toBeCloseTo(1, 10);
+  });
+
   it('resolves no finer than a page: a perfect round robin of 4 feeds × 4 pages reads 1.23 to 0.91, within target', () => {
     // One invocation turns a page at a time, a, b, c, d, a, …: a ends at the 13th turn, d at the 16th.
     const feeds = ['a', 'b', 'c', 'd'].map((feedId, i) => {

@@ -233,8 +233,7 @@ describe('a stack of a poller per feed updated in place to the fleet', () => {
         logger: silent,
         dispatchRequests: {
           request: async () => undefined,
-          end: async () => undefined,
-          waiting: async () => 0,
+          end: async () => 0,
         },
       });
       const runs: Array<Promise<unknown>> = [];

@@ -90,8 +90,7 @@ async function runFleet(): Promise<unknown> {
     logger: silent,
     dispatchRequests: {
       request: async (at) => void requests.push(at),
-      end: async () => undefined,
-      waiting: async () => 0,
+      end: async () => 0,
     },
   });
   const runs: Array<Promise<unknown>> = [];

@@ -744,7 +744,7 @@ describe('IAM by action: each role holds exactly the AWS actions its code calls'
   const NEVER_SENT: Readonly<Record<string, Record<string, string>>> = {
     poller: {
       'dynamodb:Scan':
-        "DynamoFeedRegistry.scan is the dispatcher's; the poller calls only its setState, waitingFeeds and endBatch",
+        "DynamoFeedRegistry.scan is the dispatcher's; the poller calls only its setState and endBatch",
     },
   };
   /** What the platform grants beside the code's calls: logs and traces, and the SQS event source's polling. */

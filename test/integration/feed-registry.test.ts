@@ -224,9 +224,8 @@ describe('the dispatch lock', () => {
     const inFlight = [{ batchId: 'd-1-1', dispatchedAt: NOW, feedIds: ['a', 'b'] }];
 
     expect(await registry.unlockDispatch('d-1', inFlight, 3)).toBe(true);
-    expect(await registry.waitingFeeds()).toBe(3);
-    // A poller's last write says its batch ended.
-    await registry.endBatch('d-1-1');
+    // A poller's last write says its batch ended, and reads back the due feeds the dispatch left waiting.
+    expect(await registry.endBatch('d-1-1')).toBe(3);
     // A request older than the last scan was answered by it.
     expect(await registry.lockDispatch('d-3', NOW + 200, 30_000, NOW - 1)).toBe('redundant');
     expect(await registry.lockDispatch('d-4', NOW + 300, 30_000, NOW + 300)).toEqual({
@@ -234,13 +233,14 @@ describe('the dispatch lock', () => {
       ended: ['d-1-1'],
     });
     // A batch that ends while the lock is held stays for the next dispatch; the ones read are consumed.
-    await registry.endBatch('d-4-1');
+    expect(await registry.endBatch('d-4-1')).toBe(3);
     expect(await registry.unlockDispatch('d-4', [], 0, ['d-1-1'])).toBe(false);
+    expect(await registry.endBatch('d-4-2')).toBe(0);
     // A holder that crashed: its lock lapses.
     await registry.lockDispatch('d-5', NOW + 400, 30_000, NOW + 400);
     expect(await registry.lockDispatch('d-6', NOW + 31_000, 30_000, NOW + 31_000)).toEqual({
       inFlight: [],
-      ended: ['d-4-1'],
+      ended: ['d-4-1', 'd-4-2'],
     });
   });
 });

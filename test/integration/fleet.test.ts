@@ -101,7 +101,6 @@ describe('a fleet of 20 feeds: dispatch, pollers, consumer', () => {
       dispatchRequests: {
         request: async (requestedAt) => void requests.push(requestedAt),
         end: (batchId) => registry.endBatch(batchId),
-        waiting: () => registry.waitingFeeds(),
       },
     });
     const started: Array<Promise<PollResult | PollRunFailedError>> = [];

@@ -139,6 +139,23 @@ describe('ops feeds add', () => {
     expect(`${added.stdout}${added.stderr}`).not.toContain(TOKEN_VALUE);
   });
 
+  it('refuses a token parameter that does not exist or is not a SecureString, naming it, and writes nothing', async () => {
+    await aws.ssm.send(
+      new PutParameterCommand({ Name: '/plain/token', Type: 'String', Value: 'x', Overwrite: true }),
+    );
+
+    const missing = await fleet('feeds', 'add', 'eu', '--token-parameter', '/no/such/token', '--dry-run');
+    const plain = await fleet('feeds', 'add', 'eu', '--token-parameter', '/plain/token');
+    await fleet('feeds', 'add', 'eu', '--token-parameter', TOKEN);
+    const changed = await fleet('feeds', 'set', 'eu', '--token-parameter', '/no/such/token');
+
+    expect([missing.code, plain.code, changed.code]).toEqual([1, 1, 1]);
+    expect(missing.stderr).toContain('no SSM parameter named "/no/such/token"');
+    expect(plain.stderr).toContain('"/plain/token" is a String parameter; the token must be a SecureString');
+    expect(changed.stderr).toContain('no SSM parameter named "/no/such/token"');
+    expect((await itemOf('eu'))?.config).toMatchObject({ tokenParameterName: TOKEN });
+  });
+
   it('with --dry-run prints the row and writes nothing; refuses a feed that exists; adopts a cursor item, keeping its cursor', async () => {
     const dry = await json<{ applied: boolean; config: { pageSize: number } }>(
       ...['feeds', 'add', 'eu', '--token-parameter', TOKEN, '--page-size', '50', '--dry-run'],
@@ -389,6 +406,14 @@ describe('ops feeds pause, resume and remove', () => {
 describe('ops status', () => {
   it('counts every feed by state and shows the stalest few; with --feed, that feed in detail and its token’s budget', async () => {
     const now = Date.now();
+    await aws.ssm.send(
+      new PutParameterCommand({
+        Name: '/other/token',
+        Type: 'SecureString',
+        Value: 'other',
+        Overwrite: true,
+      }),
+    );
     for (let index = 1; index <= 8; index += 1) {
       await fleet('feeds', 'add', `feed-${index}`, '--token-parameter', index === 8 ? TOKEN : '/other/token');
       await run(`feed-${index}`, now - index * MINUTE);

@@ -183,7 +183,6 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetEnd> {
       dispatch({ dispatchRequest: { requestedAt, by } });
     },
     end: (batchId: string) => registry.endBatch(batchId),
-    waiting: () => registry.waitingFeeds(),
   };
   const pollerInstance = (): Poller =>
     idle.pop() ?? buildPoller(aws, pollerConfig, { ...options.observability.poller(), dispatchRequests });

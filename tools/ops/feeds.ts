@@ -6,6 +6,7 @@
 // plan-then-`--yes` of the cursor commands. Flow per command: read the row → plan (what changes, or why not)
 // → write (unless --dry-run) → after `add` and `resume`, ask the dispatcher for a dispatch at once.
 import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { DescribeParametersCommand } from '@aws-sdk/client-ssm';
 import { FeedRegistryConflictError } from '../../functions/core/adapters/dynamo-feed-registry.js';
 import type { DispatchRequest } from '../../functions/core/fleet/dispatch.js';
 import {
@@ -39,7 +40,7 @@ export interface FeedsOutput {
 }
 
 export interface FeedsContext {
-  aws: Pick<AwsAt, 'dynamo' | 'lambda'>;
+  aws: Pick<AwsAt, 'dynamo' | 'lambda' | 'ssm'>;
   target: OpsTarget;
   now: () => number;
 }
@@ -121,12 +122,14 @@ async function add(
 ): Promise<FeedsOutput> {
   const found = await admin.get(feedId);
   if (found?.config !== undefined) throw exists(feedId, found);
+  const unchecked = await checkTokenParameter(context, config.tokenParameterName);
   // A cursor item without a row (a feed from before the fleet) becomes the row, its cursor kept.
   const adopts = found !== undefined;
   const plan = [
     `add feed ${feedId}${adopts ? ' onto its existing cursor item (the cursor is kept: it goes on from where it is)' : ''}:`,
     ...configLines(config),
     '  state               enabled',
+    ...unchecked,
   ];
   if (dryRun) return dryRunOutput({ feedId, action: 'add', config, state: 'enabled', adopts }, plan);
   try {
@@ -161,6 +164,10 @@ async function set(
     throw error;
   }
   const changed = configDifferences(record.config, config);
+  const unchecked =
+    config.tokenParameterName === record.config.tokenParameterName
+      ? []
+      : await checkTokenParameter(context, config.tokenParameterName);
   if (changed.length === 0) {
     return {
       json: { feedId, action: 'set', applied: false, why: 'no change', config },
@@ -170,6 +177,7 @@ async function set(
   const plan = [
     `set feed ${feedId} (configuration revision ${record.configRevision} → ${record.configRevision + 1}):`,
     ...changed.map((line) => `  ${line}`),
+    ...unchecked,
   ];
   if (dryRun) return dryRunOutput({ feedId, action: 'set', changes: changed, config }, plan);
   try {
@@ -330,6 +338,38 @@ function exists(feedId: string, found: FeedRecord | undefined): CommandError {
     `feed "${feedId}" already exists (state ${found?.state ?? 'unknown'}): change it with feeds set ${feedId}` +
       `${found?.state === 'removed' ? `, or bring it back with feeds resume ${feedId}` : ''}`,
   );
+}
+
+/**
+ * The token parameter a feed is to read must exist as a SecureString (the poller reads it with decryption): a
+ * name mistyped would otherwise fail every run of the feed from its first. Its metadata only, never its value.
+ * Returns the plan's note when it could not be checked (an operator without ssm:DescribeParameters).
+ */
+async function checkTokenParameter(context: FeedsContext, name: string): Promise<string[]> {
+  let found: { Type?: string } | undefined;
+  try {
+    const { Parameters } = await context.aws.ssm.send(
+      new DescribeParametersCommand({
+        ParameterFilters: [{ Key: 'Name', Option: 'Equals', Values: [name] }],
+      }),
+    );
+    found = Parameters?.[0];
+  } catch (error) {
+    return [`  (the token parameter ${name} could not be checked: ${messageOf(error)})`];
+  }
+  if (found === undefined) {
+    throw new CommandError(
+      `--token-parameter: no SSM parameter named "${name}" in this account and region; store the token first ` +
+        `(aws ssm put-parameter --name ${name} --type SecureString --value …)`,
+    );
+  }
+  if (found.Type !== 'SecureString') {
+    throw new CommandError(
+      `--token-parameter: "${name}" is a ${found.Type} parameter; the token must be a SecureString ` +
+        `(aws ssm put-parameter --name ${name} --type SecureString --overwrite --value …)`,
+    );
+  }
+  return [];
 }
 
 function dryRunOutput(json: Record<string, unknown>, plan: string[]): FeedsOutput {

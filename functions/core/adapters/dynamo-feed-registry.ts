@@ -192,10 +192,10 @@ export class DynamoFeedRegistry {
   }
 
   /**
-   * Releases the lock with what the next dispatch needs: the batches on their way and how many due feeds were
-   * left waiting (the pollers ask for a dispatch when they end while any wait), and consumes the ended batches
-   * it read. Returns whether a request came in while it was held, after its scan began: then the dispatcher
-   * runs once more.
+   * Releases the lock with the batches on their way, then says on the ended item how many due feeds were left
+   * waiting (a poller's end write reads it back: it asks for a dispatch when any wait) and consumes the ended
+   * batches it read. Returns whether a request came in while it was held, after its scan began: then the
+   * dispatcher runs once more.
    */
   async unlockDispatch(
     owner: string,
@@ -207,33 +207,40 @@ export class DynamoFeedRegistry {
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: marshall({ feedId: DISPATCH_LOCK_KEY }),
-        UpdateExpression: 'SET inFlight = :inFlight, waiting = :waiting REMOVE lockOwner, lockExpiresAt',
+        UpdateExpression: 'SET inFlight = :inFlight REMOVE lockOwner, lockExpiresAt',
         ConditionExpression: 'lockOwner = :owner',
-        ExpressionAttributeValues: marshall({
-          ':owner': owner,
-          ':inFlight': boundedInFlight(inFlight),
-          ':waiting': waiting,
-        }),
+        ExpressionAttributeValues: marshall({ ':owner': owner, ':inFlight': boundedInFlight(inFlight) }),
         ReturnValues: 'ALL_NEW',
       }),
     );
     // After the batches on their way were written without them (an id left over matches no batch later).
-    if (ended.length > 0)
-      await this.updateItem(ENDED_KEY, 'DELETE ended :ended', { ':ended': new Set(ended) });
+    await this.updateItem(
+      ENDED_KEY,
+      ended.length > 0 ? 'SET waiting = :waiting DELETE ended :ended' : 'SET waiting = :waiting',
+      { ':waiting': waiting, ...(ended.length > 0 ? { ':ended': new Set(ended) } : {}) },
+    );
     const lock = output.Attributes ? unmarshall(output.Attributes) : {};
     // A request from the instant the scan began is answered by it (the poller asks after its last write).
     return typeof lock.rerunRequestedAt === 'number' && lock.rerunRequestedAt > lock.lastScanAt;
   }
 
-  /** Due feeds the last dispatch left waiting: a poller that ends asks for a dispatch when there are any. */
-  async waitingFeeds(): Promise<number> {
-    const lock = await this.item(DISPATCH_LOCK_KEY);
-    return typeof lock?.waiting === 'number' ? lock.waiting : 0;
-  }
-
-  /** A poller invocation's last write: its batch ended (the dispatch counts it running until then). */
-  async endBatch(batchId: string): Promise<void> {
-    await this.updateItem(ENDED_KEY, 'ADD ended :batch', { ':batch': new Set([batchId]) });
+  /**
+   * A poller invocation's last write: its batch ended (the dispatch counts it running until then). Returns the
+   * due feeds the last dispatch left waiting, read in the same write: no read after it, so an invocation's
+   * last act after this is its dispatch request, and the batch a dispatch starts in its slot never overlaps it.
+   */
+  async endBatch(batchId: string): Promise<number> {
+    const output = await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: marshall({ feedId: ENDED_KEY }),
+        UpdateExpression: 'ADD ended :batch',
+        ExpressionAttributeValues: marshall({ ':batch': new Set([batchId]) }),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const waiting = output.Attributes ? unmarshall(output.Attributes).waiting : undefined;
+    return typeof waiting === 'number' ? waiting : 0;
   }
 
   private async updateItem(feedId: string, expression: string, values: Record<string, unknown>) {

@@ -140,6 +140,11 @@ interface RunState {
   /** The feed's deadlines: the invocation's, or its slice's when that ends first. */
   deadline: number;
   requestDeadline: number;
+  /**
+   * The invocation's own deadlines, which the run's first page request may use past its slice's end: every run
+   * given a slice makes progress, however short the slice and however slow the partner is to start a page.
+   */
+  firstPage: { deadline: number; requestDeadline: number };
   /** How a run that runs out of time ends: `slice-end` when its slice ended before the invocation. */
   timeUp: 'out-of-time' | 'slice-end';
   counters: ReturnType<typeof noCounts>;
@@ -208,6 +213,7 @@ export async function pollFeed(
     // A slice keeps the invocation's margin after its end for the request on its way.
     requestDeadline: Math.min(requestDeadline, deadline + (requestDeadline - invocation.deadline)),
     timeUp: sliced ? 'slice-end' : 'out-of-time',
+    firstPage: { deadline: invocation.deadline, requestDeadline },
     counters: noCounts(),
     pageSize: settings.pageSize,
     record: {},
@@ -291,8 +297,9 @@ async function poll(ctx: RunState): Promise<PollOutcomeKind> {
   try {
     for (;;) {
       if (counters.pages >= pageCap) return 'page-limit';
-      if (!prefetched && deps.now() >= ctx.deadline) return ctx.timeUp;
-      const result = await (prefetched ?? fetchPage(ctx, request));
+      const { deadline, requestDeadline } = counters.pages === 0 ? ctx.firstPage : ctx;
+      if (!prefetched && deps.now() >= deadline) return ctx.timeUp;
+      const result = await (prefetched ?? fetchPage(ctx, request, requestDeadline));
       prefetched = undefined;
       inHand = result.ok ? result.done : undefined;
       if (!result.ok && partnerErrorKind(result.error) === 'cursor-expired' && !recoveredThisRun) {
@@ -430,7 +437,11 @@ async function tokenVersion({ deps, settings }: RunState) {
   }
 }
 
-function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
+function fetchPage(
+  ctx: RunState,
+  query: OrderUpdatesQuery,
+  deadline = ctx.requestDeadline,
+): Promise<Fetched> {
   const { deps, settings, counters } = ctx;
   let rateLimited = false;
   // The turn to parse (and hold) a page, taken before the client parses one, given back after its hand-off.
@@ -445,7 +456,7 @@ function fetchPage(ctx: RunState, query: OrderUpdatesQuery): Promise<Fetched> {
   const traced = span('### partner fetch', {}, async (subsegment) => {
     subsegment?.addMetadata('page', counters.pages + 1);
     const page = await deps.partner.getOrderUpdates(query, {
-      deadline: ctx.requestDeadline,
+      deadline,
       ...(beforeParse ? { beforeParse } : {}),
       onRetry: (event) => {
         rateLimited ||= event.kind === 'rate-limited';

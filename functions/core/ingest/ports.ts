@@ -189,10 +189,8 @@ export interface PageTurns {
 /** Asks the dispatcher for a dispatch now (a feed behind, feeds waiting); AWS: an async invoke. */
 export interface DispatchRequests {
   request(requestedAt: number, by: string): Promise<void>;
-  /** Says the batch ended (the dispatch counts it running until then). */
-  end(batchId: string): Promise<void>;
-  /** Due feeds the last dispatch left waiting (the dispatch lock item's count). */
-  waiting(): Promise<number>;
+  /** Says the batch ended (the dispatch counts it running until then); returns the due feeds the last dispatch left waiting. */
+  end(batchId: string): Promise<number>;
 }
 
 /** The token's SSM parameter read afresh: its version (never its value), and whether the value changed. */

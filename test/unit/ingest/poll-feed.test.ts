@@ -967,6 +967,29 @@ describe('a slice of the invocation', () => {
     expect(whole.kind).toBe('out-of-time');
   });
 
+  it("waits for the run's first page past its slice's end: a partner slow to start a page makes progress however short the slice", async () => {
+    // Every page takes 12 s to start; the slice is 5 s (1,000 feeds behind), the invocation has a minute.
+    const clock = { now: 1_000_000 };
+    const slowToStart = (query: OrderUpdatesQuery, _call: number, options: CallOptions) => {
+      clock.now += 12_000;
+      if (options.deadline !== undefined && clock.now > options.deadline)
+        return new PartnerError('retry-later', 'no complete response before the call deadline', {
+          reason: 'network',
+          deadlinePassed: true,
+        });
+      return slow({ now: 0 })(query);
+    };
+    const { deps, run, stored } = pollFeedFixture(slowToStart, { clock });
+
+    const outcome = await run('run-1', SETTINGS, { sliceEndsAt: clock.now + 5_000 });
+
+    // The first page, waited for past the slice's end; then the slice is over: no second request.
+    expect(outcome).toMatchObject({ kind: 'slice-end', failed: false, pages: 1 });
+    expect(stored()).toMatchObject({ pageId: 'c1', lastRunOutcome: 'slice-end' });
+    expect(deps.publisher.published).toHaveLength(1);
+    expect(deps.partner.calls).toHaveLength(1);
+  });
+
   it('commits a page in part at the end of its slice, as at the end of an invocation', async () => {
     const data = Array.from({ length: 350 }, (_, index) => sampleOrder({ id: index + 1 }));
     const { deps, clock, run, stored } = pollFeedFixture(() => ({ data, hasMore: true, nextPageId: 'c1' }));

@@ -83,8 +83,7 @@ function build(
     tokens: () => ({ refresh: async () => ({ version: 7, changed: false }) }),
     dispatchRequests: {
       request: async (at) => void requests.push(at),
-      end: async () => undefined,
-      waiting: async () => 0,
+      end: async () => 0,
     },
     ...overrides,
   });
@@ -192,8 +191,7 @@ describe('buildPoller: a batch of feeds', () => {
     const { handler, requests } = build({ a: {} }, async () => ({ data: [], hasMore: false }), {
       dispatchRequests: {
         request: async (at) => void requests.push(at),
-        end: async () => undefined,
-        waiting: async () => 3,
+        end: async () => 3,
       },
     });
 
@@ -212,8 +210,10 @@ describe('buildPoller: a batch of feeds', () => {
       },
       dispatchRequests: {
         request: async () => void order.push('request'),
-        end: async (batchId) => void order.push(`end ${batchId}`),
-        waiting: async () => 2,
+        end: async (batchId) => {
+          order.push(`end ${batchId}`);
+          return 2;
+        },
       },
     });
     const result = await handler(batchOf(['a', 'b']), context());
