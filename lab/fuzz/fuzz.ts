@@ -51,8 +51,13 @@ export class Fuzzer {
   private aws: AwsAt | undefined;
   private local: LocalModeRunner | undefined;
 
-  constructor(private readonly logDir: string | undefined) {
+  /** `emulator`: the moto the in-process seeds share (reset before each), else one started at the first. */
+  constructor(
+    private readonly logDir: string | undefined,
+    emulator?: RunningMoto,
+  ) {
     if (logDir) mkdirSync(logDir, { recursive: true });
+    this.moto = emulator;
   }
 
   /** Runs one seed; `mode` overrides the one the seed draws. Never throws for what the seed found. */
@@ -139,8 +144,8 @@ export class Fuzzer {
   }
 
   private async emulator(): Promise<{ moto: RunningMoto; aws: AwsAt }> {
-    if (!this.moto || !this.aws) {
-      this.moto = await startMoto();
+    this.moto ??= await startMoto();
+    if (!this.aws) {
       // The handlers' SDK clients read these (as the harness's useEmulator sets them).
       Object.assign(process.env, EMULATOR_ENV, { AWS_ENDPOINT_URL: this.moto.endpoint });
       this.aws = createAwsClients(this.moto.endpoint, EMULATOR_ENV);

@@ -1,9 +1,10 @@
-// Fixed fuzz seeds in `npm test` (the in-process pipeline on moto, one moto for the file): a few seeds of the
+// Fixed fuzz seeds in `npm test` (the in-process pipeline on moto, the worker's): a few seeds of the
 // fast profile, each partner a composition of the simulator's faults, chosen among the quick seeds that pass
 // and together switch on many kinds (lab/fuzz/RESULTS.md); and every seed that ever failed
 // (lab/fuzz/regressions.json), replayed one named case each. The soak runs hundreds (`npm run fuzz`).
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workerMoto } from '../../test/support/moto.js';
 import { REPO_ROOT } from '../chaos/local-mode.js';
 import { Fuzzer } from '../fuzz/fuzz.js';
 import { readRegressions } from '../fuzz/regressions.js';
@@ -14,8 +15,12 @@ const REGRESSIONS = readRegressions(path.join(REPO_ROOT, 'lab', 'fuzz', 'regress
   (entry) => !entry.replayOnly,
 );
 
-const fuzzer = new Fuzzer(undefined);
-afterAll(() => fuzzer.close());
+let fuzzer: Fuzzer;
+// The worker's moto (test/support/emulators.ts), which each seed resets: no emulator of the file's own to start.
+beforeAll(async () => {
+  fuzzer = new Fuzzer(undefined, await workerMoto());
+});
+afterAll(() => fuzzer?.close());
 
 describe('fuzz seeds in npm test (fast profile, in-process)', () => {
   it.each(NPM_TEST_SEEDS)(

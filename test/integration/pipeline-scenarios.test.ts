@@ -1,21 +1,18 @@
 // Every spec scenario (section 4) through the real poller and consumer handlers, against the partner
-// simulator over HTTP and emulated AWS (moto), one after another on one set of resources, each as a feed of
-// its own (no two scenarios share an order id): each ends with exactly its expectation (SCENARIO_EXPECTATIONS)
-// and passes the spec's check (SPEC_CHECKS, as npm run verify applies it). The partner client's own handling of
-// each scenario (waits, retries, headers) is asserted in partner-client.test.ts; here, what the pipeline adds.
-import { PutParameterCommand } from '@aws-sdk/client-ssm';
+// simulator over HTTP and emulated AWS (moto), each on resources of its own (the emulator reset and the
+// pipeline's resources created afresh before it): each ends with exactly its expectation
+// (SCENARIO_EXPECTATIONS) and passes the spec's check (SPEC_CHECKS, as npm run verify applies it). The partner
+// client's own handling of each scenario (waits, retries, headers) is asserted in partner-client.test.ts; here,
+// what the pipeline adds.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
 import type { FeedRunResult } from '../../functions/poller/build-poller.js';
 import {
-  type AwsClients,
-  createPipelineResources,
   drainQueue,
-  type PipelineResources,
   pipelineEnv,
   quarantinedKeys,
+  scanOrders,
   TEST_TOKEN,
-  useEmulator,
 } from '../../tools/harness/pipeline.js';
 import {
   type RunningSimulator,
@@ -25,36 +22,24 @@ import {
   startSimulator,
 } from '../../tools/simulator/index.js';
 import { type ScenarioRun, SPEC_CHECKS } from '../../tools/simulator/scenarios/expectations.js';
-import { SCENARIOS } from '../../tools/simulator/scenarios/index.js';
 import { contractViolations } from '../support/contract.js';
-import { handlersFor } from '../support/handlers.js';
-import { type RunningMoto, workerMoto } from '../support/moto.js';
-import { itemsOfOrders, readLedger, receiveAll } from '../support/pipeline.js';
+import { handlersFor, pipelineOnMoto } from '../support/handlers.js';
+import { readLedger, receiveAll, scanHistory } from '../support/pipeline.js';
 
-let moto: RunningMoto;
-let aws: AwsClients;
+const pipeline = pipelineOnMoto();
 let sim: RunningSimulator;
-let resources: PipelineResources;
 
 beforeAll(async () => {
-  moto = await workerMoto();
-  aws = useEmulator(moto);
   sim = await startSimulator({ token: TEST_TOKEN, scenarioRetryAfterSeconds: 1 });
-  resources = await createPipelineResources(aws);
 });
 afterAll(async () => {
   await sim?.close();
-  await moto?.stop();
 });
 
-type Sales = Awaited<ReturnType<typeof readLedger>>;
-
-/**
- * The scenario's orders in the table (`items`, whole, and `orders`, as the expectation has them) and the sales
- * it added to the ledger (the difference from the rows before it).
- */
-async function stateSince(before: { ids: Set<string>; sales: Sales }) {
-  const items = (await itemsOfOrders(aws, resources.ordersTable, before.ids)).sort(
+/** The orders table (`items`, whole, and `orders`, as the expectation has them) and the sales ledger. */
+async function tablesNow() {
+  const { aws, resources } = pipeline;
+  const items = [...(await scanOrders(aws, resources.ordersTable)).values()].sort(
     (a, b) => Number(a.id) - Number(b.id),
   );
   const orders = items.map(({ id, version, status, vendorId, total }) => ({
@@ -64,13 +49,7 @@ async function stateSince(before: { ids: Set<string>; sales: Sales }) {
     vendorId,
     total,
   }));
-  const sales: Sales = [];
-  for (const row of await readLedger(aws, resources.ordersTable)) {
-    const old = before.sales.find((sale) => sale.vendorId === row.vendorId && sale.currency === row.currency);
-    const amount = Number(BigInt(row.amount) - BigInt(old?.amount ?? 0));
-    if (row.count !== (old?.count ?? 0)) sales.push({ ...row, count: row.count - (old?.count ?? 0), amount });
-  }
-  return { items, orders, sales };
+  return { items, orders, sales: await readLedger(aws, resources.ordersTable) };
 }
 
 /** What the handlers write to stdout and stderr while `work` runs (kept from the terminal). */
@@ -94,41 +73,34 @@ const RUNS: Partial<Record<ScenarioId, number>> = { 'test-expired-page-id': 3, '
  * first run of test-pagination twice at once), and gathers what it left behind.
  */
 async function runScenario(id: ScenarioId) {
+  const { aws, resources } = pipeline;
   const runs = RUNS[id] ?? SCENARIO_EXPECTATIONS[id].polls + 1;
   const logLevel: Record<string, string> =
     id === 'test-authentication' ? { POWERTOOLS_LOG_LEVEL: 'DEBUG' } : {};
-  // A token of its own too: the feeds of one token share its request budget, which a 429 slows for all.
-  const token = { Name: `/scenarios/${id}`, Type: 'SecureString' as const, Value: TEST_TOKEN };
-  await aws.ssm.send(new PutParameterCommand(token));
-  const env = { FEED_ID: id, PARTNER_TOKEN_PARAMETER: token.Name, ...logLevel };
-  const handlers = handlersFor(aws, pipelineEnv(resources, `${sim.url}/${id}`, env));
-  const before = {
-    ids: new Set(SCENARIOS[id].polls.flat().map((entry) => String(entry.order.id))),
-    sales: await readLedger(aws, resources.ordersTable),
-    requests: sim.requests.length,
-  };
+  const handlers = handlersFor(aws, pipelineEnv(resources, `${sim.url}/${id}`, { FEED_ID: id, ...logLevel }));
+  const requestsBefore = sim.requests.length;
   const results: Array<{ outcome?: FeedRunResult; error?: Error }> = [];
-  const states: Array<Awaited<ReturnType<typeof stateSince>>> = [];
+  const states: Array<Awaited<ReturnType<typeof tablesNow>>> = [];
   const requestsPerRun: number[] = [];
   let consumed = 0;
   const output = await capturingOutput(async () => {
     for (let run = 0; run < runs; run++) {
-      const requestsBefore = sim.requests.length;
+      const requestsBeforeRun = sim.requests.length;
       const polls =
         id === 'test-pagination' && run === 0 ? [handlers.poll(), handlers.poll()] : [handlers.poll()];
       for (const settled of await Promise.allSettled(polls)) {
         results.push(settled.status === 'fulfilled' ? { outcome: settled.value } : { error: settled.reason });
       }
       consumed += (await drainQueue(aws, resources.ordersQueueUrl, handlers)).succeeded;
-      requestsPerRun.push(sim.requests.length - requestsBefore);
-      if (id === 'test-order-lifecycle') states.push(await stateSince(before));
+      requestsPerRun.push(sim.requests.length - requestsBeforeRun);
+      if (id === 'test-order-lifecycle') states.push(await tablesNow());
     }
   });
   const outcomes = results.flatMap((result) => (result.outcome ? [result.outcome] : []));
   const sum = (
     key: 'pages' | 'versionsPublished' | 'partnerRetries' | 'rateLimitWaits' | 'cursorRecoveries',
   ) => outcomes.reduce((total, outcome) => total + outcome[key], 0);
-  const { items, ...final } = await stateSince(before);
+  const { items, ...final } = await tablesNow();
   const authFailed = results.some((result) => /auth-failed/.test(result.error?.message ?? ''));
   // As local mode's summary puts it for npm run verify (applied + stale: what the consumer took without failing).
   const run: ScenarioRun = {
@@ -150,8 +122,8 @@ async function runScenario(id: ScenarioId) {
     orders: items as unknown as ScenarioRun['orders'],
   };
   const downstream = await receiveAll(aws, resources.downstreamQueueUrl, { remove: true });
-  const history = await itemsOfOrders(aws, resources.historyTable, before.ids);
-  const requests = sim.requests.slice(before.requests);
+  const history = await scanHistory(aws, resources.historyTable);
+  const requests = sim.requests.slice(requestsBefore);
   return { results, states, final, run, output, downstream, history, requests, requestsPerRun };
 }
 

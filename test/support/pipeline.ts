@@ -1,6 +1,6 @@
-// Test-only readers of the harness's resources: the order history in key order, some orders' items, the sales
+// Test-only readers of the harness's resources: the order history in key order, the sales
 // ledger, every message waiting on a queue, and a quarantined record.
-import { paginateQuery, paginateScan } from '@aws-sdk/client-dynamodb';
+import { paginateScan } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshallExact } from '../../functions/core/adapters/exact-item.js';
@@ -26,27 +26,6 @@ export async function scanHistory(
     const [bo, bv] = key(b) as [bigint, bigint];
     return ao === bo ? (av < bv ? -1 : av > bv ? 1 : 0) : ao < bo ? -1 : 1;
   });
-}
-
-/** The items of these orders in the orders table or the history (both keyed by orderId), read by key. */
-export async function itemsOfOrders(
-  aws: Pick<AwsClients, 'dynamo'>,
-  table: string,
-  orderIds: Iterable<string>,
-): Promise<Array<Record<string, unknown>>> {
-  const items: Array<Record<string, unknown>> = [];
-  for (const id of orderIds) {
-    const query = {
-      TableName: table,
-      KeyConditionExpression: 'orderId = :id',
-      ExpressionAttributeValues: { ':id': { N: id } },
-      ConsistentRead: true,
-    };
-    for await (const page of paginateQuery({ client: aws.dynamo }, query)) {
-      items.push(...(page.Items ?? []).map(unmarshallExact));
-    }
-  }
-  return items;
 }
 
 /** The quarantined record stored at `key` (reason, raw record, pageId, …). */
