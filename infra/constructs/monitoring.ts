@@ -134,7 +134,7 @@ export class Monitoring extends Construct {
     this.track(
       new Alarm(this, 'UnreadablePagesAlarm', {
         alarmDescription:
-          'The partner answered no readable page (a 3xx, or a 200 that is not JSON or not a Page) on every attempt of a run, in two periods running: the feed is not moving (RUNBOOK: unreadable pages).',
+          'A run failed every attempt at a page, the last answering no readable page (a 3xx, or a 200 that is not JSON or not a Page), in two periods running: the feed is not moving (RUNBOOK: unreadable pages).',
         metric: poller('UnreadablePages', Stats.SUM, runPeriod),
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -571,6 +571,24 @@ const FAILURES: Array<[string, Responder | Responder[], object, number, More?]> 
     3,
     { options: { retryPolicy: { maxRateLimitRetries: 2 } }, deadlineMs: 600_000 },
   ],
+  [
+    "a mix of failures → retry-later with the last one's reason, naming every kind it met",
+    [
+      { status: 500 },
+      { status: 429, headers: { 'retry-after': '0' } },
+      { status: 503 },
+      { destroy: true },
+      { status: 502 },
+      redirect(302),
+    ],
+    later('unreadable', {
+      statusCode: 302,
+      message: expect.stringMatching(
+        /gave up after 5 attempts; met server-error 3, rate-limited 1, network 1, unreadable 1$/,
+      ),
+    }),
+    6,
+  ],
   ['connection resets on every attempt → retry-later (network)', { destroy: true }, later('network'), 5],
   [
     'headers silent past the request timeout on every attempt → retry-later (network), not out of time',

@@ -652,8 +652,8 @@ function fetchFailure({ deps, settings, counters, timeUp }: RunState, error: unk
       : error.reason === 'rate-limited'
         ? 'partner API asked us to come back later (429)'
         : error.reason === 'unreadable'
-          ? 'partner API answered no readable page (a redirect or a body that is not a page) on every attempt'
-          : 'partner API kept failing (5xx or network) on every attempt';
+          ? 'partner API failed every attempt, the last answering no readable page (a redirect or a body that is not a page)'
+          : 'partner API failed every attempt, the last with a 5xx or a network failure';
     deps.log.warn(`${why}; the next run repeats the request`, {
       feedId,
       reason: error.reason,

@@ -411,6 +411,11 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
     let [attempts, failures, consecutive429s] = [0, 0, 0];
     // The last failed attempt, which a retry-later reports (none yet: a network one).
     let last: { reason: RetryReason; statusCode?: number | undefined; cause?: Error } = { reason: 'network' };
+    // Each failed attempt's kind: a give-up after a mix names them all, not only the last (fuzz seed 988: a
+    // redirect last, after three 5xx, read as "no readable page on every attempt").
+    const met = new Map<RetryReason, number>();
+    const tally = () =>
+      met.size > 1 ? `; met ${[...met].map(([kind, n]) => `${kind} ${n}`).join(', ')}` : '';
     const later = (message: string, more: PartnerErrorDetails) =>
       new PartnerError('retry-later', `${label}: ${message}`, { ...last, ...more });
     for (;;) {
@@ -467,6 +472,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         }
       }
       let waitMs: number;
+      const kind = failed === undefined ? 'rate-limited' : last.reason;
+      met.set(kind, (met.get(kind) ?? 0) + 1);
       if (failed === undefined) {
         last = { reason: 'rate-limited', statusCode: 429 };
         consecutive429s += 1;
@@ -476,10 +483,12 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         if (decision.action === 'give-up') {
           const { retryAfterMs } = decision;
           const message = `rate limited (429); Retry-After ${retryAfterMs} ms exceeds the ${policy.maxRetryAfterMs} ms the client waits`;
-          throw later(message, { retryAfterMs });
+          throw later(`${message}${tally()}`, { retryAfterMs });
         }
         if (consecutive429s > policy.maxRateLimitRetries)
-          throw later(`still rate limited after ${consecutive429s} 429s`, { retryAfterMs: decision.waitMs });
+          throw later(`still rate limited after ${consecutive429s} 429s${tally()}`, {
+            retryAfterMs: decision.waitMs,
+          });
         failed = { describe: 'rate limited (429)' };
         waitMs = decision.waitMs;
       } else {
@@ -487,11 +496,13 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerApi {
         failures += 1;
         waitMs = backoffWithFullJitter(failures, policy.baseBackoffMs, policy.maxBackoffMs, random);
         if (failures >= policy.maxAttempts)
-          throw later(`${failed.describe}; gave up after ${failures} attempts`, { retryAfterMs: waitMs });
+          throw later(`${failed.describe}; gave up after ${failures} attempts${tally()}`, {
+            retryAfterMs: waitMs,
+          });
       }
       // Never start a wait that ends past the deadline (or leaves no time for the request after it).
       if (now() + waitMs + policy.minAttemptBudgetMs > deadline) {
-        const message = `${failed.describe}; the ${waitMs} ms wait does not fit before the call deadline`;
+        const message = `${failed.describe}; the ${waitMs} ms wait does not fit before the call deadline${tally()}`;
         throw later(message, { retryAfterMs: waitMs });
       }
       const { describe: _, ...named } = failed; // a 3xx's location, an undecoded content-coding

@@ -383,7 +383,7 @@ describe('when the partner answers no page', () => {
     );
   });
 
-  it('ends retry-later, not failed, when the partner answers no readable page on every attempt, and counts it', async () => {
+  it('ends retry-later, not failed, when the partner answers no readable page on its last attempt, and counts it', async () => {
     const unreadable = new PartnerError('retry-later', 'GET /v1/orderUpdates: unreadable answer', {
       reason: 'unreadable',
       statusCode: 200,
@@ -400,7 +400,9 @@ describe('when the partner answers no page', () => {
     expect(deps.log.lines).toContainEqual(
       expect.objectContaining({
         level: 'warn',
-        message: expect.stringMatching(/^partner API answered no readable page/),
+        message: expect.stringMatching(
+          /^partner API failed every attempt, the last answering no readable page/,
+        ),
         attributes: expect.objectContaining({ reason: 'unreadable', statusCode: 200 }),
       }),
     );
