@@ -36,7 +36,15 @@ import type { RetryAfterForm } from '../../tools/simulator/types.js';
 import { readSalesLedger } from '../../tools/store/sales-ledger.js';
 import type { Partner } from './draw.js';
 import { POLLER_TIMEOUT_MS, type RunRecord, type SeedEnd, type SeedObservation } from './invariants.js';
-import { OutputCapture, PeakRss, peakObservedRate, rateLimitWaitsMs, textOfError } from './observe.js';
+import {
+  answeredNoPage,
+  OutputCapture,
+  PeakRss,
+  peakObservedRate,
+  rateLimitWaitsMs,
+  stalledMs,
+  textOfError,
+} from './observe.js';
 import { runbookStops } from './runbook.js';
 import { countMessages, historyKeys, storedCursorPosition } from './stored.js';
 
@@ -192,6 +200,9 @@ async function schedule(
   // its 429s are its limit (seed 626: a third of its answers 429s): the budget counts the rest.
   let drainingMs = 0;
   const retryAfterOf = partnerRetryAfter(partner);
+  // Runs whose every request the partner answered with no page (5xx, 429s, resets, 3xx, non-pages): the
+  // partner's outage, which no ingester makes progress through (seed 988: 28 of 32 requests failed).
+  const downRuns: Array<{ from: number; to: number }> = [];
   let end: SeedEnd | undefined;
   while (!end) {
     const now = Date.now();
@@ -205,9 +216,10 @@ async function schedule(
       break;
     }
     // The stall clock leaves out the 429 waits too (seed 837: a drained feed's one request met five 429s in a
-    // row, 30 s of waits the spec makes, then 5xx until the run gave up: 39 s with no progress of 30).
+    // row, 30 s of waits the spec makes, then 5xx until the run gave up: 39 s with no progress of 30), and the
+    // runs the partner answered with no page at all (seed 988).
     const stallFrom = Math.max(lastProgress, timedOver);
-    const stalledFor = now - stallFrom - rateLimitWaitsMs(sim.requests, retryAfterOf, now, stallFrom);
+    const stalledFor = stalledMs(sim.requests, retryAfterOf, downRuns, stallFrom, now);
     const quickStall = runsWithoutProgress >= partner.stallRuns && stalledFor >= 45_000;
     if (now > timedOver && (stalledFor > partner.stallMs || quickStall)) {
       end = {
@@ -230,6 +242,8 @@ async function schedule(
       capture.note(text);
     }
     const kind = result?.kind ?? failure ?? 'error';
+    const asked = sim.requests.slice(before);
+    if (asked.length > 0 && asked.every(answeredNoPage)) downRuns.push({ from: t0, to: Date.now() });
     runs.push({
       outcome: kind,
       ms: Date.now() - t0,

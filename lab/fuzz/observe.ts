@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { BUDGET_POLICY } from '../../functions/core/ingest/request-budget.js';
 import { DEFAULT_RETRY_POLICY, rateLimitWaitMs } from '../../functions/core/partner/client.js';
-import type { RequestLogEntry } from '../../tools/simulator/types.js';
+import type { Fault, RequestLogEntry } from '../../tools/simulator/types.js';
 
 type Write = typeof process.stdout.write;
 
@@ -165,14 +165,16 @@ export function peakObservedRate(
  * what the client waits for it (`rateLimitWaitMs`: the n-th 429's Retry-After, `retryAfterOf(n)` ms, undefined
  * for none, grown on each 429 in a row of the same request; none for a value it gives up on). A partner that
  * rate-limits is the bottleneck, so a seed's budget leaves these out; the token budget's pace and the feed's
- * own, after them as before them, still count (seeds 213 and 626). `since`: only the part of them after it (the
- * stall clock's start: seed 837 waited 30 s of 429s on a drained feed in one run).
+ * own, after them as before them, still count (seeds 213 and 626). `since`, `until`: only the part of them
+ * between (the stall clock's start: seed 837 waited 30 s of 429s on a drained feed in one run; a run the stall
+ * clock leaves out whole: seed 988).
  */
 export function rateLimitWaitsMs(
   requests: readonly RequestLogEntry[],
   retryAfterOf: (nth: number) => number | undefined,
   now: number,
   since = Number.NEGATIVE_INFINITY,
+  until = Number.POSITIVE_INFINITY,
 ): number {
   const sorted = [...requests].sort((a, b) => (a.receivedAt ?? 0) - (b.receivedAt ?? 0));
   let [total, nth, inRow] = [0, 0, 0];
@@ -184,7 +186,50 @@ export function rateLimitWaitsMs(
     const start = request.receivedAt ?? now;
     const gap = (sorted[i + 1]?.receivedAt ?? now) - start;
     if (wait.action === 'wait')
-      total += Math.max(0, start + Math.min(gap, wait.waitMs) - Math.max(start, since));
+      total += Math.max(0, Math.min(start + Math.min(gap, wait.waitMs), until) - Math.max(start, since));
   });
   return total;
+}
+
+/** A 200 that holds no page the client can read: not a page, cut short, without end, or a decompression bomb. */
+const NO_PAGE_IN_200: ReadonlySet<Fault> = new Set<Fault>([
+  'non-page-200',
+  'reset-after-headers',
+  'truncated-body',
+  'truncated-json',
+  'endless-body',
+  'bomb',
+]);
+
+/**
+ * Whether the partner's answer gave the client no page to go on with: a reset, a 3xx, a 429, a 5xx or a 401, or
+ * a 200 that is no readable page. A 404 is news (an expired cursor: the client recovers from it).
+ */
+export function answeredNoPage(request: RequestLogEntry): boolean {
+  if (request.status === 404) return false;
+  if (request.status !== 200) return true;
+  return [request.fault, ...(request.also ?? [])].some(
+    (fault) => fault !== undefined && NO_PAGE_IN_200.has(fault),
+  );
+}
+
+/**
+ * How long a feed has stood still from `from` to `now`, less the waits the spec makes a client take for 429s
+ * (`rateLimitWaitsMs`) and the runs (`downRuns`) the partner answered with no page at all (`answeredNoPage`),
+ * counting a 429 wait inside such a run once.
+ */
+export function stalledMs(
+  requests: readonly RequestLogEntry[],
+  retryAfterOf: (nth: number) => number | undefined,
+  downRuns: ReadonlyArray<{ from: number; to: number }>,
+  from: number,
+  now: number,
+): number {
+  const downMs = downRuns
+    .filter((run) => run.to > from)
+    .reduce((sum, run) => {
+      const start = Math.max(run.from, from);
+      return sum + run.to - start - rateLimitWaitsMs(requests, retryAfterOf, now, start, run.to);
+    }, 0);
+  return now - from - downMs - rateLimitWaitsMs(requests, retryAfterOf, now, from);
 }

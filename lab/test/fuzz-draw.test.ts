@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../tools/cli-args.js';
 import { FAULT_CATALOGUE } from '../../tools/simulator/faults.js';
-import type { Oracle } from '../../tools/simulator/types.js';
+import type { Fault, Oracle } from '../../tools/simulator/types.js';
 import { drawPartner } from '../fuzz/draw.js';
 import { replayCommand, type SeedReport } from '../fuzz/fuzz.js';
 import { type SeedObservation, violations } from '../fuzz/invariants.js';
-import { rateLimitWaitsMs } from '../fuzz/observe.js';
+import { answeredNoPage, rateLimitWaitsMs, stalledMs } from '../fuzz/observe.js';
 import { parseFuzzArgs } from '../fuzz/options.js';
 import { seedLines, totals } from '../fuzz/report.js';
 import { documentedStops, runbookStops } from '../fuzz/runbook.js';
@@ -248,6 +248,37 @@ describe("what a seed's budget leaves out", () => {
     // Since a time (the stall clock's start, seed 837): only the part of each wait after it: 1.5 s of the 2 s
     // after the second 429, the third's 4 s and the last 0.5 s.
     expect(rateLimitWaitsMs(requests, () => 1_000, 30_000, 2_000)).toBe(1_500 + 4_000 + 500);
+    // Until a time too (a run the stall clock leaves out whole): the second 429's wait from 2 s to 3 s.
+    expect(rateLimitWaitsMs(requests, () => 1_000, 30_000, 2_000, 3_000)).toBe(1_000);
+  });
+
+  it('the stall clock: 429 waits, and the runs the partner answered with no page at all, each counted once', () => {
+    const at = (receivedAt: number, status: number, fault?: Fault) => ({
+      method: 'GET',
+      url: '/p1',
+      authorization: '',
+      status,
+      receivedAt,
+      ...(fault === undefined ? {} : { fault }),
+    });
+    // Seed 988's kind of run: 5xx, a 429 (waited 1 s), a reset and a redirect: no page; a 200 that is a page is
+    // one, a 200 that is no page (cut short) is not, a 404 (an expired cursor) is news.
+    const down = [
+      at(10_000, 500),
+      at(10_500, 429),
+      at(12_000, 0),
+      at(13_000, 302),
+      at(14_000, 200, 'truncated-body'),
+    ];
+    expect(down.every(answeredNoPage)).toBe(true);
+    expect([at(0, 200), at(0, 200, 'slow'), at(0, 404)].some(answeredNoPage)).toBe(false);
+    const requests = [at(0, 200), ...down, at(20_000, 429), at(21_000, 200)];
+    // From 0 to 30 s: the down run (10 to 15 s, its 429's 1 s wait inside it, counted once) and the 429 at 20 s
+    // (1 s) leave 30 - 5 - 1 = 24 s.
+    expect(stalledMs(requests, () => 1_000, [{ from: 10_000, to: 15_000 }], 0, 30_000)).toBe(24_000);
+    // From 12 s: only the down run's part after it (3 s), and the later 429's second: 18 - 3 - 1 = 14 s.
+    expect(stalledMs(requests, () => 1_000, [{ from: 10_000, to: 15_000 }], 12_000, 30_000)).toBe(14_000);
+    expect(stalledMs(requests, () => 1_000, [], 0, 30_000)).toBe(30_000 - 1_000 - 1_000);
   });
 });
 
