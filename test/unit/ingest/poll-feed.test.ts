@@ -669,13 +669,32 @@ describe('a page body over the cap (the client answers body-too-large)', () => {
     deps.cursorStore.items.set('feed-a', storedCursor('c7'));
 
     expect(await run()).toMatchObject({ kind: 'order-over-body-cap', failed: false, pages: 0 });
-    expect(deps.partner.calls.map((query) => query.pageSize)).toEqual([10, 5, 2, 1]);
+    expect(deps.partner.calls.map((query) => query.pageSize)).toEqual([10, 5, 2, 1, 1, 1]);
     expect(pageIds(deps.partner).every((pageId) => pageId === 'c7')).toBe(true);
     expect(deps.metrics.counts).toMatchObject({ PageSizeReduced: 3, OrderOverBodyCap: 1 });
     expect(stored()?.pageId).toBe('c7');
     expect(deps.log.lines).toContainEqual(
       expect.objectContaining({ level: 'error', message: expect.stringContaining('page body cap') }),
     );
+  });
+
+  it("asks a page of one order again when it was over the cap once (a gateway's decompression bomb), and goes on", async () => {
+    let bombs = 1;
+    const { deps, run, stored } = pollFeedFixture((query) =>
+      query.pageId === 'c1' && bombs-- > 0 ? bodyTooLarge() : chained(query),
+    );
+    deps.cursorStore.items.set('feed-a', storedCursor('c1'));
+
+    expect(await run('run-1', { ...SETTINGS, pageSize: 1 })).toMatchObject({
+      kind: 'caught-up',
+      failed: false,
+    });
+    expect(deps.partner.calls.slice(0, 2)).toMatchObject([
+      { pageId: 'c1', pageSize: 1 },
+      { pageId: 'c1', pageSize: 1 },
+    ]);
+    expect(deps.metrics.counts.OrderOverBodyCap ?? 0).toBe(0);
+    expect(stored()?.stopReason).toBeUndefined();
   });
 });
 
