@@ -11,8 +11,8 @@ import {
   parseFeedConfig,
 } from '../../functions/core/fleet/feed-config.js';
 import { flagInteger, flagText, nearestFlag, parseFlags, UsageError } from '../cli-args.js';
-import { parseAwsEndpoint } from '../local/aws.js';
-import { isFeedId } from '../stack.js';
+import { isFeedId } from '../feed-id.js';
+import { parseAwsEndpoint } from '../local/endpoint.js';
 
 export const DEFAULT_STACK_NAME = 'OrderFeedIngester';
 export const DEFAULT_BACKFILL_RATE = 50;
