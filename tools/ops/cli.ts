@@ -3,20 +3,11 @@
 // the stack's resources and feeds → the command's module → a table on stdout, or JSON with --json;
 // progress lines and errors on stderr. Commands that change state print their plan and act only with
 // --yes. Exit 0 done (or planned), 1 failed or refused, 2 usage.
-import { type CliIo, isMain, processIo, quietSdkNodeVersionWarning, reportUsageError } from '../cli-args.js';
-import { type ParsedCommand, parseOpsArgs, USAGE } from './args.js';
+import { isMain, processIo, quietSdkNodeVersionWarning, reportUsageError } from '../cli-args.js';
+import { EXIT_INTERRUPTED, EXIT_OK, type OpsIo, type ParsedCommand, parseOpsArgs, USAGE } from './args.js';
 
-export const EXIT_OK = 0;
-export const EXIT_FAILED = 1;
-/** Stopped by Ctrl-C at a safe point (the shell's convention for SIGINT); the command can be run again. */
-export const EXIT_INTERRUPTED = 130;
-export { EXIT_USAGE } from '../cli-args.js';
-
-export interface OpsIo extends CliIo {
-  /** Aborted on Ctrl-C: long commands (backfill, redrive) stop at the next batch boundary. */
-  signal?: AbortSignal;
-  now?: () => number;
-}
+// From args.ts, which commands.ts imports too: a module this one awaits at its top level must not import it.
+export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, type OpsIo } from './args.js';
 
 /** Runs one ops command; resolves with the exit status. */
 export async function runOps(argv: readonly string[], io: OpsIo = processIo): Promise<number> {

@@ -5,10 +5,18 @@ import { SqsFanoutPublisher } from '../../functions/core/adapters/sqs-fanout-pub
 import { stringifyJsonExact } from '../../functions/core/model/int64.js';
 import { type AwsAt, createAwsClients } from '../aws.js';
 import { CommandError, messageOf } from '../cli-args.js';
-import { FEED_COMMANDS, type FeedsCommand, type ParsedCommand, type SharedOptions } from './args.js';
+import {
+  EXIT_FAILED,
+  EXIT_INTERRUPTED,
+  EXIT_OK,
+  FEED_COMMANDS,
+  type FeedsCommand,
+  type OpsIo,
+  type ParsedCommand,
+  type SharedOptions,
+} from './args.js';
 import { awsBackfillPorts, type BackfillSummary, runBackfill } from './backfill.js';
 import { readBudgets, releaseBudget, releasePlan, renderBudgets } from './budget.js';
-import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, type OpsIo } from './cli.js';
 import { applyCursorPlan, type CursorAction, planCursorChange, readCursorItem } from './cursor.js';
 import { runFeedsCommand } from './feeds.js';
 import { formatDuration, queueNameOf } from './format.js';
