@@ -25,9 +25,6 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EMULATOR_DEPLOY_CONTEXT_KEY, STACK_NAME_CONTEXT_KEY } from '../infra/app.js';
-import { CONTEXT_KEY } from '../infra/config.js';
-import { BUNDLE_SOURCES_HASH_CONTEXT_KEY } from '../infra/constructs/ingester-function.js';
 import { isMain, parseCommandLine, parseFlags, UsageError } from './cli-args.js';
 import { EMULATOR_ENV } from './local/moto.js';
 
@@ -96,6 +93,16 @@ export async function synthLocal(options: DeployLocalOptions): Promise<LocalAsse
   const keptBundles = join(BUNDLE_CACHE, sourcesHash);
   copyBundles(keptBundles, assemblyDir);
   const log = options.log ?? ((chunk: string) => process.stderr.write(chunk));
+  // The CDK app's modules (aws-cdk-lib) load only for a synth: --help and a bad flag answer without them.
+  const [
+    { EMULATOR_DEPLOY_CONTEXT_KEY, STACK_NAME_CONTEXT_KEY },
+    { CONTEXT_KEY },
+    { BUNDLE_SOURCES_HASH_CONTEXT_KEY },
+  ] = await Promise.all([
+    import('../infra/app.js'),
+    import('../infra/config.js'),
+    import('../infra/constructs/ingester-function.js'),
+  ]);
   const context = [
     `${CONTEXT_KEY}.partnerBaseUrl=${options.partnerBaseUrl ?? LOCAL_DEFAULTS.partnerBaseUrl}`,
     `${CONTEXT_KEY}.tokenParameterName=${options.tokenParameterName ?? LOCAL_DEFAULTS.tokenParameterName}`,

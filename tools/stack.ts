@@ -3,19 +3,11 @@
 // what the operator pointed at and is not there is a CommandError naming it.
 import { type CloudFormationClient, DescribeStacksCommand, type Stack } from '@aws-sdk/client-cloudformation';
 import { GetFunctionConfigurationCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import * as z from 'zod/mini';
-import { RULES } from '../functions/core/config/settings.js';
 import type { AwsAt } from './aws.js';
 import { CommandError, messageOf } from './cli-args.js';
+import { isFeedId } from './feed-id.js';
 
-/**
- * Whether `value` is a feed id exactly as the configuration (functions/core/config/settings.ts) and the
- * poller's FEED_ID accept it (untrimmed): a stack output, a cursor item or a --feed flag is judged alike.
- */
-export function isFeedId(value: string): boolean {
-  const verdict = z.safeParse(RULES.feedId, value);
-  return verdict.success && verdict.data === value;
-}
+export { isFeedId } from './feed-id.js';
 
 /** The stack, or undefined when CloudFormation says it does not exist; other failures are thrown. */
 export async function describeStack(

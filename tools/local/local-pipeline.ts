@@ -30,6 +30,7 @@ import { queueDepth } from './data.js';
 import type { Deployment } from './deployment.js';
 import { type FleetFeedEnd, fleetFeedEnd, runFleet } from './fleet.js';
 import { lambdaContext } from './lambda-context.js';
+import { DEFAULT_TUNING, type LocalTuning } from './options.js';
 import {
   AUTH_FAILED_MESSAGE,
   decideAfterRun,
@@ -85,35 +86,6 @@ export interface ProgressSnapshot {
   /** The feeds waiting for the partner (their last run failed), for the progress line. */
   waiting: WaitingFeed[];
 }
-
-export interface LocalTuning {
-  /** The next poller run starts only when the orders queue holds fewer messages than this. */
-  shallowQueueDepth: number;
-  /** Between runs once a run found nothing new (watch mode), after a lease-held or a retry-later run. */
-  idlePollIntervalMs: number;
-  /**
-   * Local cap on MAX_PAGES_PER_RUN (undefined: as deployed). moto's SQS slows down as a queue fills (every
-   * send scans it), so a run publishes a few pages, the consumer catches up, and the next run follows.
-   */
-  maxPagesPerRun: number | undefined;
-  /** Delay before a failed record is received again (Lambda: the queue's visibility timeout). */
-  retryDelaySeconds: number;
-  /** Visibility of a received batch: the messages of a process that died come back after this long. */
-  visibilityTimeoutSeconds: number;
-  /** Concurrent batches (capped by the mapping's maximum concurrency). */
-  consumerConcurrency: number;
-  emptyReceiveDelayMs: number;
-}
-
-export const DEFAULT_TUNING: LocalTuning = {
-  shallowQueueDepth: 50,
-  idlePollIntervalMs: 1000,
-  maxPagesPerRun: 1,
-  retryDelaySeconds: 1,
-  visibilityTimeoutSeconds: 10,
-  consumerConcurrency: 2,
-  emptyReceiveDelayMs: 200,
-};
 
 export interface LocalPipelineOptions {
   aws: LocalAwsClients;

@@ -39,18 +39,23 @@ import {
   registerFleet,
 } from './fleet.js';
 import {
-  DEFAULT_TUNING,
   emptyCounters,
   type FleetFeedRun,
   fleetFeedRunOf,
   type LocalPipeline,
-  type LocalTuning,
   type PipelineCounters,
   type ProgressSnapshot,
   type RunOutcome,
   startLocalPipeline,
 } from './local-pipeline.js';
 import { type RunningMoto, startMoto } from './moto.js';
+import {
+  DEFAULT_ORDERS,
+  DEFAULT_SEED,
+  DEFAULT_TUNING,
+  type LocalTuning,
+  LocalUsageError,
+} from './options.js';
 import { giveUpAfterOf } from './scheduling.js';
 
 // What the tests and start.ts take from local mode, in one place.
@@ -58,16 +63,17 @@ export { createLocalAwsClients, type LocalAwsClients, parseAwsEndpoint } from '.
 export { resetData } from './data.js';
 export { DEFAULT_STACK_NAME, readDeployment, subscriberQueues } from './deployment.js';
 export { MAX_FLEET_FEEDS } from './fleet.js';
-export { AUTH_FAILED_MESSAGE, DEFAULT_TUNING } from './local-pipeline.js';
+export { AUTH_FAILED_MESSAGE } from './local-pipeline.js';
+export {
+  DEFAULT_ORDERS,
+  DEFAULT_SEED,
+  DEFAULT_TUNING,
+  type LocalTuning,
+  LocalUsageError,
+  MAX_OVERLAPPING_FEEDS,
+  overlappingFeeds,
+} from './options.js';
 export { DEFAULT_GIVE_UP_AFTER_MS } from './scheduling.js';
-
-/** Size of the built-in generated feed: about a minute of pipeline work here (see SESSION.md). */
-export const DEFAULT_ORDERS = 250;
-export const DEFAULT_SEED = 1;
-
-export class LocalUsageError extends Error {
-  override readonly name = 'LocalUsageError';
-}
 
 export interface LocalRunOptions {
   /** Partner API base URL (up to, not including, /v1). Omitted: the built-in simulator. */
@@ -388,13 +394,6 @@ export async function readSummary(
     };
   }
   return summary;
-}
-
-export const MAX_OVERLAPPING_FEEDS = 5;
-
-/** `n` feeds `feed-1` … `feed-n`, each reading every vendor (`npm start -- --overlapping-feeds n`, `npm run verify -- --feeds n`). */
-export function overlappingFeeds(n: number): LocalFeed[] {
-  return Array.from({ length: n }, (_, index) => ({ id: `feed-${index + 1}` }));
 }
 
 /** `n` feeds `shard-1` … `shard-n` over the generated feed's vendors, dealt round-robin. */

@@ -4,25 +4,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import * as z from 'zod/mini';
 import { isMain, quietSdkNodeVersionWarning, UsageError, usageErrorOf } from '../cli-args.js';
 import {
-  AUTH_FAILED_MESSAGE,
-  checkLocalRunOptions,
-  DEFAULT_GIVE_UP_AFTER_MS,
   DEFAULT_ORDERS,
   DEFAULT_SEED,
   DEFAULT_TUNING,
-  LocalRunError,
-  type LocalRunOptions,
-  type LocalSummary,
   LocalUsageError,
   MAX_OVERLAPPING_FEEDS,
   overlappingFeeds,
-  runLocal,
-  subscriberQueues,
-  worthResuming,
-} from './runtime.js';
+} from './options.js';
+import type { LocalRunOptions, LocalSummary } from './runtime.js';
+import { DEFAULT_GIVE_UP_AFTER_MS } from './scheduling.js';
 import {
   formatBanner,
   formatProgress,
@@ -297,17 +289,28 @@ async function main(): Promise<number> {
   let cli: Cli;
   try {
     cli = parseCli(process.argv.slice(2));
-    // Option combinations (e.g. --scenario with --api-url) are usage errors too.
-    if (!cli.help) checkLocalRunOptions(cli.options);
-    if (!cli.help && cli.options.subscribers) await checkSubscriberNames(cli.options.subscribers);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`error: ${message}\n\n${USAGE}\n`);
-    return 2;
+    return usageError(error);
   }
   if (cli.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
+  }
+  // Loaded once the flags parsed (the AWS SDK, the handlers): --help and a bad flag answer without it.
+  const {
+    AUTH_FAILED_MESSAGE,
+    checkLocalRunOptions,
+    LocalRunError,
+    runLocal,
+    subscriberQueues,
+    worthResuming,
+  } = await import('./runtime.js');
+  try {
+    // Option combinations (e.g. --scenario with --api-url) are usage errors too.
+    checkLocalRunOptions(cli.options);
+    if (cli.options.subscribers) await checkSubscriberNames(cli.options.subscribers);
+  } catch (error) {
+    return usageError(error);
   }
   if (!cli.options.verbose) quietSdkNodeVersionWarning();
 
@@ -401,10 +404,17 @@ async function main(): Promise<number> {
   return check === undefined || (check.orders && check.sales) ? 0 : EXIT_MISMATCH;
 }
 
+/** A usage error: its message and the usage on stderr, exit 2. */
+function usageError(error: unknown): number {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`error: ${message}\n\n${USAGE}\n`);
+  return 2;
+}
+
 /** `--subscriber` names by the configuration's own rule, before anything starts (cdk would say it late). */
 async function checkSubscriberNames(names: readonly string[]): Promise<void> {
   // Loaded only here: infra/config.ts pulls in aws-cdk-lib, which --help need not wait for.
-  const { SETTINGS } = await import('../../infra/config.js');
+  const [{ SETTINGS }, z] = await Promise.all([import('../../infra/config.js'), import('zod/mini')]);
   const result = z.safeParse(SETTINGS.downstreamSubscribers.rule, names);
   if (!result.success) {
     throw new LocalUsageError(`--subscriber ${result.error.issues[0]?.message ?? 'is invalid'}`);

@@ -9,7 +9,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Order } from '../../functions/core/model/types.js';
 import {
   flagInteger,
@@ -18,11 +17,8 @@ import {
   quietSdkNodeVersionWarning,
   UsageError,
 } from '../cli-args.js';
-import { startSimulator } from '../simulator/index.js';
-import { type ScenarioRun, SPEC_CHECKS } from '../simulator/scenarios/expectations.js';
+import type { ScenarioRun } from '../simulator/scenarios/expectations.js';
 import { SCENARIO_IDS, type ScenarioId } from '../simulator/types.js';
-import { scanOrders } from '../store/stored-order.js';
-import { EMULATOR_ENV, startMoto } from './moto.js';
 import { DEFAULT_GIVE_UP_AFTER_MS } from './scheduling.js';
 import { durationFlag, EXIT_GAVE_UP } from './start.js';
 
@@ -73,7 +69,8 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values.help) return 'help';
   const scenarios = values.scenario ?? [...SCENARIO_IDS];
   for (const scenario of scenarios) {
-    if (!(scenario in SPEC_CHECKS)) throw new UsageError(`unknown scenario: ${scenario}`);
+    if (!(SCENARIO_IDS as readonly string[]).includes(scenario))
+      throw new UsageError(`unknown scenario: ${scenario}`);
   }
   let token = process.env.PARTNER_API_TOKEN?.trim() || undefined;
   if (values['token-file']) {
@@ -159,6 +156,10 @@ async function runScenario(
 }
 
 async function readOrders(tableName: string): Promise<Order[]> {
+  const [{ DynamoDBClient }, { scanOrders }] = await Promise.all([
+    import('@aws-sdk/client-dynamodb'),
+    import('../store/stored-order.js'),
+  ]);
   const dynamo = new DynamoDBClient({});
   const orders = await scanOrders({ dynamo }, tableName);
   dynamo.destroy();
@@ -181,6 +182,12 @@ async function main(): Promise<number> {
   const parsed = parseCommandLine(() => parseOptions(process.argv.slice(2)), USAGE);
   if ('exitCode' in parsed) return parsed.exitCode;
   const { options } = parsed;
+  // Loaded once the flags parsed: --help and a bad flag answer without them.
+  const [{ startSimulator }, { SPEC_CHECKS }, { EMULATOR_ENV, startMoto }] = await Promise.all([
+    import('../simulator/index.js'),
+    import('../simulator/scenarios/expectations.js'),
+    import('./moto.js'),
+  ]);
   // Before the first AWS client (here, and in each local mode run, which inherits the environment).
   quietSdkNodeVersionWarning();
   const cleanups: Array<() => Promise<void>> = [];

@@ -1,6 +1,8 @@
 // The ops command line: `<command> [subcommand] [flags]`. The words before the first flag name the
 // command; the flags are parsed strictly (shared flags plus the command's own), and anything unknown or
-// unusable is a UsageError (usage on stderr, exit 2). Pure: unit-tested without AWS.
+// unusable is a UsageError (usage on stderr, exit 2); the exit statuses and the I/O every command writes to.
+// Pure: unit-tested without AWS, and light, so that cli.ts answers --help and a bad flag before loading the
+// commands.
 
 import * as z from 'zod/mini';
 import {
@@ -10,9 +12,21 @@ import {
   type FeedConfigKey,
   parseFeedConfig,
 } from '../../functions/core/fleet/feed-config.js';
-import { flagInteger, flagText, nearestFlag, parseFlags, UsageError } from '../cli-args.js';
-import { parseAwsEndpoint } from '../local/aws.js';
-import { isFeedId } from '../stack.js';
+import { type CliIo, flagInteger, flagText, nearestFlag, parseFlags, UsageError } from '../cli-args.js';
+import { isFeedId } from '../feed-id.js';
+import { parseAwsEndpoint } from '../local/endpoint.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+/** Stopped by Ctrl-C at a safe point (the shell's convention for SIGINT); the command can be run again. */
+export const EXIT_INTERRUPTED = 130;
+export { EXIT_USAGE } from '../cli-args.js';
+
+export interface OpsIo extends CliIo {
+  /** Aborted on Ctrl-C: long commands (backfill, redrive) stop at the next batch boundary. */
+  signal?: AbortSignal;
+  now?: () => number;
+}
 
 export const DEFAULT_STACK_NAME = 'OrderFeedIngester';
 export const DEFAULT_BACKFILL_RATE = 50;
