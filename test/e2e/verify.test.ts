@@ -34,7 +34,7 @@ const verify = async (args: string[], env: Record<string, string> = {}) => {
 };
 
 describe('npm run verify', () => {
-  it('passes the scenarios asked for on every configured feed, each feed with its own cursor, and writes --json', async () => {
+  it('passes the scenarios asked for (an empty stream among them) on every configured feed, each feed with its own cursor, and writes --json', async () => {
     const json = join(workDir, 'results.json');
 
     const result = await verify([
@@ -42,6 +42,8 @@ describe('npm run verify', () => {
       '2',
       '--scenario',
       'test-versioning',
+      '--scenario',
+      'test-empty-stream',
       '--scenario',
       'test-rate-limit',
       '--json',
@@ -52,11 +54,13 @@ describe('npm run verify', () => {
     // The AWS SDK's Node.js 20 notice is turned off, as in every CLI of the tools.
     expect(result.stderr).not.toContain('NodeVersionSupportWarning');
     expect(result.stdout).toMatch(/test-versioning\s+PASS/);
+    expect(result.stdout).toMatch(/test-empty-stream\s+PASS/);
     expect(result.stdout).toMatch(/test-rate-limit\s+PASS/);
-    expect(result.stdout).toContain('2 passed, 0 failed');
+    expect(result.stdout).toContain('3 passed, 0 failed');
     const rows = JSON.parse(readFileSync(json, 'utf8')) as Array<{ scenario: string; pass: boolean }>;
     expect(rows.map((row) => [row.scenario, row.pass])).toEqual([
       ['test-versioning', true],
+      ['test-empty-stream', true],
       ['test-rate-limit', true],
     ]);
     // Both feeds ran the last scenario to the end, each on its own cursor item.
