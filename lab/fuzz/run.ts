@@ -5,8 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseCommandLine } from '../../tools/cli-args.js';
 import type { AnyScenarioId } from '../../tools/simulator/types.js';
-import { REPO_ROOT } from '../chaos/local-mode.js';
-import { Fuzzer, type SeedReport } from './fuzz.js';
+import type { SeedReport } from './fuzz.js';
 import { type FuzzOptions, parseFuzzArgs, USAGE } from './options.js';
 import { type RegressionCase, readRegressions } from './regressions.js';
 import { seedLines, totals } from './report.js';
@@ -19,6 +18,8 @@ async function main(): Promise<number> {
   const parsed = parseCommandLine(() => parseFuzzArgs(argv), USAGE);
   if ('exitCode' in parsed) return parsed.exitCode;
   const options: FuzzOptions = parsed.options;
+  // Loaded once the flags parse (the pipeline, the AWS SDK, the simulator): --help and a bad flag answer at once.
+  const [{ Fuzzer }, { REPO_ROOT }] = await Promise.all([import('./fuzz.js'), import('../chaos/local-mode.js')]);
   const cases: RegressionCase[] = options.replay
     ? readRegressions(path.resolve(options.replay))
     : options.scenarios
