@@ -19,7 +19,10 @@ async function main(): Promise<number> {
   if ('exitCode' in parsed) return parsed.exitCode;
   const options: FuzzOptions = parsed.options;
   // Loaded once the flags parse (the pipeline, the AWS SDK, the simulator): --help and a bad flag answer at once.
-  const [{ Fuzzer }, { REPO_ROOT }] = await Promise.all([import('./fuzz.js'), import('../chaos/local-mode.js')]);
+  const [{ Fuzzer }, { REPO_ROOT }] = await Promise.all([
+    import('./fuzz.js'),
+    import('../chaos/local-mode.js'),
+  ]);
   const cases: RegressionCase[] = options.replay
     ? readRegressions(path.resolve(options.replay))
     : options.scenarios
