@@ -218,14 +218,17 @@ describe('the invariants', () => {
 });
 
 describe("what a seed's budget leaves out", () => {
+  /** A request the simulator logged: its arrival, its status, and its path or fault where they matter. */
+  const at = (receivedAt: number, status: number, more: { url?: string; fault?: Fault } = {}) => ({
+    method: 'GET',
+    url: more.url ?? '/p1',
+    authorization: '',
+    status,
+    receivedAt,
+    ...(more.fault === undefined ? {} : { fault: more.fault }),
+  });
+
   it('the wait after each 429 up to what the client waits for it, grown on a repeat; not the pace of the rest', () => {
-    const at = (receivedAt: number, status: number, url = '/p1') => ({
-      method: 'GET',
-      url,
-      authorization: '',
-      status,
-      receivedAt,
-    });
     // Retry-After 1 s: the same request's 429s in a row are waited 1, 2, 4 s (gaps of 1.5, 2 and 10 s count
     // 1, 2 and 4); 200s 5 s apart count nothing; a 429 of another request starts again at 1 s (a 0.5 s gap).
     const requests = [
@@ -233,9 +236,9 @@ describe("what a seed's budget leaves out", () => {
       at(1_500, 429),
       at(3_500, 429),
       at(13_500, 200),
-      at(18_500, 200, '/p2'),
-      at(23_500, 429, '/p3'),
-      at(24_000, 200, '/p3'),
+      at(18_500, 200, { url: '/p2' }),
+      at(23_500, 429, { url: '/p3' }),
+      at(24_000, 200, { url: '/p3' }),
     ];
     expect(rateLimitWaitsMs(requests, () => 1_000, 30_000)).toBe(1_000 + 2_000 + 4_000 + 500);
     // The last 429 waits until now; a 5xx is no 429.
@@ -253,14 +256,6 @@ describe("what a seed's budget leaves out", () => {
   });
 
   it('the stall clock: 429 waits, and the runs the partner answered with no page at all, each counted once', () => {
-    const at = (receivedAt: number, status: number, fault?: Fault) => ({
-      method: 'GET',
-      url: '/p1',
-      authorization: '',
-      status,
-      receivedAt,
-      ...(fault === undefined ? {} : { fault }),
-    });
     // Seed 988's kind of run: 5xx, a 429 (waited 1 s), a reset and a redirect: no page; a 200 that is a page is
     // one, a 200 that is no page (cut short) is not, a 404 (an expired cursor) is news.
     const down = [
@@ -268,10 +263,10 @@ describe("what a seed's budget leaves out", () => {
       at(10_500, 429),
       at(12_000, 0),
       at(13_000, 302),
-      at(14_000, 200, 'truncated-body'),
+      at(14_000, 200, { fault: 'truncated-body' }),
     ];
     expect(down.every(answeredNoPage)).toBe(true);
-    expect([at(0, 200), at(0, 200, 'slow'), at(0, 404)].some(answeredNoPage)).toBe(false);
+    expect([at(0, 200), at(0, 200, { fault: 'slow' }), at(0, 404)].some(answeredNoPage)).toBe(false);
     const requests = [at(0, 200), ...down, at(20_000, 429), at(21_000, 200)];
     // From 0 to 30 s: the down run (10 to 15 s, its 429's 1 s wait inside it, counted once) and the 429 at 20 s
     // (1 s) leave 30 - 5 - 1 = 24 s.
