@@ -68,7 +68,7 @@ function metricsRecorder(counts: Record<string, number>): FunctionMetrics {
 
 /** The outcomes after which the next run follows at once (scheduling.ts, MORE_TO_FETCH, and a caught-up run). */
 const AT_ONCE = new Set(['page-limit', 'out-of-time', 'lease-lost', 'stale-continuation', 'caught-up']);
-/** A documented stop ends this many runs, without progress between them, before the seed calls it a stop. */
+/** A documented stop ends this many runs, with no progress and no run that read on between them, before the seed calls it a stop. */
 const STOP_RUNS = 3;
 
 export async function runInProcess(
@@ -282,10 +282,13 @@ async function schedule(
           ? stop.outcome
           : kind;
     const documented = stops.has(stopped) && stopped !== 'retry-later';
-    // Runs that fail for passing reasons in between (a 5xx, a maintenance page, a replay) do not end a stop;
-    // progress does.
+    // Runs that fail for passing reasons in between (a 5xx, a maintenance page) do not end a stop; progress
+    // does, and so does a run that read a page and went on, as three runs in a row make the `StuckCursor` alarm
+    // (seed 99: a page repeated twice running ended a run `stuck-cursor`, the next read on; three such, spread
+    // over 249 runs of replays after expired cursors, were taken for one stop).
+    const wentOn = (result?.pages ?? 0) > 0 && !documented && kind !== 'retry-later';
     if (documented) stop = { outcome: stopped, runs: stop.outcome === stopped ? stop.runs + 1 : 1 };
-    else if (progressed) stop = { outcome: '', runs: 0 };
+    else if (progressed || wentOn) stop = { outcome: '', runs: 0 };
     if (stop.runs >= STOP_RUNS) end = { kind: 'stopped', outcome: stop.outcome };
     if (!end && !AT_ONCE.has(kind)) await sleep(idleMs);
   }

@@ -162,7 +162,7 @@ export const FAULT_CATALOGUE: readonly CatalogueEntry[] = [
   },
   {
     fault: 'expire-cursor',
-    does: '404 pageId not found for a valid cursor, anywhere in the stream (rule 4)',
+    does: '404 pageId not found for a valid cursor at the frontier, anywhere in the stream, each position once (rule 4)',
     class: EXACT,
     option: 'expireCursor',
     scenarios: ['deep-expiry'],

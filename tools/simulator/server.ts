@@ -224,6 +224,15 @@ class Simulator {
   /** Stream positions of the generated feed delivered whole in a readable page. */
   private readonly delivered = new Set<number>();
   private readonly giantJson = new Map<string, string>();
+  /**
+   * The expire-cursor fault expires a cursor only at its stream's frontier (the furthest position a cursor was
+   * sent for), each position once: the cursor a client kept over a pause, as retention purges it (rule 4). The
+   * fresh cursors of a replay behind the frontier stay valid. Expired anywhere and again on every pass, a client
+   * that restarts from the start (rule 5 without `fromTimestamp`, the ingester's default) would pass a stream of
+   * N pages only after some e^(N × expireCursor) passes (fuzz seeds 99 and 124).
+   */
+  private readonly frontiers = new Map<string, number>();
+  private readonly expiredPositions = new Set<string>();
 
   constructor(options: SimulatorOptions) {
     this.latencyMs = options.latencyMs ?? 0;
@@ -542,7 +551,8 @@ class Simulator {
       from = cursor.p;
     }
     const rolled = pageFaults(query.pageId !== undefined);
-    if (rolled.cursor === 'expire-cursor') return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
+    if (this.expiresAtFrontier(rolled.cursor, cursor))
+      return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
     if (rolled.cursor === 'stuck-cursor' && query.pageId !== undefined) {
       return {
         kind: 'answer',
@@ -645,6 +655,18 @@ class Simulator {
   }
 
   /** The entry's JSON inflated past any body cap (cached: it is megabytes). */
+  /** Whether a rolled expire-cursor fault expires this cursor: at its stream's frontier, each position once. */
+  private expiresAtFrontier(rolled: PageFault | undefined, cursor: CursorState | undefined): boolean {
+    if (cursor === undefined) return false;
+    const frontier = this.frontiers.get(cursor.k) ?? 0;
+    this.frontiers.set(cursor.k, Math.max(frontier, cursor.p));
+    const position = `${cursor.k}:${cursor.p}`;
+    if (rolled !== 'expire-cursor' || cursor.p < frontier || this.expiredPositions.has(position))
+      return false;
+    this.expiredPositions.add(position);
+    return true;
+  }
+
   private giant(key: string, json: string, bytes = 12 * 1024 * 1024): string {
     let text = this.giantJson.get(key);
     if (text === undefined) {
@@ -715,7 +737,8 @@ class Simulator {
     const stateFault = this.scenarioFault(scenario.definition.id, authorization, query);
     if (stateFault) return stateFault;
     const rolled = pageFaults(query.pageId !== undefined);
-    if (rolled.cursor === 'expire-cursor') return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
+    if (this.expiresAtFrontier(rolled.cursor, cursor))
+      return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
     const quirk = this.firingQuirk(scenario, authorization, cursor);
     if (quirk?.kind === 'deep-expiry') return message(404, PAGE_ID_NOT_FOUND, 'expire-cursor');
     const overLong = quirk?.kind === 'over-long-cursor' ? quirk.bytes : undefined;

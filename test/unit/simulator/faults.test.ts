@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { decodeCursor } from '../../../tools/simulator/cursor.js';
 import { type FaultOptions, type RunningSimulator, startSimulator } from '../../../tools/simulator/index.js';
 import { TokenRateLimit } from '../../../tools/simulator/token-rate-limit.js';
 import { get, TOKEN, updatesPath, type WireOrder, type WirePage } from './support.js';
@@ -111,6 +112,28 @@ describe('fault injection on the generated feed', () => {
       expect(new Set(seen.map(key)).size).toBe(sim.expected().distinctVersions);
       const expired = sim.requests.filter((r) => r.fault === 'expire-cursor');
       expect(expired.every((r) => r.url.includes('pageId=') && r.status === 404)).toBe(true);
+    });
+  });
+
+  it('expires a cursor only at the frontier, each position once: a client restarting from the start passes', async () => {
+    // Every cursor request rolls an expiry: only the furthest position's first is served (rule 4's purge of a
+    // kept cursor); the replay behind it reads on.
+    await withSimulator({ seed: 6, expireCursor: 1 }, async (sim) => {
+      const seen = await robustDrain(sim, 50);
+      expect(new Set(seen.map(key)).size).toBe(sim.expected().distinctVersions);
+      let frontier = 0;
+      const expired: number[] = [];
+      for (const request of sim.requests) {
+        const pageId = new URL(request.url, sim.url).searchParams.get('pageId');
+        const position = pageId === null ? undefined : decodeCursor(pageId)?.p;
+        if (position === undefined) continue;
+        expect(request.fault === 'expire-cursor', `position ${position}, frontier ${frontier}`).toBe(
+          position >= frontier && !expired.includes(position),
+        );
+        if (request.fault === 'expire-cursor') expired.push(position);
+        frontier = Math.max(frontier, position);
+      }
+      expect(expired.length).toBeGreaterThan(1);
     });
   });
 
