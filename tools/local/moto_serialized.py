@@ -84,5 +84,30 @@ def _run_simple_serialised(host, port, app, **kwargs):
 
 server.run_simple = _run_simple_serialised
 
+
+def _faster_sqs_clock():
+    """SQS's clock read as time.time(), the same instant moto computes through two datetimes.
+
+    moto checks every message of a queue for visibility and delay on each receive and count (its own TODO says
+    it is inefficient with many messages), reading the clock twice per message: at a depth of a few hundred,
+    those reads were 70 % of a ReceiveMessage's CPU, and ReceiveMessage a fifth of moto's in npm test.
+    Only moto's SQS models read it so; a moto without the name keeps its own.
+    """
+    import time
+
+    import moto.sqs.models as sqs_models
+
+    original = getattr(sqs_models, "unix_time_millis", None)
+    if original is None:
+        return
+
+    def unix_time_millis(dt=None):
+        return time.time() * 1000.0 if dt is None else original(dt)
+
+    sqs_models.unix_time_millis = unix_time_millis
+
+
+_faster_sqs_clock()
+
 if __name__ == "__main__":
     server.main(sys.argv[1:])
