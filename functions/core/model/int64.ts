@@ -151,7 +151,7 @@ function restoreMarked(root: unknown, mark: string): unknown {
 /**
  * JSON.parse with integer literals beyond 2^53 as bigints (canonical: a rounded literal is never safe): one
  * linear scan marks each such literal as a string, one JSON.parse of the marked text validates and parses (it
- * throws JSON.parse's SyntaxError exactly when the body is not JSON), and the marks become bigints in place; a
+ * throws a SyntaxError exactly when the body is not JSON), and the marks become bigints in place; a
  * body without such a literal costs the scan and JSON.parse. (Node 22's reviver `context.source` would read
  * them in one JSON.parse, but a reviver runs for every value: it takes 2x this path's CPU on pages with 64-bit
  * ids, and it recurses: lab/bench/RESULTS.md, "Parsing partner bodies".)
@@ -160,12 +160,9 @@ export function parseJsonExact(text: string): unknown {
   const mark = markOf(newTag());
   const marked = markRoundedIntegers(text, JSON.stringify(mark).slice(1, -1)); // the mark's NUL as \u0000
   if (marked === undefined) return JSON.parse(text);
-  try {
-    return restoreMarked(JSON.parse(marked), mark);
-  } catch (error) {
-    JSON.parse(text); // not JSON: throw the body's own SyntaxError (its position and text), not the marked one's
-    throw error;
-  }
+  // Not JSON: the marked text's SyntaxError, its position counting the marks. The body is not parsed again for
+  // its own (that doubled the CPU on a page cut off mid-record): no caller shows the message, which quotes it.
+  return restoreMarked(JSON.parse(marked), mark);
 }
 
 /** JSON.stringify that writes bigints as exact JSON numbers (digits, no quotes); `space` as JSON.stringify's. */
