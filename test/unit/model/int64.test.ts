@@ -27,10 +27,14 @@ describe('exact int64 JSON', () => {
   });
 
   it('never mistakes a partner string that looks like its internal marker for a number', () => {
-    const text = '{"id":9007199254740993,"name":"\\u0000int64:123","other":"\\u0000int64-x:7"}';
+    // The parse marks with 10 characters of U+00A0-U+00FF drawn per call; stringify with NUL and a hex tag.
+    const latin = 'é'.repeat(10);
+    const text = `{"id":9007199254740993,"name":"\\u0000int64:123","other":"\\u0000int64-x:7","latin":"${latin}123"}`;
     const value = parseJsonExact(text) as Record<string, unknown>;
     expect(value.name).toBe('\u0000int64:123');
     expect(value.other).toBe('\u0000int64-x:7');
+    expect(value.latin).toBe(`${latin}123`);
+    expect(value.id).toBe(2n ** 53n + 1n);
     expect(stringifyJsonExact(value)).toBe(text);
   });
 
