@@ -163,7 +163,8 @@ export function peakObservedRate(
 /**
  * The waits the spec makes a client take for the partner's 429s: after each, until the next request, at most
  * what the client waits for it (`rateLimitWaitMs`: the n-th 429's Retry-After, `retryAfterOf(n)` ms, undefined
- * for none, grown on each 429 in a row of the same request; none for a value it gives up on). A partner that
+ * for none, grown on each 429 in a row of the same request; for a value it gives up on, the token's hold, at most
+ * `BUDGET_POLICY.maxHoldMs`). A partner that
  * rate-limits is the bottleneck, so a seed's budget leaves these out; the token budget's pace and the feed's
  * own, after them as before them, still count (seeds 213 and 626). `since`, `until`: only the part of them
  * between (the stall clock's start: seed 837 waited 30 s of 429s on a drained feed in one run; a run the stall
@@ -185,8 +186,11 @@ export function rateLimitWaitsMs(
     const wait = rateLimitWaitMs(retryAfterOf(nth++), inRow, DEFAULT_RETRY_POLICY);
     const start = request.receivedAt ?? now;
     const gap = (sorted[i + 1]?.receivedAt ?? now) - start;
-    if (wait.action === 'wait')
-      total += Math.max(0, Math.min(start + Math.min(gap, wait.waitMs), until) - Math.max(start, since));
+    // A value the client gives up on holds every feed on the token for it, at most the budget's longest hold
+    // (seed 144: a far-future date held the feed 5 minutes, its runs each ending retry-later at the hold).
+    const waitMs =
+      wait.action === 'wait' ? wait.waitMs : Math.min(wait.retryAfterMs, BUDGET_POLICY.maxHoldMs);
+    total += Math.max(0, Math.min(start + Math.min(gap, waitMs), until) - Math.max(start, since));
   });
   return total;
 }

@@ -2,6 +2,7 @@
 // takes real time, every stop a fault may cause is one the runbook documents, the invariants find what they
 // name, and the command line refuses what it does not know.
 import { describe, expect, it } from 'vitest';
+import { BUDGET_POLICY } from '../../functions/core/ingest/request-budget.js';
 import { UsageError } from '../../tools/cli-args.js';
 import { FAULT_CATALOGUE } from '../../tools/simulator/faults.js';
 import type { Fault, Oracle } from '../../tools/simulator/types.js';
@@ -244,10 +245,13 @@ describe("what a seed's budget leaves out", () => {
     // The last 429 waits until now; a 5xx is no 429.
     expect(rateLimitWaitsMs([at(0, 200), at(5_000, 503), at(6_000, 429)], () => 1_000, 6_400)).toBe(400);
     // The n-th 429's own Retry-After: 0 s (a past date) waits nothing at first, 2 s on a repeat (grown from the
-    // client's default); none where the client gives up on the value (a far-future one).
+    // client's default); where the client gives up on the value (an hour), the token's hold of at most 5 minutes
+    // holds the feed until its next request (10 s later here; seed 144).
     const retryAfters = [0, undefined, 3_600_000];
     const waits = rateLimitWaitsMs(requests, (nth) => retryAfters[nth % 3], 30_000);
-    expect(waits).toBe(0 + 2_000 + 0 + 0);
+    expect(waits).toBe(0 + 2_000 + 10_000 + 0);
+    expect(BUDGET_POLICY.maxHoldMs).toBe(300_000);
+    expect(rateLimitWaitsMs([at(0, 429)], () => 3_600_000, 600_000)).toBe(BUDGET_POLICY.maxHoldMs);
     // Since a time (the stall clock's start, seed 837): only the part of each wait after it: 1.5 s of the 2 s
     // after the second 429, the third's 4 s and the last 0.5 s.
     expect(rateLimitWaitsMs(requests, () => 1_000, 30_000, 2_000)).toBe(1_500 + 4_000 + 500);
