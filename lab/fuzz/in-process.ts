@@ -68,7 +68,10 @@ function metricsRecorder(counts: Record<string, number>): FunctionMetrics {
 
 /** The outcomes after which the next run follows at once (scheduling.ts, MORE_TO_FETCH, and a caught-up run). */
 const AT_ONCE = new Set(['page-limit', 'out-of-time', 'lease-lost', 'stale-continuation', 'caught-up']);
-/** A documented stop ends this many runs, with no progress and no run that read on between them, before the seed calls it a stop. */
+/**
+ * A documented stop ends this many runs, with no progress and no run that read on between them, before the seed
+ * calls it a stop.
+ */
 const STOP_RUNS = 3;
 
 export async function runInProcess(

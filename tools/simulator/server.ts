@@ -654,7 +654,6 @@ class Simulator {
     return rolled.bomb ? this.bombed(plan, rolled.bomb, o?.bombBytes) : plan;
   }
 
-  /** The entry's JSON inflated past any body cap (cached: it is megabytes). */
   /** Whether a rolled expire-cursor fault expires this cursor: at its stream's frontier, each position once. */
   private expiresAtFrontier(rolled: PageFault | undefined, cursor: CursorState | undefined): boolean {
     if (cursor === undefined) return false;
@@ -667,6 +666,7 @@ class Simulator {
     return true;
   }
 
+  /** The entry's JSON inflated past any body cap (cached: it is megabytes). */
   private giant(key: string, json: string, bytes = 12 * 1024 * 1024): string {
     let text = this.giantJson.get(key);
     if (text === undefined) {
