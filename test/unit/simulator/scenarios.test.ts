@@ -1,6 +1,6 @@
 // The simulator serves each scenario as the spec describes it: the exact expectation (SCENARIO_EXPECTATIONS)
 // over its polls, and the spec's own words (SPEC_CHECKS, which npm run verify applies) on what it served.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   type HostileScenarioId,
   type RunningSimulator,
@@ -18,7 +18,6 @@ import {
   finalState,
   get,
   orderProblems,
-  sleep,
   TOKEN,
   updatesPath,
   type WireOrder,
@@ -249,7 +248,13 @@ describe('stateful scenarios', () => {
     expect(limited.headers.get('retry-after')).toBe('1');
     expect((await get(sim.url, second)).status).toBe(429);
 
-    await sleep(1_050);
+    // Retry-After's second passes on the simulator's clock (Date, faked to the end of the test; timers and
+    // sockets stay real): back on the real clock, the run would be before its retry time again.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    vi.setSystemTime(Date.now() + 1_000);
     const retried = await get<WirePage>(sim.url, second);
     expect(retried.status).toBe(200);
     const rest = await drainPoll(sim.url, '/test-rate-limit', { pageId: retried.body.nextPageId });
@@ -272,10 +277,16 @@ describe('stateful scenarios', () => {
   });
 
   it('test-rate-limit forgets a run after scenarioStateTtlMs of inactivity', async () => {
+    // The simulator's clock is Date, faked here (timers and sockets stay real): the run is idle exactly as long
+    // as the test says, however loaded the machine (a real 150 ms sleep against a 100 ms TTL was flaky).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const quick = await startSimulator({ token: TOKEN, scenarioStateTtlMs: 100 });
     try {
       const first = await get<WirePage>(quick.url, updatesPath('/test-rate-limit'));
-      await sleep(150);
+      vi.setSystemTime(Date.now() + 101);
       // The run was forgotten: this request is the first of a new run, so it succeeds...
       const second = await get<WirePage>(
         quick.url,
