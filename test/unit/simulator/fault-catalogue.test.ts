@@ -3,7 +3,7 @@
 // The client here is undici's `request`, which neither decodes nor follows anything: the bytes as sent.
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Agent, request } from 'undici';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FAULT_CATALOGUE } from '../../../tools/simulator/faults.js';
 import {
   type FaultOptions,
@@ -225,6 +225,12 @@ describe('answer faults', () => {
       for (let i = 0; i < 4; i++) statuses.push((await raw(sim.url, updatesPath(''))).status);
       expect(statuses).toEqual([200, 200, 401, 401]);
     });
+    // The simulator's clock is Date, faked (timers and sockets stay real): the window is open exactly while the
+    // test says, however slowly a loaded machine answers.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     await withSimulator({ seed: 6, outages: [{ afterMs: 0, forMs: 400 }] }, async (sim) => {
       const during = [];
       for (let i = 0; i < 4; i++)
@@ -234,7 +240,7 @@ describe('answer faults', () => {
             () => 0,
           ),
         );
-      await new Promise((resolve) => setTimeout(resolve, 450));
+      vi.setSystemTime(Date.now() + 400);
       const after = await raw(sim.url, updatesPath(''));
       expect(during).toEqual([503, 0, 503, 0]);
       expect(after.status).toBe(200);
@@ -625,7 +631,12 @@ const FIRST_REQUEST: Record<FaultScenarioId, (sim: RunningSimulator, prefix: str
   },
   outage: async (sim, prefix) => {
     expect((await raw(sim.url, updatesPath(prefix))).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Past the scenario's first 500 ms on the simulator's clock (Date, faked to the end of the test).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    vi.setSystemTime(Date.now() + 500);
     const during = await raw(sim.url, updatesPath(prefix)).then(
       (a) => a.status,
       () => 0,
