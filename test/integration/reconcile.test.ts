@@ -3,8 +3,9 @@
 // reports it, repairs it through the queues and the real consumer, and finds it in sync.
 
 import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parseOrderVersionMessage } from '../../functions/core/contract/consumer-kit.js';
+import { parseFeedConfig } from '../../functions/core/fleet/feed-config.js';
 import type { Int64 } from '../../functions/core/model/int64.js';
 import {
   type AwsClients,
@@ -16,6 +17,7 @@ import {
   TEST_TOKEN,
   useEmulator,
 } from '../../tools/harness/pipeline.js';
+import { FeedRegistryAdmin } from '../../tools/ops/feed-registry-admin.js';
 import { DynamoStoredOrders } from '../../tools/ops/reconcile/dynamo-stored-orders.js';
 import type { ReconcileReport, ResultKind } from '../../tools/ops/reconcile/reconcile-orders.js';
 import { type ExpectedState, type RunningSimulator, startSimulator } from '../../tools/simulator/index.js';
@@ -192,6 +194,57 @@ describe('reconcile against the simulator and moto', () => {
     expect(sample.code).toBe(0);
     expect((JSON.parse(sample.stdout) as ReconcileReport).counts['in-sync']).toBe(expected.orders.size);
     for (const run of [check, repair, sample]) expect(run.stdout + run.stderr).not.toContain(TEST_TOKEN);
+  });
+});
+
+describe("a fleet's stack: the feed's registry row names the partner's URL and the token", () => {
+  it('takes them from the one feed, or from the row of --feed-id; feeds on several tokens or URLs need --feed-id', async () => {
+    const stack = 'order-feed-fleet';
+    // The poller of a fleet serves every feed: no FEED_ID or PARTNER_TOKEN_PARAMETER in its environment.
+    await createStackWithOutputs(
+      moto,
+      stack,
+      {
+        OrdersTableName: resources.ordersTable,
+        OrdersQueueUrl: resources.ordersQueueUrl,
+        CursorTableName: resources.cursorTable,
+        DispatcherFunctionName: 'order-feed-fleet-dispatcher',
+      },
+      { PollerFunctionName: { PARTNER_BASE_URL: sim.url, ORDERS_QUEUE_URL: resources.ordersQueueUrl } },
+    );
+    const ids = [...expected.orders.keys()].slice(0, 5).join(',');
+    const check = (...args: string[]) =>
+      reconcile(['--stack-name', stack, '--ids', ids, '--json', ...args], {});
+    const errors = (run: { stdout: string }) => (JSON.parse(run.stdout) as ReconcileReport).counts.error;
+
+    // The registry's one feed (the poller run above registered partner-feed) names the token parameter.
+    const one = await check();
+    expect(one.stderr).toBe('');
+    expect(errors(one)).toBe(0);
+
+    // A second feed on another partner URL (one that answers nothing), with the same token parameter.
+    await new FeedRegistryAdmin(aws.dynamo, resources.cursorTable).add(
+      'merchant-a',
+      parseFeedConfig({ tokenParameterName: resources.tokenParameter, partnerBaseUrl: 'http://127.0.0.1:9' }),
+      Date.now(),
+    );
+    onTestFinished(async () => {
+      const Key = { feedId: { S: 'merchant-a' } };
+      await aws.dynamo.send(new DeleteItemCommand({ TableName: resources.cursorTable, Key }));
+    });
+    const several = await check();
+    expect(several.code).toBe(2);
+    expect(several.stderr).toContain('pass --feed-id (feeds: merchant-a, partner-feed)');
+    const named = await check('--feed-id', 'partner-feed');
+    expect(named.stderr).toBe('');
+    expect(errors(named)).toBe(0);
+    // merchant-a's own URL is asked: every call fails.
+    expect(errors(await check('--feed-id', 'merchant-a'))).toBe(5);
+    const unknown = await check('--feed-id', 'merchant-c');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('--feed-id merchant-c: the stack has no such feed');
+    for (const run of [one, several, named, unknown])
+      expect(run.stdout + run.stderr).not.toContain(TEST_TOKEN);
   });
 });
 

@@ -1,7 +1,7 @@
 // `npm run ops -- reconcile` (alias `npm run reconcile`): the orders table against the partner, by order id
 // (tools/ops/README.md, "Reconcile"). Its own flags; ops adds the default stack (args.ts).
-// Flow: parse flags → find the table, queues, API and token (stack outputs + the poller's environment,
-// or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
+// Flow: parse flags → find the table, queues, API and token (stack outputs + the feed's registry row or the
+// poller's environment, or explicit flags) → reconcileOrders → print a table or JSON → exit 0 / 1 / 2.
 
 import { readFile } from 'node:fs/promises';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
@@ -37,6 +37,7 @@ import {
   readStackOutputs,
   requiredOutput,
 } from '../../stack.js';
+import { FeedRegistryAdmin } from '../feed-registry-admin.js';
 import { renderTable } from '../format.js';
 import { DynamoStoredOrders } from './dynamo-stored-orders.js';
 import {
@@ -66,23 +67,29 @@ What to do:
                           (runId: printed, and "runId" in --json)
   --json                  print the report as JSON (use: npm run --silent ops -- reconcile --json)
 Where things are:
-  --stack-name NAME       read the table, queues (OrdersQueueUrl, DownstreamQueueUrl*), and the
-                          poller's PARTNER_BASE_URL, PARTNER_TOKEN_PARAMETER and FEED_ID
+  --stack-name NAME       read the table, queues (OrdersQueueUrl, DownstreamQueueUrl*), the
+                          partner URL and token parameter: on a fleet's stack from the feed's
+                          registry row (its partnerBaseUrl, else the poller's PARTNER_BASE_URL),
+                          before the fleet from the poller's PARTNER_BASE_URL,
+                          PARTNER_TOKEN_PARAMETER and FEED_ID
                           (default OrderFeedIngester, unless --orders-table is given)
   --orders-table NAME     the orders table (overrides the stack's)
   --queue-url URL         a queue for repairs; repeat it for the orders queue AND every downstream
                           queue (overrides the stack's list; required with --repair without a stack)
   --api-url URL           the partner base URL (overrides the stack's)
-  --feed-id ID            source.feedId of repair messages (default: the poller's FEED_ID,
-                          else "reconcile"); on a stack of several feeds, also whose poller
-                          supplies the partner URL and token (default: the first feed)
+  --feed-id ID            source.feedId of repair messages (default: the one feed, else the
+                          poller's FEED_ID, else "reconcile"), and the feed whose partner URL
+                          and token are used: needed on a fleet whose feeds use several tokens
+                          or URLs (an order of another account answers 404); before the
+                          fleet, on a stack of several feeds, default the first
   --aws-endpoint URL      an AWS emulator's endpoint for every call, plus dummy
                           credentials and region when none are set
 Partner token (never printed; the first one found is used):
   --token-file PATH       read from a file
   --token-parameter NAME  read from an SSM SecureString (decrypted)
   PARTNER_API_TOKEN       environment variable
-  with --stack-name       the poller's SSM parameter (PARTNER_TOKEN_PARAMETER)
+  with --stack-name       the feed's SSM parameter (its row's tokenParameterName; before the
+                          fleet, the poller's PARTNER_TOKEN_PARAMETER)
 Other:
   --concurrency N         partner calls in flight, 1 to 16 (default 4)
   -h, --help              show this help
@@ -226,7 +233,9 @@ async function resolveTarget(options: CliOptions, aws: AwsAt): Promise<Target> {
       warnings.push(`the poller also publishes to ${url}, which repairs will not reach`);
     }
   }
-  const apiUrl = options.apiUrl ?? stack.pollerEnv.PARTNER_BASE_URL;
+  // A fleet's poller serves every feed: the feed's registry row names its partner URL and token.
+  const feed = stack.cursorTable === undefined ? undefined : await fleetFeed(aws, stack.cursorTable, options);
+  const apiUrl = options.apiUrl ?? feed?.partnerBaseUrl ?? stack.pollerEnv.PARTNER_BASE_URL;
   if (!apiUrl) {
     throw new CommandError(
       `the poller of stack ${options.stackName} has no PARTNER_BASE_URL; pass --api-url`,
@@ -236,10 +245,45 @@ async function resolveTarget(options: CliOptions, aws: AwsAt): Promise<Target> {
     ordersTable: options.ordersTable ?? stack.ordersTable,
     queueUrls,
     apiUrl,
-    feedId: options.feedId ?? stack.pollerEnv.FEED_ID ?? DEFAULT_FEED_ID,
-    stackTokenParameter: stack.pollerEnv.PARTNER_TOKEN_PARAMETER,
+    feedId: options.feedId ?? feed?.feedId ?? stack.pollerEnv.FEED_ID ?? DEFAULT_FEED_ID,
+    stackTokenParameter: feed?.tokenParameterName ?? stack.pollerEnv.PARTNER_TOKEN_PARAMETER,
     warnings,
   };
+}
+
+/**
+ * On a fleet's stack, the feed whose partner URL and token parameter reconcile uses: --feed-id's registry row,
+ * else the one feed, or the token and URL every feed shares (undefined: the registry has no feed). Feeds on
+ * several tokens or URLs (merchant accounts) need --feed-id, or both --api-url and a token: the partner answers
+ * an order of another account 404.
+ */
+async function fleetFeed(
+  aws: AwsAt,
+  cursorTable: string,
+  options: CliOptions,
+): Promise<{ feedId?: string; tokenParameterName: string; partnerBaseUrl?: string } | undefined> {
+  const registry = new FeedRegistryAdmin(aws.dynamo, cursorTable);
+  if (options.feedId !== undefined) {
+    const config = (await registry.get(options.feedId))?.config;
+    if (config === undefined)
+      throw new CommandError(`--feed-id ${options.feedId}: the stack has no such feed`);
+    return { feedId: options.feedId, ...config };
+  }
+  const feeds = (await registry.list()).filter((feed) => feed.state !== 'removed');
+  const [first, ...others] = feeds.flatMap(({ feedId, config }) => (config ? [{ feedId, ...config }] : []));
+  if (first === undefined) return undefined;
+  const token = options.tokenParameter !== undefined || options.tokenFile !== undefined;
+  const same = others.every(
+    (other) =>
+      (token || other.tokenParameterName === first.tokenParameterName) &&
+      (options.apiUrl !== undefined || other.partnerBaseUrl === first.partnerBaseUrl),
+  );
+  if (!same) {
+    throw new UsageError(
+      `the stack's feeds use several partner tokens or URLs: pass --feed-id (feeds: ${feeds.map((feed) => feed.feedId).join(', ')})`,
+    );
+  }
+  return others.length === 0 ? first : { ...first, feedId: undefined };
 }
 
 async function readStack(aws: AwsAt, stackName: string, feedId: string | undefined) {
@@ -260,7 +304,9 @@ async function readStack(aws: AwsAt, stackName: string, feedId: string | undefin
     ...(pollerEnv.ORDERS_QUEUE_URL ? [pollerEnv.ORDERS_QUEUE_URL] : []),
     ...Object.values(downstreamQueueUrls(pollerEnv)),
   ];
-  return { ordersTable, queueUrls: [ordersQueueUrl, ...downstream], pollerEnv, pollerQueueUrls };
+  // A fleet's stack (it has a dispatcher) keeps each feed's partner and token on its registry row.
+  const cursorTable = outputs.DispatcherFunctionName ? outputs.CursorTableName : undefined;
+  return { ordersTable, queueUrls: [ordersQueueUrl, ...downstream], pollerEnv, pollerQueueUrls, cursorTable };
 }
 
 /**
