@@ -279,6 +279,19 @@ const FAULT_DRAWS: readonly FaultDraw[] = [
 ];
 
 /**
+ * Faults the catalogue gained after seeds had run, failed and been kept as regressions: drawn from a stream of
+ * their own, so that every earlier seed still draws the partner it drew.
+ */
+const LATER_DRAWS: readonly FaultDraw[] = [
+  {
+    fault: 'byte-order-mark',
+    chance: 0.15,
+    // Mostly on every answer, as a framework that writes one does.
+    draw: (rng) => ({ byteOrderMark: rng.chance(0.7) ? 1 : round3(uniform(rng, 0.1, 0.5)) }),
+  },
+];
+
+/**
  * The probabilities per request the fast profile triples. Not a repeated page's: repeats in a row look like a
  * cycle (and end a run at the documented stuck-cursor), as they should once they come that often.
  */
@@ -349,10 +362,16 @@ export function drawPartner(seed: number, profile: Profile, mode?: Mode): Partne
   const faults: FaultOptions = { seed: rng.int(1, 2 ** 31) };
   const kinds: Fault[] = [];
   const ctx: DrawContext = { profile, pipeline, fast };
-  for (const draw of FAULT_DRAWS) {
-    if (!rng.chance(draw.chance)) continue;
-    kinds.push(draw.fault);
-    merge(faults, draw.draw(rng, ctx));
+  const later = new Random((Math.imul(seed, 0x85ebca6b) ^ (fast ? 0x1a7e : 0x1a7f)) >>> 0);
+  for (const [dice, draws] of [
+    [rng, FAULT_DRAWS],
+    [later, LATER_DRAWS],
+  ] as const) {
+    for (const draw of draws) {
+      if (!dice.chance(draw.chance)) continue;
+      kinds.push(draw.fault);
+      merge(faults, draw.draw(dice, ctx));
+    }
   }
   if (faults.bomb !== undefined && faults.codings === undefined) faults.codings = [rng.pick<Coding>(CODINGS)];
   // A fast partner's feed is a few pages: its faults come more often, or few would fire at all.

@@ -188,6 +188,11 @@ describe('answers it hands back as they are', () => {
       { hasMore: false, data: [] },
     ],
     [
+      'a page after a UTF-8 byte order mark (RFC 8259 8.1: a parser may ignore one)',
+      `\uFEFF${JSON.stringify({ hasMore: false, data: [{ id: 1 }] })}`,
+      { hasMore: false, data: [{ id: 1 }] },
+    ],
+    [
       'a nextPageId of exactly 2,048 UTF-8 bytes',
       { hasMore: true, data: [], nextPageId: 'é'.repeat(1_024) },
       { hasMore: true, data: [], nextPageId: 'é'.repeat(1_024) },
@@ -218,6 +223,7 @@ describe('compressed pages, decoded before they are read', () => {
     ['two codings, gzip then br', { encoding: 'gzip, br' }],
     ['x-gzip', { headers: { 'content-encoding': 'x-gzip' }, body: encode(Buffer.from(text), 'gzip') }],
     ['identity (not encoded)', { headers: { 'content-encoding': 'identity' } }],
+    ['gzip of the page after a byte order mark', { encoding: 'gzip', body: `\uFEFF${text}` }],
   ])('%s', async (_name, answer) => {
     server.script({ status: 200, body: text, ...answer });
     expect(await harness().client.getOrderUpdates({}, within())).toEqual(page);
@@ -401,6 +407,13 @@ const FAILURES: Array<[string, Responder | Responder[], object, number, More?]> 
   [
     'the same 404 gzip-encoded → cursor-expired',
     { status: 404, encoding: 'gzip', body: { message: 'pageId not found' } },
+    kind('cursor-expired'),
+    1,
+    cursor,
+  ],
+  [
+    'the same 404 after a byte order mark → cursor-expired',
+    { status: 404, body: `\uFEFF${JSON.stringify({ message: 'pageId not found' })}` },
     kind('cursor-expired'),
     1,
     cursor,

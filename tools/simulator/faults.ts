@@ -11,7 +11,7 @@
 //   2. the page changed (page requests): expired cursor, repeated page, stuck cursor, no nextPageId, a flood
 //      of records, a decompression bomb
 //   3. the delivery: reset after the headers, a body cut short, a complete but cut JSON, a trickle, no end
-//   4. the coding (gzip, deflate, br) and the partner's clock (Date, and a 429's HTTP-date)
+//   4. a byte order mark, the coding (gzip, deflate, br) and the partner's clock (Date, and a 429's HTTP-date)
 import { Random } from './random.js';
 import type { Coding, Fault, FaultOptions, NonPageBody, RetryAfterForm, ServerErrorBody } from './types.js';
 import { CODINGS, NON_PAGE_BODIES } from './types.js';
@@ -139,6 +139,13 @@ export const FAULT_CATALOGUE: readonly CatalogueEntry[] = [
     class: EXACT,
     option: 'encoding',
     scenarios: ['gzip', 'deflate', 'brotli'],
+  },
+  {
+    fault: 'byte-order-mark',
+    does: 'a UTF-8 byte order mark before the body (a framework that writes one; RFC 8259 8.1 forbids it)',
+    class: EXACT,
+    option: 'byteOrderMark',
+    scenarios: ['byte-order-mark'],
   },
   {
     fault: 'bomb',
@@ -362,6 +369,11 @@ export class FaultDice {
     if (this.hit('trickle', o.trickle)) return 'trickle';
     if (page && this.hit('endless-body', o.endlessBody)) return 'endless-body';
     return undefined;
+  }
+
+  /** Layer 4: a byte order mark before the body (under any coding). */
+  byteOrderMark(): boolean {
+    return !this.quiet && this.hit('byte-order-mark', this.options.byteOrderMark);
   }
 
   /** Layer 4: the answer's coding, if any. */

@@ -454,6 +454,10 @@ class Simulator {
       );
     }
     const coding = bombed || delivery === 'endless-body' ? undefined : dice.encoding();
+    if (!bombed && delivery !== 'endless-body' && typeof plan.body === 'string' && dice.byteOrderMark()) {
+      plan.faults.push('byte-order-mark');
+      plan.body = `\uFEFF${plan.body}`;
+    }
     if (coding) {
       plan.faults.push('encoding');
       plan.decodedBytes = Buffer.byteLength(plan.body);

@@ -49,6 +49,7 @@ export const FAULT_SCENARIO_IDS = [
   'deflate',
   'brotli',
   'gzip-bomb',
+  'byte-order-mark',
   'slow-headers',
   'far-future-retry-after',
   'skewed-clock',
@@ -170,6 +171,8 @@ export interface FaultOptions {
   /** Probability per answer of a compressed body, the coding drawn from `codings` (default all three). */
   encoding?: number;
   codings?: readonly Coding[];
+  /** Probability per answer of a UTF-8 byte order mark before its body (before any coding). */
+  byteOrderMark?: number;
   /** Probability per page of a compressed 200 that decodes to `bombBytes` (default 256 MiB) of JSON whitespace. */
   bomb?: number;
   bombBytes?: number;
@@ -309,6 +312,7 @@ export type Fault =
   | 'truncated-json'
   | 'endless-body'
   | 'encoding'
+  | 'byte-order-mark'
   | 'bomb'
   | 'page-flood'
   | 'stuck-cursor'

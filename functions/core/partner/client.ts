@@ -229,10 +229,17 @@ async function readBounded(res: Dispatcher.ResponseData, limit: number) {
 /** What was asked for, as far as the meaning of the answer depends on it. */
 type Resource = { label: string; sentPageId?: boolean; orderId?: Int64 };
 
+/**
+ * A body as text. The Encoding Standard's UTF-8 decode drops a leading byte order mark, which RFC 8259 (8.1)
+ * forbids a server to send and lets a parser ignore: a framework or gateway that writes one would otherwise
+ * make every page "not JSON" and stop the feed.
+ */
+const utf8 = new TextDecoder();
+
 /** The `message` of a JSON Error body, cut and with the token redacted. */
 function serverMessage(body: Buffer, token: string): string | undefined {
   try {
-    const message: unknown = JSON.parse(body.toString('utf8'))?.message;
+    const message: unknown = JSON.parse(utf8.decode(body))?.message;
     return typeof message === 'string' ? truncate(redact(message, token)) : undefined;
   } catch {
     return undefined; // a foreign body (proxy page) carries no usable message
@@ -277,7 +284,7 @@ function interpret(resource: Resource, answer: HttpAnswer, token: string): unkno
     }
     let value: unknown;
     try {
-      value = parseJsonExact(answer.body.toString('utf8')); // int64 beyond 2^53 → bigint
+      value = parseJsonExact(utf8.decode(answer.body)); // int64 beyond 2^53 → bigint
     } catch {
       const contentType = headerValue(answer.headers, 'content-type');
       const type =

@@ -83,7 +83,8 @@ async function withSimulator<T>(
 }
 
 /**
- * A correct client of any named scenario or faulty feed, quick: decodes every coding, retries resets, 5xx,
+ * A correct client of any named scenario or faulty feed, quick: decodes every coding, ignores a byte order mark,
+ * retries resets, 5xx,
  * 429 (at once: the simulator does not enforce Retry-After), 3xx and unreadable 200s, restarts on 404 pageId
  * not found, halves the page size of a body over `capBytes`; returns every record of every page read.
  */
@@ -116,7 +117,8 @@ async function drain(
     if (answer.status !== 200) continue;
     let page: WirePage;
     try {
-      page = JSON.parse(decoded(answer));
+      // A leading byte order mark ignored, as RFC 8259 (8.1) lets a parser do.
+      page = JSON.parse(decoded(answer).replace(/^\uFEFF/, ''));
     } catch {
       continue;
     }
@@ -455,6 +457,21 @@ describe('codings', () => {
     },
   );
 
+  it('a byte order mark goes before pages and errors alike, under the coding', async () => {
+    const faults = { seed: 23, byteOrderMark: 1, encoding: 1, codings: ['gzip'] as const, expireCursor: 1 };
+    await withSimulator({ ...faults, limits: { 'expire-cursor': 1 } }, async (sim) => {
+      const first = await raw(sim.url, updatesPath(''));
+      expect(first.headers['content-encoding']).toBe('gzip');
+      const text = decoded(first);
+      expect(text.startsWith('\uFEFF{"data":[')).toBe(true);
+      const page = JSON.parse(text.slice(1)) as WirePage;
+      expect(page.data).toHaveLength(10);
+      const expired = await raw(sim.url, updatesPath('', { pageId: page.nextPageId }));
+      expect([expired.status, decoded(expired)]).toEqual([404, '\uFEFF{"message":"pageId not found"}']);
+      expect(sim.faultCounts()).toMatchObject({ 'byte-order-mark': 2, encoding: 2 });
+    });
+  });
+
   it('a bomb is small on the wire and decodes to bombBytes of a Page’s opening and whitespace', async () => {
     await withSimulator({ seed: 21, bomb: 1, codings: ['gzip'], bombBytes: 8 * 1024 * 1024 }, async (sim) => {
       const answer = await raw(sim.url, updatesPath(''));
@@ -485,6 +502,7 @@ describe('composition and determinism', () => {
     resetAfterHeaders: 0.05,
     truncatedBody: 0.05,
     encoding: 0.5,
+    byteOrderMark: 0.2,
     clockSkewMs: -90_000,
   };
 
@@ -554,6 +572,11 @@ const FIRST_REQUEST: Record<FaultScenarioId, (sim: RunningSimulator, prefix: str
   },
   brotli: async (sim, prefix) => {
     expect((await raw(sim.url, updatesPath(prefix))).headers['content-encoding']).toBe('br');
+  },
+  'byte-order-mark': async (sim, prefix) => {
+    const answer = await raw(sim.url, updatesPath(prefix));
+    expect(answer.status).toBe(429);
+    expect(answer.body.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
   },
   'gzip-bomb': async (sim, prefix) => {
     const answer = await raw(sim.url, updatesPath(prefix));

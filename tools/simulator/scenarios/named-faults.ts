@@ -1,5 +1,5 @@
 // One scenario per fault of the catalogue (../faults.ts) that no other scenario shows (issue 31): ordinary
-// generated orders (epoch-ms timestamps), ids `30NN000000 + …` (NN = 26 … 44), and the fault on the first page
+// generated orders (epoch-ms timestamps), ids `30NN000000 + …` (NN = 26 … 45), and the fault on the first page
 // requests or on all of them, declared as `faults` and carried out by the same dice as the generated feed's.
 // What a correct ingester ends with is in expectations.ts and in tools/simulator/README.md.
 
@@ -97,6 +97,20 @@ export const NAMED_FAULT_SCENARIOS: Readonly<Record<FaultScenarioId, ScenarioDef
       faults: { bomb: 1, codings: ['gzip'], limits: { bomb: 1 } },
     },
     () => plain(129, base(29)),
+  ),
+  'byte-order-mark': lazy(
+    {
+      id: 'byte-order-mark',
+      summary:
+        'every answer after a UTF-8 byte order mark (pages, a 429, a 404 pageId not found), as a framework writes one',
+      faults: {
+        byteOrderMark: 1,
+        rateLimit: 1,
+        expireCursor: 1,
+        limits: { 'rate-limit': 1, 'expire-cursor': 1 },
+      },
+    },
+    () => plain(145, base(45)),
   ),
   'slow-headers': lazy(
     {
