@@ -35,15 +35,13 @@ export function int64FromText(text: string): Int64 {
   return canonicalInt64(BigInt(text));
 }
 
-// Marks an exact integer while JSON.parse/stringify runs; drawn per call, so no partner string can pose as one.
-const newTag = (): string => randomBytes(8).toString('hex'); // always 64 bits (a Math.random tag may be short)
-const markOf = (tag: string): string => `\u0000${tag}`; // short: `\u0000int64-${tag}:` cost int64s 1.2x
 /**
- * The parse's mark: 10 characters of U+00A0-U+00FF (96 values each: about 65 bits), which JSON takes as they
- * are and V8 keeps one byte wide: 10 characters where `\u0000` and 16 hex digits took 22 (15 % of the CPU on a
- * body of int64 literals).
+ * Marks an exact integer while JSON.parse/stringify runs, drawn per call so that no partner string can pose as
+ * one: 10 characters of U+00A0-U+00FF (96 values each: about 65 bits), which JSON reads and writes as they are
+ * and V8 keeps one byte wide (where `\u0000` and 16 hex digits took 22 characters: 15 % of the CPU of parsing a
+ * body of int64 literals), and no regular expression gives a meaning to.
  */
-const newParseMark = (): string => String.fromCharCode(...randomBytes(10).map((byte) => 0xa0 + (byte % 96)));
+const newMark = (): string => String.fromCharCode(...randomBytes(10).map((byte) => 0xa0 + (byte % 96)));
 
 /** A run of 16 digits or more: the only way to write an integer beyond 2^53 in JSON. */
 const LONG_DIGITS = /-?\d{16,}/g;
@@ -165,7 +163,7 @@ function restoreMarked(root: unknown, mark: string): unknown {
  * ids, and it recurses: lab/bench/RESULTS.md, "Parsing partner bodies".)
  */
 export function parseJsonExact(text: string): unknown {
-  const mark = newParseMark();
+  const mark = newMark();
   const marked = markRoundedIntegers(text, mark);
   if (marked === undefined) return JSON.parse(text);
   // Not JSON: the marked text's SyntaxError, its position counting the marks. The body is not parsed again for
@@ -181,13 +179,11 @@ export function stringifyJsonExact(value: unknown, space?: number): string {
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
   }
-  const tag = newTag();
-  const MARK = markOf(tag);
+  const mark = newMark();
   const text = JSON.stringify(
     value,
-    (_key, item) => (typeof item === 'bigint' ? MARK + item.toString() : item),
+    (_key, item) => (typeof item === 'bigint' ? mark + item.toString() : item),
     space,
   );
-  // JSON.stringify writes the mark's NUL as the six characters \u0000.
-  return text.replace(new RegExp(`"\\\\u0000${tag}(-?\\d+)"`, 'g'), '$1');
+  return text.replace(new RegExp(`"${mark}(-?\\d+)"`, 'g'), '$1');
 }

@@ -27,7 +27,7 @@ describe('exact int64 JSON', () => {
   });
 
   it('never mistakes a partner string that looks like its internal marker for a number', () => {
-    // The parse marks with 10 characters of U+00A0-U+00FF drawn per call; stringify with NUL and a hex tag.
+    // Parse and stringify mark with 10 characters of U+00A0-U+00FF drawn per call (once, NUL and a hex tag).
     const latin = 'é'.repeat(10);
     const text = `{"id":9007199254740993,"name":"\\u0000int64:123","other":"\\u0000int64-x:7","latin":"${latin}123"}`;
     const value = parseJsonExact(text) as Record<string, unknown>;
